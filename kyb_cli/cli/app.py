@@ -1,0 +1,88 @@
+"""The `kyb` command group: lazy subcommands, shared options, and the error/exit-code contract.
+
+Subcommands live one per module in `kyb_cli.cli.commands` and are imported only when called, so
+`kyb query` pays for what a query needs and nothing else. Every `KybError` becomes one line on
+stderr and its documented exit code; stdout stays empty on failure.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kyb_cli import __version__
+from kyb_cli.core.errors import KybError
+
+# name -> "module:function" under kyb_cli.cli.commands; keep alphabetical within groups.
+COMMANDS: dict[str, str] = {
+    "init": "init:init_cmd",
+    "add": "add:add_cmd",
+    "get": "get:get_cmd",
+    "history": "history:history_cmd",
+    "rm": "rm:rm_cmd",
+    "tags": "tags:tags_cmd",
+}
+
+EPILOG = """\b
+Exit codes: 0 success (no hits is a success), 1 not found, 2 usage error,
+3 rejected by a rule (nothing written), 4 store error, 5 remote error.
+Output is JSON when stdout is not a terminal or with --json.
+Write time is commit time: every change is one Git commit, its sha the version id."""
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        module = __import__(f"kyb_cli.cli.commands.{module_name}", fromlist=[attr])
+        return getattr(module, attr)
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except KybError as exc:
+            from kyb_cli.cli.output import print_error
+
+            print_error(exc)
+            ctx.exit(exc.exit_code)
+        except BrokenPipeError:
+            ctx.exit(0)
+
+
+def _set_meta(name: str):
+    def callback(ctx: click.Context, _param: click.Parameter, value: object) -> object:
+        if value not in (None, False):
+            ctx.meta[name] = value
+        return value
+
+    return callback
+
+
+@click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kyb")
+@click.option("--store", "store", metavar="PATH", expose_value=False, callback=_set_meta("kyb.store"),
+              help="Store to use (else KYB_STORE, the nearest .kyb.toml, the default store).")
+@click.option("--json", "as_json", is_flag=True, expose_value=False, callback=_set_meta("kyb.json"),
+              help="JSON output even on a terminal.")
+def cli() -> None:
+    """kyb: a local-first memory for coding agents, kept in Git.
+
+    Small explicit records under stable keys; every change a commit. Ask what is true now,
+    what the store said at a moment, what changed in a window, how a piece of work ended.
+    """
+
+
+def main() -> None:
+    cli.main(prog_name="kyb")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""`kyb add`: write knowledge under a stable key (an upsert; identical writes make no commit)."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import attribution, body_options, common_options, open_store, read_body
+from kyb_cli.cli.output import emit
+from kyb_cli.cli.render import write_reply
+
+
+@click.command("add")
+@click.option("--key", required=True, help="Stable key: [a-z0-9-], ≤100 chars.")
+@click.option("--title", required=True, help="Short title.")
+@click.option("--tags", default="", help="Comma-separated tags.")
+@click.option("--refs", default="", help="Comma-separated pointers (paths, URLs, where a secret lives).")
+@body_options
+@common_options
+def add_cmd(key: str, title: str, tags: str, refs: str, body: str | None, body_file: str | None) -> None:
+    """Write knowledge KEY; the body comes from stdin, --body or --file.
+
+    Writing the same key again adds a version (`updated`); an identical write changes nothing.
+    """
+    from kyb_cli.core.knowledge import add_knowledge, split_list
+
+    text = read_body(body, body_file)
+    store = open_store(for_write=True)
+    result = add_knowledge(store, key=key, title=title, body=text, tags=split_list(tags),
+                           refs=split_list(refs), attribution=attribution())
+    emit(result.to_json(), write_reply)

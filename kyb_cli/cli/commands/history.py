@@ -1,0 +1,19 @@
+"""`kyb history KEY`: every version of a key, newest first, with who wrote it."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.output import emit
+from kyb_cli.cli.render import history_view
+
+
+@click.command("history")
+@click.argument("key")
+@common_options
+def history_cmd(key: str) -> None:
+    """Every change of KEY (added, modified, deleted), newest first."""
+    store = open_store()
+    rows = store.history(key)
+    emit({"key": key, "versions": [r.to_json() for r in rows]}, history_view)

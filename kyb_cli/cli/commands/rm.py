@@ -1,0 +1,22 @@
+"""`kyb rm KEY --reason TEXT`: retract knowledge that was wrong (history keeps every version)."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import attribution, common_options, open_store
+from kyb_cli.cli.output import emit
+from kyb_cli.cli.render import write_reply
+
+
+@click.command("rm")
+@click.argument("key")
+@click.option("--reason", required=True, help="Why this knowledge was wrong (recorded in the commit).")
+@common_options
+def rm_cmd(key: str, reason: str) -> None:
+    """Retract knowledge KEY: it leaves current answers; `get --at` and history keep it."""
+    from kyb_cli.core.knowledge import retract_knowledge
+
+    store = open_store(for_write=True)
+    result = retract_knowledge(store, key, reason, attribution())
+    emit(result.to_json(), write_reply)

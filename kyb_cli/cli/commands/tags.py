@@ -1,0 +1,26 @@
+"""`kyb tags`: tags of live records with counts."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.output import emit
+
+
+@click.command("tags")
+@common_options
+def tags_cmd() -> None:
+    """Tags of live records, lowercased, most used first."""
+    store = open_store()
+    tags = store.tags()
+
+    def human(c, d):
+        from rich.table import Table
+
+        table = Table("tag", "count")
+        for row in d["tags"]:
+            table.add_row(row["tag"], str(row["count"]))
+        c.print(table)
+
+    emit({"count": len(tags), "tags": tags}, human)

@@ -1,0 +1,77 @@
+"""Options and helpers shared by subcommands: --store/--json, the store, bodies, attribution."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from kyb_cli.core.errors import UsageError
+
+
+def _meta_callback(name: str):
+    def callback(ctx: click.Context, _param: click.Parameter, value: object) -> object:
+        if value not in (None, False):
+            ctx.meta[name] = value
+        return value
+
+    return callback
+
+
+def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`--store` and `--json` accepted after the subcommand too (`kyb get k --json`)."""
+    func = click.option("--json", "as_json", is_flag=True, expose_value=False,
+                        callback=_meta_callback("kyb.json"), help="JSON output even on a terminal.")(func)
+    func = click.option("--store", "store", metavar="PATH", expose_value=False,
+                        callback=_meta_callback("kyb.store"),
+                        help="Store to use (else KYB_STORE, .kyb.toml, the default store).")(func)
+    return func
+
+
+def store_location():
+    from kyb_cli.core.locate import locate
+
+    ctx = click.get_current_context()
+    return locate(ctx.meta.get("kyb.store"))
+
+
+def open_store(*, for_write: bool = False):
+    """The store this call works on. The default store is created on first use."""
+    from kyb_cli.core.store import open_store as core_open
+
+    location = store_location()
+    return core_open(location.path, create=location.is_default)
+
+
+def read_body(body: str | None, file: str | None) -> str:
+    """The body from --body, --file (or `-`), else stdin (empty when stdin is a terminal)."""
+    if body is not None and file is not None:
+        raise UsageError("give the body with --body or --file, not both")
+    if body is not None:
+        return body
+    if file is not None:
+        if file == "-":
+            return sys.stdin.read()
+        try:
+            return Path(file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot read --file {file}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"--file {file} is not UTF-8 text") from None
+    if sys.stdin is None or sys.stdin.isatty():
+        return ""
+    return sys.stdin.read()
+
+
+def attribution(transport: str = "cli"):
+    from kyb_cli.core.attribution import detect
+
+    return detect(transport)
+
+
+def body_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--file", "body_file", metavar="PATH", help="Read the body from a file (- for stdin).")(func)
+    func = click.option("--body", "body", metavar="TEXT", help="The body (Markdown); default: stdin.")(func)
+    return func

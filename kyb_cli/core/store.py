@@ -1,0 +1,605 @@
+"""The canon: a Git repository of record files, read and written through pygit2.
+
+Plumbing, not porcelain: a write builds the new tree in memory from HEAD's tree, makes one commit
+that touches only that record's file, moves the branch, then brings that one file of the working
+tree and the Git index along. Other files, staged or not, are never touched.
+
+Nothing is ever lost:
+- writers are serialized by `lock.exclusive` (bounded wait, released by the kernel if a writer dies);
+- the branch moves in one atomic ref update, so the canon is exactly as before or exactly as after;
+- a small journal (`.git/kyb/pending.json`) lets the next writer finish bringing the working tree
+  along if a process died between the ref update and the file write;
+- a working-tree file with uncommitted hand edits is never overwritten (Rejected instead).
+
+Write time is commit time: the version id is the commit sha and its time is the commit's time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pygit2
+
+from kyb_cli.core import lock as store_lock
+from kyb_cli.core.attribution import Attribution, parse_trailers
+from kyb_cli.core.errors import NotFound, Rejected, StoreError
+from kyb_cli.core.record import (
+    RECORD_DIRS,
+    Record,
+    RecordFormatError,
+    key_of_path,
+    kind_of_key,
+    parse,
+    path_of_key,
+)
+from kyb_cli.core.timefmt import rfc3339
+from kyb_cli.core.validate import check_key
+
+BLOB_MODE = pygit2.enums.FileMode.BLOB
+TREE_MODE = pygit2.enums.FileMode.TREE
+DEFAULT_AUTHOR = ("kyb", "kyb@localhost")
+
+
+@dataclass
+class Version:
+    """A record as it stood at some revision, with the commit that wrote that version."""
+
+    record: Record
+    sha: str
+    committed_at: str
+    state: str  # active | archived | retracted
+    ended_sha: str | None = None  # the archive/retract commit, when state is not active
+    ended_at: str | None = None
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.record.to_json()
+        out["state"] = self.state
+        out["sha"] = self.sha
+        out["committed_at"] = self.committed_at
+        if self.ended_sha:
+            out["archived_sha" if self.state == "archived" else "retracted_sha"] = self.ended_sha
+            out["archived_at" if self.state == "archived" else "retracted_at"] = self.ended_at
+        return out
+
+
+@dataclass
+class HistoryRow:
+    sha: str
+    committed_at: str
+    change: str  # added | modified | deleted
+    message: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "sha": self.sha,
+            "committed_at": self.committed_at,
+            "change": self.change,
+            "message": self.message,
+        }
+        out.update(self.labels)
+        return out
+
+
+@dataclass
+class WriteResult:
+    key: str
+    changed: bool
+    action: str | None = None  # created | updated | retracted | archived
+    sha: str | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        if not self.changed:
+            return {"changed": False, "key": self.key}
+        out: dict[str, Any] = {"action": self.action, "changed": True, "key": self.key, "sha": self.sha}
+        out.update(self.extras)
+        return out
+
+
+def retraction_of(key: str) -> str:
+    return "retracted" if kind_of_key(key) == "knowledge" else "archived"
+
+
+def init_store(path: Path) -> "Store":
+    """Create a store (a Git repository on branch main with one empty commit) or open an existing one."""
+    path = Path(path)
+    if (path / ".git").exists():
+        return Store(path)
+    if path.exists() and any(path.iterdir()):
+        raise StoreError(f"{path} exists and is not empty; kyb init wants a new or empty directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        repo = pygit2.init_repository(str(path), bare=False, initial_head="main")
+    except (OSError, pygit2.GitError) as exc:
+        raise StoreError(f"cannot create a store at {path}: {exc}") from None
+    store = Store(path, repo=repo)
+    sig = store._signature()
+    tree = repo.TreeBuilder().write()
+    repo.create_commit("HEAD", sig, sig, "kyb: init store\n", tree, [])
+    return store
+
+
+class Store:
+    """A kyb store: the Git repository at `path` (its working tree holds only live records)."""
+
+    def __init__(self, path: Path, repo: pygit2.Repository | None = None) -> None:
+        self.path = Path(path)
+        if repo is None:
+            if not self.path.exists():
+                raise StoreError(f"no store at {self.path} — create one with `kyb init {self.path}`")
+            try:
+                repo = pygit2.Repository(str(self.path))
+            except pygit2.GitError:
+                raise StoreError(
+                    f"{self.path} is not a kyb store (no Git repository) — create one with `kyb init`"
+                ) from None
+        self.repo = repo
+        self.git_dir = Path(repo.path)
+        self.kyb_dir = self.git_dir / "kyb"
+
+    # -- revisions --------------------------------------------------------------------------------
+
+    def head_commit(self) -> pygit2.Commit | None:
+        if self.repo.head_is_unborn:
+            return None
+        try:
+            return self.repo.head.peel(pygit2.Commit)
+        except pygit2.GitError as exc:
+            raise StoreError(f"cannot read HEAD: {exc}") from None
+
+    def head_sha(self) -> str | None:
+        commit = self.head_commit()
+        return str(commit.id) if commit else None
+
+    def resolve(self, rev: str) -> pygit2.Commit:
+        """Any revision Git can resolve (sha, short sha, HEAD~2, tag, branch) as a commit."""
+        if not rev or rev.startswith("-"):
+            raise NotFound(f"unknown revision '{rev}'")
+        try:
+            obj = self.repo.revparse_single(rev)
+            return obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise NotFound(f"unknown revision '{rev}'") from None
+
+    @staticmethod
+    def _blob_id(commit: pygit2.Commit, path: str) -> pygit2.Oid | None:
+        try:
+            return commit.tree[path].id
+        except KeyError:
+            return None
+
+    def _blob_text(self, oid: pygit2.Oid) -> bytes:
+        return self.repo[oid].data
+
+    def _parse_blob(self, oid: pygit2.Oid, path: str) -> Record:
+        return parse(self._blob_text(oid), path=path)
+
+    # -- history ----------------------------------------------------------------------------------
+
+    def _changes(self, path: str, start: pygit2.Commit) -> Iterator[tuple[pygit2.Commit, str, pygit2.Oid | None]]:
+        """(commit, change, blob) for each commit reachable from `start` that changed `path`, newest first.
+
+        A merge counts only when its result differs from every parent (a resolution that wrote new
+        content); otherwise the change is already listed at the commit that made it.
+        """
+        walker = self.repo.walk(start.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+        for commit in walker:
+            blob = self._blob_id(commit, path)
+            parents = commit.parents
+            if not parents:
+                if blob is not None:
+                    yield commit, "added", blob
+                continue
+            parent_blobs = [self._blob_id(p, path) for p in parents]
+            if any(pb == blob for pb in parent_blobs):
+                continue
+            first = parent_blobs[0]
+            if first is None:
+                change = "added"
+            elif blob is None:
+                change = "deleted"
+            else:
+                change = "modified"
+            yield commit, change, blob
+
+    def history(self, key: str) -> list[HistoryRow]:
+        """Every change of a key, newest first; NotFound when it never existed."""
+        check_key(key)
+        head = self.head_commit()
+        rows: list[HistoryRow] = []
+        if head is not None:
+            for commit, change, _blob in self._changes(path_of_key(key), head):
+                rows.append(self._row(commit, change))
+        if not rows:
+            raise NotFound(f"no history for '{key}'")
+        return rows
+
+    def _row(self, commit: pygit2.Commit, change: str) -> HistoryRow:
+        trailers = parse_trailers(commit.message)
+        labels = {
+            "agent": trailers.get("Kyb-Agent", ""),
+            "session": trailers.get("Kyb-Session", ""),
+            "workspace": trailers.get("Kyb-Workspace", ""),
+            "transport": trailers.get("Kyb-Transport", ""),
+            "author": f"{commit.author.name} <{commit.author.email}>",
+        }
+        if "Kyb-Reason" in trailers:
+            labels["reason"] = trailers["Kyb-Reason"]
+        return HistoryRow(
+            sha=str(commit.id),
+            committed_at=rfc3339(commit.commit_time),
+            change=change,
+            message=commit.message.split("\n", 1)[0],
+            labels=labels,
+        )
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def read(self, key: str, at: str | None = None) -> Version:
+        """The record as of HEAD (or `at`), with its version's sha and time and its state.
+
+        An archived incident or task comes back with state `archived`. A retracted knowledge key is
+        NotFound, with details saying when and why, and which `--at` shows its last version.
+        """
+        check_key(key)
+        if at is None:
+            commit = self.head_commit()
+            if commit is None:
+                raise NotFound(f"no record '{key}'")
+        else:
+            commit = self.resolve(at)
+        path = path_of_key(key)
+        changes = self._changes(path, commit)
+        ended: tuple[pygit2.Commit, str | None] | None = None
+        for change_commit, change, blob in changes:
+            if change == "deleted":
+                if ended is None:
+                    ended = (change_commit, parse_trailers(change_commit.message).get("Kyb-Reason"))
+                continue
+            assert blob is not None
+            record = self._parse_blob(blob, path)
+            version = Version(record, str(change_commit.id), rfc3339(change_commit.commit_time), "active")
+            if ended is not None:
+                end_commit, reason = ended
+                version.state = retraction_of(key)
+                version.ended_sha = str(end_commit.id)
+                version.ended_at = rfc3339(end_commit.commit_time)
+                version.reason = reason
+                if version.state == "retracted":
+                    where = f" at {at}" if at else ""
+                    because = f": {reason}" if reason else ""
+                    raise NotFound(
+                        f"'{key}' was retracted{where} in {version.ended_sha[:12]} ({version.ended_at}){because}; "
+                        f"its last version: kyb get {key} --at {version.sha[:12]}",
+                        state="retracted",
+                        retracted_sha=version.ended_sha,
+                        retracted_at=version.ended_at,
+                        reason=reason,
+                        last_version_sha=version.sha,
+                    )
+            return version
+        raise NotFound(f"no record '{key}'" + (f" at {at}" if at else ""))
+
+    def live_records(self, rev: str | None = None) -> tuple[list[Record], list[RecordFormatError]]:
+        """Every record file in the tree at HEAD (or `rev`), and the files that did not parse."""
+        commit = self.head_commit() if rev is None else self.resolve(rev)
+        records: list[Record] = []
+        broken: list[RecordFormatError] = []
+        if commit is None:
+            return records, broken
+        for directory in RECORD_DIRS:
+            try:
+                tree = commit.tree[directory]
+            except KeyError:
+                continue
+            if not isinstance(tree, pygit2.Tree):
+                continue
+            for entry in tree:
+                rel = f"{directory}/{entry.name}"
+                if key_of_path(rel) is None or entry.type_str != "blob":
+                    continue
+                try:
+                    records.append(self._parse_blob(entry.id, rel))
+                except RecordFormatError as exc:
+                    broken.append(exc)
+        return records, broken
+
+    def tags(self) -> list[dict[str, Any]]:
+        """Tags of live records with counts, lowercased, most used first."""
+        counts: dict[str, int] = {}
+        records, _broken = self.live_records()
+        for record in records:
+            for tag in {t.lower() for t in record.tags}:
+                counts[tag] = counts.get(tag, 0) + 1
+        return [{"tag": t, "count": c} for t, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+    # -- writes -----------------------------------------------------------------------------------
+
+    @contextmanager
+    def writing(self, attribution: Attribution) -> Iterator["Transaction"]:
+        """Hold the writer lock; every put/remove inside is one commit on top of the fresh HEAD."""
+        with store_lock.exclusive(self.kyb_dir / "write.lock"):
+            self._recover()
+            yield Transaction(self, attribution)
+
+    def put(self, record: Record, attribution: Attribution, **kwargs: Any) -> WriteResult:
+        with self.writing(attribution) as tx:
+            return tx.put(record, **kwargs)
+
+    def retract(self, key: str, reason: str, attribution: Attribution) -> WriteResult:
+        with self.writing(attribution) as tx:
+            return tx.retract(key, reason)
+
+    def _signature(self) -> pygit2.Signature:
+        name = email = None
+        try:
+            config = self.repo.config
+            name = config["user.name"] if "user.name" in config else None
+            email = config["user.email"] if "user.email" in config else None
+        except (pygit2.GitError, KeyError, OSError):
+            pass
+        name = os.environ.get("GIT_AUTHOR_NAME") or name or DEFAULT_AUTHOR[0]
+        email = os.environ.get("GIT_AUTHOR_EMAIL") or email or DEFAULT_AUTHOR[1]
+        return pygit2.Signature(name, email, int(time.time()), 0)
+
+    # -- crash recovery ---------------------------------------------------------------------------
+
+    @property
+    def _journal(self) -> Path:
+        return self.kyb_dir / "pending.json"
+
+    def _recover(self) -> None:
+        """Finish what a writer that died after moving the branch left undone in the working tree."""
+        try:
+            data = json.loads(self._journal.read_text())
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):
+            data = None
+        if data and self.head_sha() == data.get("commit"):
+            head = self.head_commit()
+            assert head is not None
+            path = data["path"]
+            self._sync_worktree(path, self._blob_id(head, path))
+        self._journal.unlink(missing_ok=True)
+
+    def _sync_worktree(self, path: str, blob: pygit2.Oid | None) -> None:
+        """Make one working-tree file and its Git index entry match `blob` (None: absent)."""
+        if self.repo.workdir is None:
+            return
+        target = Path(self.repo.workdir) / path
+        if blob is None:
+            target.unlink(missing_ok=True)
+            try:
+                target.parent.rmdir()
+            except OSError:
+                pass
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.kyb-{os.getpid()}.tmp")
+            tmp.write_bytes(self._blob_text(blob))
+            os.replace(tmp, target)
+        index = self.repo.index
+        index.read()
+        if blob is None:
+            try:
+                index.remove(path)
+            except (OSError, KeyError, pygit2.GitError):
+                pass
+        else:
+            index.add(path)
+        index.write()
+
+
+class Transaction:
+    """Writes made while holding the lock; each method is one commit on the current HEAD."""
+
+    def __init__(self, store: Store, attribution: Attribution) -> None:
+        self.store = store
+        self.attribution = attribution
+
+    # reads that see the transaction's own writes
+
+    def current(self, key: str) -> Record | None:
+        """The record in HEAD's tree, or None."""
+        head = self.store.head_commit()
+        if head is None:
+            return None
+        path = path_of_key(key)
+        blob = Store._blob_id(head, path)
+        return None if blob is None else self.store._parse_blob(blob, path)
+
+    def stored(self, key: str) -> tuple[Record, bool] | None:
+        """(record, archived): the live record, else for incidents and tasks the last archived version."""
+        live = self.current(key)
+        if live is not None:
+            return live, False
+        if kind_of_key(key) == "knowledge":
+            return None
+        try:
+            version = self.store.read(key)
+        except NotFound:
+            return None
+        return version.record, True
+
+    def put(self, record: Record, *, action: str | None = None, validate: bool = True,
+            reason: str | None = None) -> WriteResult:
+        """Write a record (an upsert): one commit, or none when nothing would change."""
+        if validate:
+            from kyb_cli.core.validate import validate as validate_record
+
+            validate_record(record)
+        store = self.store
+        path = record.path
+        head = store.head_commit()
+        old_blob = Store._blob_id(head, path) if head is not None else None
+        self._refuse_hand_edits(path, old_blob)
+        new_bytes = record.to_markdown().encode("utf-8")
+        if old_blob is not None:
+            old_bytes = store._blob_text(old_blob)
+            if old_bytes == new_bytes:
+                return WriteResult(record.key, changed=False)
+            try:
+                if parse(old_bytes, path=path).to_markdown().encode("utf-8") == new_bytes:
+                    return WriteResult(record.key, changed=False)
+            except RecordFormatError:
+                pass
+        created = old_blob is None
+        verb = action or ("add" if created else "update")
+        blob = store.repo.create_blob(new_bytes)
+        sha = self._commit(head, path, blob, verb, record.key, reason=reason)
+        return WriteResult(record.key, changed=True, action="created" if created else "updated", sha=sha)
+
+    def retract(self, key: str, reason: str) -> WriteResult:
+        """Knowledge that was wrong leaves the tree; the commit records why."""
+        check_key(key)
+        if kind_of_key(key) != "knowledge":
+            what = "an incident" if kind_of_key(key) == "incident" else "a task"
+            closer = "kyb resolve" if kind_of_key(key) == "incident" else "kyb done"
+            raise Rejected(f"'{key}' is {what}: finished work is closed with `{closer}`, not retracted")
+        if not reason or not reason.strip():
+            raise Rejected("retracting needs a reason: say why this knowledge was wrong (--reason)")
+        return self._remove(key, "retract", "retracted", reason.strip())
+
+    def archive(self, key: str) -> WriteResult:
+        """A closed incident or task leaves the tree; its final version stays in history and search."""
+        return self._remove(key, "archive", "archived", None)
+
+    def _remove(self, key: str, verb: str, action: str, reason: str | None) -> WriteResult:
+        store = self.store
+        path = path_of_key(key)
+        head = store.head_commit()
+        old_blob = Store._blob_id(head, path) if head is not None else None
+        if old_blob is None:
+            try:
+                store.read(key)
+            except NotFound as exc:
+                if exc.details.get("state") == "retracted":
+                    raise NotFound(f"'{key}' is already retracted") from None
+                raise NotFound(f"no record '{key}'") from None
+            raise NotFound(f"'{key}' is already archived")
+        self._refuse_hand_edits(path, old_blob)
+        sha = self._commit(head, path, None, verb, key, reason=reason)
+        return WriteResult(key, changed=True, action=action, sha=sha)
+
+    # plumbing
+
+    def _refuse_hand_edits(self, path: str, committed: pygit2.Oid | None) -> None:
+        """Refuse to overwrite a working-tree file (or staged entry) that differs from HEAD."""
+        repo = self.store.repo
+        if repo.workdir is None:
+            return
+        target = Path(repo.workdir) / path
+        try:
+            on_disk = target.read_bytes()
+        except FileNotFoundError:
+            on_disk = None
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+        committed_bytes = None if committed is None else self.store._blob_text(committed)
+        differs = on_disk != committed_bytes
+        if not differs:
+            try:
+                repo.index.read()
+                entry = repo.index[path]
+                differs = committed is None or entry.id != committed
+            except KeyError:
+                differs = committed is not None and on_disk is not None
+            except pygit2.GitError:
+                differs = False
+        if differs:
+            raise Rejected(
+                f"{path} has uncommitted changes in the store's working tree; kyb will not overwrite "
+                f"them — commit them (git -C {self.store.path} commit {path}) or discard them "
+                f"(git -C {self.store.path} checkout -- {path}) and write again"
+            )
+
+    def _commit(self, head: pygit2.Commit | None, path: str, blob: pygit2.Oid | None, verb: str,
+                key: str, *, reason: str | None = None) -> str:
+        store = self.store
+        repo = store.repo
+        tree = _replace_in_tree(repo, head.tree if head is not None else None, path.split("/"), blob)
+        message = f"kyb: {verb} {key}\n"
+        if reason:
+            message += f"\n{reason}\n"
+        trailers = [("Kyb-Action", verb)]
+        if reason:
+            trailers.append(("Kyb-Reason", " ".join(reason.split())))
+        trailers += self.attribution.trailers()
+        message += "\n" + "".join(f"{k}: {v}\n" for k, v in trailers if v)
+        sig = store._signature()
+        parents = [head.id] if head is not None else []
+        try:
+            commit = repo.create_commit(None, sig, sig, message, tree, parents)
+            store.kyb_dir.mkdir(parents=True, exist_ok=True)
+            journal = store._journal
+            tmp = journal.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"commit": str(commit), "path": path}))
+            os.replace(tmp, journal)
+            _advance_head(repo, head, commit, message.split("\n", 1)[0])
+            store._sync_worktree(path, blob)
+            journal.unlink(missing_ok=True)
+        except (OSError, pygit2.GitError) as exc:
+            raise StoreError(f"write failed, the store is unchanged or recoverable: {exc}") from None
+        return str(commit)
+
+
+def _replace_in_tree(repo: pygit2.Repository, tree: pygit2.Tree | None, parts: list[str],
+                     blob: pygit2.Oid | None) -> pygit2.Oid:
+    """A new tree equal to `tree` with the file at `parts` set to `blob` (or removed)."""
+    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+    name = parts[0]
+    if len(parts) == 1:
+        if blob is None:
+            if builder.get(name) is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, blob, BLOB_MODE)
+        return builder.write()
+    existing = builder.get(name)
+    subtree = repo[existing.id] if existing is not None and existing.type_str == "tree" else None
+    new_sub = _replace_in_tree(repo, subtree, parts[1:], blob)
+    if len(repo[new_sub]) == 0:
+        if existing is not None:
+            builder.remove(name)
+    else:
+        builder.insert(name, new_sub, TREE_MODE)
+    return builder.write()
+
+
+def _advance_head(repo: pygit2.Repository, old: pygit2.Commit | None, new: pygit2.Oid, log: str) -> None:
+    """Move the current branch (or a detached HEAD) from `old` to `new`, refusing if it moved meanwhile."""
+    if repo.head_is_detached:
+        current = repo.head.target
+        if old is None or current != old.id:
+            raise StoreError("HEAD moved during the write; nothing was written")
+        repo.set_head(new)
+        return
+    branch = repo.lookup_reference("HEAD").target  # e.g. refs/heads/main
+    if not isinstance(branch, str):
+        raise StoreError("HEAD is not a branch")
+    ref = repo.references.get(branch)
+    if ref is None:
+        if old is not None:
+            raise StoreError("HEAD moved during the write; nothing was written")
+        repo.references.create(branch, new, message=log)
+        return
+    if old is None or ref.target != old.id:
+        raise StoreError("HEAD moved during the write; nothing was written")
+    ref.set_target(new, log)
+
+
+def open_store(path: Path, *, create: bool = False) -> Store:
+    """Open the store at `path`; with `create`, make it first if it does not exist yet."""
+    path = Path(path)
+    if create and not (path / ".git").exists() and not (path.exists() and any(path.iterdir())):
+        return init_store(path)
+    return Store(path)
