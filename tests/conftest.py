@@ -1,0 +1,102 @@
+"""Shared fixtures: every test gets its own store and its own config/data/cache dirs.
+
+`kyb` runs the real CLI in a subprocess (`python -m kyb_cli`), the way agents and hooks call it;
+`cli` runs it in-process through Click's runner for fast contract checks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_MODEL = ROOT.parent / "shared" / "models" / "multilingual-e5-small"
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path_factory, monkeypatch):
+    """Config, data and cache under a temp dir: no test sees the user's or another test's."""
+    home = tmp_path_factory.mktemp("home")
+    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")):
+        monkeypatch.setenv(var, str(home / sub))
+    for var in ("KYB_STORE", "KYB_CONFIG", "KYB_AGENT", "KYB_SESSION", "KYB_WORKSPACE", "KYB_OUTPUT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("KYB_DEADLINES", os.environ.get("KYB_TEST_DEADLINES", "off"))
+    yield home
+
+
+@pytest.fixture
+def store_path(tmp_path) -> Path:
+    from kyb_cli.core.store import init_store
+
+    path = tmp_path / "store"
+    init_store(path)
+    return path
+
+
+@pytest.fixture
+def store(store_path):
+    from kyb_cli.core.store import Store
+
+    return Store(store_path)
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self):
+        return json.loads(self.stdout)
+
+
+class Kyb:
+    """Runs `python -m kyb_cli` against one store, as a separate process."""
+
+    def __init__(self, store_path: Path, env: dict[str, str]):
+        self.store_path = store_path
+        self.env = env
+
+    def __call__(self, *args: str, input: str | None = None, env: dict[str, str] | None = None,
+                 cwd: str | Path | None = None, timeout: float = 60) -> Result:
+        full_env = dict(self.env)
+        if self.store_path is not None:
+            full_env["KYB_STORE"] = str(self.store_path)
+        if env:
+            full_env.update(env)
+        proc = subprocess.run(
+            [sys.executable, "-m", "kyb_cli", *args],
+            input=input if input is not None else "",
+            capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout,
+        )
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def kyb(store_path, isolated_dirs) -> Kyb:
+    return Kyb(store_path, dict(os.environ))
+
+
+@pytest.fixture
+def cli(store_path, monkeypatch):
+    """In-process runner: cli("add", "--key", ...) -> Result (stdout is not a terminal: JSON)."""
+    from click.testing import CliRunner
+
+    from kyb_cli.cli.app import cli as kyb_cli
+
+    monkeypatch.setenv("KYB_STORE", str(store_path))
+    runner = CliRunner()
+
+    def run(*args: str, input: str | None = None) -> Result:
+        res = runner.invoke(kyb_cli, list(args), input=input, catch_exceptions=False)
+        return Result(res.exit_code, res.stdout, res.stderr)
+
+    return run

@@ -1,0 +1,1 @@
+"""Helpers the tests build with: tiny models, store generators."""
