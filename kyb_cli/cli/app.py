@@ -22,6 +22,22 @@ COMMANDS: dict[str, str] = {
     "history": "history:history_cmd",
     "rm": "rm:rm_cmd",
     "tags": "tags:tags_cmd",
+    "sync": "sync:sync_cmd",
+    "remote": "remote:remote_cmd",
+    "query": "query:query_cmd",
+    "export": "export:export_cmd",
+    "reindex": "reindex:reindex_cmd",
+    "incident": "incident:incident_cmd",
+    "resolve": "resolve:resolve_cmd",
+    "incidents": "incidents:incidents_cmd",
+    "task": "task:task_cmd",
+    "task-status": "task_status:task_status_cmd",
+    "done": "done:done_cmd",
+    "tasks": "tasks:tasks_cmd",
+    "deadlines": "deadlines:deadlines_cmd",
+    "check": "check:check_cmd",
+    "agents": "agents:agents_group",
+    "model": "model:model_cmd",
 }
 
 EPILOG = """\b
@@ -55,6 +71,12 @@ class LazyGroup(click.Group):
             ctx.exit(exc.exit_code)
         except BrokenPipeError:
             ctx.exit(0)
+        except OSError as exc:  # disk full, permissions…: a store error (4), never a traceback
+            from kyb_cli.cli.output import print_error
+            from kyb_cli.core.errors import StoreError
+
+            print_error(StoreError(f"I/O error: {exc}"))
+            ctx.exit(4)
 
 
 def _set_meta(name: str):

@@ -46,23 +46,43 @@ def open_store(*, for_write: bool = False):
 
 
 def read_body(body: str | None, file: str | None) -> str:
-    """The body from --body, --file (or `-`), else stdin (empty when stdin is a terminal)."""
+    """The body from --body, --file (or `-`), else stdin.
+
+    Bytes are read as they are (CRLF stays CRLF) and must be UTF-8. On a terminal, stdin is read
+    after a one-line prompt on stderr (end with Ctrl-D), so a forgotten pipe never looks like a hang
+    and never writes an empty body by surprise.
+    """
     if body is not None and file is not None:
         raise UsageError("give the body with --body or --file, not both")
     if body is not None:
         return body
-    if file is not None:
-        if file == "-":
-            return sys.stdin.read()
+    if file is not None and file != "-":
         try:
-            return Path(file).read_text(encoding="utf-8")
+            data = Path(file).read_bytes()
         except OSError as exc:
             raise UsageError(f"cannot read --file {file}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise UsageError(f"--file {file} is not UTF-8 text") from None
-    if sys.stdin is None or sys.stdin.isatty():
+        return _utf8(data, f"--file {file}")
+    stream = sys.stdin
+    if stream is None:
         return ""
-    return sys.stdin.read()
+    try:
+        interactive = stream.isatty()
+    except (AttributeError, ValueError):
+        interactive = False
+    if interactive:
+        sys.stderr.write("kyb: type the body (Markdown), then Ctrl-D on an empty line; "
+                         "or pass --body TEXT / --file PATH\n")
+        sys.stderr.flush()
+    raw = getattr(stream, "buffer", None)
+    data = raw.read() if raw is not None else stream.read().encode("utf-8")
+    return _utf8(data, "the body on stdin")
+
+
+def _utf8(data: bytes, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what} is not UTF-8 text (byte {exc.start})") from None
 
 
 def attribution(transport: str = "cli"):

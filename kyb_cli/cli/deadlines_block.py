@@ -1,12 +1,113 @@
 """The deadlines block on stderr after successful `query`, `get`, `tasks` and `incidents`.
 
-Owned by the deadlines work (issue 5); other commands just call `print_deadlines_block(store)` after
-they emitted their answer. It must never fail the command: any error is swallowed here.
+Commands add `@deadline_options` (`--today DATE`, `--no-deadlines`) and call
+`print_deadlines_block(store)` after they emitted their answer; the options travel in click's context
+meta, so the call needs nothing but the store (a Store or the store's path). Off with
+`--no-deadlines` or KYB_DEADLINES=off. It must never fail the command: any error is swallowed here,
+so a missing block does not prove there are no commitments.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+from datetime import date
+from typing import Any, Callable
 
-def print_deadlines_block(store) -> None:
-    """Print up to five due/overdue open tasks to stderr (no-op until deadlines exist)."""
-    return None
+import click
+
+TODAY_META = "kyb.today"
+OFF_META = "kyb.no_deadlines"
+OFF_VALUES = ("off", "0", "false", "no")
+
+
+def _parse_today(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    from kyb_cli.core.validate import is_date
+
+    if not is_date(value):
+        raise click.BadParameter(f"'{value}' is not a date YYYY-MM-DD", ctx=ctx, param=_param)
+    ctx.meta[TODAY_META] = value
+    return value
+
+
+def _set_off(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.meta[OFF_META] = True
+    return value
+
+
+def today_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--today", metavar="DATE", expose_value=False, callback=_parse_today,
+                        help="The reader's calendar day for deadlines (default: the local date).")(func)
+
+
+def deadline_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`--today DATE` and `--no-deadlines` for commands that print the block."""
+    func = click.option("--no-deadlines", is_flag=True, expose_value=False, callback=_set_off,
+                        help="Do not print the deadlines block on stderr (also KYB_DEADLINES=off).")(func)
+    return today_option(func)
+
+
+def reader_today() -> date:
+    """`--today` if given, else the local date (the reader's calendar, not UTC)."""
+    ctx = click.get_current_context(silent=True)
+    value = ctx.meta.get(TODAY_META) if ctx is not None else None
+    return date.fromisoformat(value) if value else date.today()
+
+
+def enabled() -> bool:
+    if os.environ.get("KYB_DEADLINES", "").strip().lower() in OFF_VALUES:
+        return False
+    ctx = click.get_current_context(silent=True)
+    return not (ctx is not None and ctx.meta.get(OFF_META))
+
+
+def print_deadlines_block(store: Any) -> None:
+    """Print up to five overdue or soon-due open tasks to stderr; quiet when there are none."""
+    try:
+        if not enabled():
+            return
+        from kyb_cli.core.deadlines import block, live_tasks
+
+        data = block(live_tasks(store), reader_today())
+        if not data["tasks"]:
+            return
+        sys.stderr.write(format_block(data, human=_stderr_is_terminal()))
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 — the main answer has already arrived; never fail it
+        return
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def describe(item: dict[str, Any]) -> str:
+    """`overdue 3d`, `due today`, `due in 2d` (with `expected` for provisional dates)."""
+    word = "expected" if item["provisional"] else "due"
+    n = item["days_left"]
+    if n < 0:
+        return f"overdue {-n}d ({word} {item['date']})"
+    if n == 0:
+        return f"{word} today ({item['date']})"
+    return f"{word} in {n}d ({item['date']})"
+
+
+def format_block(data: dict[str, Any], *, human: bool) -> str:
+    """One JSON line `{"deadlines": …}` for programs; a few plain lines for people."""
+    if not human:
+        return json.dumps({"deadlines": data}, ensure_ascii=False) + "\n"
+    lines = [f"kyb: deadlines (today {data['today']}):"]
+    for item in data["tasks"]:
+        hard = "HARD " if item["hard"] else ""
+        waits = f" — waits on {item['waits_on']}" if item.get("waits_on") else ""
+        lines.append(f"  {hard}{describe(item)}  {item['key']}  {item['title']}{waits}")
+    if data["more"]:
+        lines.append(f"  … and {data['more']} more: kyb deadlines")
+    return "\n".join(lines) + "\n"

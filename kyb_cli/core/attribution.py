@@ -53,6 +53,8 @@ def detect(transport: str = "cli", *, environ: dict[str, str] | None = None) -> 
     agent = env.get("KYB_AGENT", "").strip()
     session = env.get("KYB_SESSION", "").strip()
     found = None if agent else _agent_in_process_tree()
+    if not agent and found is None and not Path("/proc/self").exists():
+        agent = _agent_from_env_markers(env)  # no /proc (macOS): the agents' own markers
     if not agent:
         if found is not None:
             agent, pid = found
@@ -64,6 +66,22 @@ def detect(transport: str = "cli", *, environ: dict[str, str] | None = None) -> 
         session = _session_from_env(agent, env) or ""
     workspace = env.get("KYB_WORKSPACE", "").strip() or _workspace()
     return Attribution(_one_line(agent), _one_line(session), _one_line(workspace), transport)
+
+
+# Variables some agents set for the commands they run; used only where /proc cannot be walked,
+# because nested agents inherit each other's variables and the process tree is the better witness.
+ENV_MARKERS: tuple[tuple[str, str], ...] = (
+    ("CLAUDECODE", "claude-code"),
+    ("GEMINI_CLI", "gemini"),
+    ("CURSOR_AGENT", "cursor"),
+)
+
+
+def _agent_from_env_markers(env: os._Environ[str] | dict[str, str]) -> str:
+    for var, label in ENV_MARKERS:
+        if env.get(var):
+            return label
+    return ""
 
 
 def _session_from_env(agent: str, env: os._Environ[str] | dict[str, str]) -> str:

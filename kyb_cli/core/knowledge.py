@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from kyb_cli.core.attribution import Attribution
-from kyb_cli.core.errors import Rejected
-from kyb_cli.core.record import Record
+from kyb_cli.core.record import Record, RecordFormatError
 from kyb_cli.core.store import Store, WriteResult
-from kyb_cli.core.validate import check_key
+from kyb_cli.core.validate import check_key_for_kind
 
 
 def split_list(value: str | None) -> list[str]:
@@ -18,14 +17,21 @@ def split_list(value: str | None) -> list[str]:
 
 def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[str], refs: list[str],
                   attribution: Attribution) -> WriteResult:
-    """Write knowledge under `key`: a new version when anything changed, no commit when nothing did."""
-    check_key(key)
-    if key.startswith("inc-"):
-        raise Rejected("keys starting with 'inc-' are reserved for incident reports")
-    if key.startswith("task-"):
-        raise Rejected("keys starting with 'task-' are reserved for tasks")
+    """Write knowledge under `key`: a new version when anything changed, no commit when nothing did.
+
+    Knowledge is a full replace of title, body, tags and refs. Front matter keys kyb does not know
+    (added by hand) are carried over from the current version, so a person's additions survive.
+    """
+    check_key_for_kind(key, "knowledge")
     record = Record(key=key, title=title, body=body, tags=tags, refs=refs)
-    return store.put(record, attribution)
+    with store.writing(attribution) as tx:
+        try:
+            current = tx.current(key)
+        except RecordFormatError:  # a broken file may be repaired by writing it anew
+            current = None
+        if current is not None and current.extra:
+            record.extra = dict(current.extra)
+        return tx.put(record)
 
 
 def retract_knowledge(store: Store, key: str, reason: str, attribution: Attribution) -> WriteResult:

@@ -161,9 +161,7 @@ class Record:
 
     def to_markdown(self) -> str:
         """The file text: `+++`, TOML, `+++`, a blank line and the body."""
-        import tomli_w  # only writers pay for it
-
-        toml_text = tomli_w.dumps(self.front_matter())
+        toml_text = dump_toml(self.front_matter())
         body = normalize_body(self.body)
         return "+++\n" + toml_text + "+++\n" + ("\n" + body + "\n" if body else "")
 
@@ -185,6 +183,38 @@ class Record:
             out["extra"] = dict(self.extra)
         out["body"] = self.body
         return out
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+INLINE_WIDTH = 100
+
+
+def dump_toml(data: dict[str, Any]) -> str:
+    """TOML for front matter, in `data`'s order, easy to edit by hand.
+
+    Lists of strings that fit in one line are written inline (`tags = ["infra", "checkout"]`) rather
+    than one item per line; tables (hand-added `[sections]`) come last, as TOML requires.
+    Strings are always quoted and escaped on one line, so no front matter line can read as `+++`.
+    """
+    import tomli_w  # only writers pay for it
+
+    lines: list[str] = []
+    tables: dict[str, Any] = {}
+    for name, value in data.items():
+        if isinstance(value, dict):
+            tables[name] = value
+            continue
+        if (isinstance(value, list) and all(isinstance(v, str) for v in value)
+                and _BARE_KEY.fullmatch(name)):
+            inline = f"{name} = [" + ", ".join(tomli_w.dumps({"v": v})[4:].rstrip("\n") for v in value) + "]"
+            if len(inline) <= INLINE_WIDTH:
+                lines.append(inline + "\n")
+                continue
+        lines.append(tomli_w.dumps({name: value}))
+    text = "".join(lines)
+    if tables:
+        text += ("\n" if text else "") + tomli_w.dumps(tables)
+    return text
 
 
 class RecordFormatError(StoreError):

@@ -57,15 +57,22 @@ class Version:
     ended_sha: str | None = None  # the archive/retract commit, when state is not active
     ended_at: str | None = None
     reason: str | None = None
+    is_head: bool = True  # this version is the key's current one (False: an older version, via --at)
 
     def to_json(self) -> dict[str, Any]:
+        """The record's fields, then `state`, `sha`, `committed_at`, `is_head`; for a record that left
+        the tree also `archived_sha`/`archived_at` (or `retracted_…`) and `reason` when one was given."""
         out = self.record.to_json()
         out["state"] = self.state
         out["sha"] = self.sha
         out["committed_at"] = self.committed_at
+        out["is_head"] = self.is_head
         if self.ended_sha:
-            out["archived_sha" if self.state == "archived" else "retracted_sha"] = self.ended_sha
-            out["archived_at" if self.state == "archived" else "retracted_at"] = self.ended_at
+            prefix = "archived" if self.state == "archived" else "retracted"
+            out[f"{prefix}_sha"] = self.ended_sha
+            out[f"{prefix}_at"] = self.ended_at
+            if self.reason:
+                out["reason"] = self.reason
         return out
 
 
@@ -136,11 +143,14 @@ class Store:
             if not self.path.exists():
                 raise StoreError(f"no store at {self.path} — create one with `kyb init {self.path}`")
             try:
-                repo = pygit2.Repository(str(self.path))
+                # NO_SEARCH: a path inside some other repository (a project checkout) is not a store.
+                repo = pygit2.Repository(str(self.path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
             except pygit2.GitError:
                 raise StoreError(
-                    f"{self.path} is not a kyb store (no Git repository) — create one with `kyb init`"
+                    f"{self.path} is not a kyb store (no Git repository) — create one with `kyb init {self.path}`"
                 ) from None
+            if repo.is_bare:
+                raise StoreError(f"{self.path} is a bare Git repository; a kyb store needs a working tree")
         self.repo = repo
         self.git_dir = Path(repo.path)
         self.kyb_dir = self.git_dir / "kyb"
@@ -243,6 +253,23 @@ class Store:
 
     # -- reads ------------------------------------------------------------------------------------
 
+    def _origin(self, path: str, commit: pygit2.Commit) -> pygit2.Commit:
+        """The commit that made `path` what it is at `commit` (its blob, or its absence).
+
+        Walks back through parents that hold the same blob (Git's TREESAME simplification), so the
+        cost is the length of that chain, not of the whole history, and a merge that took one side's
+        version points at the commit on that side that wrote it. For a path absent at `commit` the
+        answer is the commit that deleted it, or a root commit when it never existed.
+        """
+        blob = self._blob_id(commit, path)
+        while True:
+            for parent in commit.parents:
+                if self._blob_id(parent, path) == blob:
+                    commit = parent
+                    break
+            else:
+                return commit
+
     def read(self, key: str, at: str | None = None) -> Version:
         """The record as of HEAD (or `at`), with its version's sha and time and its state.
 
@@ -256,37 +283,46 @@ class Store:
                 raise NotFound(f"no record '{key}'")
         else:
             commit = self.resolve(at)
+        version = self._version_at(key, commit, at)
+        if at is not None:
+            try:
+                current = self._version_at(key, self.head_commit(), None) if self.head_commit() else None
+            except NotFound:
+                current = None
+            version.is_head = current is not None and current.sha == version.sha
+        return version
+
+    def _version_at(self, key: str, commit: pygit2.Commit, at: str | None) -> Version:
         path = path_of_key(key)
-        changes = self._changes(path, commit)
-        ended: tuple[pygit2.Commit, str | None] | None = None
-        for change_commit, change, blob in changes:
-            if change == "deleted":
-                if ended is None:
-                    ended = (change_commit, parse_trailers(change_commit.message).get("Kyb-Reason"))
-                continue
-            assert blob is not None
-            record = self._parse_blob(blob, path)
-            version = Version(record, str(change_commit.id), rfc3339(change_commit.commit_time), "active")
-            if ended is not None:
-                end_commit, reason = ended
-                version.state = retraction_of(key)
-                version.ended_sha = str(end_commit.id)
-                version.ended_at = rfc3339(end_commit.commit_time)
-                version.reason = reason
-                if version.state == "retracted":
-                    where = f" at {at}" if at else ""
-                    because = f": {reason}" if reason else ""
-                    raise NotFound(
-                        f"'{key}' was retracted{where} in {version.ended_sha[:12]} ({version.ended_at}){because}; "
-                        f"its last version: kyb get {key} --at {version.sha[:12]}",
-                        state="retracted",
-                        retracted_sha=version.ended_sha,
-                        retracted_at=version.ended_at,
-                        reason=reason,
-                        last_version_sha=version.sha,
-                    )
-            return version
-        raise NotFound(f"no record '{key}'" + (f" at {at}" if at else ""))
+        blob = self._blob_id(commit, path)
+        if blob is not None:
+            origin = self._origin(path, commit)
+            return Version(self._parse_blob(blob, path), str(origin.id), rfc3339(origin.commit_time), "active")
+        end = self._origin(path, commit)
+        if not end.parents:
+            raise NotFound(f"no record '{key}'" + (f" at {at}" if at else ""))
+        last = end.parents[0]
+        origin = self._origin(path, last)
+        last_blob = self._blob_id(last, path)
+        assert last_blob is not None
+        reason = parse_trailers(end.message).get("Kyb-Reason")
+        version = Version(
+            self._parse_blob(last_blob, path), str(origin.id), rfc3339(origin.commit_time),
+            retraction_of(key), ended_sha=str(end.id), ended_at=rfc3339(end.commit_time), reason=reason,
+        )
+        if version.state == "retracted":
+            where = f" before {at}" if at else ""
+            because = f" because: {reason}" if reason else " (no reason recorded)"
+            raise NotFound(
+                f"'{key}' was retracted{where} on {version.ended_at} in commit {end.short_id}{because}; "
+                f"its last version is shown by: kyb get {key} --at {origin.short_id}",
+                state="retracted",
+                retracted_sha=version.ended_sha,
+                retracted_at=version.ended_at,
+                reason=reason,
+                last_version_sha=version.sha,
+            )
+        return version
 
     def live_records(self, rev: str | None = None) -> tuple[list[Record], list[RecordFormatError]]:
         """Every record file in the tree at HEAD (or `rev`), and the files that did not parse."""
@@ -328,7 +364,16 @@ class Store:
         """Hold the writer lock; every put/remove inside is one commit on top of the fresh HEAD."""
         with store_lock.exclusive(self.kyb_dir / "write.lock"):
             self._recover()
+            if (self.kyb_dir / "sync-pending.json").exists():  # a sync died mid-way (issue 6)
+                from kyb_cli.core.sync import recover
+
+                recover(self)
+            before = self.head_sha()
             yield Transaction(self, attribution)
+        if self.head_sha() != before:  # optional background sync (issue 6); never blocks the answer
+            from kyb_cli.core.sync import after_write
+
+            after_write(self)
 
     def put(self, record: Record, attribution: Attribution, **kwargs: Any) -> WriteResult:
         with self.writing(attribution) as tx:
@@ -357,19 +402,40 @@ class Store:
         return self.kyb_dir / "pending.json"
 
     def _recover(self) -> None:
-        """Finish what a writer that died after moving the branch left undone in the working tree."""
+        """Finish or undo what a writer that died mid-write left behind (called under the lock).
+
+        The journal exists only between "commit object written" and "working tree updated", so its
+        presence means a kyb writer died in that window. If the branch already points at its commit,
+        bring that one file (and its Git index entry) along; if not, the canon is exactly as before and
+        only leftovers go: our temp file, and the `index.lock`/ref `.lock` files libgit2 may have left
+        when killed mid-write (safe to remove: we hold the writer lock and the journal says they are ours).
+        """
         try:
             data = json.loads(self._journal.read_text())
         except FileNotFoundError:
             return
         except (OSError, ValueError):
             data = None
-        if data and self.head_sha() == data.get("commit"):
-            head = self.head_commit()
-            assert head is not None
-            path = data["path"]
-            self._sync_worktree(path, self._blob_id(head, path))
+        path = data.get("path") if isinstance(data, dict) else None
+        for stale in self._stale_lock_files(data):
+            stale.unlink(missing_ok=True)
+        if isinstance(path, str) and key_of_path(path) is not None and self.repo.workdir is not None:
+            target = Path(self.repo.workdir) / path
+            for tmp in target.parent.glob(f".{target.name}.kyb-*.tmp"):
+                tmp.unlink(missing_ok=True)
+            if self.head_sha() == data.get("commit"):
+                head = self.head_commit()
+                assert head is not None
+                self._sync_worktree(path, self._blob_id(head, path))
         self._journal.unlink(missing_ok=True)
+
+    def _stale_lock_files(self, data: Any) -> list[Path]:
+        out = [self.git_dir / "index.lock"]
+        branch = data.get("branch") if isinstance(data, dict) else None
+        if isinstance(branch, str) and branch.startswith("refs/heads/") and ".." not in branch:
+            out.append(self.git_dir / f"{branch}.lock")
+        out.append(self.git_dir / "HEAD.lock")
+        return [f for f in out if f.exists()]
 
     def _sync_worktree(self, path: str, blob: pygit2.Oid | None) -> None:
         """Make one working-tree file and its Git index entry match `blob` (None: absent)."""
@@ -542,14 +608,32 @@ class Transaction:
             store.kyb_dir.mkdir(parents=True, exist_ok=True)
             journal = store._journal
             tmp = journal.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"commit": str(commit), "path": path}))
+            branch = None if repo.head_is_detached else repo.lookup_reference("HEAD").target
+            tmp.write_text(json.dumps({"commit": str(commit), "path": path, "branch": branch}))
             os.replace(tmp, journal)
+            _fault("before-ref")
             _advance_head(repo, head, commit, message.split("\n", 1)[0])
+            _fault("after-ref")
             store._sync_worktree(path, blob)
+            _fault("after-worktree")
             journal.unlink(missing_ok=True)
         except (OSError, pygit2.GitError) as exc:
             raise StoreError(f"write failed, the store is unchanged or recoverable: {exc}") from None
         return str(commit)
+
+
+def _fault(point: str) -> None:
+    """TEST-ONLY fault injection: `KYB_FAULT=<point>` SIGKILLs this process at that point of a write.
+
+    Points: `before-ref` (commit object and journal written, branch not moved), `after-ref` (branch
+    moved, working tree not yet updated), `after-worktree` (working tree updated, journal not yet
+    removed). The crash tests use it to prove a killed writer leaves the canon exactly as before or
+    exactly as after, and that the next write heals the working tree. Never set it in real use.
+    """
+    if os.environ.get("KYB_FAULT") == point:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _replace_in_tree(repo: pygit2.Repository, tree: pygit2.Tree | None, parts: list[str],

@@ -38,6 +38,8 @@ SECRET_PATTERNS = [
 ]
 
 _KEY_RE = re.compile(r"[a-z0-9-]+")
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+MAX_REMIND_DAYS = 366
 
 
 def is_valid_key(key: str) -> bool:
@@ -53,6 +55,28 @@ def check_key(key: str) -> None:
     """Raise Rejected unless `key` is a valid slug (also guards paths against traversal)."""
     if not is_valid_key(key):
         raise Rejected(KEY_MESSAGE)
+
+
+KIND_PREFIX_MESSAGES = {
+    "incident": "incident keys must start with 'inc-' (e.g. inc-2026-07-22-orders-api-oom)",
+    "task": "task keys must start with 'task-' (e.g. task-raise-log-retention)",
+}
+
+
+def check_key_for_kind(key: str, kind: str) -> None:
+    """The key is a slug and its prefix matches `kind`, both ways: `inc-`/`task-` are reserved for
+    incidents and tasks, and incidents and tasks must use them (the original's VAL-3 messages)."""
+    check_key(key)
+    if kind == "knowledge":
+        if key.startswith("inc-"):
+            raise Rejected("keys starting with 'inc-' are reserved for incident reports")
+        if key.startswith("task-"):
+            raise Rejected("keys starting with 'task-' are reserved for tasks")
+    elif kind in KIND_PREFIX_MESSAGES:
+        if not key.startswith("inc-" if kind == "incident" else "task-"):
+            raise Rejected(KIND_PREFIX_MESSAGES[kind])
+    else:
+        raise Rejected(f"kind must be 'knowledge', 'incident' or 'task', got '{kind}'")
 
 
 def find_secret(text: str) -> str | None:
@@ -146,7 +170,7 @@ def _validate_incident(record: Record) -> None:
 
 
 def _validate_task(record: Record) -> None:
-    status = record.status or "open"
+    status = record.status
     if status not in TASK_STATUSES:
         raise Rejected("task status must be one of: open|in_progress|blocked|done|dropped")
     if record.priority and record.priority not in PRIORITIES:
@@ -175,3 +199,37 @@ def _validate_task(record: Record) -> None:
     _no_secret("resolution", record.resolution)
     _no_secret("blocked_reason", record.blocked_reason)
     _no_secret("assignee", record.assignee, "use a stable public label")
+    _validate_deadline(record)
+
+
+def is_date(value: str) -> bool:
+    """A calendar date written `YYYY-MM-DD` (what `due`, `expected` and `--today` take)."""
+    import datetime
+
+    if not _DATE_RE.fullmatch(value):
+        return False
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _validate_deadline(record: Record) -> None:
+    """Deadline fields (DL-1): dates are YYYY-MM-DD; a provisional `expected` says what it waits on."""
+    for name in ("due", "expected"):
+        value = getattr(record, name)
+        if value and not is_date(value):
+            raise Rejected(f"{name} must be a date YYYY-MM-DD (got '{value}')")
+    if record.expected and not record.waits_on.strip():
+        raise Rejected("expected is a provisional date — say what it waits on (waits_on)")
+    if record.waits_on and not record.expected:
+        raise Rejected("waits_on belongs to a provisional date — set expected too, or leave it out")
+    if record.waits_on and ("\n" in record.waits_on or "\r" in record.waits_on):
+        raise Rejected("waits_on must be a single line")
+    if record.remind_days is not None and not (0 <= record.remind_days <= MAX_REMIND_DAYS):
+        raise Rejected(f"remind_days must be between 0 and {MAX_REMIND_DAYS} (got {record.remind_days})")
+    if (record.hard or record.remind_days is not None) and not (record.due or record.expected):
+        name = "hard" if record.hard else "remind_days"
+        raise Rejected(f"{name} qualifies a date — set due (or expected) too")
+    _no_secret("waits_on", record.waits_on)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import record_view
 
@@ -12,9 +13,11 @@ from kyb_cli.cli.render import record_view
 @click.command("get")
 @click.argument("key")
 @click.option("--at", "at", metavar="REV", help="A revision: sha, short sha, HEAD~2, tag, branch.")
+@deadline_options
 @common_options
 def get_cmd(key: str, at: str | None) -> None:
     """Show record KEY with its state, version sha and commit time."""
     store = open_store()
     version = store.read(key, at=at)
     emit(version.to_json(), record_view)
+    print_deadlines_block(store)

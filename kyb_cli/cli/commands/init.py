@@ -12,12 +12,20 @@ from kyb_cli.cli.output import emit
 
 @click.command("init")
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--clone", "clone_url", metavar="URL", help="Make the store a clone of a shared Git remote.")
 @common_options
-def init_cmd(path: Path | None) -> None:
-    """Create a store at PATH (default: the store kyb would use here)."""
+def init_cmd(path: Path | None, clone_url: str | None) -> None:
+    """Create a store at PATH (default: the store kyb would use here), or clone one with --clone URL."""
     from kyb_cli.core.store import init_store
 
     target = path.absolute() if path else store_location().path
+    if clone_url:
+        from kyb_cli.core.sync import clone
+
+        store = clone(clone_url, target)
+        data = {"store": str(store.path), "created": True, "cloned_from": clone_url, "head": store.head_sha()}
+        emit(data, lambda c, d: c.print(f"Cloned [bold]{d['cloned_from']}[/bold] into [bold]{d['store']}[/bold]"))
+        return
     existed = (target / ".git").exists()
     store = init_store(target)
     data = {"store": str(store.path), "created": not existed, "head": store.head_sha()}

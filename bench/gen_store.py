@@ -1,0 +1,160 @@
+"""Generate a realistic kyb store: N keys, mean ~3.7 versions per key, 3/4 of keys with two or more
+(as measured in seed 002), some retractions (and re-adds), archived incidents and tasks.
+
+One write = one commit, as kyb makes them. Objects are streamed into `git fast-import`, which
+writes one delta-compressed pack: with pygit2 loose objects every commit would store a fresh
+`knowledge/` tree (~0.5 MB at 10k keys), gigabytes for a 10k-key history. Stores are cached under
+/tmp/kyb-bench-stores/<n>-<seed> and reused.
+
+    python bench/gen_store.py 10000            # prints the path and the version statistics
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+CACHE = Path("/tmp/kyb-bench-stores")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+WORDS = ("checkout orders payments billing gateway cache redis postgres kafka nats deploy rollout "
+         "terraform helm ingress latency timeout retry queue worker cron backup replica shard index "
+         "migration schema token auth session webhook export import metrics alert pager oncall").split()
+RU = ("стрим деплой реестр пайплайн индекс докер кластер очередь таймаут миграция база сервис "
+      "оформление заказа платёж узел порт запись чтение").split()
+SERVICES = ("svc-checkout", "orders_api", "billing", "gateway", "auth", "search")
+
+
+def _text(rng: random.Random, n: int) -> str:
+    words = [rng.choice(WORDS if rng.random() < 0.8 else RU) for _ in range(n)]
+    words.insert(rng.randrange(len(words)), f"port {rng.choice((8080, 9090, 5432, 6379, 443))}")
+    return " ".join(words).capitalize() + "."
+
+
+def _n_versions(rng: random.Random) -> int:
+    if rng.random() < 0.25:
+        return 1
+    return 2 + int(round(rng.expovariate(1 / 2.6)))
+
+
+def _record(key: str, rng: random.Random, v: int, final: bool = False) -> str:
+    from kyb_cli.core.record import Record
+
+    kind = "incident" if key.startswith("inc-") else "task" if key.startswith("task-") else "knowledge"
+    fields: dict = {}
+    if kind == "incident":
+        fields = {"service": rng.choice(SERVICES), "severity": rng.choice(("low", "medium", "high")),
+                  "status": "resolved" if final else "open", "detection": _text(rng, 5)}
+        if final:
+            fields["resolution"] = _text(rng, 8)
+    elif kind == "task":
+        fields = {"status": "done" if final else rng.choice(("open", "in_progress")),
+                  "priority": rng.choice(("low", "medium", "high")), "assignee": rng.choice(("ann", "bob", "eve"))}
+        if final:
+            fields["resolution"] = _text(rng, 6)
+    tags = sorted({rng.choice(WORDS) for _ in range(rng.randint(1, 3))})
+    title = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 5))).capitalize() + f" v{v}"
+    body = "\n\n".join(_text(rng, rng.randint(10, 40)) for _ in range(rng.randint(1, 4)))
+    return Record(key=key, title=title, body=body, tags=tags, **fields).to_markdown()
+
+
+def plan(n: int, seed: int) -> list[tuple[str, str, str | None]]:
+    """(path, verb, content or None for a deletion), in commit order."""
+    rng = random.Random(seed)
+    per_key: list[list[tuple[str, str, str | None]]] = []
+    for i in range(n):
+        r = rng.random()
+        key = f"inc-{i:06d}-outage" if r < 0.1 else f"task-{i:06d}-work" if r < 0.2 else f"k{i:06d}-{rng.choice(WORDS)}"
+        d = "incidents" if key.startswith("inc-") else "tasks" if key.startswith("task-") else "knowledge"
+        path = f"{d}/{key}.md"
+        nv = _n_versions(rng)
+        steps: list[tuple[str, str, str | None]] = []
+        archived = d != "knowledge" and rng.random() < 0.5
+        for v in range(nv):
+            steps.append((path, "add" if v == 0 else "update", _record(key, rng, v + 1, final=archived and v == nv - 1)))
+        if archived:
+            steps.append((path, "archive", None))
+        elif d == "knowledge" and rng.random() < 0.04:
+            steps.append((path, "retract", None))
+            if rng.random() < 0.3:
+                steps.append((path, "add", _record(key, rng, nv + 1)))
+        per_key.append(steps)
+    # Interleave keys while keeping each key's own order.
+    order = [i for i, steps in enumerate(per_key) for _ in steps]
+    rng.shuffle(order)
+    cursor = [0] * n
+    out = []
+    for i in order:
+        out.append(per_key[i][cursor[i]])
+        cursor[i] += 1
+    return out
+
+
+def generate(n: int, seed: int = 1, path: Path | None = None) -> Path:
+    path = path or CACHE / f"{n}-{seed}"
+    if (path / ".git" / "kyb-bench-done").exists():
+        return path
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    steps = plan(n, seed)
+    rng = random.Random(seed + 1)
+    when = 1_735_689_600  # 2025-01-01T00:00:00Z
+    proc = subprocess.Popen(["git", "-C", str(path), "fast-import", "--quiet", "--done"],
+                            stdin=subprocess.PIPE)
+    out = proc.stdin
+    assert out is not None
+
+    def data(text: str) -> None:
+        raw = text.encode()
+        out.write(b"data %d\n" % len(raw) + raw + b"\n")
+
+    def commit(message: str, ops: list[bytes]) -> None:
+        nonlocal when
+        out.write(b"commit refs/heads/main\n")
+        out.write(f"committer kyb <kyb@localhost> {when} +0000\n".encode())
+        data(message)
+        for op in ops:
+            out.write(op)
+
+    commit("kyb: init store\n", [])
+    for path_, verb, content in steps:
+        when += rng.choice((0, 1, 5, 30, 120, 600, 3600))
+        key = path_.split("/")[1][:-3]
+        msg = f"kyb: {verb} {key}\n\nKyb-Action: {verb}\nKyb-Agent: bench\nKyb-Transport: cli\n"
+        if content is None:
+            commit(msg, [f"D {path_}\n".encode()])
+        else:
+            raw = content.encode()
+            commit(msg, [f"M 100644 inline {path_}\n".encode() + b"data %d\n" % len(raw) + raw + b"\n"])
+    out.write(b"done\n")
+    out.close()
+    if proc.wait() != 0:
+        raise SystemExit("git fast-import failed")
+    subprocess.run(["git", "-C", str(path), "reset", "-q", "--hard", "main"], check=True)
+    versions = sum(1 for _p, _v, c in steps if c is not None)
+    (path / ".git" / "kyb-bench-done").write_text(json.dumps({"keys": n, "commits": len(steps) + 1, "versions": versions}))
+    return path
+
+
+def stats(path: Path) -> dict:
+    return json.loads((path / ".git" / "kyb-bench-done").read_text())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("keys", type=int)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    path = generate(args.keys, args.seed)
+    print(json.dumps({"path": str(path), **stats(path)}))
+
+
+if __name__ == "__main__":
+    main()

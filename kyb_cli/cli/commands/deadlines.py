@@ -1,0 +1,43 @@
+"""`kyb deadlines [--fail-on overdue|hard|none]`: every overdue or soon-due open task; a CI gate."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import common_options, store_location
+from kyb_cli.cli.deadlines_block import describe, reader_today, today_option
+from kyb_cli.cli.output import emit, note
+
+
+def deadlines_view(c, d) -> None:
+    if not d["deadlines"]:
+        c.print(f"[green]nothing overdue or due soon[/green] (today {d['today']})")
+        return
+    for item in d["deadlines"]:
+        style = "red" if item["overdue"] else "yellow"
+        hard = "[bold]HARD[/bold] " if item["hard"] else ""
+        waits = f" — waits on {item['waits_on']}" if item.get("waits_on") else ""
+        c.print(f"{hard}[{style}]{describe(item)}[/{style}]  {item['key']}  {item['title']}{waits}")
+
+
+@click.command("deadlines")
+@click.option("--fail-on", type=click.Choice(["overdue", "hard", "none"]), default="none", show_default=True,
+              help="Exit 3 when a task is overdue (overdue) or a hard deadline is overdue (hard).")
+@today_option
+@common_options
+def deadlines_cmd(fail_on: str) -> None:
+    """Open tasks that are overdue or due within their reminder window (default 3 days).
+
+    Overdue first, hard deadlines first within each group, then by date. With --fail-on the exit
+    status is 3 when the condition holds (the list is still printed), for CI and pre-commit hooks.
+    """
+    from kyb_cli.core.deadlines import deadlines, failing, live_tasks
+
+    today = reader_today()
+    items = deadlines(live_tasks(store_location().path), today)
+    emit({"today": today.isoformat(), "count": len(items), "deadlines": items}, deadlines_view)
+    bad = failing(items, fail_on)
+    if bad:
+        what = "overdue task(s)" if fail_on == "overdue" else "overdue hard deadline(s)"
+        note(f"{len(bad)} {what}: {', '.join(i['key'] for i in bad)} (--fail-on {fail_on})")
+        click.get_current_context().exit(3)

@@ -1,0 +1,28 @@
+"""`kyb done KEY`: close a task as done (or dropped) with a resolution; closing archives it."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import attribution, common_options, open_store, read_body
+from kyb_cli.cli.output import emit
+from kyb_cli.cli.render import write_reply
+
+
+@click.command("done")
+@click.argument("key")
+@click.option("--status", default="done", show_default=True, help="done|dropped.")
+@click.option("--resolution", default=None, help="What came of it, or why it was dropped; default: stdin when piped.")
+@common_options
+def done_cmd(key: str, status: str, resolution: str | None) -> None:
+    """Close task KEY. It leaves the tree; its final version stays in search, `get` and `kyb tasks --all`.
+    A blank resolution keeps the stored one, so closing twice never wipes an outcome."""
+    from kyb_cli.core.errors import Rejected
+    from kyb_cli.core.tasks import close_task
+
+    if status.strip() not in ("done", "dropped"):
+        raise Rejected(f"kyb done closes a task: --status done|dropped (got '{status}'); "
+                       f"use `kyb task-status {key} --status …` to move it between live statuses")
+    text = resolution if resolution is not None else read_body(None, None)
+    store = open_store(for_write=True)
+    emit(close_task(store, attribution(), key, status=status.strip(), resolution=text), write_reply)

@@ -1,0 +1,47 @@
+"""`kyb export [--at REV] [--format jsonl|json|csv]`: a snapshot, one row per key with its state."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kyb_cli.cli.common import common_options, store_location
+
+CSV_COLUMNS = ("key", "kind", "state", "title", "sha", "committed_at", "tags", "status", "service",
+               "priority", "assignee", "body")
+
+
+@click.command("export")
+@click.option("--at", "at", metavar="REV", help="A revision (sha, tag, HEAD~2); default the current commit.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "csv"]), default="jsonl", show_default=True)
+@common_options
+def export_cmd(at: str | None, fmt: str) -> None:
+    """One row per key that existed by REV: its latest content and state (active|archived|retracted).
+
+    No earlier versions: use `kyb history KEY` or `kyb query --history` for those.
+    """
+    from kyb_cli.core.index.export import export_rows
+
+    _head, rows = export_rows(store_location().path, at)
+    text = render(rows, fmt)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def render(rows: list[dict], fmt: str) -> str:
+    import json
+
+    if fmt == "json":
+        return json.dumps(rows, ensure_ascii=False) + "\n"
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in rows:
+        writer.writerow([",".join(r.get(c) or []) if c == "tags" else (r.get(c) or "") for c in CSV_COLUMNS])
+    return out.getvalue()

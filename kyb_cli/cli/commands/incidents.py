@@ -1,0 +1,39 @@
+"""`kyb incidents`: incident reports, open first, then newest; archived ones with --all."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
+from kyb_cli.cli.output import emit
+
+
+def incidents_view(c, d) -> None:
+    from rich.table import Table
+
+    table = Table("key", "status", "severity", "service", "follow-ups", "title", title=f"{d['count']} incident(s)")
+    for row in d["incidents"]:
+        status = row["status"] + (" (archived)" if row["archived"] else "")
+        table.add_row(row["key"], status, row["severity"], row["service"], str(row["open_followups"] or ""),
+                      row["title"])
+    c.print(table)
+
+
+@click.command("incidents")
+@click.option("--status", default="", help="open|mitigated|resolved (an explicit status includes archived).")
+@click.option("--service", default="", help="Only this service (any case).")
+@click.option("--open-followups", is_flag=True, help="Only reports with open `- [ ]` follow-ups (archived too).")
+@click.option("--all", "include_all", is_flag=True, help="Include archived (resolved) reports.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(0, None), help="At most N rows (max 200).")
+@deadline_options
+@common_options
+def incidents_cmd(status: str, service: str, open_followups: bool, include_all: bool, limit: int) -> None:
+    """List incident reports: status open, mitigated, resolved, then most recently written first."""
+    from kyb_cli.core.incidents import list_incidents
+
+    store = open_store()
+    rows = list_incidents(store, status=status, service=service, open_only_followups=open_followups,
+                          include_archived=include_all, limit=limit)
+    emit({"count": len(rows), "incidents": rows}, incidents_view)
+    print_deadlines_block(store)

@@ -1,0 +1,84 @@
+"""`kyb model pull | import DIR | status`: get the embedding model and see what semantic search uses."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import common_options
+from kyb_cli.cli.output import emit
+
+
+@click.group("model")
+def model_cmd() -> None:
+    """The embedding model for semantic search (multilingual-e5-small, int8 ONNX).
+
+    Found as KYB_MODEL, else `model = "DIR"` in the config file, else the default model directory.
+    """
+
+
+@model_cmd.command("pull")
+@click.option("--url", metavar="URL", help="Base URL to download from (else KYB_MODEL_URL, else the public one).")
+@click.option("--dir", "dest", metavar="DIR", type=click.Path(file_okay=False),
+              help="Install here instead of the default model directory.")
+@common_options
+def pull_cmd(url: str | None, dest: str | None) -> None:
+    """Download the pinned model files, verify sha256, resume a broken download, install atomically."""
+    import sys
+
+    from kyb_cli.core.embed.pull import pull
+
+    progress_bar = None
+    tasks: dict[str, int] = {}
+    if sys.stderr.isatty():
+        from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+        from kyb_cli.cli.output import console
+
+        progress_bar = Progress("{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                                console=console(stderr=True), transient=True)
+
+    def progress(name: str, done: int, total: int) -> None:
+        if progress_bar is None:
+            return
+        if name not in tasks:
+            tasks[name] = progress_bar.add_task(name, total=total)
+        progress_bar.update(tasks[name], completed=done)
+
+    if progress_bar is not None:
+        with progress_bar:
+            result = pull(dest=dest, url=url, progress=progress)
+    else:
+        result = pull(dest=dest, url=url, progress=progress)
+    emit(result, lambda c, d: c.print(f"model {d['action']}: {d['path']}"))
+
+
+@model_cmd.command("import")
+@click.argument("source", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--dir", "dest", metavar="DIR", type=click.Path(file_okay=False),
+              help="Install here instead of the default model directory.")
+@common_options
+def import_cmd(source: str, dest: str | None) -> None:
+    """Copy a local model directory (model.onnx + tokenizer.json) in, after checking it loads."""
+    from kyb_cli.core.embed.pull import import_model
+
+    result = import_model(source, dest)
+    emit(result, lambda c, d: c.print(f"model imported into {d['path']} (fingerprint {d['fingerprint']})"))
+
+
+@model_cmd.command("status")
+@common_options
+def status_cmd() -> None:
+    """Which model is found, where from, whether it loads, and its fingerprint."""
+    from kyb_cli.core.embed.pull import status
+
+    result = status()
+
+    def human(c, d):
+        if not d.get("found"):
+            c.print(f"no model: {d.get('reason')}")
+            return
+        state = "loads" if d.get("loads") else f"does not load: {d.get('reason')}"
+        c.print(f"model {d['path']} (from {d['source']}), {state}")
+        c.print(f"fingerprint {d['fingerprint']}" + (f", dim {d['dim']}" if d.get("dim") else ""))
+
+    emit(result, human)

@@ -1,0 +1,109 @@
+"""`kyb query TEXT`: ask what is true now, what any version said, what the store said at a moment,
+or what changed in a window. Lexical (BM25) now; `--semantic` joins when vectors exist."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from kyb_cli.cli.common import common_options, store_location
+from kyb_cli.cli.output import emit
+from kyb_cli.core.errors import UsageError
+
+
+def _split_tags(values: tuple[str, ...]) -> list[str]:
+    return [t.strip() for v in values for t in v.split(",") if t.strip()]
+
+
+@click.command("query", context_settings={
+    "ignore_unknown_options": True, "help_option_names": ["--help"]})
+@click.argument("text", nargs=-1, type=click.UNPROCESSED)
+@click.option("--history", is_flag=True, help="Search every content version (current included).")
+@click.option("--as-of", "as_of", metavar="T",
+              help="Search the store as it was at T: per key the latest version recorded by T, then the match.")
+@click.option("--changed-between", "changed_between", nargs=2, metavar="A B",
+              help="Search versions written in [A, B]; the latest matching one per key.")
+@click.option("--tag", "tags", multiple=True, help="Only records with this tag (repeat or comma list: AND).")
+@click.option("--kind", type=click.Choice(["knowledge", "incident", "task"]), help="Only this kind.")
+@click.option("--status", help="Only this status (exact).")
+@click.option("--service", help="Only this service (case-insensitive).")
+@click.option("--priority", help="Only this priority (exact).")
+@click.option("--assignee", help="Only this assignee (exact).")
+@click.option("--parent", help="Only sub-tasks of this task key.")
+@click.option("--limit", type=click.IntRange(0, 100), default=10, show_default=True, help="At most this many hits (≤100).")
+@click.option("--recent", is_flag=True, help="Newest first instead of by relevance.")
+@click.option("--semantic/--no-semantic", default=True, show_default=True,
+              help="Fuse search by meaning when vectors exist (historical modes stay lexical).")
+@common_options
+def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
+              changed_between: tuple[str, str] | None, tags: tuple[str, ...], kind: str | None,
+              status: str | None, service: str | None, priority: str | None, assignee: str | None,
+              parent: str | None, limit: int, recent: bool, semantic: bool) -> None:
+    """Search records; an empty TEXT lists newest first. Any text is a valid query.
+
+    \b
+    Modes (one at a time):
+      (default)                  current state: live and archived records, never retracted ones
+      --history                  every content version, current included
+      --as-of T                  the store as it was at T (slice first, then match)
+      --changed-between A B      versions written in the window, the latest match per key
+    Times are write times (Git commit time), not event times. T, A and B are RFC 3339 datetimes
+    (2026-10-11T16:00:00Z; no offset = UTC), bare dates (end of day 23:59:59 UTC for --as-of and B,
+    00:00:00 UTC for A) or revisions (sha, tag, HEAD~3 = that commit's time). Versions written in
+    the same second cannot be told apart by a time. Each hit has is_head: true only when it is the
+    key's current version.
+    """
+    from kyb_cli.core.index.query import Filters
+    from kyb_cli.core.index.search import search
+
+    modes = [m for m, on in (("--history", history), ("--as-of", as_of is not None),
+                             ("--changed-between", bool(changed_between))) if on]
+    if len(modes) > 1:
+        raise UsageError(f"choose one of {', '.join(modes)}")
+    location = store_location()
+    path = location.path
+    as_of_t = window = None
+    mode = "current"
+    if history:
+        mode = "history"
+    elif as_of is not None:
+        from kyb_cli.core.timeargs import END, parse_time
+
+        mode, as_of_t = "as_of", parse_time(as_of, bound=END, store_path=path)
+    elif changed_between:
+        from kyb_cli.core.timeargs import END, START, parse_time
+
+        a = parse_time(changed_between[0], bound=START, store_path=path)
+        b = parse_time(changed_between[1], bound=END, store_path=path)
+        if a > b:
+            raise UsageError("--changed-between: the start is after the end")
+        mode, window = "changed_between", (a, b)
+    if location.is_default and not (path / ".git").exists():
+        from kyb_cli.cli.common import open_store
+
+        open_store()  # the default store is created on first use
+    filters = Filters(tags=_split_tags(tags), kind=kind, status=status, service=service,
+                      priority=priority, assignee=assignee, parent=parent)
+    response = search(path, " ".join(text), mode=mode, as_of=as_of_t, window=window, filters=filters,
+                      limit=limit, recent=recent, semantic=semantic)
+    emit(response, query_view)
+    from kyb_cli.cli.deadlines_block import print_deadlines_block
+
+    print_deadlines_block(path)
+
+
+def query_view(c: Any, d: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from kyb_cli.cli.render import STATE_STYLE
+
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
+    for col in ("key", "title", "state", "version", "score"):
+        table.add_column(col)
+    for h in d["hits"]:
+        version = f"{h['sha'][:10]} {h['committed_at'][:19]}" + ("" if h["is_head"] else " [dim](past)[/dim]")
+        state = f"[{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/]"
+        table.add_row(f"[bold]{h['key']}[/bold]", h["title"], state, version, f"{h['score']:.3f}")
+    c.print(table)
+    c.print(f"[dim]{d['count']} hit(s), mode {d['mode']}, head {str(d.get('head') or '')[:12]}[/dim]")

@@ -1,0 +1,23 @@
+"""`kyb remote [URL]`: show or set the store's remote `origin` (plain `git remote` works as well)."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.output import emit
+
+
+@click.command("remote")
+@click.argument("url", required=False)
+@common_options
+def remote_cmd(url: str | None) -> None:
+    """Show the remote `kyb sync` uses, or set it to URL (any Git URL: ssh, https, a path)."""
+    from kyb_cli.core import sync as core
+
+    store = open_store()
+    if url is None:
+        data = {"remote": core.REMOTE, "url": core.remote_url(store)}
+    else:
+        data = {**core.set_remote(store, url), "changed": True}
+    emit(data, lambda c, d: c.print(f"{d['remote']}: {d['url'] or '[dim](none — kyb remote URL sets it)[/dim]'}"))

@@ -1,0 +1,24 @@
+"""`kyb resolve KEY`: close (or mitigate) an incident; closing archives it."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import attribution, common_options, open_store, read_body
+from kyb_cli.cli.output import emit
+from kyb_cli.cli.render import write_reply
+
+
+@click.command("resolve")
+@click.argument("key")
+@click.option("--status", default="resolved", show_default=True, help="resolved|mitigated (or open to reopen).")
+@click.option("--resolution", default=None, help="What fixed it; default: stdin when piped. Empty keeps the stored one.")
+@common_options
+def resolve_cmd(key: str, status: str, resolution: str | None) -> None:
+    """Resolve incident KEY. The report leaves the tree; its final version stays in search, `get`
+    and `kyb incidents --all`. Open `- [ ]` follow-ups give a warning, not a refusal."""
+    from kyb_cli.core.incidents import resolve_incident
+
+    text = resolution if resolution is not None else read_body(None, None)
+    store = open_store(for_write=True)
+    emit(resolve_incident(store, attribution(), key, status=status, resolution=text), write_reply)

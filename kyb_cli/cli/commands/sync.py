@@ -1,0 +1,61 @@
+"""`kyb sync`: fetch from the remote, integrate record by record, push (see kyb_cli.core.sync)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from kyb_cli.cli.common import attribution, common_options, open_store
+from kyb_cli.cli.output import emit
+
+
+def sync_view(c: Any, d: dict[str, Any]) -> None:
+    if d["fast_forward"]:
+        what = f"fast-forwarded ({d['incoming']} incoming)"
+    elif d["merged"]:
+        what = f"merged {d['incoming']} incoming commit(s)"
+    else:
+        what = "nothing incoming"
+    pushed = "pushed" if d["pushed"] else "nothing to push"
+    c.print(f"[bold green]synced[/bold green] with {d['remote']} ({d['url']}): {what}, {pushed}; "
+            f"head [dim]{(d['head'] or '')[:12]}[/dim]")
+    if not d["conflicts"]:
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{len(d['conflicts'])} conflict(s) to review", title_justify="left")
+    for col in ("key", "type", "kept", "other"):
+        table.add_column(col)
+    for cf in d["conflicts"]:
+        table.add_row(cf["key"], cf["type"], f"{cf['kept'][:12]} ({cf['kept_side']})", cf["other"][:12])
+    c.print(table)
+    c.print("[dim]review: kyb history KEY; kyb get KEY --at OTHER; write the right version with kyb add[/dim]")
+
+
+@click.command("sync")
+@click.option("--background", is_flag=True, hidden=True, help="Run as the detached automatic sync (logs only).")
+@common_options
+def sync_cmd(background: bool) -> None:
+    """Fetch from the remote `origin`, integrate record by record, push.
+
+    The same key changed on both sides keeps the later write (commit time, then sha) and is listed
+    under `conflicts` with both shas; both versions stay in history. Exit 5 when the remote is
+    unreachable: local reads and writes keep working.
+    """
+    from kyb_cli.core import sync as core
+
+    store = open_store()
+    if background:
+        core.background_sync(store, attribution("auto-sync"))
+        return
+    if sys.stderr.isatty():
+        from kyb_cli.cli.output import console
+
+        with console(stderr=True).status("syncing") as status:
+            result = core.sync(store, attribution=attribution(),
+                               progress=lambda msg: status.update(msg))
+    else:
+        result = core.sync(store, attribution=attribution())
+    emit(result, sync_view)

@@ -1,0 +1,28 @@
+"""`kyb task-status KEY --status …`: move a task between live statuses, changing only what is named."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import attribution, common_options, open_store
+from kyb_cli.cli.output import emit
+from kyb_cli.cli.render import write_reply
+
+
+@click.command("task-status")
+@click.argument("key")
+@click.option("--status", required=True, help="open|in_progress|blocked (close with `kyb done`).")
+@click.option("--assignee", default=None, help="New owner label; '' unclaims; omitted keeps.")
+@click.option("--parent", "--parent-task", "parent", default=None, help="New parent task; '' detaches; omitted keeps.")
+@click.option("--blocked-reason", default=None, help="Why it is blocked (with --status blocked).")
+@common_options
+def task_status_cmd(key: str, status: str, assignee: str | None, parent: str | None,
+                    blocked_reason: str | None) -> None:
+    """Move task KEY to open, in_progress or blocked. Title, body, tags, priority, knowledge and
+    refs stay; a non-blocked status clears blocked_reason. An archived task is reopened (`created`)."""
+    from kyb_cli.core.tasks import transition_task
+
+    store = open_store(for_write=True)
+    reply = transition_task(store, attribution(), key, status=status, assignee=assignee,
+                            parent_task=parent, blocked_reason=blocked_reason)
+    emit(reply, write_reply)

@@ -1,0 +1,51 @@
+"""`kyb tasks`: tasks by status (open, in_progress, blocked, done, dropped), newest first within each."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
+from kyb_cli.cli.output import emit
+from kyb_cli.core.errors import UsageError
+
+
+def tasks_view(c, d) -> None:
+    from rich.table import Table
+
+    table = Table("key", "status", "priority", "assignee", "due", "title", title=f"{d['count']} task(s)")
+    for row in d["tasks"]:
+        status = row["status"] + (" (archived)" if row["archived"] else "")
+        due = row["due"] or (f"~{row['expected']}" if row["expected"] else "")
+        if due and row["hard"]:
+            due += " HARD"
+        table.add_row(row["key"], status, row["priority"], row["assignee"], due, row["title"])
+    c.print(table)
+
+
+@click.command("tasks")
+@click.option("--status", default="", help="open|in_progress|blocked|done|dropped (explicit status includes archived).")
+@click.option("--priority", default="", help="low|medium|high|critical.")
+@click.option("--assignee", default="", help="Exact owner label.")
+@click.option("--parent", "--parent-task", "parent", default="", help="Only children of this task.")
+@click.option("--open-followups", is_flag=True, help="Only tasks with open `- [ ]` follow-ups (archived too).")
+@click.option("--all", "include_all", is_flag=True, help="Include archived (done/dropped) tasks.")
+@click.option("--due-before", default=None, metavar="DATE", help="Only tasks due on or before DATE (YYYY-MM-DD).")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(0, None), help="At most N rows (max 200).")
+@deadline_options
+@common_options
+def tasks_cmd(status, priority, assignee, parent, open_followups, include_all, due_before, limit) -> None:
+    """List tasks: live ones first by status, then most recently written first."""
+    from datetime import date
+
+    from kyb_cli.core.tasks import list_tasks
+    from kyb_cli.core.validate import is_date
+
+    if due_before is not None and not is_date(due_before):
+        raise UsageError(f"--due-before wants a date YYYY-MM-DD (got '{due_before}')")
+    store = open_store()
+    rows = list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
+                      open_only_followups=open_followups, include_archived=include_all,
+                      due_before=date.fromisoformat(due_before) if due_before else None, limit=limit)
+    emit({"count": len(rows), "tasks": rows}, tasks_view)
+    print_deadlines_block(store)

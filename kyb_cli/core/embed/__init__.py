@@ -1,0 +1,174 @@
+"""Embeddings for hybrid search: the model, the recipe, the shared vector cache, the warm helper.
+
+Importing this package is cheap (no numpy, no onnxruntime); the model is loaded only on a cache miss,
+preferably in the warm helper process (helper.py), else in-process. Nothing here raises for a missing
+or broken model: callers get a one-line reason and go lexical.
+
+API for the index and the fusion step:
+
+    locate_model() -> ModelLocation | str          # KYB_MODEL > config `model` > default dir; str = why not
+    passage_text(record) -> str                     # EMB-5 recipe text (no prefix)
+    passage_input(text) / query_input(q) -> str     # what the model is handed (prefix added)
+    text_hash(model_input) -> str                   # sha256 hex: the cache key of one model input
+    current_fingerprint() -> (fingerprint | None, reason | None)   # model files + recipe
+    query_vector(q) -> (bytes | None, reason | None)               # float32 LE; cache -> helper -> in-process
+    passage_vectors(texts, budget_s) -> PassageVectors             # texts = passage_text() results
+        .vectors: {text_hash(passage_input(text)): bytes}, .pending: int, .fingerprint, .reason
+    off_message(reason) -> str                      # the one stderr line when semantic search is off
+    vector_from_bytes(b) -> list[float]             # without numpy (struct)
+
+Vectors are L2-normalised, so cosine = dot product. The dimension is len(bytes) // 4.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kyb_cli.core.embed.files import ModelLocation, locate_model
+from kyb_cli.core.embed.recipe import passage_input, passage_text, query_input, text_hash
+
+__all__ = [
+    "ModelLocation", "locate_model", "passage_text", "passage_input", "query_input", "text_hash",
+    "current_fingerprint", "query_vector", "passage_vectors", "PassageVectors", "off_message",
+    "vector_from_bytes", "open_cache",
+]
+
+_CACHE = None
+_EMBEDDERS: dict[tuple[str, str], object] = {}
+
+
+def off_message(reason: str) -> str:
+    return f"semantic search off: {reason} — fix: kyb model pull or set KYB_MODEL"
+
+
+def open_cache():
+    """The user's shared vector cache (one connection per process)."""
+    global _CACHE
+    from kyb_cli.core.dirs import cache_dir
+    from kyb_cli.core.embed.cache import VectorCache, default_cache_path
+
+    path = default_cache_path()
+    if _CACHE is None or _CACHE.path != path:
+        _CACHE = VectorCache(path)
+    return _CACHE
+
+
+def current_fingerprint() -> tuple[str | None, str | None, ModelLocation | None]:
+    """(fingerprint, reason, location): the fingerprint of the model in use, or why there is none."""
+    from kyb_cli.core.embed.files import fingerprint
+
+    location = locate_model()
+    if isinstance(location, str):
+        return None, location, None
+    try:
+        return fingerprint(location, open_cache()), None, location
+    except OSError as exc:
+        return None, f"cannot read model files in {location.path}: {exc.strerror}", location
+
+
+def _in_process(location: ModelLocation, fingerprint: str):
+    key = (str(location.path), fingerprint)
+    if key not in _EMBEDDERS:
+        from kyb_cli.core.embed.embedder import Embedder
+
+        _EMBEDDERS.clear()
+        _EMBEDDERS[key] = Embedder(location.path)
+    return _EMBEDDERS[key]
+
+
+def _embed(location: ModelLocation, fingerprint: str, inputs: list[str]) -> list[bytes]:
+    """Through the helper when it can serve, else in-process. Raises ModelLoadError for a bad model."""
+    from kyb_cli.core.embed import client
+
+    if client.enabled():
+        vectors, _why = client.embed_via_helper(location.path, fingerprint, inputs)
+        if vectors is not None:
+            return vectors
+    return _in_process(location, fingerprint).embed_bytes(inputs)
+
+
+def query_vector(question: str) -> tuple[bytes | None, str | None]:
+    """The query's vector (float32 bytes), or (None, reason). A cached query costs no model load."""
+    from kyb_cli.core.embed.embedder import ModelLoadError
+
+    fp, reason, location = current_fingerprint()
+    if fp is None:
+        return None, reason
+    model_input = query_input(question)
+    key = text_hash(model_input)
+    cache = open_cache()
+    hit = cache.get(fp, key)
+    if hit is not None:
+        return hit, None
+    try:
+        vector = _embed(location, fp, [model_input])[0]
+    except ModelLoadError as exc:
+        return None, str(exc)
+    except Exception as exc:  # never a traceback for a query
+        return None, f"embedding failed: {str(exc)[:200]}"
+    cache.put_many(fp, {key: vector})
+    return vector, None
+
+
+@dataclass
+class PassageVectors:
+    """Vectors by text hash, how many are still missing, and the fingerprint they belong to."""
+
+    vectors: dict[str, bytes] = field(default_factory=dict)
+    pending: int = 0
+    fingerprint: str | None = None
+    reason: str | None = None
+
+
+def passage_vectors(texts: list[str], budget_s: float | None = None, batch: int = 16,
+                    progress=None) -> PassageVectors:
+    """Vectors for recipe texts: cached ones at once, then missing ones in batches until the budget.
+
+    Keys are text_hash(passage_input(text)). `budget_s=None` embeds everything; a batch is not
+    started when the time spent plus the last batch's time would pass the budget. `progress(done,
+    total)` is called after each batch. Missing vectors are counted in `pending`.
+    """
+    from kyb_cli.core.embed.embedder import ModelLoadError
+
+    fp, reason, location = current_fingerprint()
+    inputs = {text_hash(passage_input(t)): passage_input(t) for t in texts}
+    if fp is None:
+        return PassageVectors({}, len(inputs), None, reason)
+    cache = open_cache()
+    found = cache.get_many(fp, list(inputs))
+    missing = sorted((h for h in inputs if h not in found), key=lambda h: len(inputs[h]))
+    result = PassageVectors(found, len(missing), fp, None)
+    start = time.monotonic()
+    last = 0.0
+    done = 0
+    for i in range(0, len(missing), batch):
+        if budget_s is not None and (time.monotonic() - start) + last > budget_s:
+            break
+        chunk = missing[i:i + batch]
+        t0 = time.monotonic()
+        try:
+            vectors = _embed(location, fp, [inputs[h] for h in chunk])
+        except ModelLoadError as exc:
+            result.reason = str(exc)
+            break
+        except Exception as exc:
+            result.reason = f"embedding failed: {str(exc)[:200]}"
+            break
+        last = time.monotonic() - t0
+        new = dict(zip(chunk, vectors))
+        cache.put_many(fp, new)
+        result.vectors.update(new)
+        result.pending -= len(new)
+        done += len(new)
+        if progress is not None:
+            progress(done, len(missing))
+    return result
+
+
+def vector_from_bytes(blob: bytes) -> list[float]:
+    import struct
+
+    return list(struct.unpack(f"<{len(blob) // 4}f", blob))

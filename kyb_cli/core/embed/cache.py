@@ -1,0 +1,83 @@
+"""The on-disk embedding cache shared by every store of the user (`<cache dir>/embeddings.sqlite3`).
+
+Key = (fingerprint of model files + recipe, sha256 of the exact model input). A version's text never
+changes, so an entry never goes stale; a new model or recipe has a new fingerprint and simply misses.
+Vectors are little-endian float32 blobs. WAL mode and a busy timeout make concurrent processes safe
+(readers never block; writers take turns). apsw only: no numpy needed to read or write.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors(
+    fingerprint TEXT NOT NULL, text_sha TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,
+    PRIMARY KEY (fingerprint, text_sha)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS file_digests(
+    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, inode INTEGER, sha256 TEXT);
+"""
+
+
+def default_cache_path() -> Path:
+    from kyb_cli.core.dirs import cache_dir
+
+    return cache_dir() / "embeddings.sqlite3"
+
+
+class VectorCache:
+    """Get and put vectors by (fingerprint, text hash); also memoises model-file digests."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        import apsw
+
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = apsw.Connection(str(self.path))
+        self.db.setbusytimeout(10_000)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute(SCHEMA)
+
+    def get_many(self, fingerprint: str, hashes: list[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        for start in range(0, len(hashes), 500):
+            part = hashes[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for text_sha, vec in self.db.execute(
+                f"SELECT text_sha, vec FROM vectors WHERE fingerprint=? AND text_sha IN ({marks})",
+                (fingerprint, *part),
+            ):
+                out[text_sha] = bytes(vec)
+        return out
+
+    def get(self, fingerprint: str, text_sha: str) -> bytes | None:
+        return self.get_many(fingerprint, [text_sha]).get(text_sha)
+
+    def put_many(self, fingerprint: str, vectors: dict[str, bytes]) -> None:
+        if not vectors:
+            return
+        with self.db:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO vectors(fingerprint, text_sha, dim, vec) VALUES (?,?,?,?)",
+                [(fingerprint, h, len(v) // 4, v) for h, v in vectors.items()],
+            )
+
+    def fingerprints(self) -> dict[str, int]:
+        """Vectors per fingerprint (for `kyb doctor`-style reports of mixed models)."""
+        return dict(self.db.execute("SELECT fingerprint, count(*) FROM vectors GROUP BY fingerprint"))
+
+    def known_digest(self, path: str, size: int, mtime_ns: int, inode: int) -> str | None:
+        row = self.db.execute(
+            "SELECT sha256 FROM file_digests WHERE path=? AND size=? AND mtime_ns=? AND inode=?",
+            (path, size, mtime_ns, inode),
+        ).fetchone()
+        return row[0] if row else None
+
+    def remember_digest(self, path: str, size: int, mtime_ns: int, inode: int, sha: str) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO file_digests VALUES (?,?,?,?,?)",
+                            (path, size, mtime_ns, inode, sha))
+
+    def close(self) -> None:
+        self.db.close()

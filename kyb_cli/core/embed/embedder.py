@@ -1,0 +1,98 @@
+"""The model itself: onnxruntime + tokenizers + numpy, loaded from a directory (EMB-1..3).
+
+Only this module (and the helper process that wraps it) imports numpy and onnxruntime. Inputs are
+model inputs, prefixes already added (see recipe.py). Batches are sorted by length so padding is
+short; each batch is padded by hand to its own max length (ids 0, mask 0).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kyb_cli.core.embed.recipe import MAX_TOKENS
+
+BATCH = 16
+
+
+def _threads() -> int:
+    """Intra-op threads: KYB_EMBED_THREADS, else the CPU count capped at 4 (2 measured best on 2 cores)."""
+    explicit = os.environ.get("KYB_EMBED_THREADS")
+    if explicit and explicit.isdigit() and int(explicit) > 0:
+        return int(explicit)
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+class ModelLoadError(Exception):
+    """The directory does not hold a usable model; the message is one line for a user."""
+
+
+class Embedder:
+    """Turns model inputs into L2-normalised float32 vectors (mean pooled over the attention mask)."""
+
+    def __init__(self, path: Path | str) -> None:
+        path = Path(path)
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+            self.tokenizer.no_padding()
+            self.tokenizer.enable_truncation(MAX_TOKENS)
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = _threads()
+            options.inter_op_num_threads = 1
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+            options.log_severity_level = 3
+            self.session = ort.InferenceSession(str(path / "model.onnx"), options,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ModelLoadError(f"model at {path} does not load: {first[:200]}") from None
+        names = {i.name for i in self.session.get_inputs()}
+        if not {"input_ids", "attention_mask"} <= names:
+            raise ModelLoadError(f"model at {path} does not take input_ids/attention_mask")
+        self.wants_token_types = "token_type_ids" in names
+        self.output = "last_hidden_state" if any(
+            o.name == "last_hidden_state" for o in self.session.get_outputs()) else None
+        self.path = path
+        self.dim = int(self.embed(["query: probe"]).shape[1])
+
+    def _run(self, encodings):
+        import numpy as np
+
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, enc in enumerate(encodings):
+            ids[row, :len(enc.ids)] = enc.ids
+            mask[row, :len(enc.ids)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if self.wants_token_types:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self.session.run([self.output] if self.output else None, feed)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0  # zero vectors are left as they are (EMB-3)
+        return (pooled / norms).astype(np.float32)
+
+    def embed(self, inputs: list[str], batch: int = BATCH):
+        """(len(inputs), dim) float32, in input order; batches of `batch`, sorted by token length."""
+        import numpy as np
+
+        if not inputs:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch(list(inputs))
+        order = sorted(range(len(inputs)), key=lambda i: len(encodings[i].ids))
+        out = [None] * len(inputs)
+        for start in range(0, len(order), batch):
+            chunk = order[start:start + batch]
+            vectors = self._run([encodings[i] for i in chunk])
+            for i, vec in zip(chunk, vectors):
+                out[i] = vec
+        return np.stack(out)
+
+    def embed_bytes(self, inputs: list[str]) -> list[bytes]:
+        """The same as embed(), each vector as little-endian float32 bytes (the cache's format)."""
+        return [vec.astype("<f4").tobytes() for vec in self.embed(inputs)]

@@ -1,0 +1,98 @@
+"""Where the model is (KYB_MODEL > config `model` > the default dir) and its fingerprint.
+
+The fingerprint covers the bytes of `model.onnx` and `tokenizer.json` and the recipe, so a vector is
+only ever served to the model and recipe that made it. Hashing 120 MB on every query would cost more
+than the query, so file digests are memoised in the cache database, keyed by path, size, mtime and
+inode: an edited or replaced file is hashed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from kyb_cli.core.embed.recipe import RECIPE
+
+MODEL_FILES = ("model.onnx", "tokenizer.json")
+MODEL_NAME = "multilingual-e5-small"
+
+
+@dataclass(frozen=True)
+class ModelLocation:
+    """A model directory and where its path came from: "KYB_MODEL", "config" or "default"."""
+
+    path: Path
+    source: str
+
+
+def default_model_dir() -> Path:
+    from kyb_cli.core.dirs import data_dir
+
+    return data_dir() / "models" / MODEL_NAME
+
+
+def missing_files(path: Path) -> list[str]:
+    return [name for name in MODEL_FILES if not (path / name).is_file()]
+
+
+def locate_model() -> ModelLocation | str:
+    """The model to use, or a one-line reason why there is none (never raises)."""
+    explicit = os.environ.get("KYB_MODEL")
+    if explicit:
+        location = ModelLocation(Path(explicit).expanduser(), "KYB_MODEL")
+    else:
+        try:
+            from kyb_cli.core.config import load_config
+
+            configured = load_config().get("model")
+        except Exception as exc:  # a broken config must not break a query
+            return f"config unreadable ({getattr(exc, 'message', exc)})"
+        if configured:
+            location = ModelLocation(Path(str(configured)).expanduser(), "config")
+        else:
+            path = default_model_dir()
+            if not path.exists():
+                return f"no model (KYB_MODEL unset, no `model` in config, nothing at {path})"
+            location = ModelLocation(path, "default")
+    missing = missing_files(location.path)
+    if missing:
+        return f"no {'/'.join(missing)} in {location.path} (from {location.source})"
+    return location
+
+
+def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_digests(path: Path, cache=None) -> dict[str, str]:
+    """sha256 of each model file, memoised in `cache` (a VectorCache) by (path, size, mtime, inode)."""
+    out: dict[str, str] = {}
+    for name in MODEL_FILES:
+        file = (path / name).resolve()
+        st = file.stat()
+        stamp = (str(file), st.st_size, st.st_mtime_ns, st.st_ino)
+        known = cache.known_digest(*stamp) if cache is not None else None
+        if known is None:
+            known = file_sha256(file)
+            if cache is not None:
+                cache.remember_digest(*stamp, known)
+        out[name] = known
+    return out
+
+
+def fingerprint_of(digests: dict[str, str]) -> str:
+    """Model files + recipe -> a short stable id ("e5-…" is not assumed: any model works)."""
+    blob = json.dumps({"files": digests, "recipe": RECIPE}, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:24]
+
+
+def fingerprint(location: ModelLocation | Path, cache=None) -> str:
+    path = location.path if isinstance(location, ModelLocation) else Path(location)
+    return fingerprint_of(file_digests(path, cache))

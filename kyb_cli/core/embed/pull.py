@@ -1,0 +1,186 @@
+"""Getting model files onto the machine: `pull` (download, pinned sha256, resumable) and `import`.
+
+Downloads go to `<dest>.partial/<file>.part`; a broken download resumes with an HTTP Range request.
+Each file is checked against its pinned sha256, then the whole directory is installed with renames,
+so a reader sees the old model or the new one, never half of one. The base URL is overridable
+(--url, KYB_MODEL_URL) for mirrors and for tests, which serve small files from 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from kyb_cli.core.embed.files import MODEL_FILES, default_model_dir, file_sha256
+from kyb_cli.core.errors import RemoteError, StoreError, UsageError
+
+# The public Xenova/multilingual-e5-small layout; model.onnx is onnx/model_quantized.onnx (int8) upstream.
+DEFAULT_URL = "https://huggingface.co/Xenova/multilingual-e5-small/resolve/main/"
+
+
+@dataclass(frozen=True)
+class Pin:
+    remote: str  # path under the base URL
+    sha256: str
+    size: int
+
+
+PINS: dict[str, Pin] = {
+    "model.onnx": Pin("onnx/model_quantized.onnx",
+                      "2595e626e152f0ddfe87460361f91fa97cdec6beee6796062c1847c3e5bc8456", 118717446),
+    "tokenizer.json": Pin("tokenizer.json",
+                          "dd6e887502b5039cdea609445b3f1829cb139e4f3c5e08bf87bef291b283c418", 9350152),
+}
+
+Progress = Callable[[str, int, int], None]  # (file name, bytes done, bytes total)
+
+
+def base_url(explicit: str | None = None) -> str:
+    url = explicit or os.environ.get("KYB_MODEL_URL") or DEFAULT_URL
+    return url if url.endswith("/") else url + "/"
+
+
+def _download(url: str, part: Path, pin: Pin, name: str, progress: Progress | None, timeout: float) -> None:
+    """Fetch url into `part`, continuing from its current size when the server honours Range."""
+    import urllib.error
+    import urllib.request
+
+    have = part.stat().st_size if part.exists() else 0
+    if have >= pin.size:
+        return
+    request = urllib.request.Request(url, headers={"Range": f"bytes={have}-"} if have else {})
+    try:
+        response = urllib.request.urlopen(request, timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 416 and have:
+            return  # nothing left to send: the part is complete
+        raise RemoteError(f"cannot download {name} from {url}: HTTP {exc.code}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise RemoteError(f"cannot download {name} from {url}: {getattr(exc, 'reason', exc)}") from None
+    with response:
+        if have and response.status != 206:
+            have = 0  # the server ignored Range: start over
+        mode = "ab" if have else "wb"
+        done = have
+        try:
+            with open(part, mode) as fh:
+                while chunk := response.read(1 << 16):
+                    fh.write(chunk)
+                    done += len(chunk)
+                    if progress:
+                        progress(name, done, pin.size)
+        except OSError as exc:
+            raise RemoteError(f"download of {name} broke at {done} bytes ({exc}); run again to resume") from None
+    if done < pin.size:
+        raise RemoteError(f"download of {name} stopped at {done} of {pin.size} bytes; run again to resume")
+
+
+def _install(staging: Path, dest: Path) -> None:
+    """Swap `staging` in as `dest` with renames (the old directory, if any, is removed after)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    old = None
+    if dest.exists():
+        old = dest.with_name(f".{dest.name}.old-{uuid.uuid4().hex[:8]}")
+        os.replace(dest, old)
+    os.replace(staging, dest)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def installed_ok(dest: Path, pins: dict[str, Pin]) -> bool:
+    return all((dest / n).is_file() and (dest / n).stat().st_size == p.size and file_sha256(dest / n) == p.sha256
+               for n, p in pins.items())
+
+
+def pull(dest: Path | None = None, url: str | None = None, progress: Progress | None = None,
+         timeout: float = 60.0, pins: dict[str, Pin] | None = None) -> dict:
+    """Download the pinned files into `dest` (default model dir); verify; install atomically."""
+    pins = pins or PINS
+    dest = Path(dest) if dest else default_model_dir()
+    base = base_url(url)
+    if installed_ok(dest, pins):
+        return {"action": "unchanged", "path": str(dest), "files": {n: p.sha256 for n, p in pins.items()}}
+    partial = dest.with_name(f".{dest.name}.partial")
+    partial.mkdir(parents=True, exist_ok=True)
+    for name, pin in pins.items():
+        part = partial / (name + ".part")
+        _download(base + pin.remote, part, pin, name, progress, timeout)
+        digest = file_sha256(part)
+        if digest != pin.sha256:
+            part.unlink(missing_ok=True)
+            raise RemoteError(f"{name}: sha256 {digest} does not match the pin {pin.sha256}; "
+                              "the partial file was removed, run again")
+    staging = dest.with_name(f".{dest.name}.staging-{uuid.uuid4().hex[:8]}")
+    staging.mkdir()
+    for name in pins:
+        os.replace(partial / (name + ".part"), staging / name)
+    shutil.rmtree(partial, ignore_errors=True)
+    _install(staging, dest)
+    return {"action": "installed", "path": str(dest), "url": base,
+            "files": {n: p.sha256 for n, p in pins.items()}}
+
+
+def import_model(source: Path, dest: Path | None = None) -> dict:
+    """Copy a local model directory in, after checking that it loads and embeds."""
+    from kyb_cli.core.embed.embedder import Embedder, ModelLoadError
+    from kyb_cli.core.embed.files import fingerprint_of, missing_files
+
+    source = Path(source).expanduser()
+    if not source.is_dir():
+        raise UsageError(f"{source} is not a directory")
+    missing = missing_files(source)
+    if missing:
+        raise UsageError(f"no {'/'.join(missing)} in {source}")
+    try:
+        dim = Embedder(source).dim
+    except ModelLoadError as exc:
+        raise UsageError(str(exc)) from None
+    dest = Path(dest) if dest else default_model_dir()
+    if dest.exists() and dest.resolve() == source.resolve():
+        raise UsageError(f"{source} is already the model directory")
+    staging = dest.with_name(f".{dest.name}.staging-{uuid.uuid4().hex[:8]}")
+    staging.mkdir(parents=True)
+    try:
+        digests = {}
+        for name in MODEL_FILES:
+            shutil.copyfile(source / name, staging / name)
+            digests[name] = file_sha256(staging / name)
+        _install(staging, dest)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise StoreError(f"cannot install the model into {dest}: {exc.strerror}") from None
+    return {"action": "imported", "path": str(dest), "from": str(source), "dim": dim,
+            "fingerprint": fingerprint_of(digests), "files": digests}
+
+
+def status() -> dict:
+    """What model is found, where from, whether it loads, its fingerprint (and the helper, if up)."""
+    from kyb_cli.core.embed import client, current_fingerprint
+    from kyb_cli.core.embed.embedder import Embedder, ModelLoadError
+    from kyb_cli.core.embed.recipe import RECIPE
+
+    fp, reason, location = current_fingerprint()
+    out: dict = {"found": location is not None and fp is not None, "recipe": RECIPE}
+    if location is None:
+        out.update({"loads": False, "reason": reason, "default_path": str(default_model_dir())})
+        return out
+    out.update({"path": str(location.path), "source": location.source, "fingerprint": fp})
+    if fp is None:
+        out.update({"loads": False, "reason": reason})
+        return out
+    t0 = time.perf_counter()
+    try:
+        embedder = Embedder(location.path)
+        out.update({"loads": True, "dim": embedder.dim, "load_s": round(time.perf_counter() - t0, 3),
+                    "token_type_ids": embedder.wants_token_types})
+    except ModelLoadError as exc:
+        out.update({"loads": False, "reason": str(exc)})
+    helper = client.ping(location.path)
+    out["helper"] = ({"running": True, "pid": helper.get("pid"), "fingerprint": helper.get("fingerprint")}
+                     if helper and helper.get("ok") else {"running": False})
+    return out

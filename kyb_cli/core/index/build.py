@@ -1,0 +1,211 @@
+"""Fill the index from Git: a full rebuild, or a catch-up over the commits it has not seen.
+
+Revision order: commits are taken parents-before-children (`git rev-list --topo-order --reverse`),
+and a catch-up appends the new commits after the ones already indexed. A commit contributes one
+event per record path whose blob differs from that key's previous event; for a merge the candidate
+paths are those that differ from any parent, so after the last commit every key's last event equals
+HEAD's tree. Commits and blobs come from the `git` program (see gitlog.py); no pygit2 here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from kyb_cli.core.index import gitlog, schema
+from kyb_cli.core.record import Record, RecordFormatError, key_of_path, kind_of_key, parse
+
+_FIELD_TEXT = ("service", "severity", "status", "priority", "assignee", "parent_task", "resolution",
+               "detection", "blocked_reason", "waits_on")
+FLUSH_EVERY = 4000  # versions per blob batch
+
+
+def fold(text: str) -> str:
+    """What the FTS index sees: `ё` as `е` (unicode61 does not fold it)."""
+    return text.replace("ё", "е").replace("Ё", "Е")
+
+
+def fts_columns(key: str, doc: dict) -> tuple[str, str, str, str, str]:
+    fields = [str(doc.get(name) or "") for name in _FIELD_TEXT]
+    fields += list(doc.get("hosts") or []) + list(doc.get("knowledge") or [])
+    fields += [a.get("scope", "") for a in doc.get("affected") or []]
+    return (fold(doc["title"]), fold(" ".join(doc.get("tags") or [])), fold(key),
+            fold(" ".join(f for f in fields if f)), fold(doc.get("body") or ""))
+
+
+@dataclass
+class KeyState:
+    kind: str
+    state: str
+    version_id: int
+    event_id: int
+    blob: str | None
+    ended_sha: str | None = None
+    ended_at: int | None = None
+    dirty: bool = False
+
+
+class Builder:
+    """Applies commits, in revision order, to an open index connection (inside a transaction)."""
+
+    def __init__(self, conn, store_path: Path) -> None:
+        self.conn = conn
+        self.store_path = store_path
+        self.keys: dict[str, KeyState | None] = {}
+        self.seq = conn.execute("SELECT coalesce(max(seq), 0) FROM commits").fetchone()[0]
+        self.vid = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
+        self.eid = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+        self.commits: list[tuple] = []
+        self.pending: list[tuple[int, str, str, int, str]] = []  # vid, key, sha, when, blob
+        self.events: list[tuple] = []
+        self.skipped: list[str] = []
+
+    def _state(self, key: str) -> KeyState | None:
+        if key not in self.keys:
+            row = self.conn.execute(
+                "SELECT kind, state, version_id, event_id, blob, ended_sha, ended_at FROM keys WHERE key = ?",
+                (key,)).fetchone()
+            self.keys[key] = KeyState(*row) if row else None
+        return self.keys[key]
+
+    def apply(self, commit: gitlog.Commit) -> None:
+        self.seq += 1
+        self.commits.append((self.seq, commit.sha, commit.when))
+        for path, blob in sorted(commit.changes.items()):
+            key = key_of_path(path)
+            if key is None:
+                continue
+            st = self._state(key)
+            if blob == (st.blob if st is not None else None):
+                continue
+            self.eid += 1
+            if blob is None:
+                assert st is not None
+                state = "retracted" if kind_of_key(key) == "knowledge" else "archived"
+                self.events.append((self.eid, key, self.seq, commit.when, "deleted", st.version_id, None))
+                st.state, st.event_id, st.blob = state, self.eid, None
+                st.ended_sha, st.ended_at, st.dirty = commit.sha, commit.when, True
+                continue
+            self.vid += 1
+            self.pending.append((self.vid, key, commit.sha, commit.when, blob))
+            self.events.append((self.eid, key, self.seq, commit.when, "content", self.vid, blob))
+            self.keys[key] = KeyState(kind_of_key(key), "active", self.vid, self.eid, blob, None, None, True)
+
+    def _versions(self) -> tuple[list[tuple], list[tuple]]:
+        contents = gitlog.blobs(self.store_path, sorted({p[4] for p in self.pending}))
+        rows, fts = [], []
+        for vid, key, sha, when, blob in self.pending:
+            path = f"{key}"
+            try:
+                record = parse(contents[blob], path=path)
+                if record.key != key:  # the path names the key
+                    record = record.copy(key=key)
+            except (RecordFormatError, KeyError) as exc:
+                reason = getattr(exc, "reason", "missing blob")
+                self.skipped.append(f"{key}@{sha[:12]}: {reason}")
+                raw = contents.get(blob, b"").decode("utf-8", errors="replace")
+                record = Record(key=key, title=f"{key} (unreadable: {reason})", body=raw)
+            doc = record.to_json()
+            rows.append((vid, key, record.kind, sha, when, blob, record.title,
+                         json.dumps([t.lower() for t in record.tags], ensure_ascii=False),
+                         record.service.lower(), record.status, record.priority, record.assignee,
+                         record.parent_task, json.dumps(doc, ensure_ascii=False)))
+            fts.append((vid, *fts_columns(key, doc)))
+        return rows, fts
+
+    def flush(self) -> None:
+        c = self.conn
+        if self.commits:
+            c.executemany("INSERT INTO commits(seq, sha, committed_at) VALUES(?,?,?)", self.commits)
+        if self.pending:
+            rows, fts = self._versions()
+            c.executemany("INSERT INTO versions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            c.executemany(f"INSERT INTO fts(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", fts)
+        if self.events:
+            c.executemany("INSERT INTO events VALUES(?,?,?,?,?,?,?)", self.events)
+        dirty = [(k, s.kind, s.state, s.version_id, s.event_id, s.blob, s.ended_sha, s.ended_at)
+                 for k, s in self.keys.items() if s is not None and s.dirty]
+        if dirty:
+            c.executemany("INSERT OR REPLACE INTO keys VALUES(?,?,?,?,?,?,?,?)", dirty)
+            for s in self.keys.values():
+                if s is not None:
+                    s.dirty = False
+        self.commits, self.pending, self.events = [], [], []
+
+    def run(self, commits: Iterable[gitlog.Commit], progress=None, total: int | None = None) -> int:
+        n = 0
+        for n, commit in enumerate(commits, 1):
+            self.apply(commit)
+            if len(self.pending) >= FLUSH_EVERY:
+                self.flush()
+                if progress is not None:
+                    progress(n, total)
+        self.flush()
+        if progress is not None:
+            progress(n, total or n)
+        return n
+
+
+def _set_head(conn, head: str | None) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('head', ?)", (head or "",))
+
+
+def rebuild(store_path: Path, db_path: Path, head: str | None,
+            progress: Callable[[int, int | None], None] | None = None) -> dict:
+    """Build a fresh index into a temp file and move it over `db_path` in one rename."""
+    started = time.perf_counter()
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = db_path.with_name(f"{db_path.name}.tmp-{os.getpid()}")
+    for stale in (tmp, Path(f"{tmp}-journal")):
+        stale.unlink(missing_ok=True)
+    commits = list(gitlog.commits(store_path, head)) if head else []
+    conn = schema.connect(tmp, create=True)
+    try:
+        conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")
+        schema.create(conn)
+        builder = Builder(conn, store_path)
+        with conn:
+            builder.run(commits, progress, len(commits))
+            _set_head(conn, head)
+        conn.execute("PRAGMA journal_mode=DELETE")
+        stats = _stats(conn)
+    finally:
+        conn.close()
+    Path(f"{db_path}-journal").unlink(missing_ok=True)  # a dead writer's journal belongs to the old file
+    os.replace(tmp, db_path)
+    stats.update(head=head, commits=len(commits), skipped=builder.skipped,
+                 seconds=round(time.perf_counter() - started, 3), rebuilt=True)
+    return stats
+
+
+def catch_up(conn, store_path: Path, indexed: str | None, head: str | None) -> dict | None:
+    """Append the commits after `indexed`; None when HEAD is not a descendant (caller rebuilds)."""
+    if not head or not indexed or not gitlog.is_ancestor(store_path, indexed, head):
+        return None
+    started = time.perf_counter()
+    builder = Builder(conn, store_path)
+    with conn:  # one write transaction: readers see the old state or the new one
+        count = builder.run(gitlog.commits(store_path, head, since=indexed))
+        _set_head(conn, head)
+    return {"head": head, "commits": count, "skipped": builder.skipped, "rebuilt": False,
+            "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _stats(conn) -> dict:
+    def one(sql: str) -> int:
+        return conn.execute(sql).fetchone()[0]
+
+    return {"versions": one("SELECT count(*) FROM versions"), "keys": one("SELECT count(*) FROM keys"),
+            "events": one("SELECT count(*) FROM events")}
+
+
+def warn_skipped(skipped: list[str]) -> None:
+    for line in skipped[:5]:
+        sys.stderr.write(f"kyb: index: unreadable record version {line}\n")
+    if len(skipped) > 5:
+        sys.stderr.write(f"kyb: index: {len(skipped) - 5} more unreadable record versions\n")

@@ -1,0 +1,123 @@
+"""The four questions about time, answered from the index (lexical; vectors plug in later).
+
+- current         the key's version at HEAD, live or archived (its final version); never retracted;
+- history         every content version, current included;
+- as_of T         per key the latest event recorded no later than T in revision order (slice first),
+                  then the match; a retraction in the slice hides knowledge, an archive keeps it;
+- changed_between content versions written inside [A, B] that match; the latest one per key.
+`lexical()` returns a ranked list of (version_id, hit) so a semantic list can be fused with it (RRF).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from kyb_cli.core.index import schema
+from kyb_cli.core.index.tokens import match_expression
+from kyb_cli.core.timefmt import rfc3339
+
+MODES = ("current", "history", "as_of", "changed_between")
+MAX_LIMIT = 100
+_COLUMNS = ("id", "key", "sha", "committed_at", "doc", "hit_state", "score", "is_head")
+_HIDDEN_KEYS = frozenset(("key", "title", "kind", "body", "tags", "refs", "extra"))
+
+
+@dataclass
+class Filters:
+    tags: list[str] = field(default_factory=list)
+    kind: str | None = None
+    status: str | None = None
+    service: str | None = None
+    priority: str | None = None
+    assignee: str | None = None
+    parent: str | None = None
+
+
+def _candidates(mode: str, params: dict) -> str:
+    """SQL yielding (vid, state) for the versions a mode may answer with, before matching."""
+    if mode == "current":
+        return "SELECT version_id AS vid, state FROM keys WHERE state != 'retracted'"
+    if mode == "history":
+        return "SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key"
+    if mode == "as_of":
+        return (
+            "SELECT e.version_id AS vid, CASE e.action WHEN 'deleted' THEN 'archived' ELSE 'active' END AS state "
+            "FROM (SELECT max(id) AS eid FROM events WHERE committed_at <= :t GROUP BY key) s "
+            "JOIN events e ON e.id = s.eid "
+            "WHERE NOT (e.action = 'deleted' AND e.key NOT LIKE 'inc-%' AND e.key NOT LIKE 'task-%')"
+        )
+    if mode == "changed_between":
+        return ("SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key "
+                "WHERE v.committed_at BETWEEN :a AND :b")
+    raise ValueError(mode)
+
+
+def _filter_sql(filters: Filters, params: dict) -> list[str]:
+    where: list[str] = []
+    for n, tag in enumerate(filters.tags):
+        params[f"tag{n}"] = tag.strip().lower()
+        where.append(f"EXISTS (SELECT 1 FROM json_each(v.tags_lc) WHERE value = :tag{n})")
+    for name, column in (("kind", "v.kind"), ("status", "v.status"), ("priority", "v.priority"),
+                         ("assignee", "v.assignee"), ("parent", "v.parent_task")):
+        value = getattr(filters, name)
+        if value:
+            params[name] = value
+            where.append(f"{column} = :{name}")
+    if filters.service:
+        params["service"] = filters.service.lower()
+        where.append("v.service_lc = :service")
+    return where
+
+
+def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
+            window: tuple[int, int] | None = None, filters: Filters | None = None,
+            limit: int = 10, recent: bool = False) -> list[tuple[int, dict]]:
+    """Ranked (version_id, hit) pairs for one question; an empty or wordless text lists newest first."""
+    filters = filters or Filters()
+    params: dict = {"limit": max(0, min(int(limit), MAX_LIMIT))}
+    if mode == "as_of":
+        params["t"] = int(as_of)  # type: ignore[arg-type]
+    elif mode == "changed_between":
+        params["a"], params["b"] = window  # type: ignore[misc]
+    expr = match_expression(text)
+    where = _filter_sql(filters, params)
+    if expr is None:
+        source = "SELECT c.vid, c.state, 0.0 AS score FROM cand c"
+        recent = True
+    else:
+        params["q"] = expr
+        weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
+        source = (f"SELECT c.vid, c.state, -bm25(fts, {weights}) AS score FROM fts "
+                  "JOIN cand c ON c.vid = fts.rowid WHERE fts MATCH :q")
+    inner = (
+        f"SELECT v.*, m.state AS hit_state, m.score AS score, "
+        f"(k.version_id = v.id AND k.state != 'retracted') AS is_head "
+        f"FROM ({source}) m JOIN versions v ON v.id = m.vid JOIN keys k ON k.key = v.key"
+        + (" WHERE " + " AND ".join(where) if where else "")
+    )
+    if mode == "changed_between":
+        inner = (f"SELECT * FROM (SELECT x.*, row_number() OVER (PARTITION BY x.key ORDER BY x.id DESC) AS rn "
+                 f"FROM ({inner}) x) WHERE rn = 1")
+    order = "id DESC" if recent else "score DESC, id DESC"
+    sql = f"WITH cand AS ({_candidates(mode, params)}) SELECT {', '.join(_COLUMNS)} FROM ({inner}) ORDER BY {order} LIMIT :limit"
+    out: list[tuple[int, dict]] = []
+    for row in conn.execute(sql, params):
+        r = dict(zip(_COLUMNS, row))
+        out.append((r["id"], _hit(r, 0.0 if recent else r["score"])))
+    return out
+
+
+def _hit(r: dict, score: float) -> dict:
+    doc = json.loads(r["doc"])
+    hit = {"key": doc["key"], "title": doc["title"], "kind": doc["kind"], "body": doc.get("body", ""),
+           "tags": doc.get("tags", [])}
+    for name, value in doc.items():
+        if name not in _HIDDEN_KEYS:
+            hit[name] = value
+    hit["refs"] = doc.get("refs", [])
+    if doc.get("extra"):
+        hit["extra"] = doc["extra"]
+    hit.update(sha=r["sha"], committed_at=rfc3339(r["committed_at"]), state=r["hit_state"],
+               is_head=bool(r["is_head"]), score=round(float(score), 6))
+    return hit

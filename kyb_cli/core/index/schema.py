@@ -1,0 +1,94 @@
+"""The index database: one SQLite file per store, inside `.git/kyb/`, rebuilt from Git at will.
+
+Tables
+- `meta`      schema version and the commit the index reflects (`head`).
+- `commits`   every indexed commit in revision order (`seq`: parents before children).
+- `versions`  one row per content version of a key (a distinct text the key had), with its commit;
+              `id` is the integer a vector table joins on (issue 4), and grows in revision order.
+- `events`    per key, in revision order: `content` (a version became the key's text) or `deleted`
+              (retracted knowledge / archived incident or task; `version_id` is the final text).
+- `keys`      the state at `head`: last event, last version, state active|archived|retracted.
+- `fts`       FTS5 over versions (contentless; rowid = versions.id), columns weighted for BM25.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SCHEMA_VERSION = "3"
+FTS_COLUMNS = ("title", "tags", "keytext", "fields", "body")
+# BM25 weights in FTS_COLUMNS order: title above tags, key and kind fields, above body.
+FTS_WEIGHTS = (3.0, 1.5, 1.5, 1.5, 1.0)
+# Our choice (see docs/readme/30-search-and-time.md): unicode61 splits identifiers into words,
+# folds case and Latin diacritics; porter stems English; Russian gets query-side stem prefixes.
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+DDL = f"""
+CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);
+CREATE TABLE commits(seq INTEGER PRIMARY KEY, sha TEXT NOT NULL UNIQUE, committed_at INTEGER NOT NULL);
+CREATE TABLE versions(
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    sha TEXT NOT NULL,
+    committed_at INTEGER NOT NULL,
+    blob TEXT NOT NULL,
+    title TEXT NOT NULL,
+    tags_lc TEXT NOT NULL,          -- JSON list, lowercased
+    service_lc TEXT NOT NULL,
+    status TEXT NOT NULL,
+    priority TEXT NOT NULL,
+    assignee TEXT NOT NULL,
+    parent_task TEXT NOT NULL,
+    doc TEXT NOT NULL               -- Record.to_json() as JSON
+);
+CREATE INDEX versions_key ON versions(key, id);
+CREATE INDEX versions_time ON versions(committed_at);
+CREATE TABLE events(
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    committed_at INTEGER NOT NULL,
+    action TEXT NOT NULL,           -- content | deleted
+    version_id INTEGER NOT NULL,
+    blob TEXT                       -- NULL for deleted
+);
+CREATE INDEX events_time ON events(committed_at, key, id);
+CREATE INDEX events_key ON events(key, id);
+CREATE TABLE keys(
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,            -- active | archived | retracted
+    version_id INTEGER NOT NULL,
+    event_id INTEGER NOT NULL,
+    blob TEXT,                      -- blob at head, NULL when not in the tree
+    ended_sha TEXT,
+    ended_at INTEGER
+) WITHOUT ROWID;
+CREATE VIRTUAL TABLE fts USING fts5({", ".join(FTS_COLUMNS)}, content='', tokenize='{TOKENIZER}');
+"""
+
+
+def index_path(git_dir: Path) -> Path:
+    return Path(git_dir) / "kyb" / "index.sqlite"
+
+
+def connect(path: Path, *, create: bool = False):
+    """An apsw connection with the pragmas every reader and writer uses."""
+    import apsw
+
+    flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
+    conn = apsw.Connection(str(path), flags=flags)
+    conn.set_busy_timeout(15000)
+    return conn
+
+
+def read_meta(conn) -> dict[str, str]:
+    return {k: v for k, v in conn.execute("SELECT k, v FROM meta")}
+
+
+def create(conn) -> None:
+    conn.execute("PRAGMA journal_mode=DELETE")
+    with conn:
+        conn.execute(DDL)
+        conn.execute("INSERT INTO meta(k, v) VALUES('schema', ?)", (SCHEMA_VERSION,))

@@ -1,0 +1,70 @@
+"""Time arguments of `--as-of` and `--changed-between`, as Unix seconds of write (commit) time.
+
+- RFC 3339 / ISO 8601 datetimes (`2026-10-11T16:00:00Z`, `…+02:00`, `2026-10-11 16:00`); a datetime
+  without an offset is UTC. Fractions of a second are dropped: commit time has 1 s resolution.
+- A bare date (`2026-10-11`) is the end of that day (23:59:59 UTC) for `--as-of` and for the upper
+  bound of a window, and its start (00:00:00 UTC) for the lower bound.
+- Anything else is a revision (sha, short sha, tag, `HEAD~3`) and means its commit time; no exact
+  tree is selected, so versions written in the same second cannot be told apart by a cutoff.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timezone
+from pathlib import Path
+
+from kyb_cli.core.errors import UsageError
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+
+START = "start"
+END = "end"
+
+
+def parse_time(text: str, *, bound: str, store_path: Path | None = None, resolve=None) -> int:
+    """Unix seconds for `text`; `bound` is END for --as-of and upper bounds, START for lower bounds.
+
+    `resolve(rev) -> epoch seconds` turns a revision into its commit time (pygit2 is imported only
+    then); without it, the store at `store_path` is opened.
+    """
+    text = (text or "").strip()
+    if not text:
+        raise UsageError("an empty time; give a date (2026-10-11), a datetime (2026-10-11T16:00:00Z) or a revision")
+    if _DATE.match(text):
+        try:
+            day = date.fromisoformat(text)
+        except ValueError:
+            raise UsageError(f"'{text}' is not a valid date") from None
+        moment = time(23, 59, 59) if bound == END else time(0, 0, 0)
+        return int(datetime.combine(day, moment, tzinfo=timezone.utc).timestamp())
+    if _DATETIME.match(text):
+        iso = text[:-1] + "+00:00" if text[-1] in "zZ" else text
+        try:
+            value = datetime.fromisoformat(iso)
+        except ValueError:
+            raise UsageError(f"'{text}' is not a valid RFC 3339 datetime") from None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return int(value.timestamp() // 1)
+    if resolve is None:
+        if store_path is None:
+            raise UsageError(f"'{text}' is neither a date nor a datetime")
+        resolve = _revision_resolver(store_path)
+    return resolve(text)
+
+
+def _revision_resolver(store_path: Path):
+    def resolve(rev: str) -> int:
+        from kyb_cli.core.errors import NotFound
+        from kyb_cli.core.store import Store
+
+        try:
+            return int(Store(store_path).resolve(rev).commit_time)
+        except NotFound:
+            raise UsageError(
+                f"'{rev}' is not a date (YYYY-MM-DD), an RFC 3339 datetime or a known revision"
+            ) from None
+
+    return resolve

@@ -1,0 +1,43 @@
+"""Commits with chosen times, written straight to Git (as a plain `git commit` would), for index tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+
+from kyb_cli.core.record import Record, path_of_key
+from kyb_cli.core.store import _replace_in_tree
+
+T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
+
+
+def _commit(store_path: Path, path: str, data: bytes | None, when: int, message: str,
+            parents: list[pygit2.Oid] | None = None, ref: str | None = "HEAD") -> str:
+    repo = pygit2.Repository(str(store_path))
+    head = repo.head.peel(pygit2.Commit)
+    base = repo[parents[0]] if parents else head
+    blob = repo.create_blob(data) if data is not None else None
+    tree = _replace_in_tree(repo, base.tree, path.split("/"), blob)
+    sig = pygit2.Signature("t", "t@example.org", when, 0)
+    oid = repo.create_commit(ref, sig, sig, message, tree, parents or [head.id])
+    return str(oid)
+
+
+def put(store_path: Path, key: str, title: str, body: str = "", when: int = T0, **fields) -> str:
+    record = Record(key=key, title=title, body=body, **fields)
+    return _commit(store_path, path_of_key(key), record.to_markdown().encode(), when, f"kyb: add {key}\n")
+
+
+def remove(store_path: Path, key: str, when: int = T0) -> str:
+    return _commit(store_path, path_of_key(key), None, when, f"kyb: retract {key}\n")
+
+
+def query(store_path: Path, text: str = "", **kwargs) -> dict:
+    from kyb_cli.core.index.search import search
+
+    return search(store_path, text, **kwargs)
+
+
+def keys(response: dict) -> list[str]:
+    return [h["key"] for h in response["hits"]]
