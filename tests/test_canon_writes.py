@@ -185,3 +185,15 @@ def test_writes_keep_fsck_and_status_clean(cli, store_path):
     subprocess.run(["git", "-C", str(store_path), "fsck", "--strict"], check=True, capture_output=True)
     assert git(store_path, "status", "--porcelain") == ""
     assert git(store_path, "diff", "--cached", "--name-only") == ""
+
+
+def test_staged_hand_edit_is_refused_too(cli, store_path):
+    cli("add", "--key", "k", "--title", "T", input="v1")
+    path = store_path / "knowledge" / "k.md"
+    original = path.read_text()
+    path.write_text(original + "\nstaged note\n")
+    git(store_path, "add", "knowledge/k.md")
+    path.write_text(original)  # working file back as committed, but the index still holds the edit
+    res = cli("add", "--key", "k", "--title", "T", input="v2")
+    assert (res.code, res.stdout) == (3, "")
+    assert git(store_path, "diff", "--cached", "--name-only").split() == ["knowledge/k.md"]

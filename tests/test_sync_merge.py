@@ -221,3 +221,25 @@ def test_sync_journal_finishes_a_sync_that_died_midway(world):
     assert (b.path / "knowledge" / "alpha.md").exists()
     world.settle([a, b])
     world.check([a, b])
+
+
+def test_archive_vs_edit_keeps_the_edit_and_reports_it(world):
+    from kyb_cli.core.record import Record
+
+    a, b = world.clone("a"), world.clone("b")
+    with a.writing(ATTR) as tx:
+        first = tx.put(Record(key="task-ship", title="Ship it", body="todo"), validate=False).sha
+    world.written["task-ship"] = {first}
+    world.sync(a)
+    world.sync(b)
+    with a.writing(ATTR) as tx:
+        archived = tx.archive("task-ship").sha
+    with b.writing(ATTR) as tx:
+        edit = tx.put(Record(key="task-ship", title="Ship it", body="still going"), validate=False).sha
+    world.written["task-ship"] |= {archived, edit}
+    world.sync(a)
+    reply = world.sync(b)
+    assert [(c["type"], c["kept"], c["other"]) for c in reply["conflicts"]] == [("archive_vs_edit", edit, archived)]
+    world.settle([a, b])
+    world.check([a, b])
+    assert (a.path / "tasks" / "task-ship.md").exists()

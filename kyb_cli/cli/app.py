@@ -38,6 +38,8 @@ COMMANDS: dict[str, str] = {
     "check": "check:check_cmd",
     "agents": "agents:agents_group",
     "model": "model:model_cmd",
+    "context": "context:context_cmd",
+    "mcp": "mcp:mcp_cmd",
 }
 
 EPILOG = """\b

@@ -33,9 +33,13 @@ def record_view(c: Any, d: dict[str, Any]) -> None:
     state = d.get("state", "active")
     meta.add_row("key", f"[bold]{d['key']}[/bold]  ({d['kind']})")
     meta.add_row("state", f"[{STATE_STYLE.get(state, 'white')}]{state}[/]")
-    meta.add_row("version", f"{d.get('sha', '')[:12]}  {d.get('committed_at', '')}")
-    for name, value in d.items():
-        if name in ("key", "title", "kind", "state", "sha", "committed_at", "body") or value in ("", [], None):
+    older = "" if d.get("is_head", True) else "  [yellow](an older version, not the current one)[/]"
+    meta.add_row("version", f"{d.get('sha', '')[:12]}  {d.get('committed_at', '')}{older}")
+    shown = dict(d)
+    shown.update(shown.pop("extra", None) or {})
+    for name, value in shown.items():
+        if name in ("key", "title", "kind", "state", "sha", "committed_at", "body", "is_head") \
+                or value in ("", [], None):
             continue
         if isinstance(value, list):
             value = ", ".join(v if isinstance(v, str) else str(v) for v in value)

@@ -157,3 +157,25 @@ def list_incidents(store, *, status: str = "", service: str = "", open_only_foll
                        filters={"service": service.strip().lower()}, open_only_followups=open_only_followups,
                        include_archived=include_archived, limit=limit)
 
+
+
+AFFECTED_SHAPE = 'expected: [{"scope":…,"from":…,"to":…}]'
+
+
+def parse_affected(value: Any) -> list[dict[str, str]]:
+    """`affected` as a JSON array text (CLI) or a decoded list (MCP) of {scope, from, to} objects."""
+    import json
+
+    from kyb_cli.core.errors import UsageError
+
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return []
+    data = value
+    if isinstance(value, str):
+        try:
+            data = json.loads(value)
+        except ValueError as exc:
+            raise UsageError(f"--affected is not valid JSON ({exc}); {AFFECTED_SHAPE}") from None
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise UsageError(f"--affected must be a JSON array of objects; {AFFECTED_SHAPE}")
+    return [{str(k): "" if v is None else str(v) for k, v in item.items()} for item in data]

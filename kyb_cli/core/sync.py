@@ -36,7 +36,7 @@ from kyb_cli.core.store import Store, Transaction, _advance_head
 
 REMOTE = "origin"
 DEFAULT_TIMEOUT = 60.0
-MAX_ATTEMPTS = 5
+MAX_ATTEMPTS = 10  # push races lost in a row before giving up (backoff grows to ~2 s)
 LOG_NAME = "sync.log"
 JOURNAL_NAME = "sync-pending.json"
 LOG_LIMIT = 512 * 1024
@@ -393,7 +393,7 @@ def sync(store: Store, *, attribution: Attribution | None = None, name: str = RE
         if push(store, step.head, branch, name):
             reply["pushed"] = True
             return reply
-        time.sleep(random.uniform(0.05, 0.2) * attempt)
+        time.sleep(min(2.0, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.5))
     raise RemoteError(
         f"remote '{name}' kept moving: {attempts} attempts lost the push race; everything is committed "
         "locally, sync again", remote=name, head=reply["head"])
@@ -428,7 +428,9 @@ def auto_enabled() -> bool:
 def after_write(store: Store) -> None:
     """With `sync.auto = true`, start a detached background sync; never raises, never waits for it."""
     try:
-        if not auto_enabled() or remote_url(store) is None:
+        if remote_url(store) is None or not auto_enabled():
+            return
+        if _background_running(store):
             return
         import sys
 
@@ -445,20 +447,43 @@ def after_write(store: Store) -> None:
         _log(store, {"ok": False, "error": f"could not start background sync: {exc}"})
 
 
-def background_sync(store: Store, attribution: Attribution | None = None) -> None:
-    """One background sync at a time per store; a request arriving meanwhile makes the running one go again."""
+def _try_lock(path: Path) -> int | None:
     import fcntl
 
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+    except OSError:
+        os.close(fd)
+        return None
+
+
+def _background_running(store: Store) -> bool:
+    """True when a background sync holds the sync lock and has been asked to go again (no new process)."""
+    lock_path = store.kyb_dir / "sync.lock"
+    fd = _try_lock(lock_path)
+    if fd is not None:
+        os.close(fd)
+        return False
+    (store.kyb_dir / "sync.again").touch()
+    fd = _try_lock(lock_path)  # it may have finished before seeing our request: then start one
+    if fd is not None:
+        os.close(fd)
+        return False
+    return True
+
+
+def background_sync(store: Store, attribution: Attribution | None = None) -> None:
+    """One background sync at a time per store; a request arriving meanwhile makes the running one go again."""
     again = store.kyb_dir / "sync.again"
     store.kyb_dir.mkdir(parents=True, exist_ok=True)
     while True:
-        fd = os.open(store.kyb_dir / "sync.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = _try_lock(store.kyb_dir / "sync.lock")
+        if fd is None:
+            again.touch()
+            return
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                again.touch()
-                return
             again.unlink(missing_ok=True)
             try:
                 result = sync(store, attribution=attribution)

@@ -176,3 +176,39 @@ def list_tasks(store, *, status: str = "", priority: str = "", assignee: str = "
         open_only_followups=open_only_followups, include_archived=include_archived, limit=limit,
         extra=due_ok if due_before is not None else None,
     )
+
+
+def remind_days_arg(value: Any) -> Any:
+    """`remind_days` as given: None keeps the stored value, '' clears it, else a whole number of days."""
+    from kyb_cli.core.errors import UsageError
+
+    if value is None:
+        return KEEP
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if not str(value).strip():
+        return None
+    try:
+        return int(str(value))
+    except ValueError:
+        raise UsageError(f"--remind-days must be a whole number of days (got '{value}')") from None
+
+
+def due_before_arg(value: str | None) -> date | None:
+    """The `--due-before` date, checked."""
+    from kyb_cli.core.errors import UsageError
+    from kyb_cli.core.validate import is_date
+
+    if value is None:
+        return None
+    if not is_date(value):
+        raise UsageError(f"--due-before wants a date YYYY-MM-DD (got '{value}')")
+    return date.fromisoformat(value)
+
+
+def check_close_status(key: str, status: str) -> str:
+    """`kyb done` closes: done|dropped only; moving between live statuses is `task-status`."""
+    if status.strip() not in ("done", "dropped"):
+        raise Rejected(f"kyb done closes a task: --status done|dropped (got '{status}'); "
+                       f"use `kyb task-status {key} --status …` to move it between live statuses")
+    return status.strip()

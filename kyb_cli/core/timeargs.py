@@ -68,3 +68,26 @@ def _revision_resolver(store_path: Path):
             ) from None
 
     return resolve
+
+
+def time_mode(*, history: bool = False, as_of: str | None = None,
+              changed_between: tuple[str, str] | list[str] | None = None,
+              store_path: Path | None = None) -> tuple[str, int | None, tuple[int, int] | None]:
+    """(mode, as_of seconds, window) for the query options; one door's checks and texts for all doors."""
+    modes = [m for m, on in (("--history", history), ("--as-of", as_of is not None),
+                             ("--changed-between", bool(changed_between))) if on]
+    if len(modes) > 1:
+        raise UsageError(f"choose one of {', '.join(modes)}")
+    if history:
+        return "history", None, None
+    if as_of is not None:
+        return "as_of", parse_time(as_of, bound=END, store_path=store_path), None
+    if changed_between:
+        if len(changed_between) != 2:
+            raise UsageError("--changed-between takes two times: A B")
+        a = parse_time(changed_between[0], bound=START, store_path=store_path)
+        b = parse_time(changed_between[1], bound=END, store_path=store_path)
+        if a > b:
+            raise UsageError("--changed-between: the start is after the end")
+        return "changed_between", None, (a, b)
+    return "current", None, None

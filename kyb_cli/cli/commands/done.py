@@ -17,12 +17,9 @@ from kyb_cli.cli.render import write_reply
 def done_cmd(key: str, status: str, resolution: str | None) -> None:
     """Close task KEY. It leaves the tree; its final version stays in search, `get` and `kyb tasks --all`.
     A blank resolution keeps the stored one, so closing twice never wipes an outcome."""
-    from kyb_cli.core.errors import Rejected
-    from kyb_cli.core.tasks import close_task
+    from kyb_cli.core.tasks import check_close_status, close_task
 
-    if status.strip() not in ("done", "dropped"):
-        raise Rejected(f"kyb done closes a task: --status done|dropped (got '{status}'); "
-                       f"use `kyb task-status {key} --status …` to move it between live statuses")
+    status = check_close_status(key, status)
     text = resolution if resolution is not None else read_body(None, None)
     store = open_store(for_write=True)
-    emit(close_task(store, attribution(), key, status=status.strip(), resolution=text), write_reply)
+    emit(close_task(store, attribution(), key, status=status, resolution=text), write_reply)

@@ -2,30 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from kyb_cli.cli.common import attribution, body_options, common_options, open_store, read_body
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
 from kyb_cli.core.errors import UsageError
-
-AFFECTED_SHAPE = 'expected: [{"scope":…,"from":…,"to":…}]'
-
-
-def parse_affected(text: str | None) -> list[dict[str, str]]:
-    """`--affected` is a JSON array of {scope, from, to} objects."""
-    if text is None or not text.strip():
-        return []
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"--affected is not valid JSON ({exc}); {AFFECTED_SHAPE}") from None
-    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
-        raise UsageError(f"--affected must be a JSON array of objects; {AFFECTED_SHAPE}")
-    return [{str(k): "" if v is None else str(v) for k, v in item.items()} for item in data]
-
 
 @click.command("incident")
 @click.option("--template", is_flag=True, help="Print the report skeleton and exit.")
@@ -52,7 +34,7 @@ def incident_cmd(template: bool, key, title, service, severity, hosts, status, k
     The reply's `hints` say what a good report still lacks; they never block the write.
     A resolved report is archived: it leaves the tree, its final version stays findable.
     """
-    from kyb_cli.core.incidents import TEMPLATE, write_incident
+    from kyb_cli.core.incidents import TEMPLATE, parse_affected, write_incident
     from kyb_cli.core.knowledge import split_list
     from kyb_cli.core.lifecycle import KEEP
 

@@ -9,7 +9,6 @@ import click
 
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.output import emit
-from kyb_cli.core.errors import UsageError
 
 
 def _split_tags(values: tuple[str, ...]) -> list[str]:
@@ -56,29 +55,12 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
     """
     from kyb_cli.core.index.query import Filters
     from kyb_cli.core.index.search import search
+    from kyb_cli.core.timeargs import time_mode
 
-    modes = [m for m, on in (("--history", history), ("--as-of", as_of is not None),
-                             ("--changed-between", bool(changed_between))) if on]
-    if len(modes) > 1:
-        raise UsageError(f"choose one of {', '.join(modes)}")
     location = store_location()
     path = location.path
-    as_of_t = window = None
-    mode = "current"
-    if history:
-        mode = "history"
-    elif as_of is not None:
-        from kyb_cli.core.timeargs import END, parse_time
-
-        mode, as_of_t = "as_of", parse_time(as_of, bound=END, store_path=path)
-    elif changed_between:
-        from kyb_cli.core.timeargs import END, START, parse_time
-
-        a = parse_time(changed_between[0], bound=START, store_path=path)
-        b = parse_time(changed_between[1], bound=END, store_path=path)
-        if a > b:
-            raise UsageError("--changed-between: the start is after the end")
-        mode, window = "changed_between", (a, b)
+    mode, as_of_t, window = time_mode(history=history, as_of=as_of, changed_between=changed_between,
+                                      store_path=path)
     if location.is_default and not (path / ".git").exists():
         from kyb_cli.cli.common import open_store
 

@@ -7,20 +7,6 @@ import click
 from kyb_cli.cli.common import attribution, body_options, common_options, open_store, read_body
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
-from kyb_cli.core.errors import UsageError
-
-
-def _days(value: str | None):
-    from kyb_cli.core.lifecycle import KEEP
-
-    if value is None:
-        return KEEP
-    if not value.strip():
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise UsageError(f"--remind-days must be a whole number of days (got '{value}')") from None
 
 
 @click.command("task")
@@ -50,9 +36,9 @@ def task_cmd(key, title, status, priority, blocked_reason, assignee, parent, kno
     """
     from kyb_cli.core.knowledge import split_list
     from kyb_cli.core.lifecycle import KEEP
-    from kyb_cli.core.tasks import write_task
+    from kyb_cli.core.tasks import remind_days_arg, write_task
 
-    days = _days(remind_days)
+    days = remind_days_arg(remind_days)
     text = read_body(body, body_file)
     store = open_store(for_write=True)
     reply = write_task(

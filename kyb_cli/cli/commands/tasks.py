@@ -7,7 +7,6 @@ import click
 from kyb_cli.cli.common import common_options, open_store
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
-from kyb_cli.core.errors import UsageError
 
 
 def tasks_view(c, d) -> None:
@@ -36,16 +35,12 @@ def tasks_view(c, d) -> None:
 @common_options
 def tasks_cmd(status, priority, assignee, parent, open_followups, include_all, due_before, limit) -> None:
     """List tasks: live ones first by status, then most recently written first."""
-    from datetime import date
+    from kyb_cli.core.tasks import due_before_arg, list_tasks
 
-    from kyb_cli.core.tasks import list_tasks
-    from kyb_cli.core.validate import is_date
-
-    if due_before is not None and not is_date(due_before):
-        raise UsageError(f"--due-before wants a date YYYY-MM-DD (got '{due_before}')")
+    before = due_before_arg(due_before)
     store = open_store()
     rows = list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
                       open_only_followups=open_followups, include_archived=include_all,
-                      due_before=date.fromisoformat(due_before) if due_before else None, limit=limit)
+                      due_before=before, limit=limit)
     emit({"count": len(rows), "tasks": rows}, tasks_view)
     print_deadlines_block(store)

@@ -47,7 +47,6 @@ def off_message(reason: str) -> str:
 def open_cache():
     """The user's shared vector cache (one connection per process)."""
     global _CACHE
-    from kyb_cli.core.dirs import cache_dir
     from kyb_cli.core.embed.cache import VectorCache, default_cache_path
 
     path = default_cache_path()

@@ -90,17 +90,20 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
         weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
         source = (f"SELECT c.vid, c.state, -bm25(fts, {weights}) AS score FROM fts "
                   "JOIN cand c ON c.vid = fts.rowid WHERE fts MATCH :q")
-    inner = (
-        f"SELECT v.*, m.state AS hit_state, m.score AS score, "
-        f"(k.version_id = v.id AND k.state != 'retracted') AS is_head "
-        f"FROM ({source}) m JOIN versions v ON v.id = m.vid JOIN keys k ON k.key = v.key"
-        + (" WHERE " + " AND ".join(where) if where else "")
-    )
+    # Narrow rows (ids, scores) are filtered, reduced and ordered first; documents are read last.
+    narrow = (f"SELECT m.vid AS vid, m.state AS hit_state, m.score AS score, v.key AS key "
+              f"FROM ({source}) m JOIN versions v ON v.id = m.vid"
+              + (" WHERE " + " AND ".join(where) if where else ""))
     if mode == "changed_between":
-        inner = (f"SELECT * FROM (SELECT x.*, row_number() OVER (PARTITION BY x.key ORDER BY x.id DESC) AS rn "
-                 f"FROM ({inner}) x) WHERE rn = 1")
-    order = "id DESC" if recent else "score DESC, id DESC"
-    sql = f"WITH cand AS ({_candidates(mode, params)}) SELECT {', '.join(_COLUMNS)} FROM ({inner}) ORDER BY {order} LIMIT :limit"
+        narrow = (f"SELECT vid, hit_state, score, key FROM (SELECT n.*, row_number() OVER "
+                  f"(PARTITION BY n.key ORDER BY n.vid DESC) AS rn FROM ({narrow}) n) WHERE rn = 1")
+    order = "vid DESC" if recent else "score DESC, vid DESC"
+    top = f"SELECT * FROM ({narrow}) ORDER BY {order} LIMIT :limit"
+    sql = (f"WITH cand AS MATERIALIZED ({_candidates(mode, params)}) "
+           f"SELECT t.vid, v.key, v.sha, v.committed_at, v.doc, t.hit_state, t.score, "
+           f"(k.version_id = v.id AND k.state != 'retracted') AS is_head "
+           f"FROM ({top}) t JOIN versions v ON v.id = t.vid JOIN keys k ON k.key = v.key "
+           f"ORDER BY {'t.' + order.replace(', ', ', t.')}")
     out: list[tuple[int, dict]] = []
     for row in conn.execute(sql, params):
         r = dict(zip(_COLUMNS, row))

@@ -1,0 +1,379 @@
+"""The MCP tools: one per CLI command, typed and described, calling the same core functions.
+
+Parameters mirror the CLI options (lists instead of comma strings; null where the CLI's "omitted
+keeps the stored value" applies). Read tools are marked read-only; `retract` is the one destructive
+tool; writes that change nothing when repeated are marked idempotent.
+"""
+
+import os
+from datetime import date
+from typing import Annotated, Any, Literal
+
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+RETRACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                          open_world_hint=False)
+
+Key = Annotated[str, Field(description="Record key: [a-z0-9-], at most 100 characters.")]
+Text = Annotated[str, Field(description="Markdown body.")]
+Tags = Annotated[list[str], Field(description="Tags (any case; stored as given, matched lowercased).")]
+Refs = Annotated[list[str], Field(description="Pointers: paths, URLs, where a secret lives (never the secret).")]
+Keys = Annotated[list[str], Field(description="Knowledge keys this record relates to.")]
+Rev = Annotated[str | None, Field(description="A revision: sha, short sha, HEAD~2, tag or branch.")]
+Day = Annotated[str | None, Field(description="The reader's calendar day YYYY-MM-DD (default: the local date).")]
+
+
+def _items(values: list[str] | None) -> list[str]:
+    """Trimmed, non-empty items: the CLI's comma-list rule for JSON lists."""
+    return [v.strip() for v in values or [] if v and v.strip()]
+
+
+def _today(value: str | None) -> date:
+    from kyb_cli.core.errors import UsageError
+    from kyb_cli.core.validate import is_date
+
+    if value is None:
+        return date.today()
+    if not is_date(value):
+        raise UsageError(f"--today: '{value}' is not a date YYYY-MM-DD")
+    return date.fromisoformat(value)
+
+
+def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, Any]:
+    """The deadlines block the CLI prints on stderr rides along as `deadlines` when it has items."""
+    if os.environ.get("KYB_DEADLINES", "").strip().lower() in ("off", "0", "false", "no"):
+        return data
+    try:
+        from kyb_cli.core.deadlines import block, live_tasks
+
+        found = block(live_tasks(store_path), today)
+    except Exception:  # noqa: BLE001 — the answer stands without the block, as on the CLI
+        return data
+    if found["tasks"]:
+        data["deadlines"] = found
+    return data
+
+
+def register(server, door) -> None:  # noqa: C901 — one flat list of tools reads best
+    """Add every tool to `server`; `door` resolves the store and shapes answers and errors."""
+
+    @server.tool(annotations=READ)
+    def query(
+        text: Annotated[str, Field(description="Words to search; empty lists newest first. Any text is valid.")] = "",
+        history: Annotated[bool, Field(description="Search every content version, current included.")] = False,
+        as_of: Annotated[str | None, Field(description=(
+            "Search the store as it was at T: RFC 3339 datetime (no offset = UTC), a date (end of that day, "
+            "UTC) or a revision (its commit time)."))] = None,
+        changed_between: Annotated[list[str] | None, Field(min_length=2, max_length=2, description=(
+            "[A, B]: versions written in this window (dates: A from 00:00:00, B to 23:59:59 UTC); the latest "
+            "match per key."))] = None,
+        tags: Annotated[list[str], Field(description="Only records with all these tags.")] = [],  # noqa: B006
+        kind: Annotated[Literal["knowledge", "incident", "task"] | None, Field(description="Only this kind.")] = None,
+        status: Annotated[str | None, Field(description="Only this status (exact).")] = None,
+        service: Annotated[str | None, Field(description="Only this service (any case).")] = None,
+        priority: Annotated[str | None, Field(description="Only this priority (exact).")] = None,
+        assignee: Annotated[str | None, Field(description="Only this assignee (exact).")] = None,
+        parent: Annotated[str | None, Field(description="Only sub-tasks of this task key.")] = None,
+        limit: Annotated[int, Field(ge=0, le=100, description="At most this many hits.")] = 10,
+        recent: Annotated[bool, Field(description="Newest first instead of by relevance.")] = False,
+        semantic: Annotated[bool, Field(description=(
+            "Fuse search by meaning when vectors exist (historical modes stay lexical)."))] = True,
+        today: Day = None,
+    ) -> CallToolResult:
+        """Search records. Modes (one at a time): current state (default: live and archived records,
+        never retracted ones), `history`, `as_of`, `changed_between`. Times are write (commit) times.
+        Each hit has `is_head`: true only when it is the key's current version."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.index.query import Filters
+            from kyb_cli.core.index.search import search
+            from kyb_cli.core.timeargs import time_mode
+
+            location = door.location()
+            mode, as_of_t, window = time_mode(history=history, as_of=as_of, changed_between=changed_between,
+                                              store_path=location.path)
+            day = _today(today)
+            path = door.path()
+            filters = Filters(tags=_items(tags), kind=kind, status=status, service=service, priority=priority,
+                              assignee=assignee, parent=parent)
+            response = search(path, text, mode=mode, as_of=as_of_t, window=window, filters=filters, limit=limit,
+                              recent=recent, semantic=semantic)
+            return _with_deadlines(response, path, day)
+
+        return door.call(run)
+
+    @server.tool(annotations=READ)
+    def get(key: Key, at: Rev = None, today: Day = None) -> CallToolResult:
+        """Read record KEY with its state, version sha and commit time; `at` reads it as it stood at
+        any revision. A retracted or archived record says so and still shows its last content."""
+
+        def run() -> dict[str, Any]:
+            day = _today(today)
+            store = door.store()
+            return _with_deadlines(store.read(key, at=at).to_json(), store.path, day)
+
+        return door.call(run)
+
+    @server.tool(annotations=READ)
+    def history(key: Key) -> CallToolResult:
+        """Every change of KEY (added, modified, deleted), newest first, with who wrote it."""
+
+        def run() -> dict[str, Any]:
+            rows = door.store().history(key)
+            return {"key": key, "versions": [r.to_json() for r in rows]}
+
+        return door.call(run)
+
+    @server.tool(annotations=WRITE)
+    def add(key: Key, title: Annotated[str, Field(description="Short title.")], body: Text = "",
+            tags: Tags = [], refs: Refs = []) -> CallToolResult:  # noqa: B006
+        """Write knowledge KEY (an upsert: a new version when anything changed, no commit when nothing
+        did). Query first and reuse the existing key; write verified facts only."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.knowledge import add_knowledge
+
+            result = add_knowledge(door.store(), key=key, title=title, body=body, tags=_items(tags),
+                                   refs=_items(refs), attribution=door.attribution())
+            return result.to_json()
+
+        return door.call(run)
+
+    @server.tool(annotations=RETRACT)
+    def retract(key: Key, reason: Annotated[str, Field(description="Why this knowledge was wrong (recorded).")]
+                ) -> CallToolResult:
+        """Retract knowledge KEY that was wrong (the CLI's `kyb rm`): it leaves current answers;
+        `get` with `at` and `history` keep every version."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.knowledge import retract_knowledge
+
+            return retract_knowledge(door.store(), key, reason, door.attribution()).to_json()
+
+        return door.call(run)
+
+    @server.tool(annotations=WRITE)
+    def incident(
+        key: Annotated[str, Field(description="inc-<yyyy-mm-dd>-<slug>.")],
+        title: Annotated[str, Field(description="What happened, in one line.")],
+        service: Annotated[str, Field(description="What broke.")],
+        severity: Annotated[str, Field(description="low|medium|high|critical.")],
+        body: Text = "",
+        status: Annotated[str, Field(description="open|mitigated|resolved.")] = "open",
+        hosts: Annotated[list[str], Field(description="Hosts involved.")] = [],  # noqa: B006
+        knowledge: Keys = [],  # noqa: B006
+        resolution: Annotated[str, Field(description="What fixed it (needed for resolved).")] = "",
+        detection: Annotated[str, Field(description=(
+            "An executable 'is it still happening?' check and its healthy result."))] = "",
+        affected: Annotated[list[dict[str, Any]] | None, Field(description=(
+            'Affected windows: [{"scope": …, "from": …, "to": …}].'))] = None,
+        started: Annotated[str, Field(description="When it started (RFC 3339).")] = "",
+        detected: Annotated[str, Field(description="When it was detected (default: now).")] = "",
+        tags: Annotated[list[str] | None, Field(description="Tags; null keeps the stored ones, [] clears.")] = None,
+        refs: Refs = [],  # noqa: B006
+    ) -> CallToolResult:
+        """Write incident report KEY (a rewrite replaces it; tags are kept unless given). The reply's
+        `hints` say what a good report still lacks. A resolved report is archived."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.incidents import parse_affected, write_incident
+            from kyb_cli.core.lifecycle import KEEP
+
+            windows = parse_affected(affected)
+            return write_incident(
+                door.store(), door.attribution(), key=key, title=title, body=body, service=service,
+                severity=severity, status=status, hosts=_items(hosts), knowledge=_items(knowledge),
+                resolution=resolution, detection=detection, affected=windows, started_at=started,
+                detected_at=detected, tags=KEEP if tags is None else _items(tags), refs=_items(refs))
+
+        return door.call(run)
+
+    @server.tool(annotations=WRITE)
+    def resolve(key: Key,
+                status: Annotated[str, Field(description="resolved|mitigated (or open to reopen).")] = "resolved",
+                resolution: Annotated[str, Field(description="What fixed it; empty keeps the stored one.")] = ""
+                ) -> CallToolResult:
+        """Resolve (or mitigate) incident KEY. Resolving archives it; its final version stays in search,
+        `get` and `incidents` with all=true. Open `- [ ]` follow-ups give a warning, not a refusal."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.incidents import resolve_incident
+
+            return resolve_incident(door.store(), door.attribution(), key, status=status, resolution=resolution)
+
+        return door.call(run)
+
+    @server.tool(annotations=WRITE)
+    def task(
+        key: Annotated[str, Field(description="task-<slug>.")],
+        title: Annotated[str, Field(description="What is to be done.")],
+        body: Text = "",
+        status: Annotated[str, Field(description="open|in_progress|blocked|done|dropped.")] = "open",
+        priority: Annotated[str, Field(description="low|medium|high|critical (empty: unranked).")] = "",
+        blocked_reason: Annotated[str, Field(description="Why it is blocked (only with status blocked).")] = "",
+        assignee: Annotated[str, Field(description="Short owner label, one line.")] = "",
+        parent: Annotated[str, Field(description="Parent task key (task-…).")] = "",
+        knowledge: Keys = [],  # noqa: B006
+        resolution: Annotated[str, Field(description="Outcome (needed for done/dropped).")] = "",
+        tags: Annotated[list[str] | None, Field(description="Tags; null keeps the stored ones, [] clears.")] = None,
+        refs: Refs = [],  # noqa: B006
+        due: Annotated[str | None, Field(description="Due date YYYY-MM-DD; null keeps, '' clears.")] = None,
+        hard: Annotated[bool | None, Field(description="Missing the date has external consequences; null keeps.")
+                        ] = None,
+        remind_days: Annotated[int | str | None, Field(description=(
+            "Reminder window in days (default 3); null keeps, '' clears."))] = None,
+        expected: Annotated[str | None, Field(description="Provisional date YYYY-MM-DD (with waits_on); null keeps.")
+                            ] = None,
+        waits_on: Annotated[str | None, Field(description="The event the expected date depends on; null keeps.")
+                            ] = None,
+    ) -> CallToolResult:
+        """Write task KEY (a rewrite replaces it, but omitted tags and deadline fields are kept).
+        done/dropped need a resolution and archive the task; `done` is the usual way to close."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.lifecycle import KEEP
+            from kyb_cli.core.tasks import remind_days_arg, write_task
+
+            days = remind_days_arg(remind_days)
+            return write_task(
+                door.store(), door.attribution(), key=key, title=title, body=body, status=status,
+                priority=priority, blocked_reason=blocked_reason, assignee=assignee, parent_task=parent,
+                knowledge=_items(knowledge), resolution=resolution,
+                tags=KEEP if tags is None else _items(tags), refs=_items(refs),
+                due=KEEP if due is None else due.strip(), hard=KEEP if hard is None else hard, remind_days=days,
+                expected=KEEP if expected is None else expected.strip(),
+                waits_on=KEEP if waits_on is None else waits_on.strip())
+
+        return door.call(run)
+
+    @server.tool(annotations=WRITE)
+    def task_status(
+        key: Key,
+        status: Annotated[str, Field(description="open|in_progress|blocked (close with `done`).")],
+        assignee: Annotated[str | None, Field(description="New owner label; '' unclaims; null keeps.")] = None,
+        parent: Annotated[str | None, Field(description="New parent task; '' detaches; null keeps.")] = None,
+        blocked_reason: Annotated[str | None, Field(description="Why it is blocked (with status blocked).")] = None,
+    ) -> CallToolResult:
+        """Move task KEY between open, in_progress and blocked, changing only what is named. An
+        archived task is reopened."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.tasks import transition_task
+
+            return transition_task(door.store(), door.attribution(), key, status=status, assignee=assignee,
+                                   parent_task=parent, blocked_reason=blocked_reason)
+
+        return door.call(run)
+
+    @server.tool(annotations=WRITE)
+    def done(key: Key, status: Annotated[str, Field(description="done|dropped.")] = "done",
+             resolution: Annotated[str, Field(description=(
+                 "What came of it, or why it was dropped; empty keeps the stored one."))] = "") -> CallToolResult:
+        """Close task KEY as done (or dropped) with a resolution; closing archives it. Closing twice
+        never wipes an outcome."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.tasks import check_close_status, close_task
+
+            closing = check_close_status(key, status)
+            return close_task(door.store(), door.attribution(), key, status=closing, resolution=resolution)
+
+        return door.call(run)
+
+    @server.tool(annotations=READ)
+    def tasks(
+        status: Annotated[str, Field(description="open|in_progress|blocked|done|dropped (includes archived).")] = "",
+        priority: Annotated[str, Field(description="low|medium|high|critical.")] = "",
+        assignee: Annotated[str, Field(description="Exact owner label.")] = "",
+        parent: Annotated[str, Field(description="Only children of this task.")] = "",
+        open_followups: Annotated[bool, Field(description="Only tasks with open `- [ ]` follow-ups.")] = False,
+        all: Annotated[bool, Field(description="Include archived (done/dropped) tasks.")] = False,  # noqa: A002
+        due_before: Annotated[str | None, Field(description="Only tasks due on or before YYYY-MM-DD.")] = None,
+        limit: Annotated[int, Field(ge=0, description="At most N rows (max 200).")] = 50,
+        today: Day = None,
+    ) -> CallToolResult:
+        """List tasks: live ones first by status, then most recently written first."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.tasks import due_before_arg, list_tasks
+
+            before = due_before_arg(due_before)
+            day = _today(today)
+            store = door.store()
+            rows = list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
+                              open_only_followups=open_followups, include_archived=all, due_before=before,
+                              limit=limit)
+            return _with_deadlines({"count": len(rows), "tasks": rows}, store.path, day)
+
+        return door.call(run)
+
+    @server.tool(annotations=READ)
+    def incidents(
+        status: Annotated[str, Field(description="open|mitigated|resolved (an explicit status includes archived).")
+                          ] = "",
+        service: Annotated[str, Field(description="Only this service (any case).")] = "",
+        open_followups: Annotated[bool, Field(description="Only reports with open `- [ ]` follow-ups.")] = False,
+        all: Annotated[bool, Field(description="Include archived (resolved) reports.")] = False,  # noqa: A002
+        limit: Annotated[int, Field(ge=0, description="At most N rows (max 200).")] = 50,
+        today: Day = None,
+    ) -> CallToolResult:
+        """List incident reports: open, mitigated, resolved, then most recently written first."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.incidents import list_incidents
+
+            day = _today(today)
+            store = door.store()
+            rows = list_incidents(store, status=status, service=service, open_only_followups=open_followups,
+                                  include_archived=all, limit=limit)
+            return _with_deadlines({"count": len(rows), "incidents": rows}, store.path, day)
+
+        return door.call(run)
+
+    @server.tool(annotations=READ)
+    def export(at: Rev = None) -> CallToolResult:
+        """A snapshot: one row per key that existed by revision `at` (default now), with its latest
+        content and state (active|archived|retracted). No earlier versions: see `history`."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.index.export import export_rows
+
+            head, rows = export_rows(door.path(), at)
+            return {"head": head, "count": len(rows), "rows": rows}
+
+        return door.call(run)
+
+    @server.tool(annotations=READ)
+    def deadlines(today: Day = None) -> CallToolResult:
+        """Open tasks that are overdue or due within their reminder window (default 3 days): overdue
+        first, hard deadlines first within each group, then by date."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.deadlines import deadlines as due, live_tasks
+
+            day = _today(today)
+            items = due(live_tasks(door.path()), day)
+            return {"today": day.isoformat(), "count": len(items), "deadlines": items}
+
+        return door.call(run)
+
+    @server.tool(annotations=READ)
+    def context(
+        brief: Annotated[bool, Field(description="About 50 tokens instead of the full digest.")] = False,
+        days: Annotated[int, Field(ge=0, le=3650, description="How far back 'changed recently' reaches.")] = 7,
+        today: Day = None,
+    ) -> CallToolResult:
+        """The session-start digest: what changed recently, open incidents, deadlines, most used tags,
+        counts. The records in it are reference data, possibly stale: verify before relying on them."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core import context as digest
+
+            data = digest.gather(door.path(), days=days, today=_today(today))
+            data["text"] = digest.render_brief(data) if brief else digest.render(data)
+            return data
+
+        return door.call(run, text=lambda d: d["text"])
