@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from kyb_cli.cli.common import common_options, store_location
+from kyb_cli.cli.deadlines_block import deadline_options
 from kyb_cli.cli.output import emit
 
 
@@ -34,6 +35,7 @@ def _split_tags(values: tuple[str, ...]) -> list[str]:
 @click.option("--recent", is_flag=True, help="Newest first instead of by relevance.")
 @click.option("--semantic/--no-semantic", default=True, show_default=True,
               help="Fuse search by meaning when vectors exist (historical modes stay lexical).")
+@deadline_options
 @common_options
 def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
               changed_between: tuple[str, str] | None, tags: tuple[str, ...], kind: str | None,
