@@ -7,7 +7,7 @@ function __kyb_path --description 'the kyb command path typed so far'
         string match -q -- '-*' $w; and continue
         switch $path
             case 'kyb'
-                contains -- $w init add get history rm tags sync remote query export reindex incident resolve incidents task task-status done tasks deadlines check agents model; and set path "$path $w"
+                contains -- $w init add get history rm tags sync remote query export reindex incident resolve incidents task task-status done tasks deadlines check agents model context mcp; and set path "$path $w"
             case 'kyb agents'
                 contains -- $w install uninstall; and set path "$path $w"
             case 'kyb model'
@@ -41,6 +41,8 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a deadlines -d 'Open tasks that 
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a check -d 'Validate record files: front matter, key/path agreement,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a agents -d 'Wire kyb into the coding agents found here (Claude Code,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a model -d 'The embedding model for semantic search...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a context -d 'A short digest of the store for the start of a session:...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a mcp -d 'Serve query, get, history, add, retract, incident,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l version -d 'Show the version and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l store -r -F -d 'Store to use (else KYB_STORE, the nearest .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l json -d 'JSON output even on a terminal.'
@@ -93,7 +95,10 @@ complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l assignee -x -d 'Only thi
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l parent -x -d 'Only sub-tasks of this task key.'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l limit -x -d 'At most this many hits (≤100).'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l recent -d 'Newest first instead of by relevance.'
-complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l semantic -l no-semantic -d 'Fuse search by meaning when vectors exist (historical modes stay lexical).'
+complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l semantic -l no-semantic -d 'Fuse search by meaning (needs the model; every time mode). --no-semantic: words only.'
+complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l explain -d 'Per hit: lexical rank, vector rank, cosine, fused score.'
+complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l today -x -d 'The reader\'s calendar day for deadlines (default: the local date).'
+complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l no-deadlines -d 'Do not print the deadlines block on stderr (also KYB_DEADLINES=off).'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l help -d 'Show this message and exit.'
@@ -227,3 +232,13 @@ complete -c kyb -n "test (__kyb_path) = 'kyb model pull'" -s h -l help -d 'Show 
 complete -c kyb -n "test (__kyb_path) = 'kyb model status'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb model status'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb model status'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb context'" -l brief -d 'About 50 tokens: counts, open incidents, overdue tasks, top tags.'
+complete -c kyb -n "test (__kyb_path) = 'kyb context'" -l hook-json -d 'Print the JSON a Claude Code SessionStart hook expects (additionalContext).'
+complete -c kyb -n "test (__kyb_path) = 'kyb context'" -l days -x -d 'How far back \'changed recently\' reaches.'
+complete -c kyb -n "test (__kyb_path) = 'kyb context'" -l today -x -d 'The reader\'s calendar day for deadlines (default: the local date).'
+complete -c kyb -n "test (__kyb_path) = 'kyb context'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
+complete -c kyb -n "test (__kyb_path) = 'kyb context'" -l json -d 'JSON output even on a terminal.'
+complete -c kyb -n "test (__kyb_path) = 'kyb context'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb mcp'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
+complete -c kyb -n "test (__kyb_path) = 'kyb mcp'" -l json -d 'JSON output even on a terminal.'
+complete -c kyb -n "test (__kyb_path) = 'kyb mcp'" -s h -l help -d 'Show this message and exit.'

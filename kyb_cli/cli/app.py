@@ -38,6 +38,8 @@ COMMANDS: dict[str, str] = {
     "check": "check:check_cmd",
     "agents": "agents:agents_group",
     "model": "model:model_cmd",
+    "index": "index:index_cmd",
+    "doctor": "doctor:doctor_cmd",
     "context": "context:context_cmd",
     "mcp": "mcp:mcp_cmd",
 }
@@ -78,6 +80,20 @@ class LazyGroup(click.Group):
             from kyb_cli.core.errors import StoreError
 
             print_error(StoreError(f"I/O error: {exc}"))
+            ctx.exit(4)
+        except (KeyboardInterrupt, click.Abort):
+            sys.stderr.write("kyb: interrupted; a write in progress either finished or left the store as it was\n")
+            ctx.exit(130)
+        except click.exceptions.ClickException:
+            raise
+        except click.exceptions.Exit:
+            raise
+        except Exception as exc:  # a bug: one line and exit 4, the traceback only with KYB_DEBUG=1
+            import os
+
+            if os.environ.get("KYB_DEBUG"):
+                raise
+            sys.stderr.write(f"kyb: internal error: {type(exc).__name__}: {exc} (KYB_DEBUG=1 shows the traceback)\n")
             ctx.exit(4)
 
 

@@ -8,7 +8,6 @@ Nothing here writes to stdout: stdout is the protocol.
 """
 
 import json
-import os
 from typing import Any, Callable
 
 from mcp.server.mcpserver import MCPServer
@@ -83,7 +82,7 @@ def build_server(store: str | None = None) -> MCPServer:
     from kyb_cli.mcp.tools import register
 
     server = MCPServer(name="kyb", title="kyb memory", version=__version__, instructions=INSTRUCTIONS,
-                       log_level=os.environ.get("KYB_MCP_LOG_LEVEL", "WARNING").upper())  # type: ignore[arg-type]
+                       log_level="WARNING")  # the SDK logs to stderr; INFO would narrate every call
     register(server, Door(store))
     return server
 

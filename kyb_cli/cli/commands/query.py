@@ -1,5 +1,5 @@
 """`kyb query TEXT`: ask what is true now, what any version said, what the store said at a moment,
-or what changed in a window. Lexical (BM25) now; `--semantic` joins when vectors exist."""
+or what changed in a window. Hybrid: BM25 fused with vectors by meaning (RRF) in every time mode."""
 
 from __future__ import annotations
 
@@ -34,13 +34,14 @@ def _split_tags(values: tuple[str, ...]) -> list[str]:
 @click.option("--limit", type=click.IntRange(0, 100), default=10, show_default=True, help="At most this many hits (≤100).")
 @click.option("--recent", is_flag=True, help="Newest first instead of by relevance.")
 @click.option("--semantic/--no-semantic", default=True, show_default=True,
-              help="Fuse search by meaning when vectors exist (historical modes stay lexical).")
+              help="Fuse search by meaning (needs the model; every time mode). --no-semantic: words only.")
+@click.option("--explain", is_flag=True, help="Per hit: lexical rank, vector rank, cosine, fused score.")
 @deadline_options
 @common_options
 def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
               changed_between: tuple[str, str] | None, tags: tuple[str, ...], kind: str | None,
               status: str | None, service: str | None, priority: str | None, assignee: str | None,
-              parent: str | None, limit: int, recent: bool, semantic: bool) -> None:
+              parent: str | None, limit: int, recent: bool, semantic: bool, explain: bool) -> None:
     """Search records; an empty TEXT lists newest first. Any text is a valid query.
 
     \b
@@ -54,6 +55,11 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
     00:00:00 UTC for A) or revisions (sha, tag, HEAD~3 = that commit's time). Versions written in
     the same second cannot be told apart by a time. Each hit has is_head: true only when it is the
     key's current version.
+
+    With a model (kyb model pull / KYB_MODEL), every mode is hybrid: the same slice is searched by
+    meaning too, so a question in another language or other words finds the record. Vectors missing
+    for the slice are embedded within a short budget (KYB_EMBED_BUDGET seconds, default 1.5);
+    `pending_vectors` says how many are still missing (`kyb index --embed` fills all).
     """
     from kyb_cli.core.index.query import Filters
     from kyb_cli.core.index.search import search
@@ -70,7 +76,12 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
     filters = Filters(tags=_split_tags(tags), kind=kind, status=status, service=service,
                       priority=priority, assignee=assignee, parent=parent)
     response = search(path, " ".join(text), mode=mode, as_of=as_of_t, window=window, filters=filters,
-                      limit=limit, recent=recent, semantic=semantic)
+                      limit=limit, recent=recent, semantic=semantic, explain=explain)
+    if response.get("semantic_off"):
+        from kyb_cli.cli.output import note
+        from kyb_cli.core.embed import off_message
+
+        note(off_message(response["semantic_off"]))
     emit(response, query_view)
     from kyb_cli.cli.deadlines_block import print_deadlines_block
 
@@ -83,11 +94,24 @@ def query_view(c: Any, d: dict[str, Any]) -> None:
     from kyb_cli.cli.render import STATE_STYLE
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
-    for col in ("key", "title", "state", "version", "score"):
+    explain = any("explain" in h for h in d["hits"])
+    for col in ("key", "title", "state", "version", "score") + (("lex", "vec", "cosine", "fused"),)[0] * explain:
         table.add_column(col)
     for h in d["hits"]:
         version = f"{h['sha'][:10]} {h['committed_at'][:19]}" + ("" if h["is_head"] else " [dim](past)[/dim]")
         state = f"[{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/]"
-        table.add_row(f"[bold]{h['key']}[/bold]", h["title"], state, version, f"{h['score']:.3f}")
+        row = [f"[bold]{h['key']}[/bold]", h["title"], state, version, f"{h['score']:.3f}"]
+        if explain:
+            e = h.get("explain") or {}
+            row += [_cell(e.get("lexical_rank")), _cell(e.get("vector_rank")), _cell(e.get("cosine"), "{:.3f}"),
+                    _cell(e.get("fused"), "{:.4f}")]
+        table.add_row(*row)
     c.print(table)
-    c.print(f"[dim]{d['count']} hit(s), mode {d['mode']}, head {str(d.get('head') or '')[:12]}[/dim]")
+    semantic = "hybrid" if d.get("semantic") else "lexical"
+    pending = f", {d['pending_vectors']} pending vectors" if d.get("pending_vectors") else ""
+    c.print(f"[dim]{d['count']} hit(s), mode {d['mode']}, {semantic}{pending}, "
+            f"head {str(d.get('head') or '')[:12]}[/dim]")
+
+
+def _cell(value: Any, fmt: str = "{}") -> str:
+    return "-" if value is None else fmt.format(value)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from kyb_cli.core.embed.recipe import passage_input, passage_text, text_hash
 from kyb_cli.core.index import gitlog, schema
 from kyb_cli.core.record import Record, RecordFormatError, key_of_path, kind_of_key, parse
 
@@ -96,9 +97,9 @@ class Builder:
             self.events.append((self.eid, key, self.seq, commit.when, "content", self.vid, blob))
             self.keys[key] = KeyState(kind_of_key(key), "active", self.vid, self.eid, blob, None, None, True)
 
-    def _versions(self) -> tuple[list[tuple], list[tuple]]:
+    def _versions(self) -> tuple[list[tuple], list[tuple], list[tuple]]:
         contents = gitlog.blobs(self.store_path, sorted({p[4] for p in self.pending}))
-        rows, fts = [], []
+        rows, fts, vtext = [], [], []
         for vid, key, sha, when, blob in self.pending:
             path = f"{key}"
             try:
@@ -116,14 +117,16 @@ class Builder:
                          record.service.lower(), record.status, record.priority, record.assignee,
                          record.parent_task, json.dumps(doc, ensure_ascii=False)))
             fts.append((vid, *fts_columns(key, doc)))
-        return rows, fts
+            vtext.append((vid, text_hash(passage_input(passage_text(doc)))))
+        return rows, fts, vtext
 
     def flush(self) -> None:
         c = self.conn
         if self.commits:
             c.executemany("INSERT INTO commits(seq, sha, committed_at) VALUES(?,?,?)", self.commits)
         if self.pending:
-            rows, fts = self._versions()
+            rows, fts, vtext = self._versions()
+            c.executemany("INSERT INTO vtext VALUES(?,?)", vtext)
             c.executemany("INSERT INTO versions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             c.executemany(f"INSERT INTO fts(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", fts)
         if self.events:

@@ -111,6 +111,19 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
     return out
 
 
+def hits_for(conn, picks: list[tuple[int, str]]) -> dict[int, dict]:
+    """Hits for (version_id, state) pairs found by the vector side, shaped as lexical() shapes them."""
+    out: dict[int, dict] = {}
+    for vid, state in picks:
+        row = conn.execute(
+            "SELECT v.id, v.key, v.sha, v.committed_at, v.doc, ?, 0.0, "
+            "(k.version_id = v.id AND k.state != 'retracted') FROM versions v JOIN keys k ON k.key = v.key "
+            "WHERE v.id = ?", (state, vid)).fetchone()
+        if row is not None:
+            out[vid] = _hit(dict(zip(_COLUMNS, row)), 0.0)
+    return out
+
+
 def _hit(r: dict, score: float) -> dict:
     doc = json.loads(r["doc"])
     hit = {"key": doc["key"], "title": doc["title"], "kind": doc["kind"], "body": doc.get("body", ""),

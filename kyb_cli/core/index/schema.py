@@ -9,13 +9,20 @@ Tables
               (retracted knowledge / archived incident or task; `version_id` is the final text).
 - `keys`      the state at `head`: last event, last version, state active|archived|retracted.
 - `fts`       FTS5 over versions (contentless; rowid = versions.id), columns weighted for BM25.
+- `vtext`     per version, the hash of the exact text the embedding model is handed for it (recipe);
+              versions with the same text share one vector.
+- `vectors`   float32 vectors by (text hash, model+recipe fingerprint): a cache refilled from the
+              user-wide embedding cache; only rows of the current fingerprint are ever read.
+The schema version carries the recipe version, so a new recipe rebuilds the index (new text hashes).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-SCHEMA_VERSION = "3"
+from kyb_cli.core.embed.recipe import RECIPE_VERSION
+
+SCHEMA_VERSION = f"4.r{RECIPE_VERSION}"
 FTS_COLUMNS = ("title", "tags", "keytext", "fields", "body")
 # BM25 weights in FTS_COLUMNS order: title above tags, key and kind fields, above body.
 FTS_WEIGHTS = (3.0, 1.5, 1.5, 1.5, 1.0)
@@ -64,6 +71,13 @@ CREATE TABLE keys(
     blob TEXT,                      -- blob at head, NULL when not in the tree
     ended_sha TEXT,
     ended_at INTEGER
+) WITHOUT ROWID;
+CREATE TABLE vtext(version_id INTEGER PRIMARY KEY, text_sha TEXT NOT NULL);
+CREATE TABLE vectors(
+    text_sha TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    vec BLOB NOT NULL,              -- little-endian float32, L2-normalised
+    PRIMARY KEY (text_sha, fingerprint)
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE fts USING fts5({", ".join(FTS_COLUMNS)}, content='', tokenize='{TOKENIZER}');
 """

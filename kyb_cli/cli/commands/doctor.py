@@ -1,0 +1,48 @@
+"""`kyb doctor`: store, git, index, vectors per fingerprint, model, cache — and how to fix each."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kyb_cli.cli.common import common_options, store_location
+from kyb_cli.cli.output import emit
+
+
+@click.command("doctor")
+@common_options
+def doctor_cmd() -> None:
+    """Check the store, git, the index and its vectors, the model and the vector cache.
+
+    Prints the report (JSON on a pipe), and each problem as one `kyb: doctor: …` line on stderr.
+    Exit 0 when healthy (warnings allowed), 4 when there is a problem.
+    """
+    from kyb_cli.core.index.doctor import diagnose
+
+    report = diagnose(store_location().path)
+    emit(report, _view)
+    for line in report["problems"]:
+        sys.stderr.write(f"kyb: doctor: {line}\n")
+    if not report["healthy"]:
+        click.get_current_context().exit(4)
+
+
+def _view(c, d: dict) -> None:
+    store = d["store"]
+    c.print(f"store  {store['path']}: " + ("ok" if store.get("ok") else "[red]broken[/red]"))
+    c.print(f"git    {d['git'].get('version') or '[red]missing[/red]'}")
+    idx = d.get("index") or {}
+    if idx.get("ok"):
+        c.print(f"index  head {str(idx.get('head') or '')[:12]}, {idx['versions']} versions, {idx['texts']} texts")
+        for fp, n in idx["vectors"].items():
+            c.print(f"       vectors {fp}: {n}" + (" (current)" if fp == idx.get("fingerprint") else " (old)"))
+        if idx.get("fingerprint"):
+            c.print(f"       pending: {idx['pending_vectors']}")
+    m = d["model"]
+    c.print(f"model  {m.get('path') or '-'}: " + ("loads" if m.get("loads") else str(m.get("reason"))))
+    for fp, n in (d.get("cache") or {}).get("vectors", {}).items():
+        c.print(f"cache  {fp}: {n}" + (" (current)" if fp == m.get("fingerprint") else ""))
+    for w in d["warnings"]:
+        c.print(f"[yellow]warning[/yellow] {w}")
+    c.print("[green]healthy[/green]" if d["healthy"] else f"[red]{len(d['problems'])} problem(s)[/red]")

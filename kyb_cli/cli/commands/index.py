@@ -1,0 +1,54 @@
+"""`kyb index [--embed]`: bring the search index to HEAD; with --embed give every version a vector."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.output import emit
+
+
+@click.command("index")
+@click.option("--embed", is_flag=True, help="Embed every version that lacks a vector (user cache first).")
+@common_options
+def index_cmd(embed: bool) -> None:
+    """Bring the index up to date and show its vector status; --embed fills every missing vector.
+
+    Queries embed what they miss within a short budget and report `pending_vectors`; this command
+    embeds everything, with a progress bar on a terminal. Vectors already in the user-wide cache
+    cost no model time.
+    """
+    from kyb_cli.core.index.vectors import embed_all, status
+
+    store = open_store()
+    if not embed:
+        emit(status(store.path), _view)
+        return
+    if sys.stderr.isatty():
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        from kyb_cli.cli.output import console
+
+        with Progress("embedding", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      console=console(stderr=True), transient=True) as bar:
+            task = bar.add_task("embedding", total=None)
+            result = embed_all(store.path, progress=lambda n, total: bar.update(task, completed=n, total=total))
+    else:
+        result = embed_all(store.path)
+    emit(result, _view)
+
+
+def _view(c, d: dict) -> None:
+    if "embedded" in d:
+        c.print(f"{d['embedded']} embedded, {d['from_cache']} from the cache, "
+                f"{d['pending_vectors']} pending, {d['seconds']} s (fingerprint {d['fingerprint']})")
+    else:
+        c.print(f"head {str(d.get('head') or '')[:12]}: {d['versions']} versions, {d['texts']} distinct texts")
+        for fp, n in d.get("vectors", {}).items():
+            c.print(f"  vectors {fp}: {n}" + (" (current model)" if fp == d.get("fingerprint") else ""))
+        if d.get("fingerprint"):
+            c.print(f"  pending under the current model: {d['pending_vectors']} versions")
+        elif d.get("model"):
+            c.print(f"  model: {d['model']}")

@@ -1,0 +1,47 @@
+"""Reciprocal rank fusion rules (SRCH-10): K = 60, lexical 0.4, semantic 0.6, ties by key."""
+
+from __future__ import annotations
+
+from kyb_cli.core.fusion import K, MIN_CANDIDATES, W_LEX, W_SEM, candidates, rrf
+
+
+def order(fused):
+    return [f.ident for f in fused]
+
+
+def test_fusion_admits_semantic_only_candidate():
+    fused = rrf(["a", "b"], ["c"])
+    assert "c" in order(fused)
+    c = next(f for f in fused if f.ident == "c")
+    assert c.lexical_rank is None and c.vector_rank == 1
+
+
+def test_agreed_hit_ranks_first():
+    assert order(rrf(["a", "b", "c"], ["c", "b", "d"]))[0] in {"b", "c"}
+    assert order(rrf(["x", "agreed"], ["y", "agreed"]))[0] == "agreed"
+
+
+def test_lexical_only_exact_hit_survives():
+    semantic = [f"s{i}" for i in range(1, 41)]
+    fused = order(rrf(["exact-id"], semantic))
+    assert "exact-id" in fused
+    # 0.4/61 loses to semantic ranks 1..31 (0.6/91 > 0.4/61) and beats the rest.
+    assert fused.index("exact-id") == 31
+
+
+def test_no_semantic_list_keeps_lexical_order():
+    lexical = ["z", "a", "m", "b"]
+    assert order(rrf(lexical, None)) == lexical
+    assert order(rrf(lexical, [])) == lexical
+
+
+def test_equal_scores_are_ordered_by_key():
+    assert order(rrf(["b"], None) + rrf(["a"], None)) == ["b", "a"]  # separate lists keep input
+    assert order(rrf(["b", "x"], ["a", "y"], k=60, w_lex=0.5, w_sem=0.5))[:2] == ["a", "b"]
+
+
+def test_constants_are_the_originals_and_candidates_at_least_24():
+    assert (K, W_LEX, W_SEM, MIN_CANDIDATES) == (60.0, 0.4, 0.6, 24)
+    assert candidates(5) == 24 and candidates(50) == 50
+    (f,) = rrf(["k"], ["k"])
+    assert abs(f.score - (0.4 / 61 + 0.6 / 61)) < 1e-12
