@@ -7,7 +7,7 @@ function __kyb_path --description 'the kyb command path typed so far'
         string match -q -- '-*' $w; and continue
         switch $path
             case 'kyb'
-                contains -- $w init add get history rm tags sync remote query export reindex incident resolve incidents task task-status done tasks deadlines check agents model context mcp; and set path "$path $w"
+                contains -- $w init add get history rm tags sync remote query export reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp; and set path "$path $w"
             case 'kyb agents'
                 contains -- $w install uninstall; and set path "$path $w"
             case 'kyb model'
@@ -41,6 +41,8 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a deadlines -d 'Open tasks that 
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a check -d 'Validate record files: front matter, key/path agreement,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a agents -d 'Wire kyb into the coding agents found here (Claude Code,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a model -d 'The embedding model for semantic search...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a index -d 'Bring the index up to date and show its vector status;...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a doctor -d 'Check the store, git, the index and its vectors, the...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a context -d 'A short digest of the store for the start of a session:...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a mcp -d 'Serve query, get, history, add, retract, incident,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l version -d 'Show the version and exit.'
@@ -232,6 +234,13 @@ complete -c kyb -n "test (__kyb_path) = 'kyb model pull'" -s h -l help -d 'Show 
 complete -c kyb -n "test (__kyb_path) = 'kyb model status'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb model status'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb model status'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb index'" -l embed -d 'Embed every version that lacks a vector (user cache first).'
+complete -c kyb -n "test (__kyb_path) = 'kyb index'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
+complete -c kyb -n "test (__kyb_path) = 'kyb index'" -l json -d 'JSON output even on a terminal.'
+complete -c kyb -n "test (__kyb_path) = 'kyb index'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb doctor'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
+complete -c kyb -n "test (__kyb_path) = 'kyb doctor'" -l json -d 'JSON output even on a terminal.'
+complete -c kyb -n "test (__kyb_path) = 'kyb doctor'" -s h -l help -d 'Show this message and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb context'" -l brief -d 'About 50 tokens: counts, open incidents, overdue tasks, top tags.'
 complete -c kyb -n "test (__kyb_path) = 'kyb context'" -l hook-json -d 'Print the JSON a Claude Code SessionStart hook expects (additionalContext).'
 complete -c kyb -n "test (__kyb_path) = 'kyb context'" -l days -x -d 'How far back \'changed recently\' reaches.'

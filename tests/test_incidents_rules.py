@@ -301,6 +301,13 @@ def test_incidents_cli_lists_json(cli, store):
     assert res.code == 0 and res.json["count"] == 2 and [r["key"] for r in res.json["incidents"]] == ["inc-a", "inc-b"]
 
 
+def test_incidents_status_filter_outside_its_values_is_a_usage_error(cli, store):
+    _three(store)
+    res = cli("incidents", "--status", "closed")
+    assert (res.code, res.stdout) == (2, "") and "open|mitigated|resolved" in res.stderr
+    assert cli("incidents", "--status", "resolved").code == 0
+
+
 def test_catalog_sees_a_plain_git_rm_as_archived(store):
     """STO-4: a deletion by hand means the same as kyb's archive commit."""
     inc(store, key="inc-gone")

@@ -53,11 +53,28 @@ def test_same_key_later_write_wins_and_both_versions_stay(world):
     assert reply["conflicts"] == [{
         "key": "shared", "type": "both_changed", "kept": late, "other": early,
         "kept_at": reply["conflicts"][0]["kept_at"], "other_at": reply["conflicts"][0]["other_at"],
-        "kept_side": "remote", "path": "knowledge/shared.md"}]
+        "kept_side": "remote", "path": "knowledge/shared.md", "merge": reply["head"]}]
     world.settle([a, b])
     world.check([a, b])
     assert "a wrote later" in (b.path / "knowledge" / "shared.md").read_text()
     assert {early, late} <= {row.sha for row in Store(b.path).history("shared")}
+
+
+def test_the_clone_whose_write_lost_is_told_when_it_syncs(world):
+    """The merge was made on another clone; fast-forwarding to it must not replace our version silently."""
+    a, b = world.clone("a"), world.clone("b")
+    lost = world.add(a, "shared", "a wrote first")
+    kept = world.add(b, "shared", "b wrote later")
+    world.sync(a)
+    decided = world.sync(b)  # b merges: its later write wins, a's version loses
+    reply = world.sync(a)  # a fast-forwards to b's merge
+    assert reply["fast_forward"]
+    assert [(c["key"], c["type"], c["kept"], c["other"], c["kept_side"], c["merge"]) for c in reply["conflicts"]] == [
+        ("shared", "both_changed", kept, lost, "remote", decided["head"])]
+    assert world.sync(a)["conflicts"] == []  # told once, not on every sync
+    c = world.clone("c")  # a clone that never had the losing version hears nothing
+    assert world.sync(c)["conflicts"] == []
+    world.check([a, b, c])
 
 
 def test_conflict_tie_on_commit_time_is_broken_by_sha(world):

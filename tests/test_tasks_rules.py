@@ -411,6 +411,16 @@ def test_tasks_cli_lists_and_rejects_bad_due_before(cli, store):
     assert (res.code, res.stdout) == (2, "")
 
 
+def test_tasks_filter_outside_its_values_is_a_usage_error(cli, store):
+    """A typo in --status/--priority is exit 2 naming the values, never an empty list that looks like an answer."""
+    task(store)
+    for args in (("--status", "wip"), ("--status", "in-progress"), ("--priority", "urgent"), ("--priority", "HIGH")):
+        res = cli("tasks", *args)
+        assert (res.code, res.stdout) == (2, ""), args
+        assert "must be one of" in res.stderr
+    assert cli("tasks", "--status", "open", "--priority", "").code == 0
+
+
 def test_task_status_cli_reply(cli, store):
     task(store)
     res = cli("task-status", "task-x", "--status", "in_progress", "--assignee", "agent-a")

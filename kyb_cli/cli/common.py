@@ -62,20 +62,38 @@ def read_body(body: str | None, file: str | None) -> str:
         except OSError as exc:
             raise UsageError(f"cannot read --file {file}: {exc.strerror}") from None
         return _utf8(data, f"--file {file}")
+    return _read_stdin("kyb: type the body (Markdown), then Ctrl-D on an empty line; "
+                       "or pass --body TEXT / --file PATH\n", "the body on stdin")
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _read_stdin(prompt: str, what: str) -> str:
     stream = sys.stdin
     if stream is None:
         return ""
-    try:
-        interactive = stream.isatty()
-    except (AttributeError, ValueError):
-        interactive = False
-    if interactive:
-        sys.stderr.write("kyb: type the body (Markdown), then Ctrl-D on an empty line; "
-                         "or pass --body TEXT / --file PATH\n")
+    if _stdin_is_terminal():
+        sys.stderr.write(prompt)
         sys.stderr.flush()
     raw = getattr(stream, "buffer", None)
     data = raw.read() if raw is not None else stream.read().encode("utf-8")
-    return _utf8(data, "the body on stdin")
+    return _utf8(data, what)
+
+
+def read_resolution(resolution: str | None, *, closing: bool) -> str:
+    """`--resolution`, else stdin when piped. At a terminal, kyb asks for it only when the call closes
+    the record (a status change such as `mitigated` needs none, so it never waits for Ctrl-D)."""
+    if resolution is not None:
+        return resolution
+    if _stdin_is_terminal() and not closing:
+        return ""
+    return _read_stdin("kyb: type the resolution (what fixed it, or what came of it), then Ctrl-D on an "
+                       "empty line; or pass --resolution TEXT\n", "the resolution on stdin")
 
 
 def _utf8(data: bytes, what: str) -> str:

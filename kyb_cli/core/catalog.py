@@ -1,8 +1,10 @@
 """Every record of one kind with its latest version and state, archived ones included.
 
 Listings (`kyb tasks --all`, `kyb incidents --all`) must show finished work next to live work, and
-finished work is no longer in the tree. Instead of one `Store.read` per key (a history walk each),
-this walks Git history once, newest first, and for each key keeps the first (= newest) version it
+finished work is no longer in the tree. `catalog()` answers from the sidecar index (its `keys`
+table already holds each key's latest version and state; see index/reads.py) and falls back to
+`walk()`, the reference: instead of one `Store.read` per key (a history walk each), it walks Git
+history once, newest first, and for each key keeps the first (= newest) version it
 meets and, for a key missing from HEAD, the commit that removed it. Commits that did not touch the
 kind's directory are skipped by comparing one subtree id. The rule for merges is the one
 `Store._changes` uses: a merge counts only where its blob differs from every parent's.
@@ -65,6 +67,15 @@ def _changed_names(old, new) -> list[str]:
 
 
 def catalog(store, kind: str) -> list[Entry]:
+    """All keys of `kind` ever committed, each with its latest version: from the index, else `walk`.
+
+    `store` is a Store or a store path."""
+    from kyb_cli.core.index.reads import catalog as from_index
+
+    return from_index(store, kind, lambda s: walk(s, kind))
+
+
+def walk(store, kind: str) -> list[Entry]:
     """All keys of `kind` ever committed, each with its latest version; unparseable versions skipped."""
     import pygit2
 

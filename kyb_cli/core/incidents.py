@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from kyb_cli.core.errors import NotFound, Rejected
-from kyb_cli.core.lifecycle import KEEP, kept, open_followups, select_rows, unknown_links, write_and_close
+from kyb_cli.core.lifecycle import (
+    KEEP, check_filter, kept, open_followups, select_rows, unknown_links, write_and_close,
+)
 from kyb_cli.core.record import Record, kind_of_key
 from kyb_cli.core.timefmt import now_utc_z
 from kyb_cli.core.validate import check_key, validate
@@ -153,6 +155,7 @@ def list_incidents(store, *, status: str = "", service: str = "", open_only_foll
     """SRCH-13: filter, drop archived unless asked (or a status/follow-up filter is set), order, cut."""
     from kyb_cli.core.catalog import catalog
 
+    check_filter("status", status, STATUS_ORDER)
     return select_rows(catalog(store, "incident"), incident_row, STATUS_ORDER, status=status,
                        filters={"service": service.strip().lower()}, open_only_followups=open_only_followups,
                        include_archived=include_archived, limit=limit)

@@ -74,6 +74,14 @@ def write_and_close(tx, record, *, verb: str | None, closed: bool) -> dict[str, 
     return reply
 
 
+def check_filter(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    """A listing filter outside its closed set is a typo, not an empty answer (UsageError, exit 2)."""
+    from kyb_cli.core.errors import UsageError
+
+    if value.strip() and value.strip() not in allowed:
+        raise UsageError(f"--{name} must be one of: {'|'.join(allowed)} (got '{value}')")
+
+
 def select_rows(entries, to_row, order, *, status: str, filters: dict[str, str], open_only_followups: bool,
                 include_archived: bool, limit: int, extra=None) -> list[dict[str, Any]]:
     """Shared listing rule (SRCH-13) for incidents and tasks; `filters` are exact (service: any case)."""

@@ -21,7 +21,7 @@ from typing import Any
 import pygit2
 
 from kyb_cli.core.errors import StoreError
-from kyb_cli.core.record import RecordFormatError, key_of_path, kind_of_key, parse
+from kyb_cli.core.record import RecordFormatError, key_of_path, kind_of_key, parse, path_of_key
 from kyb_cli.core.timefmt import rfc3339
 
 TREE_MODE = pygit2.enums.FileMode.TREE
@@ -40,13 +40,14 @@ class Conflict:
     kept_at: str
     other_at: str
     kept_side: str  # local | remote
+    merge: str = ""  # the merge commit that decided it (set once that commit exists)
 
     @property
     def key(self) -> str:
         return key_of_path(self.path) or self.path
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "key": self.key,
             "type": self.type,
             "kept": self.kept,
@@ -56,9 +57,51 @@ class Conflict:
             "kept_side": self.kept_side,
             "path": self.path,
         }
+        if self.merge:
+            out["merge"] = self.merge
+        return out
 
     def trailer(self) -> str:
         return f"{self.key} {self.type} kept={self.kept} other={self.other}"
+
+
+TRAILER = "Kyb-Conflict: "
+
+
+def decided_elsewhere(repo: pygit2.Repository, incoming: pygit2.Oid, local: pygit2.Oid | None) -> list[Conflict]:
+    """Conflicts decided by merges another clone made, arriving now, whose losing version this clone had.
+
+    Without this, the clone whose write lost would fast-forward to the merge and see its version
+    replaced without a word; the merge commit's `Kyb-Conflict` trailers say what was decided.
+    """
+    if local is None:
+        return []
+    walker = repo.walk(incoming, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+    walker.hide(local)
+    out: list[Conflict] = []
+    for commit in walker:
+        if len(commit.parents) < 2:
+            continue
+        for line in commit.message.splitlines():
+            if not line.startswith(TRAILER):
+                continue
+            parts = line[len(TRAILER):].split()
+            fields = dict(p.split("=", 1) for p in parts[2:] if "=" in p)
+            if len(parts) < 4 or not fields.get("kept") or not fields.get("other"):
+                continue
+            try:
+                kept, other = repo[fields["kept"]], repo[fields["other"]]
+            except (KeyError, ValueError):
+                continue
+            if not (other.id == local or repo.descendant_of(local, other.id)):
+                continue  # not a version this clone had: nothing of ours was overridden
+            out.append(Conflict(
+                path=path_of_key(parts[0]), type=parts[1], kept=str(kept.id), other=str(other.id),
+                kept_at=rfc3339(kept.commit_time), other_at=rfc3339(other.commit_time),
+                kept_side="remote", merge=str(commit.id),
+            ))
+    out.sort(key=lambda c: (c.path, c.merge))
+    return out
 
 
 @dataclass

@@ -40,59 +40,11 @@ from kyb_cli.core.record import (
 )
 from kyb_cli.core.timefmt import rfc3339
 from kyb_cli.core.validate import check_key
+from kyb_cli.core.versions import HistoryRow, Version, retracted_error, retraction_of  # noqa: F401
 
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
 DEFAULT_AUTHOR = ("kyb", "kyb@localhost")
-
-
-@dataclass
-class Version:
-    """A record as it stood at some revision, with the commit that wrote that version."""
-
-    record: Record
-    sha: str
-    committed_at: str
-    state: str  # active | archived | retracted
-    ended_sha: str | None = None  # the archive/retract commit, when state is not active
-    ended_at: str | None = None
-    reason: str | None = None
-    is_head: bool = True  # this version is the key's current one (False: an older version, via --at)
-
-    def to_json(self) -> dict[str, Any]:
-        """The record's fields, then `state`, `sha`, `committed_at`, `is_head`; for a record that left
-        the tree also `archived_sha`/`archived_at` (or `retracted_…`) and `reason` when one was given."""
-        out = self.record.to_json()
-        out["state"] = self.state
-        out["sha"] = self.sha
-        out["committed_at"] = self.committed_at
-        out["is_head"] = self.is_head
-        if self.ended_sha:
-            prefix = "archived" if self.state == "archived" else "retracted"
-            out[f"{prefix}_sha"] = self.ended_sha
-            out[f"{prefix}_at"] = self.ended_at
-            if self.reason:
-                out["reason"] = self.reason
-        return out
-
-
-@dataclass
-class HistoryRow:
-    sha: str
-    committed_at: str
-    change: str  # added | modified | deleted
-    message: str
-    labels: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "sha": self.sha,
-            "committed_at": self.committed_at,
-            "change": self.change,
-            "message": self.message,
-        }
-        out.update(self.labels)
-        return out
 
 
 @dataclass
@@ -109,10 +61,6 @@ class WriteResult:
         out: dict[str, Any] = {"action": self.action, "changed": True, "key": self.key, "sha": self.sha}
         out.update(self.extras)
         return out
-
-
-def retraction_of(key: str) -> str:
-    return "retracted" if kind_of_key(key) == "knowledge" else "archived"
 
 
 def init_store(path: Path) -> "Store":
@@ -311,17 +259,7 @@ class Store:
             retraction_of(key), ended_sha=str(end.id), ended_at=rfc3339(end.commit_time), reason=reason,
         )
         if version.state == "retracted":
-            where = f" before {at}" if at else ""
-            because = f" because: {reason}" if reason else " (no reason recorded)"
-            raise NotFound(
-                f"'{key}' was retracted{where} on {version.ended_at} in commit {end.short_id}{because}; "
-                f"its last version is shown by: kyb get {key} --at {origin.short_id}",
-                state="retracted",
-                retracted_sha=version.ended_sha,
-                retracted_at=version.ended_at,
-                reason=reason,
-                last_version_sha=version.sha,
-            )
+            raise retracted_error(key, version, end.short_id, origin.short_id, at)
         return version
 
     def live_records(self, rev: str | None = None) -> tuple[list[Record], list[RecordFormatError]]:

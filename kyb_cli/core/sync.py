@@ -88,9 +88,14 @@ def run_git(args: list[str], cwd: Path, *, timeout: float | None = None) -> subp
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
+# git's advice after every failed connection; it hides the line that says what actually went wrong
+_BOILERPLATE = ("Please make sure you have the correct access rights", "and the repository exists.")
+
+
 def _git_said(proc: subprocess.CompletedProcess[str]) -> str:
+    """git's own reason in one line: its last few lines, without hints and the access-rights advice."""
     lines = [ln.strip() for ln in (proc.stderr or "").splitlines() if ln.strip()]
-    lines = [ln for ln in lines if not ln.startswith(("hint:", "To "))]
+    lines = [ln for ln in lines if not ln.startswith(("hint:", "To ")) and ln not in _BOILERPLATE]
     return " / ".join(lines[-3:]) or f"git exited with {proc.returncode}"
 
 
@@ -242,8 +247,9 @@ def integrate(store: Store, remote_head: pygit2.Commit | None, attribution: Attr
             changes = merge.tree_changes(repo, local.tree if local else None, remote_head.tree)
             merge.check_records(repo, remote_head.tree.id, list(changes), {p: remote_head for p in changes})
             _refuse_hand_edits(store, local, changes)
+            elsewhere = merge.decided_elsewhere(repo, remote_head.id, local.id if local else None)
             _move_head(store, local, remote_head.id, changes, f"kyb: sync fast-forward to {name}")
-            return Step(head=str(remote_head.id), kind="fast_forward", incoming=incoming)
+            return Step(head=str(remote_head.id), kind="fast_forward", incoming=incoming, conflicts=elsewhere)
         base_id = repo.merge_base(local.id, remote_head.id)
         base = repo[base_id] if base_id is not None else None
         result = merge.integrate(repo, local, remote_head, base)
@@ -254,8 +260,11 @@ def integrate(store: Store, remote_head: pygit2.Commit | None, attribution: Attr
         message = _merge_message(name, incoming, _count(repo, local.id, remote_head.id), result, attribution)
         sig = store._signature()
         commit = repo.create_commit(None, sig, sig, message, result.tree, [local.id, remote_head.id])
+        elsewhere = merge.decided_elsewhere(repo, remote_head.id, local.id)
         _move_head(store, local, commit, result.changes, message.split("\n", 1)[0])
-        return Step(head=str(commit), kind="merged", incoming=incoming, conflicts=result.conflicts)
+        for conflict in result.conflicts:
+            conflict.merge = str(commit)
+        return Step(head=str(commit), kind="merged", incoming=incoming, conflicts=result.conflicts + elsewhere)
 
 
 def _merge_message(name: str, incoming: int, outgoing: int, result: merge.Integration,

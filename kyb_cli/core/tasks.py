@@ -12,10 +12,12 @@ from typing import Any
 
 from kyb_cli.core.errors import NotFound, Rejected
 from kyb_cli.core.incidents import is_closed, stamp_timeline
-from kyb_cli.core.lifecycle import KEEP, kept, open_followups, select_rows, unknown_links, write_and_close
+from kyb_cli.core.lifecycle import (
+    KEEP, check_filter, kept, open_followups, select_rows, unknown_links, write_and_close,
+)
 from kyb_cli.core.record import Record, kind_of_key
 from kyb_cli.core.timefmt import now_utc_z
-from kyb_cli.core.validate import TASK_LIVE, TASK_STATUSES, TASK_TERMINAL, check_key, validate
+from kyb_cli.core.validate import PRIORITIES, TASK_LIVE, TASK_STATUSES, TASK_TERMINAL, check_key, validate
 
 STATUS_ORDER = TASK_STATUSES
 DEADLINE_FIELDS = ("due", "hard", "remind_days", "expected", "waits_on")
@@ -166,6 +168,9 @@ def list_tasks(store, *, status: str = "", priority: str = "", assignee: str = "
                due_before: date | None = None, limit: int = 50) -> list[dict[str, Any]]:
     """SRCH-13 for tasks; `due_before` keeps tasks due on or before that date."""
     from kyb_cli.core.catalog import catalog
+
+    check_filter("status", status, TASK_STATUSES)
+    check_filter("priority", priority, PRIORITIES)
 
     def due_ok(entry) -> bool:
         return bool(entry.record.due) and entry.record.due <= due_before.isoformat()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import attribution, common_options, open_store, read_body
+from kyb_cli.cli.common import attribution, common_options, open_store, read_resolution
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
 
@@ -20,6 +20,6 @@ def done_cmd(key: str, status: str, resolution: str | None) -> None:
     from kyb_cli.core.tasks import check_close_status, close_task
 
     status = check_close_status(key, status)
-    text = resolution if resolution is not None else read_body(None, None)
+    text = read_resolution(resolution, closing=True)
     store = open_store(for_write=True)
     emit(close_task(store, attribution(), key, status=status, resolution=text), write_reply)

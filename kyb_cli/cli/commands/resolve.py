@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import attribution, common_options, open_store, read_body
+from kyb_cli.cli.common import attribution, common_options, open_store, read_resolution
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
 
@@ -19,6 +19,6 @@ def resolve_cmd(key: str, status: str, resolution: str | None) -> None:
     and `kyb incidents --all`. Open `- [ ]` follow-ups give a warning, not a refusal."""
     from kyb_cli.core.incidents import resolve_incident
 
-    text = resolution if resolution is not None else read_body(None, None)
+    text = read_resolution(resolution, closing=status.strip() == "resolved")
     store = open_store(for_write=True)
     emit(resolve_incident(store, attribution(), key, status=status, resolution=text), write_reply)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.commands.get import read_store_path
+from kyb_cli.cli.common import common_options
 from kyb_cli.cli.output import emit
 
 
@@ -12,8 +13,9 @@ from kyb_cli.cli.output import emit
 @common_options
 def tags_cmd() -> None:
     """Tags of live records, lowercased, most used first."""
-    store = open_store()
-    tags = store.tags()
+    from kyb_cli.core.index.reads import tags as live_tags
+
+    tags = live_tags(read_store_path())
 
     def human(c, d):
         from rich.table import Table

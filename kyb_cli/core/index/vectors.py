@@ -38,13 +38,21 @@ def load_vec(conn) -> None:
         return
     except Exception:
         pass
-    import sqlite_vec
-
     conn.enable_load_extension(True)
     try:
-        conn.load_extension(sqlite_vec.loadable_path())
+        conn.load_extension(_vec_path())
     finally:
         conn.enable_load_extension(False)
+
+
+def _vec_path() -> str:
+    """The sqlite-vec extension file, found without importing `sqlite_vec` (it imports numpy)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("sqlite-vec is not installed (pip install sqlite-vec)")
+    return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
 
 
 @dataclass

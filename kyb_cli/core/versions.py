@@ -1,0 +1,80 @@
+"""What a read returns: a record's version (`Version`) and a row of its history (`HistoryRow`).
+
+Kept apart from store.py so the index-backed reads (index/reads.py) build the same objects without
+importing pygit2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kyb_cli.core.errors import NotFound
+from kyb_cli.core.record import Record, kind_of_key
+
+
+@dataclass
+class Version:
+    """A record as it stood at some revision, with the commit that wrote that version."""
+
+    record: Record
+    sha: str
+    committed_at: str
+    state: str  # active | archived | retracted
+    ended_sha: str | None = None  # the archive/retract commit, when state is not active
+    ended_at: str | None = None
+    reason: str | None = None
+    is_head: bool = True  # this version is the key's current one (False: an older version, via --at)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record's fields, then `state`, `sha`, `committed_at`, `is_head`; for a record that left
+        the tree also `archived_sha`/`archived_at` (or `retracted_…`) and `reason` when one was given."""
+        out = self.record.to_json()
+        out["state"] = self.state
+        out["sha"] = self.sha
+        out["committed_at"] = self.committed_at
+        out["is_head"] = self.is_head
+        if self.ended_sha:
+            prefix = "archived" if self.state == "archived" else "retracted"
+            out[f"{prefix}_sha"] = self.ended_sha
+            out[f"{prefix}_at"] = self.ended_at
+            if self.reason:
+                out["reason"] = self.reason
+        return out
+
+
+@dataclass
+class HistoryRow:
+    sha: str
+    committed_at: str
+    change: str  # added | modified | deleted
+    message: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "sha": self.sha,
+            "committed_at": self.committed_at,
+            "change": self.change,
+            "message": self.message,
+        }
+        out.update(self.labels)
+        return out
+
+def retraction_of(key: str) -> str:
+    return "retracted" if kind_of_key(key) == "knowledge" else "archived"
+
+
+def retracted_error(key: str, version: Version, end_short: str, origin_short: str, at: str | None) -> NotFound:
+    """The NotFound a read of retracted knowledge raises: when, why, and the `--at` that shows it."""
+    where = f" before {at}" if at else ""
+    because = f" because: {version.reason}" if version.reason else " (no reason recorded)"
+    return NotFound(
+        f"'{key}' was retracted{where} on {version.ended_at} in commit {end_short}{because}; "
+        f"its last version is shown by: kyb get {key} --at {origin_short}",
+        state="retracted",
+        retracted_sha=version.ended_sha,
+        retracted_at=version.ended_at,
+        reason=version.reason,
+        last_version_sha=version.sha,
+    )

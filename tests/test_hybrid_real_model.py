@@ -1,0 +1,48 @@
+"""With the real multilingual-e5-small (KYB_MODEL or ../shared/models/...): the seed 002 example end to
+end, and a historical mode searched by meaning across languages."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SHARED_MODEL
+from tests.support.index_helpers import T0, put
+
+MODEL = Path(os.environ.get("KYB_MODEL") or SHARED_MODEL)
+pytestmark = pytest.mark.skipif(not (MODEL / "model.onnx").is_file(), reason="real model not present")
+QUESTION = "куда пишет оформление заказа"
+
+
+def test_seed_002_russian_question_finds_english_entry(kyb):
+    env = {"KYB_MODEL": str(MODEL), "KYB_EMBED_HELPER": "0"}
+    assert kyb("add", "--key", "checkout-write-path", "--title", "Checkout write path", "--tags", "infra,checkout",
+               "--body", "Checkout writes go through svc-checkout on node-3, port 9090.", env=env).code == 0
+    assert kyb("add", "--key", "team-lunch", "--title", "Team lunch",
+               "--body", "The weekly team lunch is on Friday at the Italian place.", env=env).code == 0
+    res = kyb("query", QUESTION, env=env)
+    assert res.code == 0, res.stderr
+    assert res.json["semantic"] is True and res.json["hits"][0]["key"] == "checkout-write-path"
+    lexical = kyb("query", QUESTION, "--no-semantic", env=env)
+    assert lexical.code == 0 and lexical.json["count"] == 0 and lexical.json["semantic"] is False
+
+
+def test_as_of_does_not_return_a_newer_versions_meaning(store_path, monkeypatch):
+    from kyb_cli.core.index.search import search
+
+    monkeypatch.setenv("KYB_MODEL", str(MODEL))
+    monkeypatch.setenv("KYB_EMBED_HELPER", "0")
+    old = put(store_path, "write-path", "Write path", "The weekly team lunch is on Friday at the Italian place.", T0)
+    new = put(store_path, "write-path", "Write path",
+              "Checkout writes go through svc-checkout on node-3, port 9090.", T0 + 86_400)
+    put(store_path, "db-host", "Database host", "Postgres primary runs on db-1.", T0)
+    then = search(store_path, QUESTION, mode="as_of", as_of=T0 + 10, semantic=True, explain=True)
+    now = search(store_path, QUESTION, semantic=True, explain=True)
+    assert then["semantic"] and now["semantic"]
+    then_hit = next(h for h in then["hits"] if h["key"] == "write-path")
+    now_hit = next(h for h in now["hits"] if h["key"] == "write-path")
+    assert then_hit["sha"] == old and now_hit["sha"] == new
+    assert now["hits"][0]["key"] == "write-path"
+    assert then_hit["explain"]["cosine"] < now_hit["explain"]["cosine"] - 0.03
