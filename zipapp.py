@@ -8,7 +8,9 @@ The file runs on a machine with the same Python version and platform. zipimport 
 extension modules, so packages with native code (pygit2, apsw, sqlite-vec, onnxruntime, tokenizers,
 numpy, ...) are extracted on first run into a versioned cache directory
 (`$KYB_PYZ_CACHE`, else the user cache dir `kyb/pyz/<version>-<build id>`); pure-Python packages are
-imported straight from the archive.
+imported straight from the archive, and package metadata (`*.dist-info`) is extracted with them
+because importlib.metadata cannot read it from a folder inside a zip. The `mcp` extra is bundled
+when it is installed here, so `python kyb.pyz mcp` serves MCP from the one file.
 """
 
 from __future__ import annotations
@@ -87,51 +89,71 @@ if __name__ == "__main__":
 '''
 
 
-def _requirement_names(requirements: list[str]) -> list[str]:
-    """Distribution names of requirements that apply here (no extras, markers true)."""
-    try:
-        from packaging.requirements import Requirement
-    except ImportError:  # pragma: no cover - packaging ships with pip/setuptools
-        Requirement = None
-    names = []
+def _requirements(requirements: list[str], extras: tuple[str, ...] = ()) -> list[tuple[str, tuple[str, ...]]]:
+    """(name, extras) of the requirements that apply here: markers true for no extra or for one of
+    `extras` (the extras this distribution was asked for, e.g. pyjwt[crypto] -> cryptography)."""
+    from packaging.requirements import Requirement  # ships with pip/setuptools
+
+    out = []
     for text in requirements:
-        if Requirement is not None:
-            req = Requirement(text)
-            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
-                continue
-            names.append(req.name)
-        else:
-            if "extra ==" in text:
-                continue
-            names.append(re.split(r"[\s<>=!~;\[(]", text, maxsplit=1)[0])
-    return names
+        req = Requirement(text)
+        if req.marker is not None and not any(req.marker.evaluate({"extra": e}) for e in ("", *extras)):
+            continue
+        out.append((req.name, tuple(sorted(req.extras))))
+    return out
 
 
-def _closure(names: list[str]) -> list[metadata.Distribution]:
+def _requirement_names(requirements: list[str]) -> list[str]:
+    return [name for name, _extras in _requirements(requirements)]
+
+
+def _closure(wanted: list[tuple[str, tuple[str, ...]]]) -> list[metadata.Distribution]:
     seen: dict[str, metadata.Distribution] = {}
-    todo = list(names)
+    done: set[tuple[str, str]] = set()
+    todo = list(wanted)
     while todo:
-        name = todo.pop()
+        name, extras = todo.pop()
         key = re.sub(r"[-_.]+", "-", name).lower()
-        if key in seen:
+        if key in seen and all((key, e) in done for e in extras):
             continue
         try:
-            dist = metadata.distribution(name)
+            dist = seen.get(key) or metadata.distribution(name)
         except metadata.PackageNotFoundError:
             raise SystemExit(f"zipapp: {name} is required but not installed here (try --pip)") from None
         seen[key] = dist
-        todo.extend(_requirement_names(dist.requires or []))
+        done.update((key, e) for e in extras)
+        todo.extend(_requirements(dist.requires or [], extras))
     return [seen[k] for k in sorted(seen)]
 
 
-def _project_requirements() -> list[str]:
+EXTRAS = ("mcp",)  # optional doors bundled when installed here (`kyb mcp` needs the MCP SDK)
+
+
+def _project_requirements(extras: tuple[str, ...] = ()) -> list[str]:
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    return list(data["project"]["dependencies"])
+    optional = data["project"].get("optional-dependencies", {})
+    return list(data["project"]["dependencies"]) + [r for extra in extras for r in optional.get(extra, [])]
+
+
+def _installed_extras() -> tuple[str, ...]:
+    """The extras whose requirements are all installed here; a missing one is left out with a note."""
+    found = []
+    for extra in EXTRAS:
+        names = _requirement_names(_project_requirements((extra,))[len(_project_requirements()):])
+        try:
+            for name in names:
+                metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            sys.stderr.write(f"zipapp: extra [{extra}] is not installed here, so `kyb {extra}` will not work "
+                             f"in the zipapp (pip install 'kyb-cli[{extra}]', or build with --pip)\n")
+            continue
+        found.append(extra)
+    return tuple(found)
 
 
 def _copy_installed(site: Path) -> None:
     """Each dependency's files as its RECORD lists them (scripts and caches left out), then kyb_cli."""
-    for dist in _closure(_requirement_names(_project_requirements())):
+    for dist in _closure(_requirements(_project_requirements(_installed_extras()))):
         base = Path(dist.locate_file(""))
         for file in dist.files or []:
             rel = Path(str(file))
@@ -152,7 +174,7 @@ def _copy_project(site: Path) -> None:
 
 def _pip_install(site: Path) -> None:
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--target", str(site),
-                    str(ROOT)], check=True)
+                    f"{ROOT}[{','.join(EXTRAS)}]"], check=True)
     shutil.rmtree(site / "bin", ignore_errors=True)
 
 
@@ -167,7 +189,10 @@ def build(output: Path, *, use_pip: bool = False) -> dict[str, object]:
         files = sorted(p for p in site.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
         rels = [p.relative_to(site).as_posix() for p in files]
         native_tops = {rel.split("/")[0] for rel in rels if NATIVE_RE.search(rel)}
-        native_files = [rel for rel in rels if rel.split("/")[0] in native_tops]
+        # Metadata is extracted too: importlib.metadata cannot look inside a folder of a zip, and
+        # packages ask for their own version at import (httpx2 under the MCP SDK does).
+        native_files = [rel for rel in rels if rel.split("/")[0] in native_tops
+                        or rel.split("/")[0].endswith(".dist-info")]
         digest = hashlib.sha256()
         for rel, path in zip(rels, files):
             digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
@@ -180,6 +205,11 @@ def build(output: Path, *, use_pip: bool = False) -> dict[str, object]:
             with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
                 zf.writestr("__main__.py", BOOTSTRAP)
                 zf.writestr("_kyb_pyz.json", json.dumps(meta, indent=1))
+                # Directory entries too: zipimport finds namespace packages (opentelemetry, which
+                # the MCP SDK imports) only through them.
+                for directory in sorted({"/".join(rel.split("/")[:n]) for rel in rels
+                                         for n in range(1, rel.count("/") + 1)}):
+                    zf.writestr(zipfile.ZipInfo(f"site/{directory}/"), b"")
                 for rel, path in zip(rels, files):
                     zf.write(path, "site/" + rel)
         partial.chmod(0o755)

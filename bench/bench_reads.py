@@ -2,7 +2,7 @@
 
     python bench/bench_reads.py                  # 1k and 10k keys (stores cached by gen_store.py)
     python bench/bench_reads.py --keys 1000 --runs 11
-    python bench/bench_reads.py --walk           # also time the Git walk (KYB_READS=walk): before/after
+    python bench/bench_reads.py --walk           # also time the Git walk (KYB_READS=walk, 3 runs): before/after
 
 Each read is a separate `python -m kyb_cli …` process timed from start to exit (p50 over --runs), with
 the index already current (the usual case). The key read is the knowledge key with the most versions;
@@ -61,7 +61,7 @@ def pick(path: Path) -> tuple[str, str]:
     return key, sha
 
 
-def bench(keys: int, runs: int, walk: bool) -> dict:
+def bench(keys: int, runs: int, walk: int) -> dict:
     cached = generate(keys)
     path = WORK / f"{keys}"
     if path.exists():
@@ -80,7 +80,8 @@ def bench(keys: int, runs: int, walk: bool) -> dict:
     timed(path, ["get", key], 1, False)  # warm the page cache
     out["index_ms"] = {name: timed(path, args, runs, False) for name, args in cases.items()}
     if walk:
-        out["walk_ms"] = {name: timed(path, args, runs, True) for name, args in cases.items()}
+        out["walk_ms"] = {name: timed(path, args, walk, True) for name, args in cases.items()}
+        out["walk_runs"] = walk
     return out
 
 
@@ -88,7 +89,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--keys", type=int, action="append")
     ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--walk", action="store_true", help="also time the Git walk (KYB_READS=walk)")
+    ap.add_argument("--walk", type=int, nargs="?", const=3, default=0, metavar="RUNS",
+                    help="also time the Git walk (KYB_READS=walk), RUNS runs each (default 3)")
     args = ap.parse_args()
     print(json.dumps({"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}))
     for keys in args.keys or [1000, 10000]:

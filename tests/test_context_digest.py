@@ -78,10 +78,28 @@ def test_default_digest_stays_under_two_thousand_tokens_with_a_big_store(cli, st
     res = cli("context", "--today", TODAY)
     text = res.json["text"]
     assert 1000 <= tokens(text) <= 2000, tokens(text)
-    assert "- … 46 more: kyb query --changed-between" in text
-    assert "- … 4 more: kyb incidents" in text
-    assert "- … 4 more: kyb deadlines" in text
+    # Long titles make the digest trim its lists; each says how many it left out, and where to look.
+    for section, total, more in (("Changed in the last", 61, "kyb query --changed-between"),
+                                 ("Open incidents", 12, "kyb incidents"), ("Deadlines", 9, "kyb deadlines")):
+        block = text.split(section)[1].split("\n\n")[0]
+        shown = sum(1 for line in block.splitlines() if line.startswith("- ") and not line.startswith("- …"))
+        assert 0 < shown <= total
+        assert (f"- … {total - shown} more: {more}" in block) == (shown < total), (section, block)
+    assert "- … " in text.split("Changed in the last")[1].split("\n\n")[0]  # 61 changes do not all fit
     assert tokens(cli("context", "--brief", "--today", TODAY).json["text"]) <= 75
+
+
+def test_default_digest_of_a_busy_store_is_one_to_two_thousand_tokens(cli, store):
+    """Ordinary titles, many recent changes and open incidents: the digest fills its one-to-two
+    thousand token size instead of stopping at a handful of lines."""
+    for n in range(60):
+        add_knowledge(store, key=f"svc-{n:03d}-port", title=f"Service {n} listens on port {8000 + n}",
+                      body="b", tags=[f"svc-{n % 7}"], refs=[], attribution=WHO)
+    for n in range(20):
+        write_incident(store, WHO, key=f"inc-2026-06-{n + 1:02d}-api-{n}", title=f"API {n} returns 502",
+                       service="api", severity="high", body="b")
+    text = cli("context", "--today", TODAY).json["text"]
+    assert 1000 <= tokens(text) <= 2000, tokens(text)
 
 
 def test_records_are_framed_as_reference_data_not_instructions(cli, store):
@@ -159,3 +177,15 @@ def test_context_is_quick(cli, store):
     start = time.perf_counter()
     assert cli("context", "--today", TODAY).code == 0
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("bad", [["--today", "notadate"], ["--days", "-1"], ["--no-such-option"]])
+def test_context_option_errors_never_fail_a_session(cli, store, bad):
+    """A hook's command line with a bad option still starts the session: exit 0 and a note."""
+    hook = cli("context", "--hook-json", *bad)
+    assert hook.code == 0
+    note = json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert note.startswith("kyb context unavailable (") and bad[0] in note
+    plain = cli("context", *bad)
+    assert (plain.code, plain.stdout) == (0, "")
+    assert plain.stderr.startswith("kyb: context unavailable (")

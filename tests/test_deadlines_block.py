@@ -208,3 +208,11 @@ def test_deadlines_gate_runs_as_a_process(kyb, store_path):
     write_task(write_task_store, ATT, key="task-x", title="x", due="2026-01-01", hard=True)
     res = kyb("deadlines", "--fail-on", "hard", "--today", "2026-02-01")
     assert res.code == 3 and "task-x" in res.stderr
+
+
+def test_deadlines_gate_on_a_path_that_is_not_a_store_exits_4(cli, tmp_path):
+    """A CI gate pointed at a wrong path must fail, not report 'nothing overdue'."""
+    for path in (tmp_path / "missing", tmp_path):
+        res = cli("--store", str(path), "deadlines", "--fail-on", "overdue")
+        assert (res.code, res.stdout) == (4, ""), res.stderr
+        assert "store" in res.stderr

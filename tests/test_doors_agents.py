@@ -37,6 +37,13 @@ def test_install_writes_only_for_agents_found(cli, home):
         assert must in skill
 
 
+def test_install_with_no_agent_found_says_so_and_writes_nothing(cli, home):
+    res = cli("agents", "install")
+    assert res.code == 0 and res.json["agents"] == [] and res.json["changes"] == []
+    assert any(n.startswith("no coding agents found") for n in res.json["notes"])
+    assert list(home.iterdir()) == []
+
+
 def test_install_is_idempotent(cli, home):
     (home / ".codex").mkdir()
     assert cli("agents", "install").code == 0

@@ -59,6 +59,26 @@ def test_each_problem_is_file_line_message_and_exit_3(cli, store_path, monkeypat
     assert res.stderr.splitlines()[-1] == "kyb: 4 problems in 4 files"
 
 
+def test_no_paths_inside_a_store_checkout_checks_that_checkout(cli, store_path, monkeypatch, tmp_path):
+    """Without --store, KYB_STORE or .kyb.toml, `kyb check` in a store's checkout checks that
+    checkout, not the default store (which would pass while this tree is broken)."""
+    write(store_path, "knowledge/leak.md", record("leak", "password: hunter2hunter2"))
+    monkeypatch.delenv("KYB_STORE")
+    monkeypatch.chdir(store_path / "knowledge")
+    res = cli("check")
+    assert res.code == 3 and res.stdout == ""
+    assert [p.split(": ", 1)[0] for p in problems(res.stderr)] == ["leak.md:6"]
+    monkeypatch.chdir(tmp_path)  # outside any store: the default store, which does not exist
+    res = cli("check")
+    assert (res.code, res.stdout) == (4, "") and "no store at" in res.stderr
+
+
+def test_missing_path_is_no_such_file(cli, store_path):
+    res = cli("check", str(store_path / "knowledge" / "ghost.md"))
+    assert res.code == 3
+    assert problems(res.stderr) == [f"{store_path}/knowledge/ghost.md:1: no such file"]
+
+
 def test_kind_follows_key_prefix_so_incident_key_in_knowledge_dir_is_wrong(cli, store_path, monkeypatch):
     monkeypatch.chdir(store_path)
     write(store_path, "knowledge/inc-x.md", record("inc-x"))

@@ -91,3 +91,22 @@ def test_fish_completes_subcommands_and_choices():
     assert out.returncode == 0, out.stderr
     words = [line.split("\t")[0] for line in out.stdout.splitlines()]
     assert words == ["install", "uninstall", "claude", "codex", "gemini"]
+
+
+def test_man_pages_are_ascii_and_keep_unwrapped_help_blocks():
+    """Non-ASCII (≤, …, —) is written as \\[uXXXX] so groff needs no preprocessor; a help paragraph
+    Click keeps unwrapped (\\b: the query modes table) stays a table (.nf) instead of one run-on line."""
+    pages = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "man").glob("*.1")}
+    assert all(text.isascii() for text in pages.values())
+    query = pages["kyb-query.1"]
+    block = query.split(".nf\n", 1)[1].split("\n.fi", 1)[0]
+    assert block.splitlines()[0].startswith("Modes (one at a time)")
+    assert any(line.lstrip().startswith("(default)") for line in block.splitlines())
+
+
+@pytest.mark.skipif(shutil.which("groff") is None, reason="needs groff")
+def test_every_man_page_formats_without_groff_warnings():
+    for page in sorted((ROOT / "man").glob("*.1")):
+        out = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", str(page)], capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 0 and out.stderr == "", (page.name, out.stderr)

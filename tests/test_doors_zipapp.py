@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +48,33 @@ def test_zipapp_is_self_contained_and_writes_and_reads(tmp_path):
     assert query.returncode == 0, query.stderr
     assert [h["key"] for h in json.loads(query.stdout)["hits"]] == ["checkout-write-path"]
     assert run("get", "nope").returncode == 1  # the exit-code contract holds inside the zipapp
+
+    # `kyb mcp` works from the one file too (the [mcp] extra is bundled when installed where it is built).
+    # stdin stays open until the answer is read: a server may stop at end of input before answering.
+    server = subprocess.Popen([BASE_PYTHON, "-S", "-I", str(pyz), "mcp"], cwd=work, env=env, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    watchdog = threading.Timer(180, server.kill)
+    watchdog.start()
+    try:
+        replies = {}
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ):
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+            while "id" in message and message["id"] not in replies:
+                line = server.stdout.readline()
+                assert line, server.stderr.read()
+                reply = json.loads(line)
+                replies[reply.get("id")] = reply
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)
+        watchdog.cancel()
+    assert {"query", "add", "context"} <= {t["name"] for t in replies[2]["result"]["tools"]}
 
     (cache,) = (tmp_path / "cache" / "kyb" / "pyz").iterdir()
     assert cache.name.startswith("0.") and (cache / ".complete").exists()

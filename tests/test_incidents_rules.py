@@ -238,6 +238,21 @@ def test_resolve_cli_takes_resolution_from_stdin(cli, store):
     assert store.read(KEY).record.resolution == "restarted the pods"
 
 
+def test_resolve_at_a_terminal_asks_for_a_resolution_only_when_closing(kyb, store_path, store):
+    """`--status mitigated` needs no resolution, so at a terminal it must not sit waiting for Ctrl-D."""
+    from test_canon_contract import run_on_tty
+
+    inc(store)
+    env = {**kyb.env, "KYB_STORE": str(store_path)}
+    code, _out, err = run_on_tty(["resolve", KEY, "--status", "mitigated"], env, timeout=15)
+    assert code == 0 and "Ctrl-D" not in err, err
+    assert store.read(KEY).record.status == "mitigated"
+    code, _out, err = run_on_tty(["resolve", KEY], env, typed=b"rolled back the deploy\n\x04", timeout=15)
+    assert code == 0, err
+    assert "type the resolution" in err and "--resolution TEXT" in err
+    assert store.read(KEY).record.resolution == "rolled back the deploy"
+
+
 def test_resolve_cli_failure_leaves_stdout_empty(cli, store):
     inc(store)
     res = cli("resolve", KEY, "--resolution", "")

@@ -222,3 +222,30 @@ def test_export_csv(lifecycle, cli):
 def test_export_unknown_revision_is_not_found(lifecycle, cli):
     res = cli("export", "--at", "deadbeef")
     assert res.code == 1 and res.stdout == ""
+
+
+# -- function words (tokens.content_words; measured with bench/eval_search.py) ----------------------
+
+def test_function_words_are_left_out_when_a_content_word_remains():
+    assert match_expression("how do we rotate the certificates?") == '"rotate" OR "certificates"'
+    assert match_expression("где живёт монга") == '"живет" * OR "монг" *'
+    assert match_expression("Wie lange werden Logs aufbewahrt?") == '"lange" OR "logs" OR "aufbewahrt"'
+    assert match_expression("¿cada cuánto se generan las facturas?") == '"generan" OR "facturas"'
+
+
+def test_question_made_only_of_function_words_keeps_them():
+    assert match_expression("how do") == '"how" OR "do"'
+    assert match_expression("где") == '"где" *'
+
+
+def test_identifiers_and_numbers_are_never_function_words():
+    assert match_expression("the 9090") == '"9090"'
+    assert match_expression("how is it-ops deployed") == '"it ops" OR "deployed"'
+    assert match_expression("us os es") == '"us" OR "os" OR "es"'  # region, OS, Elasticsearch
+
+
+def test_function_word_does_not_outrank_the_meaning(store_path):
+    put(store_path, "log-retention", "How long logs are kept", "Logs are kept 14 days.", T0)
+    put(store_path, "tls-cert-rotation", "Certificate renewal", "Certificates rotate 30 days before expiry.", T0 + 1)
+    assert keys(query(store_path, "how do we rotate certificates")) == ["tls-cert-rotation"]
+    assert keys(query(store_path, "how")) == ["log-retention"]

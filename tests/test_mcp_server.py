@@ -124,6 +124,21 @@ def test_a_validation_error_is_a_tool_error_with_the_cli_text(mcp, cli):
     assert missing.is_error and missing.content[0].text.endswith("(exit 1: not_found)")
 
 
+@pytest.mark.parametrize("name, arguments, says", [
+    ("query", {"text": "x", "limit": 101}, "kyb: query: limit: input should be less than or equal to 100"),
+    ("retract", {"key": "anything"}, "kyb: retract: reason: required"),
+    ("query", {"text": 5}, "kyb: query: text: input should be a valid string"),
+    ("no_such_tool", {}, "kyb: unknown tool 'no_such_tool'"),
+])
+def test_bad_arguments_are_usage_errors_in_kyb_form(mcp, name, arguments, says):
+    """Arguments the schema rejects read like every kyb error (exit 2: usage), not a pydantic dump."""
+    result = mcp.call(name, **arguments)
+    assert result.is_error
+    text = result.content[0].text
+    assert text.startswith(says) and text.endswith("(exit 2: usage)"), text
+    assert result.structured_content["error"]["exit_code"] == 2
+
+
 def test_a_write_through_mcp_is_attributed_with_transport_mcp(mcp):
     from kyb_cli.core.attribution import parse_trailers
 

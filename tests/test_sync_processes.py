@@ -125,6 +125,8 @@ def test_remote_command_shows_sets_and_respects_plain_git(world, kyb):
     world.sync(a)
     assert kyb("add", "--key", "beta", "--title", "t", "--body", "mine").code == 0
     assert kyb("remote").json == {"remote": "origin", "url": None}
+    empty = kyb("remote", " ")
+    assert (empty.code, empty.stdout) == (2, "") and "remote URL is empty" in empty.stderr
     assert kyb("remote", str(world.remote)).json["url"] == str(world.remote)
     assert kyb("remote").json["url"] == str(world.remote)
     git("remote", "set-url", "origin", "/elsewhere.git", cwd=kyb.store_path)

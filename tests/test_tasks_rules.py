@@ -304,6 +304,20 @@ def test_rewrite_with_explicit_empty_values_clears_them(cli, store):
     assert (r.tags, r.due, r.hard, r.remind_days) == ([], "", False, None)
 
 
+def test_clearing_the_date_takes_kept_hard_and_remind_days_with_it(store):
+    """`--due ''` removes the deadline; hard/remind_days kept from the stored version go with it."""
+    task(store, due="2026-12-15", hard=True, remind_days=10)
+    reply = task(store, due="")
+    assert reply["changed"]
+    r = store.read("task-x").record
+    assert (r.due, r.hard, r.remind_days) == ("", False, None)
+    task(store, expected="2026-12-01", waits_on="vendor", remind_days=5)
+    task(store, expected="", waits_on="")
+    r = store.read("task-x").record
+    assert (r.expected, r.waits_on, r.remind_days) == ("", "", None)
+    rejected(store, task, hard=True, match="hard qualifies a date")  # given explicitly: still refused
+
+
 def test_moving_a_date_is_a_new_version(store):
     task(store, due="2026-12-15")
     reply = task(store, due="2026-12-20")

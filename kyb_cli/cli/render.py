@@ -11,9 +11,10 @@ def write_reply(c: Any, d: dict[str, Any]) -> None:
     if not d.get("changed"):
         c.print(f"[dim]unchanged[/dim] {d['key']} (identical content, no commit)")
         return
-    c.print(f"[bold green]{d['action']}[/bold green] {d['key']}  [dim]{d.get('sha', '')[:12]}[/dim]")
+    closed = f"  [yellow]archived[/yellow] [dim]{d['archive_sha'][:12]}[/dim]" if d.get("archive_sha") else ""
+    c.print(f"[bold green]{d['action']}[/bold green] {d['key']}  [dim]{d.get('sha', '')[:12]}[/dim]{closed}")
     for key, value in d.items():
-        if key in ("action", "changed", "key", "sha"):
+        if key in ("action", "changed", "key", "sha", "archived", "archive_sha"):
             continue
         if isinstance(value, list):
             for item in value:
@@ -52,7 +53,10 @@ def record_view(c: Any, d: dict[str, Any]) -> None:
 def history_view(c: Any, d: dict[str, Any]) -> None:
     from rich.table import Table
 
-    table = Table("sha", "committed_at", "change", "agent", "message", title=d["key"])
+    table = Table(title=d["key"])
+    for name in ("sha", "committed_at", "change", "agent"):
+        table.add_column(name, no_wrap=True)  # a cut timestamp or sha is useless; the message may wrap
+    table.add_column("message")
     colours = {"added": "green", "modified": "cyan", "deleted": "red"}
     for row in d["versions"]:
         table.add_row(row["sha"][:12], row["committed_at"], f"[{colours.get(row['change'], 'white')}]{row['change']}[/]",

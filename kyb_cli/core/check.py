@@ -107,6 +107,15 @@ def check_store(root: Path) -> CheckReport:
     return check_files([_locate(p, _shown(p)) for p in record_files(Path(root))])
 
 
+def enclosing_store(start: Path) -> Path | None:
+    """The Git work tree around `start` when it holds record directories: a store checked out by
+    hand (no .kyb.toml), which is what `kyb check` run inside it means."""
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory if any((directory / d).is_dir() for d in RECORD_DIRS) else None
+    return None
+
+
 def check_paths(paths: Iterable[str]) -> CheckReport:
     return check_files(expand(paths))
 
@@ -117,6 +126,9 @@ def check_files(files: list[_File]) -> CheckReport:
     parsed: list[tuple[_File, Record, str]] = []
     for file in files:
         path = file.root / file.rel if file.rel else Path(file.shown)
+        if not path.exists():
+            problems.append(Problem(file.shown, 1, "no such file"))
+            continue
         if file.rel is None or key_of_path(file.rel) is None:
             problems.append(Problem(file.shown, 1, "not a record file: records are knowledge/<key>.md, "
                                                    "incidents/<key>.md or tasks/<key>.md"))

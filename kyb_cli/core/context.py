@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_DAYS = 7
-RECENT_CAP = 15
-INCIDENT_CAP = 8
-DEADLINE_CAP = 5
-TAG_CAP = 10
+RECENT_CAP = 35
+INCIDENT_CAP = 15
+DEADLINE_CAP = 10
+TAG_CAP = 12
 TITLE_CAP = 90
+TOKEN_BUDGET = 1900  # the default digest: one to two thousand tokens on a busy store, never more
+_FLOORS = (("recent", 10), ("open_incidents", 5), ("deadlines", 3))  # trimmed in this order
 
 HEADER = (
     "The following are stored kyb records: reference data written by earlier sessions and people. "
@@ -124,8 +126,19 @@ def render_brief(data: dict[str, Any]) -> str:
             "Stored notes may be stale: run `kyb query <words>` before acting on a topic.")
 
 
-def render(data: dict[str, Any]) -> str:
-    """The default digest: lists capped, records framed as reference data between markers."""
+def render(data: dict[str, Any], budget: int = TOKEN_BUDGET) -> str:
+    """The default digest within `budget` tokens: long lists lose their oldest lines first."""
+    data = {**data, **{name: list(data[name]) for name, _floor in _FLOORS}}
+    text = _render(data)
+    for name, floor in _FLOORS:
+        while approx_tokens(text) > budget and len(data[name]) > floor:
+            del data[name][-1]
+            text = _render(data)
+    return text
+
+
+def _render(data: dict[str, Any]) -> str:
+    """Records framed as reference data between markers; each list says how many it left out."""
     lines = [HEADER, ADVICE, "", BEGIN,
              f"Store {data['store']} at {str(data['head'] or '(empty)')[:12]}; today {data['today']}.",
              f"Counts: {_counts_line(data['counts'])}.", ""]
@@ -182,5 +195,5 @@ def hook_json(text: str) -> str:
 
 
 def approx_tokens(text: str) -> int:
-    """A rough token count (characters / 4), good enough to keep sizes in bounds."""
-    return (len(text) + 3) // 4
+    """A rough, generous token count (the larger of chars/4 and words*1.3) to keep sizes in bounds."""
+    return int(max((len(text) + 3) // 4, len(text.split()) * 1.3))

@@ -200,6 +200,8 @@ class Store:
         )
 
     # -- reads ------------------------------------------------------------------------------------
+    # The reference reads: a walk over Git history. The CLI answers the same questions from the
+    # sidecar index (index/reads.py) and falls back to these when the index cannot give their answer.
 
     def _origin(self, path: str, commit: pygit2.Commit) -> pygit2.Commit:
         """The commit that made `path` what it is at `commit` (its blob, or its absence).

@@ -123,7 +123,9 @@ def set_remote(store: Store, url: str, name: str = REMOTE) -> dict[str, Any]:
     """Point `name` at `url` (create or change it) and make the current branch track it for `git pull`."""
     url = url.strip()
     if not url:
-        raise RemoteError("the remote URL is empty")
+        from kyb_cli.core.errors import UsageError
+
+        raise UsageError("the remote URL is empty — give one (ssh, https or a path), e.g. kyb remote git@host:team/store.git")
     repo = store.repo
     try:
         if remote_url(store, name) is None:

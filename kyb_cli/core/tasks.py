@@ -73,6 +73,10 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
         for name in DEADLINE_FIELDS:
             value = kept(given[name], getattr(prev, name) if prev else None, DEADLINE_DEFAULTS[name])
             setattr(record, name, DEADLINE_DEFAULTS[name] if value in ("", None) else value)
+        if not (record.due or record.expected):  # the date is gone: kept qualifiers go with it
+            for name in ("hard", "remind_days"):
+                if given[name] is KEEP:
+                    setattr(record, name, DEADLINE_DEFAULTS[name])
         if prev is not None:
             record.extra = dict(prev.extra)
         # VAL-12: a terminal write keeps the tree file's resolved_at, else stamps now; a live one has none.

@@ -231,5 +231,5 @@ def _validate_deadline(record: Record) -> None:
         raise Rejected(f"remind_days must be between 0 and {MAX_REMIND_DAYS} (got {record.remind_days})")
     if (record.hard or record.remind_days is not None) and not (record.due or record.expected):
         name = "hard" if record.hard else "remind_days"
-        raise Rejected(f"{name} qualifies a date — set due (or expected) too")
+        raise Rejected(f"{name} qualifies a date — set due (or expected) too, or leave {name} out")
     _no_secret("waits_on", record.waits_on)

@@ -47,6 +47,9 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_HELPER_IDLE": "Seconds the embedding helper stays up without requests (default 600).",
     "KYB_SYNC_TIMEOUT": "Seconds each remote operation of kyb sync may take (default 60).",
     "KYB_PYZ_CACHE": "Where the zipapp (kyb.pyz) extracts its native parts (default: the user cache directory).",
+    "KYB_DEBUG": "Set to 1 to see the Python traceback of an internal error (otherwise one line and exit 4).",
+    "KYB_READS": ("How get and history read versions: unset = from the index, falling back to walking Git; "
+                  "walk = always walk Git; index = never fall back (benchmarks, tests)."),
     "NO_COLOR": "When set, no colours on a terminal.",
     "XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME":
         "Base directories for config, data (the default store, models) and cache on Linux.",
@@ -366,8 +369,10 @@ def fish_script(tree: Node) -> str:
 # -- man -----------------------------------------------------------------------------------------
 
 def _roff(text: str) -> str:
-    """Escape text for roff: backslashes, hyphens in words, leading dots and quotes."""
+    """Escape text for roff: backslashes, hyphens in words, leading dots and quotes, and non-ASCII
+    characters as \\[uXXXX] (groff and mandoc read them without a preprocessor)."""
     text = text.replace("\\", "\\e").replace("-", "\\-")
+    text = "".join(c if ord(c) < 128 else f"\\[u{ord(c):04X}]" for c in text)
     out = []
     for line in text.splitlines():
         if line.startswith((".", "'")):
@@ -379,6 +384,22 @@ def _roff(text: str) -> str:
 def _paragraphs(text: str) -> str:
     paras = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
     return "\n.PP\n".join(_roff(p) for p in paras)
+
+
+def _help_blocks(text: str | None) -> str:
+    """Help text as roff paragraphs; a paragraph Click keeps unwrapped (`\\b`) stays unfilled (.nf)."""
+    if not text:
+        return ""
+    out = []
+    for para in re.split(r"\n\s*\n", inspect.cleandoc(text.split("\f", 1)[0])):
+        lines = para.splitlines()
+        if lines and lines[0].strip() == "\b":
+            body = "\n".join(lines[1:]).rstrip()
+            if body.strip():
+                out.append(".nf\n" + _roff(body) + "\n.fi")
+        elif para.strip():
+            out.append(_roff(para.strip()))
+    return "\n.PP\n".join(out)
 
 
 def _synopsis(node: Node) -> str:
@@ -421,10 +442,10 @@ def man_page(node: Node) -> str:
         ".SH SYNOPSIS",
         _synopsis(node),
         ".SH DESCRIPTION",
-        _paragraphs(clean_help(cmd.help)) or "\\&",
+        _help_blocks(cmd.help) or "\\&",
     ]
     if cmd.epilog:
-        lines += [".PP", _paragraphs(clean_help(cmd.epilog))]
+        lines += [".PP", _help_blocks(cmd.epilog)]
     if node.children:
         lines.append(".SH COMMANDS")
         for child in node.children:

@@ -14,7 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 
 from kyb_cli import __version__
-from kyb_cli.core.errors import KybError, StoreError
+from kyb_cli.core.errors import KybError, StoreError, UsageError
 
 INSTRUCTIONS = (
     "kyb is a local-first memory kept in Git: knowledge (stable keys), incident reports (inc-…) and tasks "
@@ -78,10 +78,40 @@ def error_result(exc: KybError) -> CallToolResult:
                           is_error=True)
 
 
+class KybServer(MCPServer):
+    """MCPServer whose argument errors read like every other kyb error: `kyb: … (exit 2: usage)`
+    with the structured `error`, instead of a pydantic dump under `Error executing tool …`."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+        from pydantic import ValidationError
+
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return error_result(UsageError(f"{name}: {validation_text(exc.__cause__)}"))
+            if self._tool_manager.get_tool(name) is None:
+                return error_result(UsageError(f"unknown tool '{name}'; tools/list names them"))
+            raise
+
+
+def validation_text(exc) -> str:
+    """`limit: must be at most 100; reason: required`: each bad argument and what it must be."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        what = "required" if err["type"] == "missing" else err["msg"][:1].lower() + err["msg"][1:]
+        parts.append(f"{where}: {what}")
+    return "; ".join(parts)
+
+
 def build_server(store: str | None = None) -> MCPServer:
     from kyb_cli.mcp.tools import register
 
-    server = MCPServer(name="kyb", title="kyb memory", version=__version__, instructions=INSTRUCTIONS,
+    server = KybServer(name="kyb", title="kyb memory", version=__version__, instructions=INSTRUCTIONS,
                        log_level="WARNING")  # the SDK logs to stderr; INFO would narrate every call
     register(server, Door(store))
     return server

@@ -10,6 +10,8 @@ from kyb_cli.cli.common import common_options
 from kyb_cli.cli.output import emit
 
 AGENT_CHOICE = click.Choice(["claude", "codex", "gemini"])
+NONE_FOUND = ("no coding agents found (looked for ~/.claude, ~/.codex, ~/.gemini): nothing written; "
+              "use --agent NAME to write one anyway")
 
 
 def _scope_options(func):
@@ -23,9 +25,8 @@ def _scope_options(func):
 
 def _view(console, data) -> None:
     verb = "Would" if data["dry_run"] else "Did"
-    if not data["changes"]:
-        console.print("Nothing to change." if data["agents"] else
-                      "No coding agents found (looked for ~/.claude, ~/.codex, ~/.gemini); use --agent.")
+    if not data["changes"] and data["agents"]:
+        console.print("Nothing to change.")
     for change in data["changes"]:
         console.print(f"{verb} {change['action']} {change['path']}")
         if data["dry_run"]:
@@ -59,6 +60,8 @@ def install_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...
 
     agents = found_agents(agent_names)
     changes, notes = plan_install(agents, project.absolute() if project else None)
+    if not agents:  # say so on a pipe too: an empty list alone reads like success
+        notes.append(NONE_FOUND)
     if not dry_run:
         apply(changes)
     emit(_report(agents, changes, notes, dry_run), _view)

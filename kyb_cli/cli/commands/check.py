@@ -18,13 +18,26 @@ def check_cmd(paths: tuple[str, ...]) -> None:
     """Validate record files: front matter, key/path agreement, the write rules (secrets
     included), broken [[links]] and duplicate keys.
 
-    With no PATHS, every record file in the store's working tree; directories are searched for
-    record files. Prints one `file:line: message` per problem on stderr and exits 3; prints
+    With no PATHS, every record file in the store's working tree (the Git checkout you are in
+    when it holds record directories and no --store, KYB_STORE or .kyb.toml names another);
+    directories are searched for record files. Prints one `file:line: message` per problem on stderr and exits 3; prints
     nothing and exits 0 when all is well (a short OK on a terminal, a report with --json).
     """
-    from kyb_cli.core.check import check_paths, check_store
+    from pathlib import Path
 
-    report = check_paths(paths) if paths else check_store(store_location().path)
+    from kyb_cli.core.check import check_paths, check_store, enclosing_store
+    from kyb_cli.core.errors import StoreError
+
+    if paths:
+        report = check_paths(paths)
+    else:
+        location = store_location()
+        root = location.path
+        if location.is_default:  # inside a store's own checkout, check that store, not the default one
+            root = enclosing_store(Path.cwd().absolute()) or root
+        if not root.is_dir():
+            raise StoreError(f"no store at {root}")
+        report = check_store(root)
     if not report.ok:
         for problem in report.problems:
             sys.stderr.write(f"{problem}\n")

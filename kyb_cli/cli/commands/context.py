@@ -14,7 +14,31 @@ from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.deadlines_block import reader_today, today_option
 
 
-@click.command("context")
+def _give_note(hook: bool, reason: str) -> None:
+    """The short note that replaces the digest: inside valid hook JSON in hook mode, else on stderr."""
+    from kyb_cli.core import context as ctx
+
+    note = ctx.unavailable(reason)
+    if hook:
+        sys.stdout.write(ctx.hook_json(f"kyb {note}") + "\n")
+    else:
+        sys.stderr.write(f"kyb: {note}\n")
+
+
+class NeverFails(click.Command):
+    """Option errors end in exit 0 and a note too: a hook's command line must not break a session."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.ClickException as exc:
+            _give_note("--hook-json" in given, exc.format_message())
+            ctx.exit(0)
+            raise  # pragma: no cover - ctx.exit raises
+
+
+@click.command("context", cls=NeverFails)
 @click.option("--brief", is_flag=True, help="About 50 tokens: counts, open incidents, overdue tasks, top tags.")
 @click.option("--hook-json", "hook", is_flag=True,
               help="Print the JSON a Claude Code SessionStart hook expects (additionalContext).")
@@ -32,11 +56,7 @@ def context_cmd(brief: bool, hook: bool, days: int) -> None:
         data = ctx.gather(store_location().path, days=days, today=reader_today())
         text = ctx.render_brief(data) if brief else ctx.render(data)
     except Exception as exc:  # noqa: BLE001 — a session start must never fail because of kyb
-        note = ctx.unavailable(getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}")
-        if hook:
-            sys.stdout.write(ctx.hook_json(f"kyb {note}") + "\n")
-        else:
-            sys.stderr.write(f"kyb: {note}\n")
+        _give_note(hook, getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}")
         return
     if hook:
         sys.stdout.write(ctx.hook_json(text) + "\n")

@@ -34,7 +34,12 @@ def deadlines_cmd(fail_on: str) -> None:
     from kyb_cli.core.deadlines import deadlines, failing, live_tasks
 
     today = reader_today()
-    items = deadlines(live_tasks(store_location().path), today)
+    location = store_location()
+    if not (location.is_default and not location.path.exists()):  # a gate must not pass on a wrong path
+        from kyb_cli.core.gitfiles import git_dir
+
+        git_dir(location.path)  # StoreError (exit 4) when it is not a store; no pygit2 needed
+    items = deadlines(live_tasks(location.path), today)
     emit({"today": today.isoformat(), "count": len(items), "deadlines": items}, deadlines_view)
     bad = failing(items, fail_on)
     if bad:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.commands.get import read_store_path
+from kyb_cli.cli.common import common_options
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 
@@ -32,7 +33,7 @@ def incidents_cmd(status: str, service: str, open_followups: bool, include_all: 
     """List incident reports: status open, mitigated, resolved, then most recently written first."""
     from kyb_cli.core.incidents import list_incidents
 
-    store = open_store()
+    store = read_store_path()  # listings read the index (core/index/reads.py), no pygit2
     rows = list_incidents(store, status=status, service=service, open_only_followups=open_followups,
                           include_archived=include_all, limit=limit)
     emit({"count": len(rows), "incidents": rows}, incidents_view)

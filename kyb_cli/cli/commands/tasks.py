@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.commands.get import read_store_path
+from kyb_cli.cli.common import common_options
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 
@@ -38,7 +39,7 @@ def tasks_cmd(status, priority, assignee, parent, open_followups, include_all, d
     from kyb_cli.core.tasks import due_before_arg, list_tasks
 
     before = due_before_arg(due_before)
-    store = open_store()
+    store = read_store_path()  # listings read the index (core/index/reads.py), no pygit2
     rows = list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
                       open_only_followups=open_followups, include_archived=include_all,
                       due_before=before, limit=limit)

@@ -92,10 +92,22 @@ class Builder:
                 st.state, st.event_id, st.blob = state, self.eid, None
                 st.ended_sha, st.ended_at, st.dirty = commit.sha, commit.when, True
                 continue
-            self.vid += 1
-            self.pending.append((self.vid, key, commit.sha, commit.when, blob))
-            self.events.append((self.eid, key, self.seq, commit.when, "content", self.vid, blob))
-            self.keys[key] = KeyState(kind_of_key(key), "active", self.vid, self.eid, blob, None, None, True)
+            vid = self._merged_version(key, blob) if len(commit.parents) > 1 else None
+            if vid is None:
+                self.vid += 1
+                vid = self.vid
+                self.pending.append((vid, key, commit.sha, commit.when, blob))
+            self.events.append((self.eid, key, self.seq, commit.when, "content", vid, blob))
+            self.keys[key] = KeyState(kind_of_key(key), "active", vid, self.eid, blob, None, None, True)
+
+    def _merged_version(self, key: str, blob: str) -> int | None:
+        """The version a merge took from one of its parents: the merge wrote no new text, so the hit
+        keeps the sha and time of the commit that wrote it (as `kyb get` and `history` do)."""
+        for vid, pkey, _sha, _when, pblob in reversed(self.pending):
+            if pkey == key and pblob == blob:
+                return vid
+        row = self.conn.execute("SELECT max(id) FROM versions WHERE key = ? AND blob = ?", (key, blob)).fetchone()
+        return row[0] if row and row[0] is not None else None
 
     def _versions(self) -> tuple[list[tuple], list[tuple], list[tuple]]:
         contents = gitlog.blobs(self.store_path, sorted({p[4] for p in self.pending}))

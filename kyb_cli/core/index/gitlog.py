@@ -65,10 +65,13 @@ def commits(store_path: Path, head_sha: str, since: str | None = None) -> Iterat
     if all_res.returncode != 0:
         raise StoreError(f"git rev-list failed: {all_res.stderr.decode(errors='replace').strip()}")
     changes: dict[str, dict[str, str | None]] = {}
+    parents: dict[str, list[str]] = {}
     current: dict[str, str | None] | None = None
     for line in res.stdout.decode("utf-8", errors="replace").splitlines():
         if line.startswith("C "):
-            sha = line.split(" ", 2)[1]
+            fields = line.split()
+            sha = fields[1]
+            parents[sha] = fields[3:]
             current = changes.setdefault(sha, {})
         elif line.startswith(":") and current is not None:
             meta, _tab, path = line.partition("\t")
@@ -79,7 +82,7 @@ def commits(store_path: Path, head_sha: str, since: str | None = None) -> Iterat
             current[path] = None if status.startswith("D") else dst
     for line in all_res.stdout.decode().splitlines():
         when, sha = line.split()
-        yield Commit(sha, int(when), [], changes.get(sha, {}))
+        yield Commit(sha, int(when), parents.get(sha, []), changes.get(sha, {}))
 
 
 def blobs(store_path: Path, shas: list[str]) -> dict[str, bytes]:

@@ -164,7 +164,6 @@ def _key_row(conn, key: str):
 
 
 def _read(f, key: str, at: str | None) -> Version:
-    path = path_of_key(key)
     current = _key_row(f.conn, key)
     if at is None:
         if current is None:
