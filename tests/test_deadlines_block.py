@@ -195,12 +195,16 @@ def test_deadlines_lists_them_all(cli, due_store):
     ("hard", "2026-12-13", 0),  # overdue, but not a hard deadline
     ("hard", "2026-12-16", 3),
 ])
-def test_deadlines_fail_on_exits_3_when_the_condition_holds(cli, due_store, fail_on, today, code):
+def test_deadlines_fail_on_exits_3_with_empty_stdout_when_the_condition_holds(cli, due_store, fail_on, today, code):
     res = cli("deadlines", "--fail-on", fail_on, "--today", today)
     assert res.code == code
-    json.loads(res.stdout)
     if code:
+        assert res.stdout == ""  # a failed gate is a failure: stdout empty, the list on stderr
+        listing = json.loads(res.stderr.splitlines()[0])
+        assert listing["count"] >= 1 and listing["deadlines"]
         assert f"(--fail-on {fail_on})" in res.stderr
+    else:
+        json.loads(res.stdout)
 
 
 def test_deadlines_gate_runs_as_a_process(kyb, store_path):

@@ -181,3 +181,25 @@ def test_semantic_budget_leaves_pending_then_fills(tiny):
     assert set(full.vectors) == {embed.text_hash(embed.passage_input(t)) for t in texts}
     vec = struct.unpack("<32f", next(iter(full.vectors.values())))
     assert math.isclose(sum(x * x for x in vec), 1.0, rel_tol=1e-5)
+
+
+def test_runs_cap_texts_and_padded_tokens():
+    from kyb_cli.core.embed.embedder import runs
+
+    assert runs([29] * 20) == [list(range(16)), [16, 17, 18, 19]]  # short texts share runs of 16
+    assert runs([300, 300, 310]) == [[0], [1], [2]]                  # long ones run alone
+    assert runs([100, 200, 250, 250]) == [[0, 1], [2, 3]]            # width x texts <= 512
+    assert runs([900]) == [[0]]                                       # never an empty run
+
+
+def test_run_shape_is_part_of_the_fingerprint():
+    from kyb_cli.core.embed.files import fingerprint_of
+    from kyb_cli.core.embed import recipe
+
+    digests = {"model.onnx": "a", "tokenizer.json": "b"}
+    before = fingerprint_of(digests)
+    recipe.RECIPE["runs"] = {**recipe.RECIPE["runs"], "padded_tokens": 1024}
+    try:
+        assert fingerprint_of(digests) != before
+    finally:
+        recipe.RECIPE["runs"] = {**recipe.RECIPE["runs"], "padded_tokens": recipe.BATCH_TOKENS}

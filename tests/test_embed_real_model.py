@@ -33,27 +33,54 @@ def test_model_understands_cross_language_question(monkeypatch):
     assert cos(checkout) > cos(unrelated) + 0.05
 
 
-def test_tuned_pipeline_matches_plain_reference_vectors():
-    """Session options, fusions, batching and padding must not change the maths: every vector has
-    cosine >= 0.999 with a plain reference (no graph optimisation, one thread, one text per run)."""
+def _plain_reference():
+    """The model with no graph optimisation, one thread, one text per run, pooled in numpy."""
     import numpy as np
     import onnxruntime as ort
 
     from kyb_cli.core.embed.embedder import Embedder
 
-    texts = ["query: куда пишет оформление заказа", "query: 9090",
-             "passage: Checkout write path. Checkout writes go through svc-checkout on node-3, port 9090.",
-             "passage: Деплой. " + "Все стримы настроены в терраформе, реестр образов в докере. " * 12,
-             "passage: Backups. " + "Postgres base backups run daily with WAL archiving; restores are tested. " * 16]
-    emb = Embedder(MODEL)
-    got = emb.embed(texts, batch=4)  # two batches, the first padded to its longest text
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = 1
     plain = ort.InferenceSession(str(MODEL / "model.onnx"), options, providers=["CPUExecutionProvider"])
-    for text, vec in zip(texts, got):
-        ids = np.array([emb.tokenizer.encode(text).ids], dtype=np.int64)
+    tokenizer = Embedder(MODEL).tokenizer
+
+    def embed(text):
+        ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
-        ref = plain.run(None, feed)[0][0].mean(axis=0)
-        ref /= np.linalg.norm(ref)
-        assert float(vec @ ref) >= 0.999, text[:40]
+        vec = plain.run(None, feed)[0][0].mean(axis=0)
+        return vec / np.linalg.norm(vec)
+
+    return embed
+
+
+TEXTS = ["query: куда пишет оформление заказа", "query: 9090",
+         "passage: Checkout write path. Checkout writes go through svc-checkout on node-3, port 9090.",
+         "passage: Деплой. " + "Все стримы настроены в терраформе, реестр образов в докере. " * 12,
+         "passage: Backups. " + "Postgres base backups run daily with WAL archiving; restores are tested. " * 16]
+
+
+def test_tuned_pipeline_matches_plain_reference_vectors():
+    """Session options, fusions, runs and padding keep the maths: cosine >= 0.999 with the plain
+    reference for every text embedded alone and for long passages in a batch. Short texts that share
+    a run get >= 0.995: the int8 model picks one activation scale per run (why long ones run alone)."""
+    from kyb_cli.core.embed.embedder import Embedder
+
+    emb = Embedder(MODEL)
+    reference = _plain_reference()
+    batched = emb.embed(TEXTS)
+    for text, vec in zip(TEXTS, batched):
+        ref = reference(text)
+        assert float(emb.embed([text])[0] @ ref) >= 0.999, text[:40]
+        long_text = len(emb.tokenizer.encode(text).ids) > 200
+        assert float(vec @ ref) >= (0.999 if long_text else 0.995), text[:40]
+
+
+def test_long_passage_vector_does_not_depend_on_its_neighbours():
+    from kyb_cli.core.embed.embedder import Embedder
+
+    emb = Embedder(MODEL)
+    alone = emb.embed([TEXTS[4]])[0]
+    together = emb.embed(TEXTS)[4]
+    assert float(alone @ together) >= 0.99999

@@ -121,7 +121,17 @@ def cli() -> None:
 
 
 def main() -> None:
-    cli.main(prog_name="kyb")
+    """Run `kyb`; usage errors are one `kyb: …` line on stderr with exit 2, like every other error."""
+    try:
+        code = cli.main(prog_name="kyb", standalone_mode=False)
+    except click.exceptions.ClickException as exc:
+        where = f"`{exc.ctx.command_path} --help`" if getattr(exc, "ctx", None) is not None else "`kyb --help`"
+        sys.stderr.write(f"kyb: {exc.format_message()} (see {where})\n")
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        sys.stderr.write("kyb: interrupted\n")
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,7 +6,7 @@ import click
 
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.deadlines_block import describe, reader_today, today_option
-from kyb_cli.cli.output import emit, note
+from kyb_cli.cli.output import console, dumps, emit, note
 
 
 def deadlines_view(c, d) -> None:
@@ -29,7 +29,8 @@ def deadlines_cmd(fail_on: str) -> None:
     """Open tasks that are overdue or due within their reminder window (default 3 days).
 
     Overdue first, hard deadlines first within each group, then by date. With --fail-on the exit
-    status is 3 when the condition holds (the list is still printed), for CI and pre-commit hooks.
+    status is 3 when the condition holds, for CI and pre-commit hooks; the list then goes to stderr
+    and stdout stays empty, as on every failure.
     """
     from kyb_cli.core.deadlines import deadlines, failing, live_tasks
 
@@ -40,9 +41,18 @@ def deadlines_cmd(fail_on: str) -> None:
 
         git_dir(location.path)  # StoreError (exit 4) when it is not a store; no pygit2 needed
     items = deadlines(live_tasks(location.path), today)
-    emit({"today": today.isoformat(), "count": len(items), "deadlines": items}, deadlines_view)
+    data = {"today": today.isoformat(), "count": len(items), "deadlines": items}
     bad = failing(items, fail_on)
-    if bad:
-        what = "overdue task(s)" if fail_on == "overdue" else "overdue hard deadline(s)"
-        note(f"{len(bad)} {what}: {', '.join(i['key'] for i in bad)} (--fail-on {fail_on})")
-        click.get_current_context().exit(3)
+    if not bad:
+        emit(data, deadlines_view)
+        return
+    # The gate failed: like every failure, stdout stays empty; the list goes to stderr for the CI log.
+    import sys
+
+    if sys.stderr.isatty():
+        deadlines_view(console(stderr=True), data)
+    else:
+        sys.stderr.write(dumps(data) + "\n")
+    what = "overdue task(s)" if fail_on == "overdue" else "overdue hard deadline(s)"
+    note(f"{len(bad)} {what}: {', '.join(i['key'] for i in bad)} (--fail-on {fail_on})")
+    click.get_current_context().exit(3)

@@ -16,7 +16,28 @@ def _split_tags(values: tuple[str, ...]) -> list[str]:
     return [t.strip() for v in values for t in v.split(",") if t.strip()]
 
 
-@click.command("query", context_settings={
+class QueryCommand(click.Command):
+    """Any text is a query (`-x`, `*`, emoji), but a mistyped `--option` is a usage error, not text.
+
+    Words that start with one dash are searched as text; an unknown `--long` option before `--`
+    is refused with a did-you-mean, so `--histroy` never silently turns into a current-state search.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        known = {opt for param in self.params for opt in (*param.opts, *param.secondary_opts)}
+        for arg in args:
+            if arg == "--":
+                break
+            if arg.startswith("--") and arg.split("=", 1)[0] not in known:
+                import difflib
+
+                name = arg.split("=", 1)[0]
+                close = difflib.get_close_matches(name, sorted(o for o in known if o.startswith("--")), n=1)
+                raise click.NoSuchOption(name, possibilities=close, ctx=ctx)
+        return super().parse_args(ctx, args)
+
+
+@click.command("query", cls=QueryCommand, context_settings={
     "ignore_unknown_options": True, "help_option_names": ["--help"]})
 @click.argument("text", nargs=-1, type=click.UNPROCESSED)
 @click.option("--history", is_flag=True, help="Search every content version (current included).")

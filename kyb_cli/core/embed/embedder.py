@@ -10,9 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kyb_cli.core.embed.recipe import MAX_TOKENS
-
-BATCH = 16
+from kyb_cli.core.embed.recipe import BATCH, BATCH_TOKENS, MAX_TOKENS
 
 
 def _threads() -> int:
@@ -64,6 +62,17 @@ def _load(path: Path):
     return tokenizer, box["session"]
 
 
+def runs(lengths: list[int], batch: int = BATCH, budget: int = BATCH_TOKENS) -> list[list[int]]:
+    """Split positions of ascending `lengths` into runs: <= batch texts, <= budget padded tokens."""
+    out: list[list[int]] = []
+    for pos, length in enumerate(lengths):
+        if out and len(out[-1]) < batch and (len(out[-1]) + 1) * length <= budget:
+            out[-1].append(pos)
+        else:
+            out.append([pos])
+    return out
+
+
 class ModelLoadError(Exception):
     """The directory does not hold a usable model; the message is one line for a user."""
 
@@ -106,8 +115,9 @@ class Embedder:
         norms[norms == 0] = 1.0  # zero vectors are left as they are (EMB-3)
         return (pooled / norms).astype(np.float32)
 
-    def embed(self, inputs: list[str], batch: int = BATCH):
-        """(len(inputs), dim) float32, in input order; batches of `batch`, sorted by token length."""
+    def embed(self, inputs: list[str], batch: int = BATCH, budget: int = BATCH_TOKENS):
+        """(len(inputs), dim) float32, in input order; runs of texts sorted by token length, at most
+        `batch` texts and `budget` padded tokens each (a longer text runs alone)."""
         import numpy as np
 
         if not inputs:
@@ -115,10 +125,10 @@ class Embedder:
         encodings = self.tokenizer.encode_batch(list(inputs))
         order = sorted(range(len(inputs)), key=lambda i: len(encodings[i].ids))
         out = [None] * len(inputs)
-        for start in range(0, len(order), batch):
-            chunk = order[start:start + batch]
-            vectors = self._run([encodings[i] for i in chunk])
-            for i, vec in zip(chunk, vectors):
+        for chunk in runs([len(encodings[i].ids) for i in order], batch, budget):
+            picked = [order[j] for j in chunk]
+            vectors = self._run([encodings[i] for i in picked])
+            for i, vec in zip(picked, vectors):
                 out[i] = vec
         return np.stack(out)
 

@@ -16,6 +16,12 @@ PASSAGE_PREFIX = "passage: "
 MAX_TOKENS = 512
 BODY_CHARS = 1200
 RECIPE_VERSION = 1
+# Texts per model run, and padded tokens per run. Long passages run alone: measured 11.4 vs 9.5
+# passages/s per core for ~300-token texts at batch 1 vs 16, and the int8 model quantises
+# activations with one scale per run, so a text alone gets the same vector whatever its
+# neighbours. Short texts still share a run (29-token texts: 311/s at 16 vs 188/s at 1).
+BATCH = 16
+BATCH_TOKENS = 512
 
 # The fingerprint's recipe half: bump RECIPE_VERSION when passage_text changes shape.
 RECIPE: dict[str, Any] = {
@@ -27,6 +33,8 @@ RECIPE: dict[str, Any] = {
     "pooling": "mean-attention-mask",
     "normalise": "l2",
     "output": "last_hidden_state",
+    # int8 models quantise activations per run, so how texts share a run is part of the maths
+    "runs": {"order": "length", "texts": BATCH, "padded_tokens": BATCH_TOKENS},
 }
 
 

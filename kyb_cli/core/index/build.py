@@ -24,6 +24,7 @@ from kyb_cli.core.record import Record, RecordFormatError, key_of_path, kind_of_
 _FIELD_TEXT = ("service", "severity", "status", "priority", "assignee", "parent_task", "resolution",
                "detection", "blocked_reason", "waits_on")
 FLUSH_EVERY = 4000  # versions per blob batch
+NOTE_REBUILD_AT = 2000  # commits: from here a rebuild takes seconds, so a read says why it waits
 
 
 def fold(text: str) -> str:
@@ -179,6 +180,11 @@ def rebuild(store_path: Path, db_path: Path, head: str | None,
     for stale in (tmp, Path(f"{tmp}-journal")):
         stale.unlink(missing_ok=True)
     commits = list(gitlog.commits(store_path, head)) if head else []
+    if progress is None and len(commits) >= NOTE_REBUILD_AT:
+        # A read that has to rebuild a big index says so, instead of sitting silent for seconds.
+        sys.stderr.write(f"kyb: index: building the search index from Git ({len(commits):,} commits); "
+                         "this happens once, later reads catch up incrementally\n")
+        sys.stderr.flush()
     conn = schema.connect(tmp, create=True)
     try:
         conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")

@@ -15,12 +15,14 @@ def with_index(store_path: Path, fn: Callable[[Fresh], T]) -> T:
     """Run `fn` on a current index; a corrupt file found mid-read is rebuilt and the read retried."""
     import apsw
 
+    from kyb_cli.core.errors import KybError
+
     f = fresh(store_path)
     try:
         return fn(f)
-    except (apsw.CorruptError, apsw.NotADBError, apsw.SchemaChangeError, apsw.SQLError) as exc:
-        if isinstance(exc, apsw.SQLError) and "no such" not in str(exc) and "malformed" not in str(exc):
-            raise
+    except (KybError, apsw.BusyError, apsw.LockedError):
+        raise
+    except Exception:  # any damage met mid-read (bad pages, undecodable rows): rebuild once, retry once
         f.conn.close()
         schema.index_path(f.git_dir).unlink(missing_ok=True)
         f = fresh(store_path, force_rebuild=True)

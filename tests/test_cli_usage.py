@@ -1,0 +1,39 @@
+"""Usage errors keep the contract: one `kyb: …` line on stderr, exit 2, empty stdout, nothing written."""
+
+from __future__ import annotations
+
+
+def test_mistyped_query_option_is_a_usage_error_not_search_text(kyb):
+    res = kyb("query", "port", "--histroy")
+    assert (res.code, res.stdout) == (2, "")
+    assert "--histroy" in res.stderr and "--history" in res.stderr  # did you mean
+
+
+def test_single_dash_words_are_still_query_text(kyb):
+    res = kyb("query", "-x", "--no-semantic")
+    assert res.code == 0 and res.json["count"] == 0
+
+
+def test_text_after_double_dash_is_searched_as_is(kyb):
+    kyb("add", "--key", "flags", "--title", "Flags", input="the --histroy flag is a typo")
+    res = kyb("query", "--no-semantic", "--", "--histroy")
+    assert res.code == 0 and [h["key"] for h in res.json["hits"]] == ["flags"]
+
+
+def test_usage_errors_are_one_kyb_line_with_exit_2(kyb):
+    for args in (("add", "--key", "x"), ("nosuchcommand",), ("query", "--as-of")):
+        res = kyb(*args)
+        assert (res.code, res.stdout) == (2, ""), args
+        assert res.stderr.startswith("kyb: ") and res.stderr.count("\n") == 1, res.stderr
+
+
+def test_internal_errors_are_one_line_and_exit_4(kyb, tmp_path):
+    """A bug never shows a traceback or exits 1 (which means 'not found')."""
+    boom = tmp_path / "sitecustomize.py"
+    boom.write_text(
+        "import kyb_cli.core.validate as v\n"
+        "def _boom(*a, **k):\n    raise ZeroDivisionError('synthetic bug')\n"
+        "v.validate = _boom\n")
+    res = kyb("add", "--key", "k", "--title", "t", input="b", env={"PYTHONPATH": str(tmp_path)})
+    assert (res.code, res.stdout) == (4, "")
+    assert "internal error: ZeroDivisionError: synthetic bug" in res.stderr and "Traceback" not in res.stderr
