@@ -112,8 +112,10 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
 
         def run() -> dict[str, Any]:
             day = _today(today)
+            from kyb_cli.core.index import reads
+
             store = door.store()
-            return _with_deadlines(store.read(key, at=at).to_json(), store.path, day)
+            return _with_deadlines(reads.read(store, key, at).to_json(), store.path, day)
 
         return door.call(run)
 
@@ -122,7 +124,9 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         """Every change of KEY (added, modified, deleted), newest first, with who wrote it."""
 
         def run() -> dict[str, Any]:
-            rows = door.store().history(key)
+            from kyb_cli.core.index import reads
+
+            rows = reads.history(door.store(), key)
             return {"key": key, "versions": [r.to_json() for r in rows]}
 
         return door.call(run)
