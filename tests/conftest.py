@@ -25,8 +25,12 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("home")
     for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")):
         monkeypatch.setenv(var, str(home / sub))
-    for var in ("KYB_STORE", "KYB_CONFIG", "KYB_AGENT", "KYB_SESSION", "KYB_WORKSPACE", "KYB_OUTPUT"):
+    # The real model (CI sets KYB_MODEL) is only for the tests that ask for it by name; the rest
+    # run as a user without a model would, unless they set up the tiny model themselves.
+    for var in ("KYB_STORE", "KYB_CONFIG", "KYB_AGENT", "KYB_SESSION", "KYB_WORKSPACE", "KYB_OUTPUT",
+                "KYB_MODEL", "KYB_MODEL_URL", "KYB_EMBED_BUDGET", "KYB_EMBED_HELPER", "KYB_READS"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("KYB_HELPER_IDLE", "60")  # embedding helpers started by tests do not linger
     monkeypatch.setenv("KYB_DEADLINES", os.environ.get("KYB_TEST_DEADLINES", "off"))
     yield home
 
