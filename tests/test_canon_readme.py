@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kyb_cli.core.errors import EXIT_CODES
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "readme" / "10-quickstart-and-contract.md"
+DOC = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def quick_start_commands() -> list[str]:
@@ -57,3 +57,13 @@ def test_environment_variables_are_documented():
     for var in ("KYB_STORE", "KYB_AGENT", "KYB_SESSION", "KYB_WORKSPACE", "KYB_LOCK_TIMEOUT", "KYB_CONFIG",
                 "NO_COLOR"):
         assert f"| `{var}` |" in text
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    """`.ci/run` installs from the project's own files and runs the one test command README names."""
+    root = DOC.parent
+    dev = DOC.read_text().split("## Development", 1)[1]
+    command = re.search(r"The test command.*?```sh\n(.*?)\n```", dev, re.S).group(1).strip()
+    ci = (root / ".ci" / "run").read_text()
+    assert command in ci.splitlines()
+    assert 'pip install --quiet -e ".[test]"' in ci and "python3 -m venv" in ci
