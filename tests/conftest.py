@@ -1,7 +1,8 @@
 """Shared fixtures: every test gets its own store and its own config/data/cache dirs.
 
 `kyb` runs the real CLI in a subprocess (`python -m kyb_cli`), the way agents and hooks call it;
-`cli` runs it in-process through Click's runner for fast contract checks.
+`cli` runs it in-process through Click's runner for fast contract checks; `tiny` points KYB_MODEL
+at the tests' own tiny model.
 """
 
 from __future__ import annotations
@@ -49,6 +50,25 @@ def store(store_path):
     from kyb_cli.core.store import Store
 
     return Store(store_path)
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory):
+    """The tests' tiny model (tests/support/tiny_model.py), built once per test module."""
+    from tests.support.tiny_model import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+
+
+@pytest.fixture
+def tiny(tiny_dir, monkeypatch):
+    """KYB_MODEL -> the tiny model, in-process embedding only (helper tests live elsewhere)."""
+    monkeypatch.setenv("KYB_MODEL", str(tiny_dir))
+    monkeypatch.setenv("KYB_EMBED_HELPER", "0")
+    from kyb_cli.core import embed
+
+    embed._EMBEDDERS.clear()
+    return tiny_dir
 
 
 @dataclass

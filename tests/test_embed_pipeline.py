@@ -10,26 +10,6 @@ import pytest
 from tests.support.tiny_model import build_tiny_model
 
 
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
-
-
-@pytest.fixture
-def tiny(tiny_dir, monkeypatch):
-    """KYB_MODEL -> the tiny model, in-process embedding only (helper tests live elsewhere)."""
-    monkeypatch.setenv("KYB_MODEL", str(tiny_dir))
-    monkeypatch.setenv("KYB_EMBED_HELPER", "0")
-    from kyb_cli.core import embed
-
-    embed._EMBEDDERS.clear()
-    return tiny_dir
-
-
-def _floats(blob: bytes) -> list[float]:
-    return list(struct.unpack(f"<{len(blob) // 4}f", blob))
-
-
 def test_passage_text_is_title_then_body_head():
     from kyb_cli.core.embed import passage_text
 

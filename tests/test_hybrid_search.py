@@ -5,29 +5,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.support.index_helpers import T0, keys, put, remove
 from tests.support.tiny_model import build_tiny_model
 
 # Words of the tiny model's vocabulary that no record below contains: only meaning can match them.
 NO_SHARED_WORD = "куда пишет оформление заказа"
 DAY = 86_400
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
-
-
-@pytest.fixture
-def tiny(tiny_dir, monkeypatch):
-    monkeypatch.setenv("KYB_MODEL", str(tiny_dir))
-    monkeypatch.setenv("KYB_EMBED_HELPER", "0")
-    from kyb_cli.core import embed
-
-    embed._EMBEDDERS.clear()
-    return tiny_dir
 
 
 def search(store_path, text, **kw):

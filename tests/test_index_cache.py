@@ -108,18 +108,18 @@ def _merge_store(store_path):
     main_tip = remove(store_path, "k3", T0 + 11)
     # Side branch from base, written without moving HEAD.
     from kyb_cli.core.record import Record
-    from kyb_cli.core.store import _replace_in_tree
+    from tests.support.index_helpers import set_file
 
     base_commit = repo[pygit2.Oid(hex=base)]
     blob = repo.create_blob(Record(key="k1", title="K1", body="one side").to_markdown().encode())
-    tree = _replace_in_tree(repo, base_commit.tree, ["knowledge", "k1.md"], blob)
+    tree = set_file(repo, base_commit.tree, "knowledge/k1.md", blob)
     sig = pygit2.Signature("s", "s@example.org", T0 + 5, 0)
     side = repo.create_commit(None, sig, sig, "side edit\n", tree, [base_commit.id])
     # Merge: main's tree plus side's k1; a resolution also rewrites k2.
     main_commit = repo[pygit2.Oid(hex=main_tip)]
-    merged = _replace_in_tree(repo, main_commit.tree, ["knowledge", "k1.md"], blob)
+    merged = set_file(repo, main_commit.tree, "knowledge/k1.md", blob)
     blob2 = repo.create_blob(Record(key="k2", title="K2", body="two resolved").to_markdown().encode())
-    merged = _replace_in_tree(repo, repo[merged], ["knowledge", "k2.md"], blob2)
+    merged = set_file(repo, repo[merged], "knowledge/k2.md", blob2)
     msig = pygit2.Signature("m", "m@example.org", T0 + 20, 0)
     merge = repo.create_commit("HEAD", msig, msig, "merge side\n", merged, [main_commit.id, side])
     return main_tip, str(side), str(merge)

@@ -12,6 +12,7 @@ import sys
 import click
 
 from kyb_cli import __version__
+from kyb_cli.cli.common import meta_callback
 from kyb_cli.core.errors import KybError
 
 # name -> "module:function" under kyb_cli.cli.commands; keep alphabetical within groups.
@@ -97,20 +98,11 @@ class LazyGroup(click.Group):
             ctx.exit(4)
 
 
-def _set_meta(name: str):
-    def callback(ctx: click.Context, _param: click.Parameter, value: object) -> object:
-        if value not in (None, False):
-            ctx.meta[name] = value
-        return value
-
-    return callback
-
-
 @click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kyb")
-@click.option("--store", "store", metavar="PATH", expose_value=False, callback=_set_meta("kyb.store"),
+@click.option("--store", "store", metavar="PATH", expose_value=False, callback=meta_callback("kyb.store"),
               help="Store to use (else KYB_STORE, the nearest .kyb.toml, the default store).")
-@click.option("--json", "as_json", is_flag=True, expose_value=False, callback=_set_meta("kyb.json"),
+@click.option("--json", "as_json", is_flag=True, expose_value=False, callback=meta_callback("kyb.json"),
               help="JSON output even on a terminal.")
 def cli() -> None:
     """kyb: a local-first memory for coding agents, kept in Git.

@@ -11,7 +11,9 @@ import click
 from kyb_cli.core.errors import UsageError
 
 
-def _meta_callback(name: str):
+def meta_callback(name: str):
+    """An option callback that puts a given value into click's context meta under `name`."""
+
     def callback(ctx: click.Context, _param: click.Parameter, value: object) -> object:
         if value not in (None, False):
             ctx.meta[name] = value
@@ -23,9 +25,9 @@ def _meta_callback(name: str):
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """`--store` and `--json` accepted after the subcommand too (`kyb get k --json`)."""
     func = click.option("--json", "as_json", is_flag=True, expose_value=False,
-                        callback=_meta_callback("kyb.json"), help="JSON output even on a terminal.")(func)
+                        callback=meta_callback("kyb.json"), help="JSON output even on a terminal.")(func)
     func = click.option("--store", "store", metavar="PATH", expose_value=False,
-                        callback=_meta_callback("kyb.store"),
+                        callback=meta_callback("kyb.store"),
                         help="Store to use (else KYB_STORE, .kyb.toml, the default store).")(func)
     return func
 
@@ -37,7 +39,7 @@ def store_location():
     return locate(ctx.meta.get("kyb.store"))
 
 
-def open_store(*, for_write: bool = False):
+def open_store():
     """The store this call works on. The default store is created on first use."""
     from kyb_cli.core.store import open_store as core_open
 

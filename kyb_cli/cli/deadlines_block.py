@@ -10,16 +10,16 @@ so a missing block does not prove there are no commitments.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from datetime import date
 from typing import Any, Callable
 
 import click
 
+from kyb_cli.cli.common import meta_callback
+
 TODAY_META = "kyb.today"
 OFF_META = "kyb.no_deadlines"
-OFF_VALUES = ("off", "0", "false", "no")
 
 
 def _parse_today(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -33,12 +33,6 @@ def _parse_today(ctx: click.Context, _param: click.Parameter, value: str | None)
     return value
 
 
-def _set_off(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
-    if value:
-        ctx.meta[OFF_META] = True
-    return value
-
-
 def today_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--today", metavar="DATE", expose_value=False, callback=_parse_today,
                         help="The reader's calendar day for deadlines (default: the local date).")(func)
@@ -46,7 +40,7 @@ def today_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def deadline_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """`--today DATE` and `--no-deadlines` for commands that print the block."""
-    func = click.option("--no-deadlines", is_flag=True, expose_value=False, callback=_set_off,
+    func = click.option("--no-deadlines", is_flag=True, expose_value=False, callback=meta_callback(OFF_META),
                         help="Do not print the deadlines block on stderr (also KYB_DEADLINES=off).")(func)
     return today_option(func)
 
@@ -59,7 +53,9 @@ def reader_today() -> date:
 
 
 def enabled() -> bool:
-    if os.environ.get("KYB_DEADLINES", "").strip().lower() in OFF_VALUES:
+    from kyb_cli.core.deadlines import switched_off
+
+    if switched_off():
         return False
     ctx = click.get_current_context(silent=True)
     return not (ctx is not None and ctx.meta.get(OFF_META))
@@ -88,21 +84,12 @@ def _stderr_is_terminal() -> bool:
         return False
 
 
-def describe(item: dict[str, Any]) -> str:
-    """`overdue 3d`, `due today`, `due in 2d` (with `expected` for provisional dates)."""
-    word = "expected" if item["provisional"] else "due"
-    n = item["days_left"]
-    if n < 0:
-        return f"overdue {-n}d ({word} {item['date']})"
-    if n == 0:
-        return f"{word} today ({item['date']})"
-    return f"{word} in {n}d ({item['date']})"
-
-
 def format_block(data: dict[str, Any], *, human: bool) -> str:
     """One JSON line `{"deadlines": …}` for programs; a few plain lines for people."""
     if not human:
         return json.dumps({"deadlines": data}, ensure_ascii=False) + "\n"
+    from kyb_cli.core.deadlines import describe
+
     lines = [f"kyb: deadlines (today {data['today']}):"]
     for item in data["tasks"]:
         hard = "HARD " if item["hard"] else ""

@@ -24,8 +24,6 @@ KNOWN_AGENTS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("goose", ("goose",), ("GOOSE_SESSION_ID",)),
 )
 
-TRAILER_KEYS = ("Kyb-Agent", "Kyb-Session", "Kyb-Workspace", "Kyb-Transport")
-
 
 @dataclass(frozen=True)
 class Attribution:

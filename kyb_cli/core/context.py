@@ -14,6 +14,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from kyb_cli.core.deadlines import describe
+
 DEFAULT_DAYS = 7
 RECENT_CAP = 35
 INCIDENT_CAP = 15
@@ -42,6 +44,7 @@ def gather(store_path: Path, *, days: int = DEFAULT_DAYS, today: date | None = N
     from kyb_cli.core.index.query import lexical
     from kyb_cli.core.index.search import with_index
     from kyb_cli.core.timefmt import rfc3339
+    from kyb_cli.core.versions import ranked_tags
 
     store_path = Path(store_path)
     if not (store_path / ".git").exists():
@@ -77,7 +80,6 @@ def gather(store_path: Path, *, days: int = DEFAULT_DAYS, today: date | None = N
     incidents = sorted(raw["incidents"], key=lambda r: r.get("detected_at") or "", reverse=True)
     incidents.sort(key=lambda r: _INCIDENT_ORDER.get(r.get("status") or "open", 2))  # open, then mitigated
     due = deadlines(live_tasks(store_path), today)
-    tags = sorted(raw["tags"].items(), key=lambda kv: (-kv[1], kv[0]))
     return {
         "store": str(store_path),
         "head": raw["head"],
@@ -95,7 +97,7 @@ def gather(store_path: Path, *, days: int = DEFAULT_DAYS, today: date | None = N
         "deadlines": due[:DEADLINE_CAP],
         "deadline_total": len(due),
         "overdue_total": sum(1 for d in due if d["overdue"]),
-        "top_tags": [{"tag": t, "count": c} for t, c in tags[:TAG_CAP]],
+        "top_tags": ranked_tags(raw["tags"])[:TAG_CAP],
     }
 
 
@@ -162,7 +164,7 @@ def _render(data: dict[str, Any]) -> str:
         lines.append(f"- … {data['open_incident_total'] - len(data['open_incidents'])} more: kyb incidents")
     lines += ["", f"Deadlines ({data['deadline_total']} overdue or due soon, {data['overdue_total']} overdue):"]
     for d in data["deadlines"]:
-        lines.append(f"- {'HARD ' if d['hard'] else ''}{_describe(d)} {d['key']} {_clip(d['title'])}")
+        lines.append(f"- {'HARD ' if d['hard'] else ''}{describe(d)} {d['key']} {_clip(d['title'])}")
     if not data["deadlines"]:
         lines.append("- none")
     elif data["deadline_total"] > len(data["deadlines"]):
@@ -170,16 +172,6 @@ def _render(data: dict[str, Any]) -> str:
     tags = ", ".join(f"{t['tag']} ({t['count']})" for t in data["top_tags"]) or "none"
     lines += ["", f"Most used tags: {tags}", END]
     return "\n".join(lines) + "\n"
-
-
-def _describe(item: dict[str, Any]) -> str:
-    word = "expected" if item["provisional"] else "due"
-    n = item["days_left"]
-    if n < 0:
-        return f"overdue {-n}d ({word} {item['date']})"
-    if n == 0:
-        return f"{word} today ({item['date']})"
-    return f"{word} in {n}d ({item['date']})"
 
 
 def unavailable(reason: str) -> str:

@@ -11,6 +11,7 @@ query costs a directory listing and no Git: it never imports pygit2.
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from pathlib import Path
 from typing import Any, Iterable
@@ -20,6 +21,12 @@ from kyb_cli.core.record import Record, RecordFormatError, parse
 DEFAULT_REMIND_DAYS = 3
 BLOCK_SIZE = 5
 LIVE = ("open", "in_progress", "blocked", "")
+OFF_VALUES = ("off", "0", "false", "no")
+
+
+def switched_off() -> bool:
+    """KYB_DEADLINES=off (or 0, false, no): no deadlines block after answers, on any door."""
+    return os.environ.get("KYB_DEADLINES", "").strip().lower() in OFF_VALUES
 
 
 def live_tasks(store_or_path: Any) -> list[Record]:
@@ -84,6 +91,17 @@ def block(records: Iterable[Record], today: date, size: int = BLOCK_SIZE) -> dic
     """The deadlines block: up to `size` items and how many more there are."""
     items = deadlines(records, today)
     return {"today": today.isoformat(), "tasks": items[:size], "more": max(0, len(items) - size)}
+
+
+def describe(item: dict[str, Any]) -> str:
+    """`overdue 3d`, `due today`, `due in 2d` (with `expected` for provisional dates)."""
+    word = "expected" if item["provisional"] else "due"
+    n = item["days_left"]
+    if n < 0:
+        return f"overdue {-n}d ({word} {item['date']})"
+    if n == 0:
+        return f"{word} today ({item['date']})"
+    return f"{word} in {n}d ({item['date']})"
 
 
 def failing(items: list[dict[str, Any]], fail_on: str) -> list[dict[str, Any]]:

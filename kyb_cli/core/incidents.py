@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kyb_cli.core.errors import NotFound, Rejected
+from kyb_cli.core.errors import Rejected
 from kyb_cli.core.lifecycle import (
-    KEEP, check_filter, kept, open_followups, select_rows, unknown_links, write_and_close,
+    KEEP, check_filter, copy_of, kept, open_followups, select_rows, stored_of_kind, unknown_links,
+    write_and_close,
 )
 from kyb_cli.core.record import Record, kind_of_key
 from kyb_cli.core.timefmt import now_utc_z
@@ -123,14 +124,8 @@ def resolve_incident(store, attribution, key: str, *, status: str = "resolved",
     """API-6: change status (default resolved); a blank resolution keeps the stored one."""
     check_key(key)
     with store.writing(attribution) as tx:
-        found = tx.stored(key)
-        if found is None:
-            raise NotFound(f"no record '{key}'")
-        if kind_of_key(key) != "incident":
-            raise Rejected(f"'{key}' is not an incident report")
-        prev = found[0]
-        record = prev.copy(status=status, hosts=list(prev.hosts), knowledge=list(prev.knowledge),
-                           affected=list(prev.affected), tags=list(prev.tags), refs=list(prev.refs))
+        prev = stored_of_kind(tx, key, "incident", "an incident report")
+        record = copy_of(prev, status=status)
         if resolution.strip():
             record.resolution = resolution.strip()
         stamp_timeline(record, prev)

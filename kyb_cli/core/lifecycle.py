@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kyb_cli.core.errors import NotFound, Rejected, UsageError
+from kyb_cli.core.record import kind_of_key
+
 
 class _Keep:
     """Marks an argument the caller did not give: keep the stored value (tags, deadline fields)."""
@@ -45,6 +48,23 @@ def open_followups(body: str) -> int:
     return sum(1 for line in body.splitlines() if line.lstrip().startswith("- [ ]"))
 
 
+def stored_of_kind(tx, key: str, kind: str, what: str):
+    """The stored version (live, else archived) a status change starts from: NotFound when there is
+    none, Rejected when `key` is not of `kind` (`what` names the kind in the message)."""
+    found = tx.stored(key)
+    if found is None:
+        raise NotFound(f"no record '{key}'")
+    if kind_of_key(key) != kind:
+        raise Rejected(f"'{key}' is not {what}")
+    return found[0]
+
+
+def copy_of(prev, **changes: Any):
+    """`prev` with `changes`, sharing no list or dict with it."""
+    return prev.copy(hosts=list(prev.hosts), knowledge=list(prev.knowledge), affected=list(prev.affected),
+                     tags=list(prev.tags), refs=list(prev.refs), extra=dict(prev.extra), **changes)
+
+
 def unknown_links(tx, links: list[str]) -> list[str]:
     """Knowledge links that name no record in the tree: allowed, and reported so typos show."""
     return [link for link in links if tx.current(link) is None]
@@ -76,8 +96,6 @@ def write_and_close(tx, record, *, verb: str | None, closed: bool) -> dict[str, 
 
 def check_filter(name: str, value: str, allowed: tuple[str, ...]) -> None:
     """A listing filter outside its closed set is a typo, not an empty answer (UsageError, exit 2)."""
-    from kyb_cli.core.errors import UsageError
-
     if value.strip() and value.strip() not in allowed:
         raise UsageError(f"--{name} must be one of: {'|'.join(allowed)} (got '{value}')")
 

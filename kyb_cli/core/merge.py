@@ -22,11 +22,8 @@ import pygit2
 
 from kyb_cli.core.errors import StoreError
 from kyb_cli.core.record import RecordFormatError, key_of_path, kind_of_key, parse, path_of_key
+from kyb_cli.core.store import Entry, apply_changes, blob_at
 from kyb_cli.core.timefmt import rfc3339
-
-TREE_MODE = pygit2.enums.FileMode.TREE
-
-Entry = tuple[pygit2.Oid, int]  # (blob id, file mode); None means "absent"
 
 
 @dataclass
@@ -137,13 +134,6 @@ def entry_at(commit: pygit2.Commit, path: str) -> Entry | None:
     return (obj.id, int(obj.filemode))
 
 
-def _blob_at(commit: pygit2.Commit, path: str) -> pygit2.Oid | None:
-    try:
-        return commit.tree[path].id
-    except KeyError:
-        return None
-
-
 def writer_of(repo: pygit2.Repository, tip: pygit2.Commit, path: str, entry: Entry | None) -> pygit2.Commit:
     """The newest commit reachable from `tip` that made `path` what it is at `tip` (wrote or removed it).
 
@@ -153,14 +143,14 @@ def writer_of(repo: pygit2.Repository, tip: pygit2.Commit, path: str, entry: Ent
     target = None if entry is None else entry[0]
     walker = repo.walk(tip.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
     for commit in walker:
-        if _blob_at(commit, path) != target:
+        if blob_at(commit, path) != target:
             continue
         parents = commit.parents
         if not parents:
             if target is not None:
                 return commit
             continue
-        if all(_blob_at(p, path) != target for p in parents):
+        if all(blob_at(p, path) != target for p in parents):
             return commit
     return tip
 
@@ -202,31 +192,6 @@ def integrate(repo: pygit2.Repository, local: pygit2.Commit, remote: pygit2.Comm
     tree = apply_changes(repo, local.tree, changes)
     conflicts.sort(key=lambda c: c.path)
     return Integration(tree=tree, changes=changes, conflicts=conflicts)
-
-
-def apply_changes(repo: pygit2.Repository, tree: pygit2.Tree | None, changes: dict[str, Entry | None]) -> pygit2.Oid:
-    """A new tree equal to `tree` with each path set to its entry (None: removed); one pass per directory."""
-    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
-    nested: dict[str, dict[str, Entry | None]] = {}
-    for path, entry in changes.items():
-        head, _, rest = path.partition("/")
-        if rest:
-            nested.setdefault(head, {})[rest] = entry
-        elif entry is None:
-            if builder.get(head) is not None:
-                builder.remove(head)
-        else:
-            builder.insert(head, entry[0], entry[1])
-    for name, sub in nested.items():
-        existing = builder.get(name)
-        subtree = repo[existing.id] if existing is not None and existing.type_str == "tree" else None
-        new_sub = apply_changes(repo, subtree, sub)
-        if len(repo[new_sub]) == 0:
-            if existing is not None:
-                builder.remove(name)
-        else:
-            builder.insert(name, new_sub, TREE_MODE)
-    return builder.write()
 
 
 def check_records(repo: pygit2.Repository, tree: pygit2.Oid, paths: list[str], tip_for: dict[str, pygit2.Commit]) -> None:

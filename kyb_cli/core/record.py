@@ -23,7 +23,6 @@ from typing import Any
 
 from kyb_cli.core.errors import StoreError
 
-KINDS = ("knowledge", "incident", "task")
 KIND_DIRS = {"knowledge": "knowledge", "incident": "incidents", "task": "tasks"}
 DIR_KINDS = {v: k for k, v in KIND_DIRS.items()}
 RECORD_DIRS = tuple(KIND_DIRS.values())

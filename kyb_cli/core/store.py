@@ -40,11 +40,16 @@ from kyb_cli.core.record import (
 )
 from kyb_cli.core.timefmt import rfc3339
 from kyb_cli.core.validate import check_key
-from kyb_cli.core.versions import HistoryRow, Version, retracted_error, retraction_of  # noqa: F401
+from kyb_cli.core.versions import (  # noqa: F401
+    HistoryRow, Version, change_of, history_row, ranked_tags, retracted_error, retraction_of,
+)
 
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
 DEFAULT_AUTHOR = ("kyb", "kyb@localhost")
+SYNC_JOURNAL = "sync-pending.json"  # sync.py's journal under .git/kyb/; a writer finishes what it left
+
+Entry = tuple[pygit2.Oid, int]  # (blob id, file mode); None means "absent"
 
 
 @dataclass
@@ -127,13 +132,6 @@ class Store:
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
             raise NotFound(f"unknown revision '{rev}'") from None
 
-    @staticmethod
-    def _blob_id(commit: pygit2.Commit, path: str) -> pygit2.Oid | None:
-        try:
-            return commit.tree[path].id
-        except KeyError:
-            return None
-
     def _blob_text(self, oid: pygit2.Oid) -> bytes:
         return self.repo[oid].data
 
@@ -150,23 +148,10 @@ class Store:
         """
         walker = self.repo.walk(start.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
         for commit in walker:
-            blob = self._blob_id(commit, path)
-            parents = commit.parents
-            if not parents:
-                if blob is not None:
-                    yield commit, "added", blob
-                continue
-            parent_blobs = [self._blob_id(p, path) for p in parents]
-            if any(pb == blob for pb in parent_blobs):
-                continue
-            first = parent_blobs[0]
-            if first is None:
-                change = "added"
-            elif blob is None:
-                change = "deleted"
-            else:
-                change = "modified"
-            yield commit, change, blob
+            blob = blob_at(commit, path)
+            change = change_of(blob, [blob_at(p, path) for p in commit.parents])
+            if change is not None:
+                yield commit, change, blob
 
     def history(self, key: str) -> list[HistoryRow]:
         """Every change of a key, newest first; NotFound when it never existed."""
@@ -175,29 +160,11 @@ class Store:
         rows: list[HistoryRow] = []
         if head is not None:
             for commit, change, _blob in self._changes(path_of_key(key), head):
-                rows.append(self._row(commit, change))
+                rows.append(history_row(str(commit.id), commit.commit_time, change, commit.message,
+                                        f"{commit.author.name} <{commit.author.email}>"))
         if not rows:
             raise NotFound(f"no history for '{key}'")
         return rows
-
-    def _row(self, commit: pygit2.Commit, change: str) -> HistoryRow:
-        trailers = parse_trailers(commit.message)
-        labels = {
-            "agent": trailers.get("Kyb-Agent", ""),
-            "session": trailers.get("Kyb-Session", ""),
-            "workspace": trailers.get("Kyb-Workspace", ""),
-            "transport": trailers.get("Kyb-Transport", ""),
-            "author": f"{commit.author.name} <{commit.author.email}>",
-        }
-        if "Kyb-Reason" in trailers:
-            labels["reason"] = trailers["Kyb-Reason"]
-        return HistoryRow(
-            sha=str(commit.id),
-            committed_at=rfc3339(commit.commit_time),
-            change=change,
-            message=commit.message.split("\n", 1)[0],
-            labels=labels,
-        )
 
     # -- reads ------------------------------------------------------------------------------------
     # The reference reads: a walk over Git history. The CLI answers the same questions from the
@@ -211,10 +178,10 @@ class Store:
         version points at the commit on that side that wrote it. For a path absent at `commit` the
         answer is the commit that deleted it, or a root commit when it never existed.
         """
-        blob = self._blob_id(commit, path)
+        blob = blob_at(commit, path)
         while True:
             for parent in commit.parents:
-                if self._blob_id(parent, path) == blob:
+                if blob_at(parent, path) == blob:
                     commit = parent
                     break
             else:
@@ -244,7 +211,7 @@ class Store:
 
     def _version_at(self, key: str, commit: pygit2.Commit, at: str | None) -> Version:
         path = path_of_key(key)
-        blob = self._blob_id(commit, path)
+        blob = blob_at(commit, path)
         if blob is not None:
             origin = self._origin(path, commit)
             return Version(self._parse_blob(blob, path), str(origin.id), rfc3339(origin.commit_time), "active")
@@ -253,7 +220,7 @@ class Store:
             raise NotFound(f"no record '{key}'" + (f" at {at}" if at else ""))
         last = end.parents[0]
         origin = self._origin(path, last)
-        last_blob = self._blob_id(last, path)
+        last_blob = blob_at(last, path)
         assert last_blob is not None
         reason = parse_trailers(end.message).get("Kyb-Reason")
         version = Version(
@@ -295,19 +262,25 @@ class Store:
         for record in records:
             for tag in {t.lower() for t in record.tags}:
                 counts[tag] = counts.get(tag, 0) + 1
-        return [{"tag": t, "count": c} for t, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+        return ranked_tags(counts)
 
     # -- writes -----------------------------------------------------------------------------------
 
     @contextmanager
-    def writing(self, attribution: Attribution) -> Iterator["Transaction"]:
-        """Hold the writer lock; every put/remove inside is one commit on top of the fresh HEAD."""
+    def locked(self) -> Iterator[None]:
+        """Hold the writer lock, having first finished what a writer or a sync that died left behind."""
         with store_lock.exclusive(self.kyb_dir / "write.lock"):
             self._recover()
-            if (self.kyb_dir / "sync-pending.json").exists():  # a sync died mid-way (issue 6)
+            if (self.kyb_dir / SYNC_JOURNAL).exists():  # a sync died mid-way (issue 6)
                 from kyb_cli.core.sync import recover
 
                 recover(self)
+            yield
+
+    @contextmanager
+    def writing(self, attribution: Attribution) -> Iterator["Transaction"]:
+        """Hold the writer lock; every put/remove inside is one commit on top of the fresh HEAD."""
+        with self.locked():
             before = self.head_sha()
             yield Transaction(self, attribution)
         if self.head_sha() != before:  # optional background sync (issue 6); never blocks the answer
@@ -366,7 +339,7 @@ class Store:
             if self.head_sha() == data.get("commit"):
                 head = self.head_commit()
                 assert head is not None
-                self._sync_worktree(path, self._blob_id(head, path))
+                self.update_worktree({path: _blob_entry(blob_at(head, path))})
         self._journal.unlink(missing_ok=True)
 
     def _stale_lock_files(self, data: Any) -> list[Path]:
@@ -377,31 +350,41 @@ class Store:
         out.append(self.git_dir / "HEAD.lock")
         return [f for f in out if f.exists()]
 
-    def _sync_worktree(self, path: str, blob: pygit2.Oid | None) -> None:
-        """Make one working-tree file and its Git index entry match `blob` (None: absent)."""
-        if self.repo.workdir is None:
+    def update_worktree(self, changes: dict[str, Entry | None]) -> None:
+        """Make the working-tree files and Git index entries of `changes` match their new entries
+        (None: absent; a directory left empty goes too), in one index write."""
+        repo = self.repo
+        if repo.workdir is None or not changes:
             return
-        target = Path(self.repo.workdir) / path
-        if blob is None:
-            target.unlink(missing_ok=True)
-            try:
-                target.parent.rmdir()
-            except OSError:
-                pass
-        else:
+        root = Path(repo.workdir)
+        for path, entry in changes.items():
+            target = root / path
+            if entry is None:
+                target.unlink(missing_ok=True)
+                for parent in target.parents:
+                    if parent == root:
+                        break
+                    try:
+                        parent.rmdir()
+                    except OSError:
+                        break
+                continue
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(f".{target.name}.kyb-{os.getpid()}.tmp")
-            tmp.write_bytes(self._blob_text(blob))
+            tmp.write_bytes(repo[entry[0]].data)
+            if entry[1] == pygit2.enums.FileMode.BLOB_EXECUTABLE:
+                tmp.chmod(0o755)
             os.replace(tmp, target)
-        index = self.repo.index
+        index = repo.index
         index.read()
-        if blob is None:
-            try:
-                index.remove(path)
-            except (OSError, KeyError, pygit2.GitError):
-                pass
-        else:
-            index.add(path)
+        for path, entry in changes.items():
+            if entry is None:
+                try:
+                    index.remove(path)
+                except (OSError, KeyError, pygit2.GitError):
+                    pass
+            else:
+                index.add(path)
         index.write()
 
 
@@ -420,7 +403,7 @@ class Transaction:
         if head is None:
             return None
         path = path_of_key(key)
-        blob = Store._blob_id(head, path)
+        blob = blob_at(head, path)
         return None if blob is None else self.store._parse_blob(blob, path)
 
     def stored(self, key: str) -> tuple[Record, bool] | None:
@@ -446,7 +429,7 @@ class Transaction:
         store = self.store
         path = record.path
         head = store.head_commit()
-        old_blob = Store._blob_id(head, path) if head is not None else None
+        old_blob = blob_at(head, path) if head is not None else None
         self._refuse_hand_edits(path, old_blob)
         new_bytes = record.to_markdown().encode("utf-8")
         if old_blob is not None:
@@ -483,7 +466,7 @@ class Transaction:
         store = self.store
         path = path_of_key(key)
         head = store.head_commit()
-        old_blob = Store._blob_id(head, path) if head is not None else None
+        old_blob = blob_at(head, path) if head is not None else None
         if old_blob is None:
             try:
                 store.read(key)
@@ -532,7 +515,8 @@ class Transaction:
                 key: str, *, reason: str | None = None) -> str:
         store = self.store
         repo = store.repo
-        tree = _replace_in_tree(repo, head.tree if head is not None else None, path.split("/"), blob)
+        change = {path: _blob_entry(blob)}
+        tree = apply_changes(repo, head.tree if head is not None else None, change)
         message = f"kyb: {verb} {key}\n"
         if reason:
             message += f"\n{reason}\n"
@@ -554,7 +538,7 @@ class Transaction:
             _fault("before-ref")
             _advance_head(repo, head, commit, message.split("\n", 1)[0])
             _fault("after-ref")
-            store._sync_worktree(path, blob)
+            store.update_worktree(change)
             _fault("after-worktree")
             journal.unlink(missing_ok=True)
         except (OSError, pygit2.GitError) as exc:
@@ -576,26 +560,43 @@ def _fault(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _replace_in_tree(repo: pygit2.Repository, tree: pygit2.Tree | None, parts: list[str],
-                     blob: pygit2.Oid | None) -> pygit2.Oid:
-    """A new tree equal to `tree` with the file at `parts` set to `blob` (or removed)."""
+def blob_at(commit: pygit2.Commit, path: str) -> pygit2.Oid | None:
+    """The id of the file at `path` in `commit`'s tree, or None when it is absent."""
+    try:
+        return commit.tree[path].id
+    except KeyError:
+        return None
+
+
+def _blob_entry(blob: pygit2.Oid | None) -> Entry | None:
+    """A record file's tree entry: kyb writes plain (non-executable) files."""
+    return None if blob is None else (blob, BLOB_MODE)
+
+
+def apply_changes(repo: pygit2.Repository, tree: pygit2.Tree | None, changes: dict[str, Entry | None]) -> pygit2.Oid:
+    """A new tree equal to `tree` with each path set to its entry (None: removed); one pass per directory.
+
+    A directory left empty is removed, as Git cannot hold one."""
     builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
-    name = parts[0]
-    if len(parts) == 1:
-        if blob is None:
-            if builder.get(name) is not None:
+    nested: dict[str, dict[str, Entry | None]] = {}
+    for path, entry in changes.items():
+        head, _, rest = path.partition("/")
+        if rest:
+            nested.setdefault(head, {})[rest] = entry
+        elif entry is None:
+            if builder.get(head) is not None:
+                builder.remove(head)
+        else:
+            builder.insert(head, entry[0], entry[1])
+    for name, sub in nested.items():
+        existing = builder.get(name)
+        subtree = repo[existing.id] if existing is not None and existing.type_str == "tree" else None
+        new_sub = apply_changes(repo, subtree, sub)
+        if len(repo[new_sub]) == 0:
+            if existing is not None:
                 builder.remove(name)
         else:
-            builder.insert(name, blob, BLOB_MODE)
-        return builder.write()
-    existing = builder.get(name)
-    subtree = repo[existing.id] if existing is not None and existing.type_str == "tree" else None
-    new_sub = _replace_in_tree(repo, subtree, parts[1:], blob)
-    if len(repo[new_sub]) == 0:
-        if existing is not None:
-            builder.remove(name)
-    else:
-        builder.insert(name, new_sub, TREE_MODE)
+            builder.insert(name, new_sub, TREE_MODE)
     return builder.write()
 
 

@@ -28,17 +28,16 @@ from typing import Any, Callable
 
 import pygit2
 
-from kyb_cli.core import lock as store_lock
 from kyb_cli.core import merge
 from kyb_cli.core.attribution import Attribution
 from kyb_cli.core.errors import KybError, Rejected, RemoteError, StoreError
-from kyb_cli.core.store import Store, Transaction, _advance_head
+from kyb_cli.core.store import SYNC_JOURNAL, Store, Transaction, _advance_head
 
 REMOTE = "origin"
 DEFAULT_TIMEOUT = 60.0
 MAX_ATTEMPTS = 10  # push races lost in a row before giving up (backoff grows to ~2 s)
 LOG_NAME = "sync.log"
-JOURNAL_NAME = "sync-pending.json"
+JOURNAL_NAME = SYNC_JOURNAL
 LOG_LIMIT = 512 * 1024
 
 Progress = Callable[[str], None]
@@ -235,9 +234,7 @@ def integrate(store: Store, remote_head: pygit2.Commit | None, attribution: Attr
               name: str = REMOTE) -> Step:
     """Bring `remote_head` into local HEAD under the writer lock: fast-forward, or one merge commit."""
     repo = store.repo
-    with store_lock.exclusive(store.kyb_dir / "write.lock"):
-        store._recover()
-        recover(store)
+    with store.locked():
         local = store.head_commit()
         if remote_head is None:
             return Step(head=str(local.id) if local else None, kind="no_remote_branch")
@@ -306,7 +303,7 @@ def _move_head(store: Store, local: pygit2.Commit | None, new: pygit2.Oid, chang
         tmp.write_text(json.dumps({"commit": str(new), "paths": sorted(changes)}))
         os.replace(tmp, journal)
         _advance_head(store.repo, local, new, log)
-        update_worktree(store, {p: _entry(store, new, p) for p in changes})
+        store.update_worktree({p: _entry(store, new, p) for p in changes})
         journal.unlink(missing_ok=True)
     except (OSError, pygit2.GitError) as exc:
         raise StoreError(f"sync could not update the store, it is unchanged or recoverable: {exc}") from None
@@ -327,45 +324,8 @@ def recover(store: Store) -> None:
         data = None
     if isinstance(data, dict) and data.get("commit") == store.head_sha():
         paths = [p for p in data.get("paths", []) if isinstance(p, str) and ".." not in p.split("/")]
-        update_worktree(store, {p: _entry(store, data["commit"], p) for p in paths})
+        store.update_worktree({p: _entry(store, data["commit"], p) for p in paths})
     journal.unlink(missing_ok=True)
-
-
-def update_worktree(store: Store, changes: dict[str, Any]) -> None:
-    """Make the working-tree files and index entries of `changes` match their new entries, in one index write."""
-    repo = store.repo
-    if repo.workdir is None or not changes:
-        return
-    root = Path(repo.workdir)
-    for path, entry in changes.items():
-        target = root / path
-        if entry is None:
-            target.unlink(missing_ok=True)
-            for parent in target.parents:
-                if parent == root:
-                    break
-                try:
-                    parent.rmdir()
-                except OSError:
-                    break
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.kyb-{os.getpid()}.tmp")
-        tmp.write_bytes(repo[entry[0]].data)
-        if entry[1] == pygit2.enums.FileMode.BLOB_EXECUTABLE:
-            tmp.chmod(0o755)
-        os.replace(tmp, target)
-    index = repo.index
-    index.read()
-    for path, entry in changes.items():
-        if entry is None:
-            try:
-                index.remove(path)
-            except (OSError, KeyError, pygit2.GitError):
-                pass
-        else:
-            index.add(path)
-    index.write()
 
 
 def sync(store: Store, *, attribution: Attribution | None = None, name: str = REMOTE,

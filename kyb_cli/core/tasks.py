@@ -10,10 +10,11 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from kyb_cli.core.errors import NotFound, Rejected
+from kyb_cli.core.errors import Rejected
 from kyb_cli.core.incidents import is_closed, stamp_timeline
 from kyb_cli.core.lifecycle import (
-    KEEP, check_filter, kept, open_followups, select_rows, unknown_links, write_and_close,
+    KEEP, check_filter, copy_of, kept, open_followups, select_rows, stored_of_kind, unknown_links,
+    write_and_close,
 )
 from kyb_cli.core.record import Record, kind_of_key
 from kyb_cli.core.timefmt import now_utc_z
@@ -102,13 +103,8 @@ def transition_task(store, attribution, key: str, *, status: str, assignee: str 
     if status not in TASK_LIVE:
         raise Rejected("status must be one of: open|in_progress|blocked")
     with store.writing(attribution) as tx:
-        found = tx.stored(key)
-        if found is None:
-            raise NotFound(f"no record '{key}'")
-        if kind_of_key(key) != "task":
-            raise Rejected(f"'{key}' is not a task")
-        prev = found[0]
-        record = _copy(prev, status=status)
+        prev = stored_of_kind(tx, key, "task", "a task")
+        record = copy_of(prev, status=status)
         if assignee is not None:
             record.assignee = assignee.strip()
         if parent_task is not None:
@@ -132,13 +128,8 @@ def close_task(store, attribution, key: str, *, status: str = "done", resolution
     """API-6 for tasks: default done; a blank resolution keeps the stored one (closing twice is safe)."""
     check_key(key)
     with store.writing(attribution) as tx:
-        found = tx.stored(key)
-        if found is None:
-            raise NotFound(f"no record '{key}'")
-        if kind_of_key(key) != "task":
-            raise Rejected(f"'{key}' is not a task")
-        prev = found[0]
-        record = _copy(prev, status=status)
+        prev = stored_of_kind(tx, key, "task", "a task")
+        record = copy_of(prev, status=status)
         if status != "blocked":
             record.blocked_reason = ""
         if resolution.strip():
@@ -148,11 +139,6 @@ def close_task(store, attribution, key: str, *, status: str = "done", resolution
         check_parent_chain(tx, key, record.parent_task)
         return write_and_close(tx, record, verb="close" if is_closed(record) else "task-status",
                                closed=is_closed(record))
-
-
-def _copy(prev: Record, **changes: Any) -> Record:
-    return prev.copy(knowledge=list(prev.knowledge), tags=list(prev.tags), refs=list(prev.refs),
-                     extra=dict(prev.extra), **changes)
 
 
 def task_row(entry) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""What a read returns: a record's version (`Version`) and a row of its history (`HistoryRow`).
+"""What a read returns: a record's version (`Version`), a row of its history (`HistoryRow`), tag counts.
 
 Kept apart from store.py so the index-backed reads (index/reads.py) build the same objects without
 importing pygit2.
@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kyb_cli.core.attribution import parse_trailers
 from kyb_cli.core.errors import NotFound
 from kyb_cli.core.record import Record, kind_of_key
+from kyb_cli.core.timefmt import rfc3339
 
 
 @dataclass
@@ -60,6 +62,45 @@ class HistoryRow:
         }
         out.update(self.labels)
         return out
+
+
+def change_of(blob: Any, parent_blobs: list[Any]) -> str | None:
+    """How a commit changed a path, from its blob there and its parents' (None: absent).
+
+    None when it did not: its blob equals some parent's (a merge that took one side's version).
+    Otherwise `added`/`deleted`/`modified`, judged against the first parent.
+    """
+    if not parent_blobs:
+        return "added" if blob is not None else None
+    if any(pb == blob for pb in parent_blobs):
+        return None
+    if parent_blobs[0] is None:
+        return "added"
+    if blob is None:
+        return "deleted"
+    return "modified"
+
+
+def history_row(sha: str, commit_time: int, change: str, message: str, author: str) -> HistoryRow:
+    """A history row from one commit: its first message line and attribution labels from its trailers."""
+    trailers = parse_trailers(message)
+    labels = {
+        "agent": trailers.get("Kyb-Agent", ""),
+        "session": trailers.get("Kyb-Session", ""),
+        "workspace": trailers.get("Kyb-Workspace", ""),
+        "transport": trailers.get("Kyb-Transport", ""),
+        "author": author,
+    }
+    if "Kyb-Reason" in trailers:
+        labels["reason"] = trailers["Kyb-Reason"]
+    return HistoryRow(sha=sha, committed_at=rfc3339(commit_time), change=change,
+                      message=message.split("\n", 1)[0], labels=labels)
+
+
+def ranked_tags(counts: dict[str, int]) -> list[dict[str, Any]]:
+    """Tag counts as `kyb tags` lists them: most used first, then by name."""
+    return [{"tag": t, "count": c} for t, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
 
 def retraction_of(key: str) -> str:
     return "retracted" if kind_of_key(key) == "knowledge" else "archived"

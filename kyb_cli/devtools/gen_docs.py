@@ -131,15 +131,6 @@ def short_help(command: click.Command, limit: int = 80) -> str:
     return command.get_short_help_str(limit=limit).strip()
 
 
-def clean_help(text: str | None) -> str:
-    """Help text without Click's `\\b` markers and with paragraphs kept."""
-    if not text:
-        return ""
-    text = text.split("\f", 1)[0]
-    return "\n".join(line for line in inspect.cleandoc(text).splitlines()
-                     if line.strip() != "\b").strip()
-
-
 def environment_names_in_source(root: Path = PROJECT_ROOT / "kyb_cli") -> set[str]:
     """KYB_* names the code reads (what the man pages must describe)."""
     names: set[str] = set()
@@ -379,11 +370,6 @@ def _roff(text: str) -> str:
             line = "\\&" + line
         out.append(line)
     return "\n".join(out)
-
-
-def _paragraphs(text: str) -> str:
-    paras = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
-    return "\n.PP\n".join(_roff(p) for p in paras)
 
 
 def _help_blocks(text: str | None) -> str:

@@ -5,7 +5,6 @@ keeps the stored value" applies). Read tools are marked read-only; `retract` is 
 tool; writes that change nothing when repeated are marked idempotent.
 """
 
-import os
 from datetime import date
 from typing import Annotated, Any, Literal
 
@@ -44,11 +43,11 @@ def _today(value: str | None) -> date:
 
 def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, Any]:
     """The deadlines block the CLI prints on stderr rides along as `deadlines` when it has items."""
-    if os.environ.get("KYB_DEADLINES", "").strip().lower() in ("off", "0", "false", "no"):
-        return data
     try:
-        from kyb_cli.core.deadlines import block, live_tasks
+        from kyb_cli.core.deadlines import block, live_tasks, switched_off
 
+        if switched_off():
+            return data
         found = block(live_tasks(store_path), today)
     except Exception:  # noqa: BLE001 — the answer stands without the block, as on the CLI
         return data

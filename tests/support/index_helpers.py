@@ -7,9 +7,14 @@ from pathlib import Path
 import pygit2
 
 from kyb_cli.core.record import Record, path_of_key
-from kyb_cli.core.store import _replace_in_tree
+from kyb_cli.core.store import BLOB_MODE, apply_changes
 
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
+
+
+def set_file(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str, blob: pygit2.Oid | None) -> pygit2.Oid:
+    """A new tree equal to `tree` with the file at `path` set to `blob` (None: removed)."""
+    return apply_changes(repo, tree, {path: None if blob is None else (blob, BLOB_MODE)})
 
 
 def _commit(store_path: Path, path: str, data: bytes | None, when: int, message: str,
@@ -18,7 +23,7 @@ def _commit(store_path: Path, path: str, data: bytes | None, when: int, message:
     head = repo.head.peel(pygit2.Commit)
     base = repo[parents[0]] if parents else head
     blob = repo.create_blob(data) if data is not None else None
-    tree = _replace_in_tree(repo, base.tree, path.split("/"), blob)
+    tree = set_file(repo, base.tree, path, blob)
     sig = pygit2.Signature("t", "t@example.org", when, 0)
     oid = repo.create_commit(ref, sig, sig, message, tree, parents or [head.id])
     return str(oid)

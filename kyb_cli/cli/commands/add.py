@@ -24,7 +24,7 @@ def add_cmd(key: str, title: str, tags: str, refs: str, body: str | None, body_f
     from kyb_cli.core.knowledge import add_knowledge, split_list
 
     text = read_body(body, body_file)
-    store = open_store(for_write=True)
+    store = open_store()
     result = add_knowledge(store, key=key, title=title, body=text, tags=split_list(tags),
                            refs=split_list(refs), attribution=attribution())
     emit(result.to_json(), write_reply)

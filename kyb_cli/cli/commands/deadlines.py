@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from kyb_cli.cli.common import common_options, store_location
-from kyb_cli.cli.deadlines_block import describe, reader_today, today_option
+from kyb_cli.cli.deadlines_block import reader_today, today_option
 from kyb_cli.cli.output import console, dumps, emit, note
+from kyb_cli.core.deadlines import describe
 
 
 def deadlines_view(c, d) -> None:

@@ -21,5 +21,5 @@ def done_cmd(key: str, status: str, resolution: str | None) -> None:
 
     status = check_close_status(key, status)
     text = read_resolution(resolution, closing=True)
-    store = open_store(for_write=True)
+    store = open_store()
     emit(close_task(store, attribution(), key, status=status, resolution=text), write_reply)

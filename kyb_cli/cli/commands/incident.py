@@ -47,7 +47,7 @@ def incident_cmd(template: bool, key, title, service, severity, hosts, status, k
         raise UsageError(f"incident: {', '.join(missing)} required (body comes from stdin; --template for a skeleton)")
     windows = parse_affected(affected)
     text = read_body(body, body_file)
-    store = open_store(for_write=True)
+    store = open_store()
     reply = write_incident(
         store, attribution(), key=key, title=title, body=text, service=service, severity=severity,
         status=status, hosts=split_list(hosts), knowledge=split_list(knowledge), resolution=resolution,

@@ -20,5 +20,5 @@ def resolve_cmd(key: str, status: str, resolution: str | None) -> None:
     from kyb_cli.core.incidents import resolve_incident
 
     text = read_resolution(resolution, closing=status.strip() == "resolved")
-    store = open_store(for_write=True)
+    store = open_store()
     emit(resolve_incident(store, attribution(), key, status=status, resolution=text), write_reply)

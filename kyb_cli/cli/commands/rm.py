@@ -17,6 +17,6 @@ def rm_cmd(key: str, reason: str) -> None:
     """Retract knowledge KEY: it leaves current answers; `get --at` and history keep it."""
     from kyb_cli.core.knowledge import retract_knowledge
 
-    store = open_store(for_write=True)
+    store = open_store()
     result = retract_knowledge(store, key, reason, attribution())
     emit(result.to_json(), write_reply)

@@ -40,7 +40,7 @@ def task_cmd(key, title, status, priority, blocked_reason, assignee, parent, kno
 
     days = remind_days_arg(remind_days)
     text = read_body(body, body_file)
-    store = open_store(for_write=True)
+    store = open_store()
     reply = write_task(
         store, attribution(), key=key, title=title, body=text, status=status, priority=priority,
         blocked_reason=blocked_reason, assignee=assignee, parent_task=parent,

@@ -22,7 +22,7 @@ def task_status_cmd(key: str, status: str, assignee: str | None, parent: str | N
     refs stay; a non-blocked status clears blocked_reason. An archived task is reopened (`created`)."""
     from kyb_cli.core.tasks import transition_task
 
-    store = open_store(for_write=True)
+    store = open_store()
     reply = transition_task(store, attribution(), key, status=status, assignee=assignee,
                             parent_task=parent, blocked_reason=blocked_reason)
     emit(reply, write_reply)

@@ -17,7 +17,6 @@ from kyb_cli.core.index import schema
 from kyb_cli.core.index.tokens import match_expression
 from kyb_cli.core.timefmt import rfc3339
 
-MODES = ("current", "history", "as_of", "changed_between")
 MAX_LIMIT = 100
 _COLUMNS = ("id", "key", "sha", "committed_at", "doc", "hit_state", "score", "is_head")
 _HIDDEN_KEYS = frozenset(("key", "title", "kind", "body", "tags", "refs", "extra"))

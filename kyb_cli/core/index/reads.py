@@ -27,7 +27,9 @@ from kyb_cli.core.errors import KybError, NotFound, StoreError
 from kyb_cli.core.record import KIND_DIRS, Record, parse, path_of_key, record_field_names
 from kyb_cli.core.timefmt import rfc3339
 from kyb_cli.core.validate import check_key
-from kyb_cli.core.versions import HistoryRow, Version, retracted_error, retraction_of
+from kyb_cli.core.versions import (
+    HistoryRow, Version, change_of, history_row, ranked_tags, retracted_error, retraction_of,
+)
 
 T = TypeVar("T")
 _AUTHOR = re.compile(r"^(.*?) ?<([^>]*)> \d+ [+-]\d{4}$")
@@ -276,38 +278,13 @@ def _history(f, key: str) -> list[HistoryRow]:
         commit = _commit(objs[3 * i])
         if len(commit.parents) > 2:
             raise Unanswerable("octopus merge")
-        parent_blobs = [_blob_id(objs[3 * i + 1 + n]) for n in range(len(commit.parents))]
-        if not commit.parents:
-            if blob is None:
-                continue
-            change = "added"
-        elif any(pb == blob for pb in parent_blobs):
+        change = change_of(blob, [_blob_id(objs[3 * i + 1 + n]) for n in range(len(commit.parents))])
+        if change is None:
             continue
-        elif parent_blobs[0] is None:
-            change = "added"
-        elif blob is None:
-            change = "deleted"
-        else:
-            change = "modified"
-        rows.append(_row(sha, when, change, commit))
+        rows.append(history_row(sha, when, change, commit.message, commit.author))
     if not rows:
         raise NotFound(f"no history for '{key}'")
     return rows
-
-
-def _row(sha: str, when: int, change: str, commit: Commit) -> HistoryRow:
-    trailers = parse_trailers(commit.message)
-    labels = {
-        "agent": trailers.get("Kyb-Agent", ""),
-        "session": trailers.get("Kyb-Session", ""),
-        "workspace": trailers.get("Kyb-Workspace", ""),
-        "transport": trailers.get("Kyb-Transport", ""),
-        "author": commit.author,
-    }
-    if "Kyb-Reason" in trailers:
-        labels["reason"] = trailers["Kyb-Reason"]
-    return HistoryRow(sha=sha, committed_at=rfc3339(when), change=change,
-                      message=commit.message.split("\n", 1)[0], labels=labels)
 
 
 # -- tags and listings -----------------------------------------------------------------------------
@@ -323,7 +300,7 @@ def _tags(f) -> list[dict[str, Any]]:
     for (tags_lc,) in f.conn.execute(
             "SELECT v.tags_lc FROM keys k JOIN versions v ON v.id = k.version_id WHERE k.state = 'active'"):
         counts.update(set(json.loads(tags_lc)))
-    return [{"tag": t, "count": c} for t, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return ranked_tags(counts)
 
 
 _FIELDS = frozenset(record_field_names())
