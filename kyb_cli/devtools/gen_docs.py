@@ -40,7 +40,7 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_DEADLINES": "Set to off to leave out the deadlines block after query, get, tasks and incidents.",
     "KYB_MODEL": "Directory of the embedding model files (before the config's model and the default directory).",
     "KYB_MODEL_URL": "Base URL kyb model pull downloads from (a mirror), when --url is not given.",
-    "KYB_EMBED_THREADS": "Threads for computing embeddings (default: the CPU count, at most 4).",
+    "KYB_EMBED_THREADS": "Model runs computed side by side, one thread each (default: the CPU count, at most 4).",
     "KYB_EMBED_HELPER": "Set to 0 to embed in the calling process instead of the shared embedding helper.",
     "KYB_EMBED_BUDGET": "Seconds a query may spend embedding versions that lack a vector (default 1.5; 0 = cache only).",
     "KYB_HELPER_START_TIMEOUT": "Seconds to wait for the embedding helper to start (default 20).",
