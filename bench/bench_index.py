@@ -34,7 +34,7 @@ def add_commits(path: Path, n: int, start: int) -> None:
     import pygit2
 
     from kyb_cli.core.record import Record
-    from kyb_cli.core.store import _replace_in_tree
+    from kyb_cli.core.store import BLOB_MODE, apply_changes
 
     repo = pygit2.Repository(str(path))
     names = [e.name for e in repo.head.peel(pygit2.Commit).tree["knowledge"]][:n]
@@ -46,7 +46,7 @@ def add_commits(path: Path, n: int, start: int) -> None:
             key = f"bench-new-{i}" if i % 3 == 0 else names[i][:-3]
             text = Record(key=key, title=f"Bench {i}", body=f"catch-up commit {i} port 7070").to_markdown()
             parts, blob = ["knowledge", f"{key}.md"], repo.create_blob(text.encode())
-        tree = _replace_in_tree(repo, head.tree, parts, blob)
+        tree = apply_changes(repo, head.tree, {"/".join(parts): None if blob is None else (blob, BLOB_MODE)})
         sig = pygit2.Signature("bench", "bench@localhost", start + i, 0)
         repo.create_commit("HEAD", sig, sig, f"bench commit {i}\n", tree, [head.id])
 

@@ -220,3 +220,19 @@ def test_deadlines_gate_on_a_path_that_is_not_a_store_exits_4(cli, tmp_path):
         res = cli("--store", str(path), "deadlines", "--fail-on", "overdue")
         assert (res.code, res.stdout) == (4, ""), res.stderr
         assert "store" in res.stderr
+
+
+def test_block_reads_only_tasks_that_carry_a_date(store_path):
+    """Undated tasks are skipped unparsed (the block runs after every query); dated ones, however the
+    date line is written by hand, still count."""
+    from datetime import date
+
+    from kyb_cli.core.deadlines import block, dated_tasks
+
+    tasks = store_path / "tasks"
+    tasks.mkdir()
+    (tasks / "task-undated.md").write_text('+++\nkey = "task-undated"\ntitle = "u"\nstatus = "open"\n+++\n')
+    (tasks / "task-quoted.md").write_text('+++\nkey = "task-quoted"\ntitle = "q"\nstatus = "open"\n  "due" = "2026-01-01"\n+++\n')
+    (tasks / "task-broken.md").write_text('+++\ndue = \n+++\n')
+    assert [t.key for t in dated_tasks(store_path)] == ["task-quoted"]
+    assert [i["key"] for i in block(dated_tasks(store_path), date(2026, 2, 1))["tasks"]] == ["task-quoted"]

@@ -66,9 +66,9 @@ def print_deadlines_block(store: Any) -> None:
     try:
         if not enabled():
             return
-        from kyb_cli.core.deadlines import block, live_tasks
+        from kyb_cli.core.deadlines import block, dated_tasks
 
-        data = block(live_tasks(store), reader_today())
+        data = block(dated_tasks(store), reader_today())
         if not data["tasks"]:
             return
         sys.stderr.write(format_block(data, human=_stderr_is_terminal()))

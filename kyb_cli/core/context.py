@@ -40,7 +40,7 @@ _INCIDENT_ORDER = {"open": 0, "mitigated": 1}
 def gather(store_path: Path, *, days: int = DEFAULT_DAYS, today: date | None = None,
            now: float | None = None) -> dict[str, Any]:
     """The digest's data; raises KybError (or anything) when the store or index cannot be read."""
-    from kyb_cli.core.deadlines import deadlines, live_tasks
+    from kyb_cli.core.deadlines import deadlines, dated_tasks
     from kyb_cli.core.index.query import lexical
     from kyb_cli.core.index.search import with_index
     from kyb_cli.core.timefmt import rfc3339
@@ -79,7 +79,7 @@ def gather(store_path: Path, *, days: int = DEFAULT_DAYS, today: date | None = N
     raw = with_index(store_path, run)
     incidents = sorted(raw["incidents"], key=lambda r: r.get("detected_at") or "", reverse=True)
     incidents.sort(key=lambda r: _INCIDENT_ORDER.get(r.get("status") or "open", 2))  # open, then mitigated
-    due = deadlines(live_tasks(store_path), today)
+    due = deadlines(dated_tasks(store_path), today)
     return {
         "store": str(store_path),
         "head": raw["head"],

@@ -12,6 +12,7 @@ query costs a directory listing and no Git: it never imports pygit2.
 from __future__ import annotations
 
 import os
+import re
 from datetime import date
 from pathlib import Path
 from typing import Any, Iterable
@@ -29,8 +30,14 @@ def switched_off() -> bool:
     return os.environ.get("KYB_DEADLINES", "").strip().lower() in OFF_VALUES
 
 
-def live_tasks(store_or_path: Any) -> list[Record]:
-    """Tasks in the store's working tree; files that do not parse are skipped."""
+# A front matter line that sets a date (`due = …`, `expected = …`, bare or quoted key). Tasks without
+# one cannot be due, so the block after every query skips parsing them (most tasks have no date).
+_DATED = re.compile(rb'^[ \t]*["\']?(?:due|expected)["\']?[ \t]*=', re.MULTILINE)
+
+
+def dated_tasks(store_or_path: Any) -> list[Record]:
+    """Tasks in the store's working tree that carry a date; files with no `due`/`expected` line are
+    not even parsed (the block after every query stays cheap), files that do not parse are skipped."""
     root = Path(getattr(store_or_path, "path", store_or_path))
     out: list[Record] = []
     try:
@@ -39,7 +46,10 @@ def live_tasks(store_or_path: Any) -> list[Record]:
         return out
     for file in files:
         try:
-            out.append(parse(file.read_bytes(), path=f"tasks/{file.name}"))
+            data = file.read_bytes()
+            if not _DATED.search(data):
+                continue
+            out.append(parse(data, path=f"tasks/{file.name}"))
         except (OSError, RecordFormatError):
             continue
     return out

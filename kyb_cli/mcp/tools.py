@@ -44,11 +44,11 @@ def _today(value: str | None) -> date:
 def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, Any]:
     """The deadlines block the CLI prints on stderr rides along as `deadlines` when it has items."""
     try:
-        from kyb_cli.core.deadlines import block, live_tasks, switched_off
+        from kyb_cli.core.deadlines import block, dated_tasks, switched_off
 
         if switched_off():
             return data
-        found = block(live_tasks(store_path), today)
+        found = block(dated_tasks(store_path), today)
     except Exception:  # noqa: BLE001 — the answer stands without the block, as on the CLI
         return data
     if found["tasks"]:
@@ -355,10 +355,10 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         first, hard deadlines first within each group, then by date."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.deadlines import deadlines as due, live_tasks
+            from kyb_cli.core.deadlines import deadlines as due, dated_tasks
 
             day = _today(today)
-            items = due(live_tasks(door.path()), day)
+            items = due(dated_tasks(door.path()), day)
             return {"today": day.isoformat(), "count": len(items), "deadlines": items}
 
         return door.call(run)

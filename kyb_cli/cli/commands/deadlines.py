@@ -33,7 +33,7 @@ def deadlines_cmd(fail_on: str) -> None:
     status is 3 when the condition holds, for CI and pre-commit hooks; the list then goes to stderr
     and stdout stays empty, as on every failure.
     """
-    from kyb_cli.core.deadlines import deadlines, failing, live_tasks
+    from kyb_cli.core.deadlines import deadlines, failing, dated_tasks
 
     today = reader_today()
     location = store_location()
@@ -41,7 +41,7 @@ def deadlines_cmd(fail_on: str) -> None:
         from kyb_cli.core.gitfiles import git_dir
 
         git_dir(location.path)  # StoreError (exit 4) when it is not a store; no pygit2 needed
-    items = deadlines(live_tasks(location.path), today)
+    items = deadlines(dated_tasks(location.path), today)
     data = {"today": today.isoformat(), "count": len(items), "deadlines": items}
     bad = failing(items, fail_on)
     if not bad:
