@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from gen_store import generate, stats  # noqa: E402
 
-WORK = Path("/tmp/kyb-bench-work")
+WORK = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-bench-work"
 
 
 def add_commits(path: Path, n: int, start: int) -> None:

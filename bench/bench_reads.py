@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from gen_store import generate, stats  # noqa: E402
 
-WORK = Path("/tmp/kyb-bench-reads")
+WORK = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-bench-reads"
 
 
 def timed(path: Path, args: list[str], runs: int, walk: bool) -> float:

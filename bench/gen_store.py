@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-CACHE = Path("/tmp/kyb-bench-stores")
+CACHE = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-bench-stores"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 WORDS = ("checkout orders payments billing gateway cache redis postgres kafka nats deploy rollout "

@@ -1,0 +1,31 @@
+"""The benchmarks behind README's figures keep running (tiny sizes; the figures come from full runs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench(script: str, *args: str, tmp_path: Path) -> list[dict]:
+    env = dict(os.environ, KYB_BENCH_DIR=str(tmp_path), KYB_DEADLINES="off")
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+def test_index_benchmark_runs(tmp_path):
+    rows = _bench("bench_index.py", "--keys", "200", "--runs", "1", tmp_path=tmp_path)
+    result = rows[-1]
+    assert result["keys"] == 200 and result["catch_up_commits"] == 100
+    assert set(result["query"]) >= {"current", "history", "as_of", "changed_between"}
+
+
+def test_reads_benchmark_runs(tmp_path):
+    rows = _bench("bench_reads.py", "--keys", "40", "--runs", "1", tmp_path=tmp_path)
+    assert rows, "bench_reads printed no result"
