@@ -7,6 +7,12 @@ from typing import Any
 STATE_STYLE = {"active": "green", "archived": "yellow", "retracted": "red"}
 
 
+def keep_whole(column: Any, keys: list[str]) -> None:
+    """A key is what you type next: never cut or wrapped; other columns give way."""
+    column.no_wrap = True
+    column.min_width = min(max((len(k) for k in keys), default=3), 100)
+
+
 def write_reply(c: Any, d: dict[str, Any]) -> None:
     if not d.get("changed"):
         c.print(f"[dim]unchanged[/dim] {d['key']} (identical content, no commit)")

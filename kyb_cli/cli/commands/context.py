@@ -63,5 +63,5 @@ def context_cmd(brief: bool, hook: bool, days: int) -> None:
         return
     from kyb_cli.cli.output import emit
 
-    emit({"text": text, "brief": brief, "digest": data}, lambda c, d: c.print(d["text"], markup=False,
-                                                                            highlight=False, end=""))
+    emit({"text": text, "brief": brief, "digest": data}, lambda c, d: c.print(d["text"].rstrip("\n"), markup=False,
+                                                                            highlight=False))

@@ -13,7 +13,10 @@ from kyb_cli.cli.output import emit
 def incidents_view(c, d) -> None:
     from rich.table import Table
 
+    from kyb_cli.cli.render import keep_whole
+
     table = Table("key", "status", "severity", "service", "follow-ups", "title", title=f"{d['count']} incident(s)")
+    keep_whole(table.columns[0], [row["key"] for row in d["incidents"]])
     for row in d["incidents"]:
         status = row["status"] + (" (archived)" if row["archived"] else "")
         table.add_row(row["key"], status, row["severity"], row["service"], str(row["open_followups"] or ""),

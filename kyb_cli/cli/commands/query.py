@@ -112,12 +112,13 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
 def query_view(c: Any, d: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from kyb_cli.cli.render import STATE_STYLE
+    from kyb_cli.cli.render import STATE_STYLE, keep_whole
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
     explain = any("explain" in h for h in d["hits"])
     for col in ("key", "title", "state", "version", "score") + (("lex", "vec", "cosine", "fused"),)[0] * explain:
         table.add_column(col)
+    keep_whole(table.columns[0], [h["key"] for h in d["hits"]])
     for h in d["hits"]:
         version = f"{h['sha'][:10]} {h['committed_at'][:19]}" + ("" if h["is_head"] else " [dim](past)[/dim]")
         state = f"[{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/]"

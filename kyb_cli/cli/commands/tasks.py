@@ -13,7 +13,10 @@ from kyb_cli.cli.output import emit
 def tasks_view(c, d) -> None:
     from rich.table import Table
 
+    from kyb_cli.cli.render import keep_whole
+
     table = Table("key", "status", "priority", "assignee", "due", "title", title=f"{d['count']} task(s)")
+    keep_whole(table.columns[0], [row["key"] for row in d["tasks"]])
     for row in d["tasks"]:
         status = row["status"] + (" (archived)" if row["archived"] else "")
         due = row["due"] or (f"~{row['expected']}" if row["expected"] else "")
