@@ -37,3 +37,17 @@ def test_internal_errors_are_one_line_and_exit_4(kyb, tmp_path):
     res = kyb("add", "--key", "k", "--title", "t", input="b", env={"PYTHONPATH": str(tmp_path)})
     assert (res.code, res.stdout) == (4, "")
     assert "internal error: ZeroDivisionError: synthetic bug" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_query_help_still_works(kyb):
+    res = kyb("query", "--help")
+    assert res.code == 0 and "--as-of" in res.stdout and "--changed-between" in res.stdout
+
+
+def test_every_command_has_working_help(kyb):
+    """`kyb <command> --help` answers for every registered command (no custom parser swallows it)."""
+    from kyb_cli.cli.app import COMMANDS
+
+    for name in COMMANDS:
+        res = kyb(name, "--help")
+        assert res.code == 0 and "Usage:" in res.stdout, (name, res.stderr)

@@ -90,3 +90,30 @@ def test_concurrent_processes_share_one_helper_and_one_cache(model, tmp_path):
     from kyb_cli.core import embed
 
     assert sum(embed.open_cache().fingerprints().values()) == 4 + 1 + 4  # queries, shared, own
+
+
+def test_idle_helper_exits_and_removes_its_socket(model, monkeypatch):
+    """No helper is left forever: after KYB_HELPER_IDLE seconds without requests it goes away."""
+    import time
+
+    from kyb_cli.core import embed
+    from kyb_cli.core.embed import client
+
+    monkeypatch.setenv("KYB_HELPER_IDLE", "1")
+    assert embed.query_vector("an idle question")[1] is None
+    pid = client.ping(model)["pid"]
+    sock = client.socket_path(model)
+    deadline = time.monotonic() + 15
+    while sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)  # polling the file, not pinging: a ping would count as a request
+    assert not sock.exists()
+    while time.monotonic() < deadline:
+        try:
+            state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError(f"helper {pid} still running after its idle timeout")

@@ -24,7 +24,7 @@ class QueryCommand(click.Command):
     """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        known = {opt for param in self.params for opt in (*param.opts, *param.secondary_opts)}
+        known = {opt for param in self.get_params(ctx) for opt in (*param.opts, *param.secondary_opts)}
         for arg in args:
             if arg == "--":
                 break

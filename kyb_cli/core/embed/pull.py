@@ -1,6 +1,6 @@
 """Getting model files onto the machine: `pull` (download, pinned sha256, resumable) and `import`.
 
-Downloads go to `<dest>.partial/<file>.part`; a broken download resumes with an HTTP Range request.
+Downloads go to `.<dest name>.partial/<file>.part` beside dest; a broken download resumes with an HTTP Range request.
 Each file is checked against its pinned sha256, then the whole directory is installed with renames,
 so a reader sees the old model or the new one, never half of one. The base URL is overridable
 (--url, KYB_MODEL_URL) for mirrors and for tests, which serve small files from 127.0.0.1.
