@@ -85,10 +85,8 @@ class LazyGroup(click.Group):
         except (KeyboardInterrupt, click.Abort):
             sys.stderr.write("kyb: interrupted; a write in progress either finished or left the store as it was\n")
             ctx.exit(130)
-        except click.exceptions.ClickException:
-            raise
-        except click.exceptions.Exit:
-            raise
+        except (click.exceptions.ClickException, click.exceptions.Exit):
+            raise  # usage errors and exits belong to Click, not to the internal-error line below
         except Exception as exc:  # a bug: one line and exit 4, the traceback only with KYB_DEBUG=1
             import os
 
