@@ -31,7 +31,7 @@ def test_internal_errors_are_one_line_and_exit_4(kyb, tmp_path):
     """A bug never shows a traceback or exits 1 (which means 'not found')."""
     boom = tmp_path / "sitecustomize.py"
     boom.write_text(
-        "import kyb_cli.core.validate as v\n"
+        "import kyb_cli.core.records.validate as v\n"
         "def _boom(*a, **k):\n    raise ZeroDivisionError('synthetic bug')\n"
         "v.validate = _boom\n")
     res = kyb("add", "--key", "k", "--title", "t", input="b", env={"PYTHONPATH": str(tmp_path)})

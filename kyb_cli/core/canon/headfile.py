@@ -30,7 +30,7 @@ def git_dir(store_path: Path) -> Path:
             return target if target.is_absolute() else (dot.parent / target)
     if not Path(store_path).exists():
         raise StoreError(f"no store at {store_path} — create one with `kyb init {store_path}`")
-    raise StoreError(f"{store_path} is not a kyb store (no Git repository) — create one with `kyb init`")
+    raise StoreError(f"{store_path} is not a kyb store (no Git repository) — create one with `kyb init {store_path}`")
 
 
 def _read_ref(gdir: Path, ref: str) -> str | None:

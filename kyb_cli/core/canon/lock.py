@@ -1,4 +1,4 @@
-"""The store's writer lock: one writer at a time, a bounded wait, released by the kernel on death.
+"""THE flock helper: the store's writer lock (bounded wait) and non-blocking tries (background sync).
 
 `flock` on a file inside `.git/kyb/` serializes writers across processes (agents in parallel). A
 process that dies holding it releases it with its file descriptors, so a lock is never left stale.
@@ -20,11 +20,26 @@ DEFAULT_TIMEOUT = 10.0
 
 
 def lock_timeout() -> float:
-    """`KYB_LOCK_TIMEOUT` seconds, else 10."""
+    """`KYB_LOCK_TIMEOUT` seconds, else 10 (a bad value is a usage error, see core/settings.py)."""
+    from kyb_cli.core.settings import env_float
+
+    return env_float("KYB_LOCK_TIMEOUT", DEFAULT_TIMEOUT)
+
+
+def try_lock(path: Path) -> int | None:
+    """The fd holding an exclusive lock on `path` now, or None when someone else holds it (no wait).
+
+    The caller closes the fd to release it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        return float(os.environ.get("KYB_LOCK_TIMEOUT", DEFAULT_TIMEOUT))
-    except ValueError:
-        return DEFAULT_TIMEOUT
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno not in (errno.EAGAIN, errno.EACCES):
+            raise
+        return None
 
 
 @contextmanager

@@ -19,7 +19,7 @@ def config_path() -> Path:
     explicit = os.environ.get("KYB_CONFIG")
     if explicit:
         return Path(explicit)
-    from kyb_cli.core.dirs import config_dir
+    from kyb_cli.core.config.dirs import config_dir
 
     return config_dir() / "config.toml"
 

@@ -56,6 +56,6 @@ def locate(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None =
                 raise StoreError(f"{workspace}: needs a line like store = \"path/to/store\"")
             path = (workspace.parent / Path(store).expanduser()).absolute()
             return StoreLocation(path, f".kyb.toml:{workspace}")
-    from kyb_cli.core.dirs import default_store_path
+    from kyb_cli.core.config.dirs import default_store_path
 
     return StoreLocation(default_store_path(), "default")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kyb_cli.core import gitfiles
+from kyb_cli.core.canon import headfile
 from kyb_cli.core.errors import StoreError
 from kyb_cli.core.index import schema
 
@@ -48,9 +48,9 @@ def _open_valid(path: Path):
 
 def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None) -> Fresh:
     store_path = Path(store_path)
-    gdir = gitfiles.git_dir(store_path)
+    gdir = headfile.git_dir(store_path)
     db = schema.index_path(gdir)
-    head = gitfiles.head_sha(gdir)
+    head = headfile.head_sha(gdir)
     if not force_rebuild and head is not None:
         opened = _open_valid(db)
         if opened is not None and opened[1].get("head") == head:
@@ -64,13 +64,13 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
     """Catch up or rebuild, holding the index lock so concurrent readers do the work once."""
     import apsw
 
-    from kyb_cli.core import lock
+    from kyb_cli.core.canon import lock
     from kyb_cli.core.index import build, gitlog
 
     if not gitlog.available():
         raise StoreError("the search index is built with the `git` program, which is not on PATH")
     with lock.exclusive(gdir / "kyb" / "index.lock", timeout=max(lock.lock_timeout(), 60.0)):
-        head = gitfiles.head_sha(gdir) or gitlog.head(store_path)
+        head = headfile.head_sha(gdir) or gitlog.head(store_path)
         work: dict = {}
         opened = None if force_rebuild else _open_valid(db)
         if opened is not None:

@@ -17,7 +17,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterable
 
-from kyb_cli.core.record import Record, RecordFormatError, parse
+from kyb_cli.core.records.model import Record, RecordFormatError, parse
 
 DEFAULT_REMIND_DAYS = 3
 BLOCK_SIZE = 5

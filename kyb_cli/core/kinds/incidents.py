@@ -10,13 +10,22 @@ from __future__ import annotations
 from typing import Any
 
 from kyb_cli.core.errors import Rejected
-from kyb_cli.core.lifecycle import (
-    KEEP, check_filter, copy_of, kept, open_followups, select_rows, stored_of_kind, unknown_links,
+from kyb_cli.core.kinds.lifecycle import (
+    KEEP,
+    check_filter,
+    copy_of,
+    kept,
+    open_followups,
+    select_rows,
+    stored_of_kind,
+    stored_version,
+    unknown_links,
     write_and_close,
 )
-from kyb_cli.core.record import Record, kind_of_key
-from kyb_cli.core.timefmt import now_utc_z
-from kyb_cli.core.validate import check_key, validate
+from kyb_cli.core.records.keys import kind_of_key
+from kyb_cli.core.records.model import Record
+from kyb_cli.core.times.format import now_utc_z
+from kyb_cli.core.records.validate import check_key, validate
 
 STATUS_ORDER = ("open", "mitigated", "resolved")
 TIMELINE = ("started_at", "detected_at", "mitigated_at", "resolved_at")
@@ -101,7 +110,7 @@ def write_incident(store, attribution, *, key: str, title: str, body: str = "", 
         detected_at=detected_at.strip(), refs=list(refs or []),
     )
     with store.writing(attribution) as tx:
-        found = tx.stored(key)
+        found = stored_version(tx, key)
         prev = found[0] if found else None
         record.tags = list(kept(tags, prev.tags if prev else None, []))
         if prev is not None:
@@ -148,7 +157,7 @@ def incident_row(entry) -> dict[str, Any]:
 def list_incidents(store, *, status: str = "", service: str = "", open_only_followups: bool = False,
                    include_archived: bool = False, limit: int = 50) -> list[dict[str, Any]]:
     """SRCH-13: filter, drop archived unless asked (or a status/follow-up filter is set), order, cut."""
-    from kyb_cli.core.catalog import catalog
+    from kyb_cli.core.kinds.catalog import catalog
 
     check_filter("status", status, STATUS_ORDER)
     return select_rows(catalog(store, "incident"), incident_row, STATUS_ORDER, status=status,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from kyb_cli.core.attribution import Attribution
-from kyb_cli.core.record import Record, RecordFormatError
-from kyb_cli.core.store import Store, WriteResult
-from kyb_cli.core.validate import check_key_for_kind
+from kyb_cli.core.canon.attribution import Attribution
+from kyb_cli.core.records.model import Record, RecordFormatError
+from kyb_cli.core.canon.repo import Store
+from kyb_cli.core.canon.transaction import WriteResult
+from kyb_cli.core.errors import NotFound
+from kyb_cli.core.records.validate import check_key_for_kind
 
 
 def split_list(value: str | None) -> list[str]:
@@ -35,4 +37,22 @@ def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[s
 
 
 def retract_knowledge(store: Store, key: str, reason: str, attribution: Attribution) -> WriteResult:
-    return store.retract(key, reason, attribution)
+    """Knowledge that was wrong leaves the tree in a commit recording why; its versions stay in history."""
+    with store.writing(attribution) as tx:
+        try:
+            return tx.retract(key, reason)
+        except NotFound:
+            raise _gone(store, key) from None
+
+
+def _gone(store: Store, key: str) -> NotFound:
+    """Why `key` cannot be retracted: it never existed, or it is already retracted (from the index)."""
+    from kyb_cli.core.index.reads import read
+
+    try:
+        read(store.path, key)
+    except NotFound as exc:
+        if exc.details.get("state") == "retracted":
+            return NotFound(f"'{key}' is already retracted")
+        return NotFound(f"no record '{key}'")
+    return NotFound(f"'{key}' is already archived")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kyb_cli.core.errors import NotFound, Rejected, UsageError
-from kyb_cli.core.record import kind_of_key
+from kyb_cli.core.records.keys import kind_of_key
 
 
 class _Keep:
@@ -48,10 +48,27 @@ def open_followups(body: str) -> int:
     return sum(1 for line in body.splitlines() if line.lstrip().startswith("- [ ]"))
 
 
+def stored_version(tx, key: str):
+    """(record, archived): the live record in HEAD's tree, else for incidents and tasks the last
+    archived version (from the index, brought to HEAD under the writer lock); None when neither."""
+    live = tx.current(key)
+    if live is not None:
+        return live, False
+    if kind_of_key(key) == "knowledge":
+        return None
+    from kyb_cli.core.index.reads import read
+
+    try:
+        version = read(tx.store.path, key)
+    except NotFound:
+        return None
+    return version.record, True
+
+
 def stored_of_kind(tx, key: str, kind: str, what: str):
     """The stored version (live, else archived) a status change starts from: NotFound when there is
     none, Rejected when `key` is not of `kind` (`what` names the kind in the message)."""
-    found = tx.stored(key)
+    found = stored_version(tx, key)
     if found is None:
         raise NotFound(f"no record '{key}'")
     if kind_of_key(key) != kind:
@@ -75,7 +92,7 @@ def write_and_close(tx, record, *, verb: str | None, closed: bool) -> dict[str, 
 
     Closing an archived record again with nothing changed makes no commit (`changed: false`)."""
     if closed and tx.current(record.key) is None:
-        found = tx.stored(record.key)
+        found = stored_version(tx, record.key)
         if found is not None and found[1] and found[0].same_content(record):
             return {"changed": False, "key": record.key}
     result = tx.put(record, action=verb)

@@ -11,14 +11,30 @@ from datetime import date
 from typing import Any
 
 from kyb_cli.core.errors import Rejected
-from kyb_cli.core.incidents import is_closed, stamp_timeline
-from kyb_cli.core.lifecycle import (
-    KEEP, check_filter, copy_of, kept, open_followups, select_rows, stored_of_kind, unknown_links,
+from kyb_cli.core.kinds.incidents import is_closed, stamp_timeline
+from kyb_cli.core.kinds.lifecycle import (
+    KEEP,
+    check_filter,
+    copy_of,
+    kept,
+    open_followups,
+    select_rows,
+    stored_of_kind,
+    stored_version,
+    unknown_links,
     write_and_close,
 )
-from kyb_cli.core.record import Record, kind_of_key
-from kyb_cli.core.timefmt import now_utc_z
-from kyb_cli.core.validate import PRIORITIES, TASK_LIVE, TASK_STATUSES, TASK_TERMINAL, check_key, validate
+from kyb_cli.core.records.keys import kind_of_key
+from kyb_cli.core.records.model import Record
+from kyb_cli.core.times.format import now_utc_z
+from kyb_cli.core.records.validate import (
+    PRIORITIES,
+    TASK_LIVE,
+    TASK_STATUSES,
+    TASK_TERMINAL,
+    check_key,
+    validate,
+)
 
 STATUS_ORDER = TASK_STATUSES
 DEADLINE_FIELDS = ("due", "hard", "remind_days", "expected", "waits_on")
@@ -35,7 +51,7 @@ def check_parent_chain(tx, key: str, parent: str) -> None:
         if node in seen:
             raise Rejected(f"parent_task points into an existing task cycle at '{node}'")
         seen.add(node)
-        found = tx.stored(node) if kind_of_key(node) == "task" else None
+        found = stored_version(tx, node) if kind_of_key(node) == "task" else None
         if found is None:
             return
         node = found[0].parent_task.strip()
@@ -47,7 +63,7 @@ def _task_extras(tx, record: Record, reply: dict[str, Any]) -> dict[str, Any]:
     unknown = unknown_links(tx, record.knowledge)
     if unknown:
         reply["unknown_knowledge"] = unknown
-    if record.parent_task and tx.stored(record.parent_task) is None:
+    if record.parent_task and stored_version(tx, record.parent_task) is None:
         reply["unknown_parent"] = record.parent_task
     return reply
 
@@ -68,7 +84,7 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
     )
     given = {"due": due, "hard": hard, "remind_days": remind_days, "expected": expected, "waits_on": waits_on}
     with store.writing(attribution) as tx:
-        found = tx.stored(key)
+        found = stored_version(tx, key)
         prev = found[0] if found else None
         record.tags = list(kept(tags, prev.tags if prev else None, []))
         for name in DEADLINE_FIELDS:
@@ -157,7 +173,7 @@ def list_tasks(store, *, status: str = "", priority: str = "", assignee: str = "
                open_only_followups: bool = False, include_archived: bool = False,
                due_before: date | None = None, limit: int = 50) -> list[dict[str, Any]]:
     """SRCH-13 for tasks; `due_before` keeps tasks due on or before that date."""
-    from kyb_cli.core.catalog import catalog
+    from kyb_cli.core.kinds.catalog import catalog
 
     check_filter("status", status, TASK_STATUSES)
     check_filter("priority", priority, PRIORITIES)
@@ -192,7 +208,7 @@ def remind_days_arg(value: Any) -> Any:
 def due_before_arg(value: str | None) -> date | None:
     """The `--due-before` date, checked."""
     from kyb_cli.core.errors import UsageError
-    from kyb_cli.core.validate import is_date
+    from kyb_cli.core.records.validate import is_date
 
     if value is None:
         return None

@@ -22,10 +22,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from kyb_cli.core.errors import StoreError
-
-KIND_DIRS = {"knowledge": "knowledge", "incident": "incidents", "task": "tasks"}
-DIR_KINDS = {v: k for k, v in KIND_DIRS.items()}
-RECORD_DIRS = tuple(KIND_DIRS.values())
+from kyb_cli.core.records.keys import kind_of_key, path_of_key
 
 # Front matter order: identity, kind fields, deadline fields, then tags and refs.
 # Each entry: name -> type tag ("str", "list", "affected", "bool", "int").
@@ -68,28 +65,6 @@ TASK_FIELDS = (
 KIND_FIELDS = {"knowledge": (), "incident": INCIDENT_FIELDS, "task": TASK_FIELDS}
 
 _CLOSE_RE = re.compile(r"^\+\+\+[ \t]*\r?$", re.MULTILINE)
-
-
-def kind_of_key(key: str) -> str:
-    """The kind a key belongs to, from its reserved prefix."""
-    if key.startswith("inc-"):
-        return "incident"
-    if key.startswith("task-"):
-        return "task"
-    return "knowledge"
-
-
-def path_of_key(key: str) -> str:
-    """Repository-relative path of a key's file (`knowledge/<key>.md`, ...)."""
-    return f"{KIND_DIRS[kind_of_key(key)]}/{key}.md"
-
-
-def key_of_path(path: str) -> str | None:
-    """The key a record path names, or None for files that are not records."""
-    parts = path.split("/")
-    if len(parts) != 2 or parts[0] not in DIR_KINDS or not parts[1].endswith(".md"):
-        return None
-    return parts[1][:-3]
 
 
 def normalize_body(body: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from kyb_cli.core.errors import Rejected
-from kyb_cli.core.record import Record
+from kyb_cli.core.records.model import Record
 
 KEY_MAX = 100
 ASSIGNEE_MAX = 80

@@ -1,7 +1,8 @@
-"""What a read returns: a record's version (`Version`), a row of its history (`HistoryRow`), tag counts.
+"""What a read returns: a record's version (`Version`), a row of its history (`HistoryRow`), a
+listing entry (`CatalogEntry`), tag counts.
 
-Kept apart from store.py so the index-backed reads (index/reads.py) build the same objects without
-importing pygit2.
+Shapes only, no pygit2: the index reads (index/reads.py) and the test oracle (tests/support/oracle.py)
+build the same objects, so their answers compare with `==`.
 """
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kyb_cli.core.attribution import parse_trailers
+from kyb_cli.core.canon.attribution import parse_trailers
 from kyb_cli.core.errors import NotFound
-from kyb_cli.core.record import Record, kind_of_key
-from kyb_cli.core.timefmt import rfc3339
+from kyb_cli.core.records.keys import kind_of_key
+from kyb_cli.core.records.model import Record
+from kyb_cli.core.times.format import rfc3339
 
 
 @dataclass
@@ -43,6 +45,25 @@ class Version:
             if self.reason:
                 out["reason"] = self.reason
         return out
+
+
+@dataclass
+class CatalogEntry:
+    """A key's latest version in a listing: the record, the commit that wrote it, whether it left the tree."""
+
+    record: Record
+    sha: str
+    committed_at: str
+    order: int  # smaller is newer (position in revision order, newest first)
+    archived: bool = False
+    archived_sha: str | None = None
+    archived_at: str | None = None
+
+    @property
+    def state(self) -> str:
+        if not self.archived:
+            return "active"
+        return "retracted" if self.record.kind == "knowledge" else "archived"
 
 
 @dataclass

@@ -11,62 +11,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 from kyb_cli.core.index import schema
-from kyb_cli.core.index.tokens import match_expression
-from kyb_cli.core.timefmt import rfc3339
+from kyb_cli.core.search.slice import Filters, candidates, filter_sql
+from kyb_cli.core.search.tokens import match_expression
+from kyb_cli.core.times.format import rfc3339
 
 MAX_LIMIT = 100
 _COLUMNS = ("id", "key", "sha", "committed_at", "doc", "hit_state", "score", "is_head")
 _HIDDEN_KEYS = frozenset(("key", "title", "kind", "body", "tags", "refs", "extra"))
-
-
-@dataclass
-class Filters:
-    tags: list[str] = field(default_factory=list)
-    kind: str | None = None
-    status: str | None = None
-    service: str | None = None
-    priority: str | None = None
-    assignee: str | None = None
-    parent: str | None = None
-
-
-def _candidates(mode: str, params: dict) -> str:
-    """SQL yielding (vid, state) for the versions a mode may answer with, before matching."""
-    if mode == "current":
-        return "SELECT version_id AS vid, state FROM keys WHERE state != 'retracted'"
-    if mode == "history":
-        return "SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key"
-    if mode == "as_of":
-        return (
-            "SELECT e.version_id AS vid, CASE e.action WHEN 'deleted' THEN 'archived' ELSE 'active' END AS state "
-            "FROM (SELECT max(id) AS eid FROM events WHERE committed_at <= :t GROUP BY key) s "
-            "JOIN events e ON e.id = s.eid "
-            "WHERE NOT (e.action = 'deleted' AND e.key NOT LIKE 'inc-%' AND e.key NOT LIKE 'task-%')"
-        )
-    if mode == "changed_between":
-        return ("SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key "
-                "WHERE v.committed_at BETWEEN :a AND :b")
-    raise ValueError(mode)
-
-
-def _filter_sql(filters: Filters, params: dict) -> list[str]:
-    where: list[str] = []
-    for n, tag in enumerate(filters.tags):
-        params[f"tag{n}"] = tag.strip().lower()
-        where.append(f"EXISTS (SELECT 1 FROM json_each(v.tags_lc) WHERE value = :tag{n})")
-    for name, column in (("kind", "v.kind"), ("status", "v.status"), ("priority", "v.priority"),
-                         ("assignee", "v.assignee"), ("parent", "v.parent_task")):
-        value = getattr(filters, name)
-        if value:
-            params[name] = value
-            where.append(f"{column} = :{name}")
-    if filters.service:
-        params["service"] = filters.service.lower()
-        where.append("v.service_lc = :service")
-    return where
 
 
 def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
@@ -80,7 +33,7 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
     elif mode == "changed_between":
         params["a"], params["b"] = window  # type: ignore[misc]
     expr = match_expression(text)
-    where = _filter_sql(filters, params)
+    where = filter_sql(filters, params)
     if expr is None:
         source = "SELECT c.vid, c.state, 0.0 AS score FROM cand c"
         recent = True
@@ -98,7 +51,7 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
                   f"(PARTITION BY n.key ORDER BY n.vid DESC) AS rn FROM ({narrow}) n) WHERE rn = 1")
     order = "vid DESC" if recent else "score DESC, vid DESC"
     top = f"SELECT * FROM ({narrow}) ORDER BY {order} LIMIT :limit"
-    sql = (f"WITH cand AS MATERIALIZED ({_candidates(mode, params)}) "
+    sql = (f"WITH cand AS MATERIALIZED ({candidates(mode, params)}) "
            f"SELECT t.vid, v.key, v.sha, v.committed_at, v.doc, t.hit_state, t.score, "
            f"(k.version_id = v.id AND k.state != 'retracted') AS is_head "
            f"FROM ({top}) t JOIN versions v ON v.id = t.vid JOIN keys k ON k.key = v.key "

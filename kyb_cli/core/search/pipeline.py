@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from kyb_cli.core.index import Fresh, fresh, schema
-from kyb_cli.core.index.query import Filters, lexical
+from kyb_cli.core.index import schema
+from kyb_cli.core.index.fresh import Fresh, fresh
+from kyb_cli.core.search.lexical import lexical
+from kyb_cli.core.search.slice import Filters
 
 T = TypeVar("T")
 
@@ -43,7 +45,7 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     on the same slice and filters, and is fused with BM25 (RRF). When it cannot run, the answer is
     lexical with `semantic: false` and `semantic_off` holds the one-line reason (the CLI prints it).
     """
-    from kyb_cli.core.index.tokens import words
+    from kyb_cli.core.search.tokens import words
 
     hybrid = semantic and not recent and bool(words(text))
 
@@ -53,7 +55,8 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
                          limit=n, recent=recent)
         out: dict = {"semantic": False}
         if hybrid:
-            from kyb_cli.core.index.vectors import Slice, semantic_side
+            from kyb_cli.core.search.slice import Slice
+            from kyb_cli.core.search.vectors import semantic_side
 
             side = semantic_side(f.conn, text, Slice(mode, as_of, window, filters or Filters()), n)
             if side.ranked is not None:
@@ -72,18 +75,18 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 
     response = with_index(store_path, run)
     if mode == "as_of" and as_of is not None:
-        from kyb_cli.core.timefmt import rfc3339
+        from kyb_cli.core.times.format import rfc3339
 
         response["as_of"] = rfc3339(as_of)
     elif mode == "changed_between" and window is not None:
-        from kyb_cli.core.timefmt import rfc3339
+        from kyb_cli.core.times.format import rfc3339
 
         response["window"] = [rfc3339(window[0]), rfc3339(window[1])]
     return response
 
 
 def fusion_candidates(limit: int) -> int:
-    from kyb_cli.core.fusion import candidates
+    from kyb_cli.core.search.fusion import candidates
 
     return candidates(limit)
 
@@ -95,8 +98,8 @@ def _fuse(conn, mode: str, ranked: list[tuple[int, dict]], near: list[tuple[int,
     A lexical hit is reused; a semantic-only one is read from the index (it already passed the same
     slice and filters). `score` is the cosine when the hit has one, else BM25 (as SRCH-10).
     """
-    from kyb_cli.core.fusion import rrf
-    from kyb_cli.core.index.query import hits_for
+    from kyb_cli.core.search.fusion import rrf
+    from kyb_cli.core.search.lexical import hits_for
 
     def ident(vid: int, key: str):
         return vid if mode == "history" else key

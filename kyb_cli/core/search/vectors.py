@@ -15,7 +15,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from kyb_cli.core.index.query import Filters, _candidates, _filter_sql
+from kyb_cli.core.search.slice import Slice
 
 BUDGET_ENV = "KYB_EMBED_BUDGET"
 DEFAULT_BUDGET = 1.5  # seconds a query may spend embedding missing passages
@@ -53,27 +53,6 @@ def _vec_path() -> str:
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("sqlite-vec is not installed (pip install sqlite-vec)")
     return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
-
-
-@dataclass
-class Slice:
-    """The versions one query may answer with: a time mode plus the filters (as the lexical side)."""
-
-    mode: str = "history"
-    as_of: int | None = None
-    window: tuple[int, int] | None = None
-    filters: Filters = field(default_factory=Filters)
-
-    def sql(self) -> tuple[str, str, dict]:
-        """(WITH clause defining `cand`, extra WHERE on versions v, params)."""
-        params: dict = {}
-        if self.mode == "as_of":
-            params["t"] = int(self.as_of)  # type: ignore[arg-type]
-        elif self.mode == "changed_between":
-            params["a"], params["b"] = self.window  # type: ignore[misc]
-        where = _filter_sql(self.filters, params)
-        return (f"WITH cand AS MATERIALIZED ({_candidates(self.mode, params)}) ",
-                "".join(f" AND {w}" for w in where), params)
 
 
 def _missing_sql(s: Slice, select: str, tail: str = "") -> tuple[str, dict]:
@@ -236,7 +215,7 @@ def embed_all(store_path, progress=None) -> dict:
     """`kyb index --embed`: bring the index to HEAD and give every version a vector (no budget)."""
     from kyb_cli.core import embed
     from kyb_cli.core.errors import StoreError
-    from kyb_cli.core.index.search import with_index
+    from kyb_cli.core.search.pipeline import with_index
 
     started = time.monotonic()
     fp, reason, _loc = embed.current_fingerprint()
@@ -261,7 +240,7 @@ def embed_all(store_path, progress=None) -> dict:
 def status(store_path) -> dict:
     """Index head, versions, vectors per fingerprint, and what is pending under the current model."""
     from kyb_cli.core import embed
-    from kyb_cli.core.index.search import with_index
+    from kyb_cli.core.search.pipeline import with_index
 
     fp, reason, _loc = embed.current_fingerprint()
 

@@ -21,9 +21,10 @@ from typing import Any
 import pygit2
 
 from kyb_cli.core.errors import StoreError
-from kyb_cli.core.record import RecordFormatError, key_of_path, kind_of_key, parse, path_of_key
-from kyb_cli.core.store import Entry, apply_changes, blob_at
-from kyb_cli.core.timefmt import rfc3339
+from kyb_cli.core.records.keys import key_of_path, kind_of_key, path_of_key
+from kyb_cli.core.records.model import RecordFormatError, parse
+from kyb_cli.core.canon.tree import Entry, apply_changes, blob_at
+from kyb_cli.core.times.format import rfc3339
 
 
 @dataclass

@@ -26,8 +26,8 @@ END = "end"
 def parse_time(text: str, *, bound: str, store_path: Path | None = None, resolve=None) -> int:
     """Unix seconds for `text`; `bound` is END for --as-of and upper bounds, START for lower bounds.
 
-    `resolve(rev) -> epoch seconds` turns a revision into its commit time (pygit2 is imported only
-    then); without it, the store at `store_path` is opened.
+    `resolve(rev) -> epoch seconds` turns a revision into its commit time; without it, `git rev-parse`
+    in the store at `store_path` does (canon/git.py).
     """
     text = (text or "").strip()
     if not text:
@@ -57,15 +57,23 @@ def parse_time(text: str, *, bound: str, store_path: Path | None = None, resolve
 
 def _revision_resolver(store_path: Path):
     def resolve(rev: str) -> int:
-        from kyb_cli.core.errors import NotFound
-        from kyb_cli.core.store import Store
+        from kyb_cli.core.canon import headfile
+        from kyb_cli.core.canon.git import run
 
+        bad = UsageError(f"'{rev}' is not a date (YYYY-MM-DD), an RFC 3339 datetime or a known revision")
+        if rev.startswith("-") or "\n" in rev:
+            raise bad
+        headfile.git_dir(store_path)  # StoreError when there is no store
+        res = run(["-C", str(store_path), "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}"],
+                  cwd=Path(store_path))
+        sha = res.stdout.decode(errors="replace").strip()
+        if res.returncode != 0 or not sha:
+            raise bad
+        res = run(["-C", str(store_path), "show", "-s", "--format=%ct", sha], cwd=Path(store_path))
         try:
-            return int(Store(store_path).resolve(rev).commit_time)
-        except NotFound:
-            raise UsageError(
-                f"'{rev}' is not a date (YYYY-MM-DD), an RFC 3339 datetime or a known revision"
-            ) from None
+            return int(res.stdout.decode().strip())
+        except ValueError:
+            raise bad from None
 
     return resolve
 

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Iterable
 
 from kyb_cli.core.errors import KybError
-from kyb_cli.core.record import RECORD_DIRS, Record, RecordFormatError, key_of_path, parse
-from kyb_cli.core.validate import find_secret, is_valid_key, validate
+from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path
+from kyb_cli.core.records.model import Record, RecordFormatError, parse
+from kyb_cli.core.records.validate import find_secret, is_valid_key, validate
 
 # `[[key]]` or `[[key|label]]`; only slug-shaped targets are links (not `[[affected]]` in prose code).
 _LINK_RE = re.compile(r"\[\[([a-z0-9](?:[a-z0-9-]*[a-z0-9])?)(?:\|[^\]\n]*)?\]\]")
@@ -289,10 +290,10 @@ def _existed(root: Path, key: str) -> bool:
     if not (root / ".git").exists() or not is_valid_key(key):
         return False
     from kyb_cli.core.errors import NotFound
-    from kyb_cli.core.store import Store
+    from kyb_cli.core.index.reads import read
 
     try:
-        Store(root).read(key)
+        read(root, key)
         return True
     except NotFound as exc:
         return exc.details.get("state") == "retracted"

@@ -14,7 +14,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from kyb_cli.core.deadlines import describe
+from kyb_cli.core.kinds.deadlines import describe
 
 DEFAULT_DAYS = 7
 RECENT_CAP = 35
@@ -40,11 +40,11 @@ _INCIDENT_ORDER = {"open": 0, "mitigated": 1}
 def gather(store_path: Path, *, days: int = DEFAULT_DAYS, today: date | None = None,
            now: float | None = None) -> dict[str, Any]:
     """The digest's data; raises KybError (or anything) when the store or index cannot be read."""
-    from kyb_cli.core.deadlines import deadlines, dated_tasks
-    from kyb_cli.core.index.query import lexical
-    from kyb_cli.core.index.search import with_index
-    from kyb_cli.core.timefmt import rfc3339
-    from kyb_cli.core.versions import ranked_tags
+    from kyb_cli.core.kinds.deadlines import deadlines, dated_tasks
+    from kyb_cli.core.search.lexical import lexical
+    from kyb_cli.core.search.pipeline import with_index
+    from kyb_cli.core.times.format import rfc3339
+    from kyb_cli.core.records.versions import ranked_tags
 
     store_path = Path(store_path)
     if not (store_path / ".git").exists():

@@ -27,7 +27,7 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
         problems.append("git: the `git` program is not on PATH (the index is built with it) — install git")
 
     try:
-        from kyb_cli.core.store import Store
+        from kyb_cli.core.canon.repo import Store
 
         head = Store(Path(store_path)).repo.head.target
         report["store"].update(ok=True, head=str(head))
@@ -38,7 +38,7 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
     fp = None
     if report["store"].get("ok") and git:
         try:
-            from kyb_cli.core.index.vectors import status
+            from kyb_cli.core.search.vectors import status
 
             idx = status(store_path)
             fp = idx.get("fingerprint")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kyb_cli.core.index import Fresh
-from kyb_cli.core.index.search import with_index
-from kyb_cli.core.timefmt import rfc3339
+from kyb_cli.core.index.fresh import Fresh
+from kyb_cli.core.search.pipeline import with_index
+from kyb_cli.core.times.format import rfc3339
 
 ROW_SQL = ("SELECT v.doc, v.sha, v.committed_at FROM versions v WHERE v.id = ?")
 
@@ -43,8 +43,8 @@ def _rows_at(f: Fresh, at: str) -> tuple[str, list[dict]]:
     """State at REV: present in REV's tree = active; else the last event among REV's ancestors."""
     import pygit2
 
-    from kyb_cli.core.record import RECORD_DIRS, key_of_path
-    from kyb_cli.core.store import Store
+    from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path
+    from kyb_cli.core.canon.repo import Store
 
     store = Store(f.store_path)
     commit = store.resolve(at)
