@@ -48,7 +48,7 @@ async def _session(params):
 
 @pytest.fixture(scope="module")
 def mcp(tmp_path_factory):
-    from kyb_cli.core.store import init_store
+    from kyb_cli.core.canon.repo import init_store
 
     root = tmp_path_factory.mktemp("mcp")
     store_path = root / "store"
@@ -140,7 +140,7 @@ def test_bad_arguments_are_usage_errors_in_kyb_form(mcp, name, arguments, says):
 
 
 def test_a_write_through_mcp_is_attributed_with_transport_mcp(mcp):
-    from kyb_cli.core.attribution import parse_trailers
+    from kyb_cli.core.canon.attribution import parse_trailers
 
     sha = mcp.ok("add", key="via-mcp", title="Written through MCP")["sha"]
     message = subprocess.run(["git", "-C", str(mcp.store_path), "log", "-1", "--format=%B", sha],

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from kyb_cli.core.errors import StoreError
-from kyb_cli.core.record import key_of_path
+from kyb_cli.core.records.keys import key_of_path
 
 _BASE = ["-c", "core.quotepath=off", "-c", "log.showSignature=false", "-c", "diff.renames=false"]
 
