@@ -345,8 +345,11 @@ def test_held_out_version_never_wins_a_conflict(team):
     'not json at all',
 ])
 def test_recovery_never_wedges_on_a_journal_it_cannot_apply(team, journal):
+    if "knowledge/sub" in journal:  # HEAD holds a gitlink there (as a peer's tree once could)
+        git("update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},knowledge/sub", cwd=team.store)
+        git("commit", "-q", "-m", "gitlink", cwd=team.store)
     head = git("rev-parse", "HEAD", cwd=team.store)
-    path = team.store / ".git" / "kyb" / "sync-pending.json"
+    path = team.store / ".git" / "kyb" / "pending.json"
     path.write_text(journal.replace("%s", head) if "%s" in journal else journal)
     first = team.kyb("add", "--key", "w1", "--title", "W", "--body", "one")
     assert first.returncode == 0, first.stderr

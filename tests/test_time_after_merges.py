@@ -61,10 +61,8 @@ def _as_of(env, store, t: int) -> list[str]:
     return [h["body"] for h in json.loads(res.stdout)["hits"] if h["key"] == "doc"]
 
 
-@pytest.mark.parametrize("reads", ["index", "walk"])
-def test_as_of_after_merge_is_what_the_branch_showed(merged, reads):
+def test_as_of_after_merge_is_what_the_branch_showed(merged):
     env, store, shas = merged
-    env = {**env, "KYB_READS": reads}
     assert _as_of(env, store, 400) == []
     assert _as_of(env, store, 700) == ["v1 base"]
     assert _as_of(env, store, 1500) == ["v1 base"], "v3 was never on this branch at 1500"
@@ -72,10 +70,8 @@ def test_as_of_after_merge_is_what_the_branch_showed(merged, reads):
     assert _as_of(env, store, 4_000_000_000) == ["v2 local"]
 
 
-@pytest.mark.parametrize("reads", ["index", "walk"])
-def test_get_at_a_date_follows_the_same_rule(merged, reads):
+def test_get_at_a_date_follows_the_same_rule(merged):
     env, store, shas = merged
-    env = {**env, "KYB_READS": reads}
     for t, body in ((700, "v1 base"), (1500, "v1 base"), (2500, "v2 local")):
         res = run_kyb(env, "get", "doc", "--at", _iso(t), store=store)
         assert res.returncode == 0, res.stderr

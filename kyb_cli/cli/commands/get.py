@@ -12,7 +12,7 @@ from kyb_cli.cli.render import record_view
 
 @click.command("get")
 @click.argument("key")
-@click.option("--at", "at", metavar="REV", help="A revision: sha, short sha, HEAD~2, tag, branch.")
+@click.option("--at", "at", metavar="REV|DATE", help="A revision (sha, short sha, HEAD~2, tag, branch), or a date/datetime: what this clone's branch showed then.")
 @deadline_options
 @common_options
 def get_cmd(key: str, at: str | None) -> None:

@@ -15,6 +15,7 @@ from typing import Iterator
 
 from kyb_cli.core.errors import StoreError
 from kyb_cli.core.records.keys import key_of_path
+from kyb_cli.core.times.format import clamp_epoch
 
 _BASE = ["-c", "core.quotepath=off", "-c", "log.showSignature=false", "-c", "diff.renames=false"]
 
@@ -82,7 +83,33 @@ def commits(store_path: Path, head_sha: str, since: str | None = None) -> Iterat
             current[path] = None if status.startswith("D") else dst
     for line in all_res.stdout.decode().splitlines():
         when, sha = line.split()
-        yield Commit(sha, int(when), parents.get(sha, []), changes.get(sha, {}))
+        yield Commit(sha, clamp_epoch(int(when)), parents.get(sha, []), changes.get(sha, {}))
+
+
+def first_parent_line(store_path: Path, head_sha: str, since: str | None = None) -> list[tuple[str, int]] | None:
+    """(sha, effective time) of HEAD's first-parent line, oldest first (only the part after `since`).
+
+    The effective time (as-of-first-parent, docs/ARCHITECTURE.md) is the commit's own time, or the
+    effective time of the next commit on the line when that is earlier: a commit cannot have been
+    made after a commit built on it, so a peer's commit dated 2099 counts from the first commit made
+    on top of it. None when `since` is not on the line (the caller rebuilds).
+    """
+    args = ["rev-list", "--first-parent", "--parents", "--timestamp", head_sha]
+    if since is not None:
+        args += ["--not", since]
+    res = _git(store_path, *args)
+    if res.returncode != 0:
+        raise StoreError(f"git rev-list failed: {res.stderr.decode(errors='replace').strip()}")
+    rows = [line.split() for line in res.stdout.decode().splitlines() if line.strip()]
+    if since is not None and rows and (len(rows[-1]) < 3 or rows[-1][2] != since):
+        return None
+    out, bound = [], None
+    for row in rows:  # newest first
+        when = clamp_epoch(int(row[0]))
+        bound = when if bound is None else min(when, bound)
+        out.append((row[1], bound))
+    out.reverse()
+    return out
 
 
 def blobs(store_path: Path, shas: list[str]) -> dict[str, bytes]:

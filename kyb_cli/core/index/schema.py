@@ -9,6 +9,8 @@ Tables
               (retracted knowledge / archived incident or task; `version_id` is the final text).
 - `keys`      the state at `head`: last event, last version, state active|archived|retracted.
 - `fts`       FTS5 over versions (contentless; rowid = versions.id), columns weighted for BM25.
+- `unreadable` versions that break the write rules (records/keys.py `load`): kept so history and
+              `get` can say so, excluded from every query slice, never in `fts` or `vtext`.
 - `vtext`     per version, the hash of the exact text the embedding model is handed for it (recipe);
               versions with the same text share one vector.
 - `vectors`   float32 vectors by (text hash, model+recipe fingerprint): a cache refilled from the
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from kyb_cli.core.embed.recipe import RECIPE_VERSION
 
-SCHEMA_VERSION = f"5.r{RECIPE_VERSION}"
+SCHEMA_VERSION = f"6.r{RECIPE_VERSION}"
 FTS_COLUMNS = ("title", "tags", "keytext", "fields", "body")
 # BM25 weights in FTS_COLUMNS order: title above tags, key and kind fields, above body.
 FTS_WEIGHTS = (3.0, 1.5, 1.5, 1.5, 1.0)
@@ -72,6 +74,7 @@ CREATE TABLE keys(
     ended_sha TEXT,
     ended_at INTEGER
 ) WITHOUT ROWID;
+CREATE TABLE unreadable(version_id INTEGER PRIMARY KEY, reason TEXT NOT NULL);
 CREATE TABLE vtext(version_id INTEGER PRIMARY KEY, text_sha TEXT NOT NULL);
 CREATE TABLE vectors(
     text_sha TEXT NOT NULL,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ class Problem:
     commit: str
     path: str
     reason: str
+    oid: str = ""  # the entry's object id (held-out bookkeeping); not part of the reply
 
     def to_json(self) -> dict[str, str]:
         return {"commit": self.commit, "path": self.path, "reason": self.reason}
@@ -172,8 +174,9 @@ def fetch(store_path: Path, git_dir: Path, remote: str, branch: str, local: str 
                 q.drop()
                 q = Quarantine(git_dir)
                 raise Refused(_name_fsck_failures(q, store_path, remote, branch, local, failed))
+            text = subprocess.CompletedProcess(proc.args, proc.returncode, _text(proc.stdout), err)
             raise RemoteError(
-                f"cannot reach remote '{remote}': {said(proc)} — local reads and writes keep working; "
+                f"cannot reach remote '{remote}': {said(text)} — local reads and writes keep working; "
                 "sync again when the remote is reachable", remote=remote)
         tip = _fetch_head(git_dir)
         if tip is None:
@@ -212,10 +215,17 @@ def _name_fsck_failures(q: Quarantine, cwd: Path, remote: str, branch: str, loca
                 if reason is not None and (path, oid) not in seen:
                     seen.add((path, oid))
                     problems.append(Problem(sha, path, reason))
+    problems = deepest(problems)
     if not problems:
         obj, msg, text = failed[0]
         problems.append(Problem(tip or obj, "", f"Git's object check: {msg}: {text} (object {obj})"))
     return problems
+
+
+def deepest(problems: list[Problem]) -> list[Problem]:
+    """Drop a problem on a directory when one inside it is reported (`.git` under `.git/hooks/x`)."""
+    paths = {p.path for p in problems}
+    return [p for p in problems if not p.path or not any(o.startswith(p.path + "/") for o in paths)]
 
 
 def _incoming(q: Quarantine, cwd: Path, tip: str, local: str | None, *, oldest_first: bool = False) -> list[str]:
@@ -287,8 +297,8 @@ def check_tip(q: Quarantine, cwd: Path, tip: str, local: str | None) -> tuple[li
             if reason is not None:
                 held.append((path, oid, reason))
     named = writers(q.run, cwd, tip, local, {(p, o) for p, o, _r in unsafe + held})
-    refused = [Problem(named.get((p, o), tip), p, r) for p, o, r in sorted(unsafe)]
-    held_out = [Problem(named.get((p, o), tip), p, r) for p, o, r in sorted(held)]
+    refused = deepest([Problem(named.get((p, o), tip), p, r, o) for p, o, r in sorted(unsafe)])
+    held_out = [Problem(named.get((p, o), tip), p, r, o) for p, o, r in sorted(held)]
     return refused, held_out
 
 

@@ -62,7 +62,7 @@ def _rows_at(f: Fresh, at: str) -> tuple[str, list[dict]]:
     conn = f.conn
     last: dict[str, tuple] = {}
     for key, action, vid, blob, sha, when in conn.execute(
-            "SELECT e.key, e.action, e.version_id, e.blob, c.sha, e.committed_at FROM events e "
+            "SELECT e.key, e.action, e.version_id, e.blob, c.sha, c.committed_at FROM events e "
             "JOIN commits c ON c.seq = e.seq ORDER BY e.id"):
         if sha in ancestors:
             last[key] = (action, vid, blob, sha, when)
