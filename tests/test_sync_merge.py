@@ -250,14 +250,14 @@ def test_archive_vs_edit_keeps_the_edit_and_reports_it(world):
 
     a, b = world.clone("a"), world.clone("b")
     with a.writing(ATTR) as tx:
-        first = tx.put(Record(key="task-ship", title="Ship it", body="todo"), validate=False).sha
+        first = tx.put(Record(key="task-ship", title="Ship it", body="todo", status="open")).sha
     world.written["task-ship"] = {first}
     world.sync(a)
     world.sync(b)
     with a.writing(ATTR) as tx:
         archived = tx.archive("task-ship").sha
     with b.writing(ATTR) as tx:
-        edit = tx.put(Record(key="task-ship", title="Ship it", body="still going"), validate=False).sha
+        edit = tx.put(Record(key="task-ship", title="Ship it", body="still going", status="open")).sha
     world.written["task-ship"] |= {archived, edit}
     world.sync(a)
     reply = world.sync(b)

@@ -85,7 +85,7 @@ def test_history_still_lists_every_version_from_every_side(merged):
     bodies = sorted(h["body"] for h in json.loads(res.stdout)["hits"] if h["key"] == "doc")
     assert bodies == ["v1 base", "v2 local", "v3 remote"]
     rows = json.loads(run_kyb(env, "history", "doc", store=store).stdout)
-    rows = rows if isinstance(rows, list) else rows["history"]
+    rows = rows["versions"]
     assert {shas["v1"], shas["v2"], shas["v3"]} <= {r["sha"] for r in rows}
 
 

@@ -273,8 +273,16 @@ def changed_entries(run, cwd: Path, old: str | None, new: str) -> list[tuple[str
 
 
 def check_tip(q: Quarantine, cwd: Path, tip: str, local: str | None) -> tuple[list[Problem], list[Problem]]:
-    """(refused, held_out) at `tip` for what differs from `local`: unsafe entries, big blobs, bad records."""
-    entries = changed_entries(q.run, cwd, local, tip)
+    """(refused, held_out) at `tip` for what the remote changed since it and `local` parted (their
+    merge base): unsafe entries, big blobs, records breaking the write rules. Nothing, when `local`
+    already contains `tip`."""
+    base = None
+    if local:
+        res = q.run(cwd, "merge-base", local, tip)
+        base = _text(res.stdout).strip() or None if res.returncode == 0 else None
+        if base == tip:
+            return [], []
+    entries = changed_entries(q.run, cwd, base, tip)
     unsafe: list[tuple[str, str, str]] = []
     for path, mode, oid in entries:
         reason = unsafe_entry(path, mode)
