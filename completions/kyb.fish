@@ -63,7 +63,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb add'" -l file -r -F -d 'Read the bo
 complete -c kyb -n "test (__kyb_path) = 'kyb add'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb add'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb add'" -s h -l help -d 'Show this message and exit.'
-complete -c kyb -n "test (__kyb_path) = 'kyb get'" -l at -x -d 'A revision: sha, short sha, HEAD~2, tag, branch.'
+complete -c kyb -n "test (__kyb_path) = 'kyb get'" -l at -x -d 'A revision (sha, short sha, HEAD~2, tag, branch), or a date/datetime: what this clone\'s branch showed then.'
 complete -c kyb -n "test (__kyb_path) = 'kyb get'" -l today -x -d 'The reader\'s calendar day for deadlines (default: the local date).'
 complete -c kyb -n "test (__kyb_path) = 'kyb get'" -l no-deadlines -d 'Do not print the deadlines block on stderr (also KYB_DEADLINES=off).'
 complete -c kyb -n "test (__kyb_path) = 'kyb get'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
