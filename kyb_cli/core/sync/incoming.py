@@ -162,6 +162,15 @@ def fetch(store_path: Path, git_dir: Path, remote: str, branch: str, local: str 
     Raises Refused (nothing written) or RemoteError (unreachable). On success the objects are in
     the store and `refs/remotes/<remote>/<branch>` points at the tip.
     """
+    from kyb_cli.core.canon import lock
+
+    # One fetch at a time per store: git writes the fetched tip to the store's FETCH_HEAD.
+    with lock.exclusive(git_dir / "kyb" / "fetch.lock", timeout=max(lock.lock_timeout(), 3 * git.network_timeout())):
+        return _fetch_locked(store_path, git_dir, remote, branch, local, said)
+
+
+def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, local: str | None,
+                  said) -> Incoming | None:
     q = Quarantine(git_dir)
     try:
         proc = _fetch(q, store_path, remote, branch, fsck=True)
