@@ -9,6 +9,8 @@ current, as-of (at every commit time and between them) and history.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -81,7 +83,7 @@ def _check(store_path, log: list[str]) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("KYB_PROPERTY_EXAMPLES", "25")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(STEP, min_size=1, max_size=14))
 def test_index_answers_every_read_mode_as_the_git_walk_does(tmp_path_factory, steps):
     from kyb_cli.core.canon.repo import init_store

@@ -133,15 +133,43 @@ def _refuse_hand_edits(store: Store, local: pygit2.Commit | None, changes: dict[
         return
     index = store.repo.index
     index.read()
-    tree = local.tree if local is not None else None
+    lookup = _Lookup(local.tree if local is not None else None)
     for path in sorted(changes):
-        committed = None
-        if tree is not None:
-            try:
-                committed = tree[path].id
-            except KeyError:
-                committed = None
-        refuse_hand_edits(store.repo, store.path, path, committed, doing="sync", index=index)
+        entry = lookup.entry(path)
+        refuse_hand_edits(store.repo, store.path, path, entry[0] if entry else None, doing="sync", index=index)
+
+
+class _Lookup:
+    """Entries of one tree by path, each directory loaded once (a `tree[path]` per path re-reads
+    the directory every time: quadratic in the number of records)."""
+
+    def __init__(self, tree: pygit2.Tree | None) -> None:
+        self.tree = tree
+        self.dirs: dict[str, pygit2.Tree | None] = {"": tree}
+
+    def _dir(self, name: str) -> pygit2.Tree | None:
+        if name not in self.dirs:
+            parent, _, leaf = name.rpartition("/")
+            up = self._dir(parent)
+            obj = None
+            if up is not None:
+                try:
+                    obj = up[leaf]
+                except KeyError:
+                    obj = None
+            self.dirs[name] = obj if isinstance(obj, pygit2.Tree) else None
+        return self.dirs[name]
+
+    def entry(self, path: str):
+        parent, _, leaf = path.rpartition("/")
+        sub = self._dir(parent)
+        if sub is None:
+            return None
+        try:
+            obj = sub[leaf]
+        except KeyError:
+            return None
+        return (obj.id, int(obj.filemode))
 
 
 def _move_head(store: Store, local: pygit2.Commit | None, new: pygit2.Oid, changes: dict[str, Any],
@@ -151,19 +179,10 @@ def _move_head(store: Store, local: pygit2.Commit | None, new: pygit2.Oid, chang
         branch = None if store.repo.head_is_detached else store.repo.lookup_reference("HEAD").target
         journal.write(store.kyb_dir, new, sorted(changes), branch)
         advance_head(store.repo, local, new, log)
-        tree = store.repo[new].peel(pygit2.Commit).tree
-        update_worktree(store.repo, {p: _entry(tree, p) for p in changes})
+        update_worktree(store.repo, changes)  # the plan's entries are the new tree's (no per-path lookups)
         journal.clear(store.kyb_dir)
     except (OSError, pygit2.GitError) as exc:
         raise StoreError(f"sync could not update the store, it is unchanged or recoverable: {exc}") from None
-
-
-def _entry(tree: pygit2.Tree, path: str):
-    try:
-        obj = tree[path]
-    except KeyError:
-        return None
-    return (obj.id, int(obj.filemode))
 
 
 # -- held-out records: reported on every sync while the tip holds them --------------------------------
