@@ -140,7 +140,7 @@ def test_bad_arguments_are_usage_errors_in_kyb_form(mcp, name, arguments, says):
 
 
 def test_a_write_through_mcp_is_attributed_with_transport_mcp(mcp):
-    from kyb_cli.core.canon.attribution import parse_trailers
+    from kyb_cli.core.records.trailers import parse_trailers
 
     sha = mcp.ok("add", key="via-mcp", title="Written through MCP")["sha"]
     message = subprocess.run(["git", "-C", str(mcp.store_path), "log", "-1", "--format=%B", sha],

@@ -22,7 +22,7 @@ from pathlib import Path
 import click
 
 from kyb_cli import __version__
-from kyb_cli.core.errors import EXIT_CODES
+from kyb_cli.api import EXIT_CODES
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 REGENERATE = "python -m kyb_cli.devtools.gen_docs"
