@@ -73,7 +73,8 @@ def test_every_tool_is_listed_with_a_described_schema(mcp):
         for name, prop in tool.input_schema.get("properties", {}).items():
             assert prop.get("description"), f"{tool.name}.{name} has no description"
     query = tools["query"].input_schema
-    assert {"text", "history", "as_of", "changed_between", "tags", "kind", "limit", "semantic"} <= set(query["properties"])
+    assert {"text", "history", "as_of", "changed_between", "tags", "kind", "limit", "semantic",
+            "explain"} <= set(query["properties"])  # the one query pipeline: the CLI's options, MCP's too
     assert query["properties"]["limit"]["maximum"] == 100
     window = next(s for s in query["properties"]["changed_between"]["anyOf"] if s.get("type") == "array")
     assert (window["minItems"], window["maxItems"]) == (2, 2)

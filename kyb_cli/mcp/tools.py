@@ -79,7 +79,9 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         limit: Annotated[int, Field(ge=0, le=100, description="At most this many hits.")] = 10,
         recent: Annotated[bool, Field(description="Newest first instead of by relevance.")] = False,
         semantic: Annotated[bool, Field(description=(
-            "Fuse search by meaning when vectors exist (historical modes stay lexical)."))] = True,
+            "Fuse search by meaning when vectors exist (every time mode); false: words only."))] = True,
+        explain: Annotated[bool, Field(description=(
+            "Per hit: lexical rank, vector rank, cosine, fused score (as `kyb query --explain`)."))] = False,
         today: Day = None,
     ) -> CallToolResult:
         """Search records. Modes (one at a time): current state (default: live and archived records,
@@ -94,7 +96,8 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
             path, response = api.query(door.store_arg, text, history=history, as_of=as_of,
                                        changed_between=changed_between, tags=_items(tags), kind=kind,
                                        status=status, service=service, priority=priority, assignee=assignee,
-                                       parent=parent, limit=limit, recent=recent, semantic=semantic)
+                                       parent=parent, limit=limit, recent=recent, semantic=semantic,
+                                       explain=explain)
             day = _today(today)
             return _with_deadlines(response, path, day)
 
