@@ -73,7 +73,8 @@ def test_every_tool_is_listed_with_a_described_schema(mcp):
         for name, prop in tool.input_schema.get("properties", {}).items():
             assert prop.get("description"), f"{tool.name}.{name} has no description"
     query = tools["query"].input_schema
-    assert {"text", "history", "as_of", "changed_between", "tags", "kind", "limit", "semantic"} <= set(query["properties"])
+    assert {"text", "history", "as_of", "changed_between", "tags", "kind", "limit", "semantic",
+            "explain"} <= set(query["properties"])  # the one query pipeline: the CLI's options, MCP's too
     assert query["properties"]["limit"]["maximum"] == 100
     window = next(s for s in query["properties"]["changed_between"]["anyOf"] if s.get("type") == "array")
     assert (window["minItems"], window["maxItems"]) == (2, 2)
@@ -140,7 +141,7 @@ def test_bad_arguments_are_usage_errors_in_kyb_form(mcp, name, arguments, says):
 
 
 def test_a_write_through_mcp_is_attributed_with_transport_mcp(mcp):
-    from kyb_cli.core.canon.attribution import parse_trailers
+    from kyb_cli.core.records.trailers import parse_trailers
 
     sha = mcp.ok("add", key="via-mcp", title="Written through MCP")["sha"]
     message = subprocess.run(["git", "-C", str(mcp.store_path), "log", "-1", "--format=%B", sha],
@@ -211,3 +212,16 @@ def test_kyb_mcp_without_the_sdk_exits_4(cli, monkeypatch):
     assert res.code == 4
     assert "install kyb-cli[mcp]" in res.stderr
     assert res.stdout == ""
+
+
+def test_readonly_server_lists_only_read_only_tools():
+    import asyncio
+
+    from kyb_cli.mcp.server import build_server
+    from kyb_cli.mcp.tools import READ, TOOLS
+
+    names = {t.name for t in asyncio.run(build_server(None, readonly=True).list_tools())}
+    assert names == {name for name, ann in TOOLS.items() if ann is READ}
+    assert "add" not in names and "retract" not in names and "query" in names
+    everything = {t.name for t in asyncio.run(build_server(None).list_tools())}
+    assert everything == set(TOOLS)

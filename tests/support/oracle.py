@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 import pygit2
 
-from kyb_cli.core.canon.attribution import parse_trailers
+from kyb_cli.core.records.trailers import parse_trailers
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.canon.tree import blob_at
 from kyb_cli.core.errors import KybError, NotFound

@@ -153,16 +153,3 @@ def _agent_in_process_tree(max_depth: int = 40) -> tuple[str, int] | None:
             return None
         pid = stat[0]
     return None
-
-
-def parse_trailers(message: str) -> dict[str, str]:
-    """The `Key: value` lines of a commit message's last paragraph."""
-    paragraphs = message.strip().split("\n\n")
-    out: dict[str, str] = {}
-    if len(paragraphs) < 2:
-        return out
-    for line in paragraphs[-1].splitlines():
-        name, sep, value = line.partition(": ")
-        if sep and name and " " not in name:
-            out[name] = value.strip()
-    return out

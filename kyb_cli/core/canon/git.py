@@ -28,6 +28,16 @@ def available() -> bool:
     return shutil.which("git") is not None
 
 
+def version() -> str | None:
+    """`git --version`, or None when git is not on PATH."""
+    if not available():
+        return None
+    import tempfile
+
+    res = run(["--version"], cwd=Path(tempfile.gettempdir()), text=True, timeout=30.0)
+    return res.stdout.strip() if res.returncode == 0 else None
+
+
 def network_timeout() -> float:
     """`KYB_SYNC_TIMEOUT` seconds, else 60."""
     from kyb_cli.core.settings import env_float

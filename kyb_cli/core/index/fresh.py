@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from kyb_cli.core.canon import headfile
 from kyb_cli.core.errors import StoreError
 from kyb_cli.core.index import schema
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -101,3 +104,26 @@ def rebuild(store_path: Path, progress=None) -> dict:
     f = fresh(store_path, force_rebuild=True, progress=progress)
     f.conn.close()
     return f.work
+
+
+def with_index(store_path: Path, fn: Callable[[Fresh], T]) -> T:
+    """Run `fn` on a current index; a corrupt file found mid-read is rebuilt and the read retried."""
+    import apsw
+
+    from kyb_cli.core.errors import KybError
+
+    f = fresh(store_path)
+    try:
+        return fn(f)
+    except (KybError, apsw.BusyError, apsw.LockedError):
+        raise
+    except Exception:  # any damage met mid-read (bad pages, undecodable rows): rebuild once, retry once
+        f.conn.close()
+        schema.index_path(f.git_dir).unlink(missing_ok=True)
+        f = fresh(store_path, force_rebuild=True)
+        return fn(f)
+    finally:
+        try:
+            f.conn.close()
+        except Exception:  # pragma: no cover - closing a broken handle
+            pass

@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from kyb_cli.core.canon.attribution import parse_trailers
+from kyb_cli.core.records.trailers import parse_trailers
 from kyb_cli.core.errors import NotFound, StoreError
 from kyb_cli.core.records.keys import KIND_DIRS, path_of_key
 from kyb_cli.core.records.keys import load

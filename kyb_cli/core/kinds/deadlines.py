@@ -11,7 +11,6 @@ query costs a directory listing and no Git: it never imports pygit2.
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import date
 from pathlib import Path
@@ -23,12 +22,13 @@ from kyb_cli.core.records.model import Record, RecordFormatError
 DEFAULT_REMIND_DAYS = 3
 BLOCK_SIZE = 5
 LIVE = ("open", "in_progress", "blocked", "")
-OFF_VALUES = ("off", "0", "false", "no")
 
 
 def switched_off() -> bool:
     """KYB_DEADLINES=off (or 0, false, no): no deadlines block after answers, on any door."""
-    return os.environ.get("KYB_DEADLINES", "").strip().lower() in OFF_VALUES
+    from kyb_cli.core.settings import env_off
+
+    return env_off("KYB_DEADLINES")
 
 
 # A front matter line that sets a date (`due = …`, `expected = …`, bare or quoted key). Tasks without

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kyb_cli.core.canon.attribution import parse_trailers
+from kyb_cli.core.records.trailers import parse_trailers
 from kyb_cli.core.errors import NotFound
 from kyb_cli.core.records.keys import kind_of_key
 from kyb_cli.core.records.model import Record

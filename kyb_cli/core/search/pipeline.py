@@ -1,39 +1,16 @@
-"""`kyb query` as a library call: bring the index to HEAD, ask one question, shape the response."""
+"""THE query pipeline: bring the index to HEAD, search one slice lexically and by meaning, fuse, shape.
+
+Every door runs it through `kyb_cli.api.query` (time arguments -> slice -> lexical + vectors -> RRF).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, TypeVar
 
 from kyb_cli.core.index import schema
-from kyb_cli.core.index.fresh import Fresh, fresh
+from kyb_cli.core.index.fresh import with_index
 from kyb_cli.core.search.lexical import lexical
 from kyb_cli.core.search.slice import Filters
-
-T = TypeVar("T")
-
-
-def with_index(store_path: Path, fn: Callable[[Fresh], T]) -> T:
-    """Run `fn` on a current index; a corrupt file found mid-read is rebuilt and the read retried."""
-    import apsw
-
-    from kyb_cli.core.errors import KybError
-
-    f = fresh(store_path)
-    try:
-        return fn(f)
-    except (KybError, apsw.BusyError, apsw.LockedError):
-        raise
-    except Exception:  # any damage met mid-read (bad pages, undecodable rows): rebuild once, retry once
-        f.conn.close()
-        schema.index_path(f.git_dir).unlink(missing_ok=True)
-        f = fresh(store_path, force_rebuild=True)
-        return fn(f)
-    finally:
-        try:
-            f.conn.close()
-        except Exception:  # pragma: no cover - closing a broken handle
-            pass
 
 
 def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: int | None = None,
@@ -96,7 +73,7 @@ def _fuse(conn, mode: str, ranked: list[tuple[int, dict]], near: list[tuple[int,
     """RRF of both lists. Identity is the version in --history, else the key (one hit per key).
 
     A lexical hit is reused; a semantic-only one is read from the index (it already passed the same
-    slice and filters). `score` is the cosine when the hit has one, else BM25 (as SRCH-10).
+    slice and filters). `score` is the cosine when the hit has one, else BM25 (as rule "hybrid fusion").
     """
     from kyb_cli.core.search.fusion import rrf
     from kyb_cli.core.search.lexical import hits_for

@@ -24,11 +24,9 @@ CHUNK = 256  # texts per passage_vectors call when filling everything
 
 def budget() -> float:
     """The per-query embedding budget in seconds (KYB_EMBED_BUDGET; 0 = cache only)."""
-    raw = os.environ.get(BUDGET_ENV, "")
-    try:
-        return max(0.0, float(raw)) if raw.strip() else DEFAULT_BUDGET
-    except ValueError:
-        return DEFAULT_BUDGET
+    from kyb_cli.core.settings import env_float
+
+    return max(0.0, env_float(BUDGET_ENV, DEFAULT_BUDGET, minimum=None))
 
 
 def load_vec(conn) -> None:
@@ -215,7 +213,7 @@ def embed_all(store_path, progress=None) -> dict:
     """`kyb index --embed`: bring the index to HEAD and give every version a vector (no budget)."""
     from kyb_cli.core import embed
     from kyb_cli.core.errors import StoreError
-    from kyb_cli.core.search.pipeline import with_index
+    from kyb_cli.core.index.fresh import with_index
 
     started = time.monotonic()
     fp, reason, _loc = embed.current_fingerprint()
@@ -240,7 +238,7 @@ def embed_all(store_path, progress=None) -> dict:
 def status(store_path) -> dict:
     """Index head, versions, vectors per fingerprint, and what is pending under the current model."""
     from kyb_cli.core import embed
-    from kyb_cli.core.search.pipeline import with_index
+    from kyb_cli.core.index.fresh import with_index
 
     fp, reason, _loc = embed.current_fingerprint()
 

@@ -42,7 +42,7 @@ def gather(store_path: Path, *, days: int = DEFAULT_DAYS, today: date | None = N
     """The digest's data; raises KybError (or anything) when the store or index cannot be read."""
     from kyb_cli.core.kinds.deadlines import deadlines, dated_tasks
     from kyb_cli.core.search.lexical import lexical
-    from kyb_cli.core.search.pipeline import with_index
+    from kyb_cli.core.index.fresh import with_index
     from kyb_cli.core.times.format import rfc3339
     from kyb_cli.core.records.versions import ranked_tags
 

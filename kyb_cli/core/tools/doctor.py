@@ -8,8 +8,6 @@ user cache (never served; they only take space). Each line says how to fix it.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 
@@ -18,10 +16,11 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
     warnings: list[str] = []
     report: dict = {"store": {"path": str(store_path)}}
 
-    git = shutil.which("git")
+    from kyb_cli.core.canon.git import version
+
+    git = version()
     if git:
-        out = subprocess.run([git, "--version"], capture_output=True, text=True)
-        report["git"] = {"available": True, "version": out.stdout.strip()}
+        report["git"] = {"available": True, "version": git}
     else:
         report["git"] = {"available": False}
         problems.append("git: the `git` program is not on PATH (the index is built with it) — install git")
