@@ -121,6 +121,13 @@ class History:
         theirs = pick % 2 == 0
         tree = self.repo.merge_trees(base.tree, head.tree, side_commit.tree,
                                      favor=pygit2.enums.MergeFavor.THEIRS if theirs else pygit2.enums.MergeFavor.OURS)
+        if tree.conflicts is not None:  # modify/delete: take the favoured side's entry (or its absence)
+            for ancestor, ours, other in list(tree.conflicts):
+                pick_entry = other if theirs else ours
+                path = (ancestor or ours or other).path
+                del tree.conflicts[path]
+                if pick_entry is not None:
+                    tree.add(pick_entry)
         tree_id = tree.write_tree(self.repo)
         sig = self._sig(abs(dt) + 1)
         self.repo.create_commit("HEAD", sig, sig, "merge side\n", tree_id, [head.id, side])
