@@ -146,3 +146,37 @@ def remove_file(root: Path, path: str) -> None:
             return
         finally:
             os.close(pfd)
+
+
+class Dirs:
+    """Directory fds opened once each (no-follow, as `_open_dir`) for many writes in one call:
+    a sync that brings 50,000 files along opens each directory once, not once per file."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.fds: dict[tuple[str, ...], int] = {}
+
+    def __enter__(self) -> "Dirs":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
+
+    def _dir(self, parts: tuple[str, ...]) -> int:
+        fd = self.fds.get(parts)
+        if fd is None:
+            fd = _open_dir(self.root, list(parts), create=True)
+            self.fds[parts] = fd
+        return fd
+
+    def write(self, path: str, data: bytes, *, executable: bool = False) -> None:
+        parts = _parts(path)
+        dfd = self._dir(tuple(parts[:-1]))
+        tmp = f".{parts[-1]}.kyb-{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o777 if executable else 0o666,
+                     dir_fd=dfd)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, parts[-1], src_dir_fd=dfd, dst_dir_fd=dfd)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pygit2
 
-from kyb_cli.core.canon.nofollow import LinkInTheWay, _open_dir, _parts, read_file, remove_file, write_file
+from kyb_cli.core.canon.nofollow import Dirs, LinkInTheWay, _open_dir, _parts, read_file, remove_file, write_file
 from kyb_cli.core.canon.tree import Entry
 from kyb_cli.core.errors import Rejected, StoreError
 from kyb_cli.core.records.keys import unsafe_path
@@ -39,12 +39,14 @@ def update_worktree(repo: pygit2.Repository, changes: dict[str, Entry | None]) -
         if entry is not None and int(entry[1]) not in _FILE_MODES:
             raise StoreError(f"refusing to write {path}: not a regular file (mode {int(entry[1]):o})")
         _parts(path)
-    for path, entry in changes.items():
+    for path, entry in changes.items():  # removals first: a file may give way to a directory
         if entry is None:
             remove_file(root, path)
-        else:
-            write_file(root, path, repo[entry[0]].data,
-                       executable=int(entry[1]) == int(pygit2.enums.FileMode.BLOB_EXECUTABLE))
+    with Dirs(root) as dirs:
+        for path, entry in changes.items():
+            if entry is not None:
+                dirs.write(path, repo[entry[0]].data,
+                           executable=int(entry[1]) == int(pygit2.enums.FileMode.BLOB_EXECUTABLE))
     index = repo.index
     index.read()
     for path, entry in changes.items():
