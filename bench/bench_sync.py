@@ -24,7 +24,7 @@ from support.hostile import BLOB, Entry, Peer, git, kyb_env, record_text, run_ky
 def main() -> None:
     n = int(next((a for a in sys.argv[1:] if a.isdigit()), "50000"))
     profile = "--profile" in sys.argv
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
         env = kyb_env(root / "home")
         env["PYTHONPATH"] = str(ROOT)
