@@ -31,18 +31,29 @@ def split_list(value: str | None) -> list[str]:
     return core(value)
 
 
-def read(store: Any, key: str, at: str | None = None):
-    """The record KEY now (or at revision `at`) as a Version; `store` is a Store or a path."""
+def read(store: Any, key: str, at: str | None = None, *, version: int | None = None):
+    """The record KEY now (or at revision `at`, or its content version number `version`) as a Version;
+    `store` is a Store or a path. `version` counts from 1 (the first), or back from -1 (the one before
+    the current); past either end is NotFound naming the range."""
+    if version is not None:
+        from kyb_cli.core.errors import UsageError
+        from kyb_cli.core.index.numbering import read_version
+
+        if at is not None:
+            raise UsageError("give --at or --version, not both")
+        return read_version(store, key, version)
     from kyb_cli.core.index.reads import read as core
 
     return core(store, key, at=at)
 
 
 def history(store: Any, key: str):
-    """Every version of KEY, newest first (HistoryRow list)."""
+    """Every version of KEY, newest first (HistoryRow list); content versions carry their number
+    (`version`: 1 is the first, as `get --version` counts)."""
+    from kyb_cli.core.index.numbering import number
     from kyb_cli.core.index.reads import history as core
 
-    return core(store, key)
+    return number(core(store, key))
 
 
 def tags(store: Any) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from kyb_cli.cli.common import common_options
+from kyb_cli.cli.common import common_options, fields_option
 from kyb_cli.cli.deadlines_block import deadline_options
 from kyb_cli.cli.output import emit
 
@@ -58,6 +58,7 @@ class QueryCommand(click.Command):
               help="Fuse search by meaning (needs the model; every time mode). --no-semantic: words only.")
 @click.option("--explain", is_flag=True, help="Per hit: lexical rank, vector rank, cosine, fused score.")
 @deadline_options
+@fields_option
 @common_options
 def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
               changed_between: tuple[str, str] | None, tags: tuple[str, ...], kind: str | None,

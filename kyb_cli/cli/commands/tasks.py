@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, read_store_path
+from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 
@@ -35,6 +35,7 @@ def tasks_view(c, d) -> None:
 @click.option("--due-before", default=None, metavar="DATE", help="Only tasks due on or before DATE (YYYY-MM-DD).")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(0, None), help="At most N rows (max 200).")
 @deadline_options
+@fields_option
 @common_options
 def tasks_cmd(status, priority, assignee, parent, open_followups, include_all, due_before, limit) -> None:
     """List tasks: live ones first by status, then most recently written first."""
