@@ -1,0 +1,125 @@
+"""The dev set's own rules, checked without kyb: counts, keys, and paraphrases that are fair.
+
+A paraphrase must share no content word with its target's title or key under the index's
+tokenizer (porter stemming, case and diacritic folding) — CamelCase alert names are split too,
+so "CephOSDDown" forbids "ceph", "osd" and "down". An identifier must occur verbatim in its target
+and in no other document, so its answer is unambiguous. Used by bench/eval_devset.py (which
+refuses to run on a broken set) and tests/test_evalset_wellformed.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DOCS = HERE / "docs.jsonl"
+QUESTIONS = HERE / "questions.jsonl"
+TOKENIZER = "porter unicode61 remove_diacritics 2"  # kyb's own (kyb_cli index schema)
+
+KINDS = ("paraphrase_en", "cross_language", "identifier", "keyword", "off_topic")
+MINIMUM = {"documents": 150, "questions": 150, "languages": 6, "off_topic": 30}
+
+# Function words: sharing these is not sharing meaning.
+STOPWORDS = frozenset("""a an and are as at be been but by can could do does for from has have how i if in
+into is it its may must my no not of on once one or our should so than that the their them then there
+these they this to up us was we what when where which while who whose why will with without you your
+all any each every own same such only very just also""".split())
+
+
+def load(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def camel_split(text: str) -> str:
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    return re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", text)
+
+
+class Tokens:
+    """Stemmed tokens of a text under the index's tokenizer (an in-memory FTS5 vocabulary)."""
+
+    def __init__(self) -> None:
+        self.conn = sqlite3.connect(":memory:")
+
+    def __call__(self, text: str) -> set[str]:
+        c = self.conn
+        c.execute("DROP TABLE IF EXISTS v")
+        c.execute("DROP TABLE IF EXISTS t")
+        c.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
+        c.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'row')")
+        c.execute("INSERT INTO t VALUES (?)", (text,))
+        return {row[0] for row in c.execute("SELECT term FROM v")}
+
+
+def shared_title_words(question: str, doc: dict, tokens: Tokens | None = None) -> set[str]:
+    """Content words (stemmed) of `question` that also occur in the doc's title or key."""
+    tokens = tokens or Tokens()
+    words = {w for w in re.findall(r"\w+", question.lower()) if w not in STOPWORDS}
+    q = tokens(" ".join(words))
+    target = tokens(f"{doc['title']} {camel_split(doc['title'])} {doc['key'].replace('-', ' ')}")
+    return q & target
+
+
+def problems(docs: list[dict] | None = None, questions: list[dict] | None = None) -> list[str]:
+    """Every way the set breaks its own rules (empty when well-formed)."""
+    docs = load(DOCS) if docs is None else docs
+    questions = load(QUESTIONS) if questions is None else questions
+    out: list[str] = []
+    keys = [d["key"] for d in docs]
+    by_key = {d["key"]: d for d in docs}
+    if len(set(keys)) != len(keys):
+        out.append("duplicate document keys")
+    for d in docs:
+        for field in ("key", "title", "body", "tags", "source", "licence"):
+            if not d.get(field):
+                out.append(f"{d.get('key')}: missing {field}")
+    ids = [q["id"] for q in questions]
+    if len(set(ids)) != len(ids):
+        out.append("duplicate question ids")
+    if len(docs) < MINIMUM["documents"]:
+        out.append(f"{len(docs)} documents < {MINIMUM['documents']}")
+    if len(questions) < MINIMUM["questions"]:
+        out.append(f"{len(questions)} questions < {MINIMUM['questions']}")
+    kinds = Counter(q["kind"] for q in questions)
+    if kinds["off_topic"] < MINIMUM["off_topic"]:
+        out.append(f"{kinds['off_topic']} off-topic questions < {MINIMUM['off_topic']}")
+    langs = {q["lang"] for q in questions}
+    if len(langs) < MINIMUM["languages"]:
+        out.append(f"{len(langs)} languages < {MINIMUM['languages']}")
+    tokens = Tokens()
+    lowered = {d["key"]: f"{d['title']}\n{d['body']}".lower() for d in docs}
+    for q in questions:
+        if q["kind"] not in KINDS:
+            out.append(f"{q['id']}: unknown kind {q['kind']!r}")
+        rel = q["relevant"]
+        if q["kind"] == "off_topic":
+            if rel:
+                out.append(f"{q['id']}: off-topic question lists relevant keys")
+            continue
+        if not rel:
+            out.append(f"{q['id']}: no relevant key")
+        for k in rel:
+            if k not in by_key:
+                out.append(f"{q['id']}: unknown key {k!r}")
+        if q["kind"] == "cross_language" and q["lang"] == "en":
+            out.append(f"{q['id']}: cross-language question in English")
+        if q["kind"] == "paraphrase_en":
+            for k in rel:
+                if k in by_key and (shared := shared_title_words(q["query"], by_key[k], tokens)):
+                    out.append(f"{q['id']}: paraphrase shares {sorted(shared)} with the title/key of {k}")
+        if q["kind"] == "identifier":
+            needle = q["query"].lower()
+            holders = sorted(k for k, text in lowered.items() if needle in text)
+            if sorted(rel) != holders:
+                out.append(f"{q['id']}: identifier {q['query']!r} occurs in {holders}, relevant {rel}")
+    return out
+
+
+if __name__ == "__main__":
+    found = problems()
+    print("\n".join(found) or "ok")
+    raise SystemExit(1 if found else 0)
