@@ -1,8 +1,12 @@
 """The dev set's own rules, checked without kyb: counts, keys, and paraphrases that are fair.
 
-A paraphrase must share no content word with its target's title or key under the index's
-tokenizer (porter stemming, case and diacritic folding) — CamelCase alert names are split too,
-so "CephOSDDown" forbids "ceph", "osd" and "down". An identifier must occur verbatim in its target
+Words are compared as the index sees them (porter stemming, case and diacritic folding), function
+words left out; CamelCase alert names are split too, so "CephOSDDown" forbids "ceph", "osd" and
+"down". A `paraphrase_en` question shares no content word with its target's title or key, and no
+*distinctive* word with its body (one found in at most RARE_DF of the documents): what is left in
+common are words that half the set uses ("cluster", "node"), so lexical search cannot find it by
+construction. A `reworded_en` question only keeps off the title and key; it may reuse the body's
+vocabulary, as people who half-remember a page do. An identifier must occur verbatim in its target
 and in no other document, so its answer is unambiguous. Used by bench/eval_devset.py (which
 refuses to run on a broken set) and tests/test_evalset_wellformed.py.
 """
@@ -20,7 +24,8 @@ DOCS = HERE / "docs.jsonl"
 QUESTIONS = HERE / "questions.jsonl"
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # kyb's own (kyb_cli index schema)
 
-KINDS = ("paraphrase_en", "cross_language", "identifier", "keyword", "off_topic")
+KINDS = ("paraphrase_en", "reworded_en", "cross_language", "identifier", "keyword", "off_topic")
+RARE_DF = 0.10  # a word in at most this share of the documents is distinctive
 MINIMUM = {"documents": 150, "questions": 150, "languages": 6, "off_topic": 30}
 
 # Function words: sharing these is not sharing meaning.
@@ -64,6 +69,20 @@ def shared_title_words(question: str, doc: dict, tokens: Tokens | None = None) -
     return q & target
 
 
+def distinctive_shared(question: str, doc: dict, df: dict[str, int], n_docs: int,
+                       tokens: Tokens | None = None) -> set[str]:
+    """Content words of `question` found in the doc's body that at most RARE_DF of the documents use."""
+    tokens = tokens or Tokens()
+    words = {w for w in re.findall(r"\w+", question.lower()) if w not in STOPWORDS}
+    shared = tokens(" ".join(words)) & tokens(f"{doc['title']} {camel_split(doc['title'])} {doc['body']}")
+    return {t for t in shared if df.get(t, 0) <= RARE_DF * n_docs}
+
+
+def document_frequency(docs: list[dict], tokens: Tokens | None = None) -> dict[str, int]:
+    tokens = tokens or Tokens()
+    return Counter(t for d in docs for t in tokens(f"{d['title']} {camel_split(d['title'])} {d['body']}"))
+
+
 def problems(docs: list[dict] | None = None, questions: list[dict] | None = None) -> list[str]:
     """Every way the set breaks its own rules (empty when well-formed)."""
     docs = load(DOCS) if docs is None else docs
@@ -91,6 +110,7 @@ def problems(docs: list[dict] | None = None, questions: list[dict] | None = None
     if len(langs) < MINIMUM["languages"]:
         out.append(f"{len(langs)} languages < {MINIMUM['languages']}")
     tokens = Tokens()
+    df = document_frequency(docs, tokens)
     lowered = {d["key"]: f"{d['title']}\n{d['body']}".lower() for d in docs}
     for q in questions:
         if q["kind"] not in KINDS:
@@ -107,10 +127,14 @@ def problems(docs: list[dict] | None = None, questions: list[dict] | None = None
                 out.append(f"{q['id']}: unknown key {k!r}")
         if q["kind"] == "cross_language" and q["lang"] == "en":
             out.append(f"{q['id']}: cross-language question in English")
-        if q["kind"] == "paraphrase_en":
+        if q["kind"] in ("paraphrase_en", "reworded_en"):
             for k in rel:
                 if k in by_key and (shared := shared_title_words(q["query"], by_key[k], tokens)):
-                    out.append(f"{q['id']}: paraphrase shares {sorted(shared)} with the title/key of {k}")
+                    out.append(f"{q['id']}: {q['kind']} shares {sorted(shared)} with the title/key of {k}")
+        if q["kind"] == "paraphrase_en":
+            for k in rel:
+                if k in by_key and (rare := distinctive_shared(q["query"], by_key[k], df, len(docs), tokens)):
+                    out.append(f"{q['id']}: paraphrase shares distinctive {sorted(rare)} with the body of {k}")
         if q["kind"] == "identifier":
             needle = q["query"].lower()
             holders = sorted(k for k, text in lowered.items() if needle in text)
