@@ -187,6 +187,12 @@ def summarize(rows: list[dict], modes: list[str]) -> dict:
                 "top3": round(sum(1 for x in ranks if x is not None and x <= 3) / n, 4),
                 "mrr10": round(sum(1 / x for x in ranks if x is not None and x <= 10) / n, 4),
             }
+    cross = sorted({r["lang"] for r in rows if r["kind"] == "cross_language"})
+    for lang in cross:
+        sel = [r for r in rows if r["kind"] == "cross_language" and r["lang"] == lang]
+        out.setdefault("cross_language_by_lang", {})[lang] = {
+            mode: {"n": len(sel), "top3": round(sum(1 for r in sel if (r[mode]["rank"] or 99) <= 3) / len(sel), 4)}
+            for mode in modes}
     for mode in modes:
         on = [r[mode]["confident"] for r in rows if r["kind"] != "off_topic"]
         off = [r[mode]["confident"] for r in rows if r["kind"] == "off_topic"]
@@ -218,6 +224,13 @@ def markdown(summary: dict, modes: list[str]) -> str:
                          f"{c['off_topic_confident_false']:.2f} ({c['n_off']}) |")
     else:
         lines += ["", "(responses carry no `confident`: relevance signal not in this code)"]
+    if summary.get("off_topic_hits"):
+        lines.append("\noff-topic questions, mean hits / mean strong hits: " + "; ".join(
+            f"{m} {v['mean_count']:.1f} / {v['mean_strong']:.1f}" for m, v in summary["off_topic_hits"].items()))
+    if summary.get("cross_language_by_lang"):
+        lines.append("cross-language top-3 by language (" + "/".join(modes) + "): " + "; ".join(
+            f"{lang} " + "/".join(f"{v[m]['top3']:.2f}" for m in modes)
+            for lang, v in summary["cross_language_by_lang"].items()))
     return "\n".join(lines)
 
 
