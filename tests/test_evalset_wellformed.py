@@ -30,6 +30,7 @@ def test_dev_set_has_the_counts_the_issue_asks_for():
     assert len(DOCS) >= 150 and len(QUESTIONS) >= 150
     assert kinds["off_topic"] >= 30
     assert kinds["paraphrase_en"] >= 60 and kinds["cross_language"] >= 48 and kinds["identifier"] >= 30
+    assert kinds["tail_en"] >= 20
     cross = Counter(q["lang"] for q in QUESTIONS if q["kind"] == "cross_language")
     assert len(cross) >= 6 and min(cross.values()) >= 8, cross
     assert len({q["lang"] for q in QUESTIONS if q["kind"] == "off_topic"}) >= 5
@@ -80,6 +81,15 @@ def test_a_paraphrase_may_not_reuse_a_distinctive_body_word():
     bad = _q("p2", "paraphrase_en", "kfree_skb drops", ["d0"])
     found = checks.problems(docs, [ok, bad])
     assert [p for p in found if p.startswith("p2:")] and not [p for p in found if p.startswith("p1:")]
+
+
+def test_a_tail_question_must_be_answered_past_the_model_window():
+    body = "early words. " * 300 + "the late answer is here"
+    docs = [_doc("a", "Alpha", body)]
+    late = dict(_q("t1", "tail_en", "where is it", ["a"]), passage="the late answer")
+    early = dict(_q("t2", "tail_en", "where is it", ["a"]), passage="early words.")
+    found = checks.problems(docs, [late, early])
+    assert [p for p in found if p.startswith("t2:")] and not [p for p in found if p.startswith("t1:")]
 
 
 def test_an_identifier_must_name_exactly_its_documents():

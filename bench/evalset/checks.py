@@ -6,7 +6,9 @@ words left out; CamelCase alert names are split too, so "CephOSDDown" forbids "c
 *distinctive* word with its body (one found in at most RARE_DF of the documents): what is left in
 common are words that half the set uses ("cluster", "node"), so lexical search cannot find it by
 construction. A `reworded_en` question only keeps off the title and key; it may reuse the body's
-vocabulary, as people who half-remember a page do. An identifier must occur verbatim in its target
+vocabulary, as people who half-remember a page do. A `tail_en` question is answered by a `passage`
+found past TAIL_OFFSET characters of its target — beyond what a model that reads only the first 512
+tokens sees — and keeps off the title and key too. An identifier must occur verbatim in its target
 and in no other document, so its answer is unambiguous. Used by bench/eval_devset.py (which
 refuses to run on a broken set) and tests/test_evalset_wellformed.py.
 """
@@ -24,8 +26,9 @@ DOCS = HERE / "docs.jsonl"
 QUESTIONS = HERE / "questions.jsonl"
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # kyb's own (kyb_cli index schema)
 
-KINDS = ("paraphrase_en", "reworded_en", "cross_language", "identifier", "keyword", "off_topic")
+KINDS = ("paraphrase_en", "reworded_en", "tail_en", "cross_language", "identifier", "keyword", "off_topic")
 RARE_DF = 0.10  # a word in at most this share of the documents is distinctive
+TAIL_OFFSET = 2500  # characters: past the model's 512-token window for English prose
 MINIMUM = {"documents": 150, "questions": 150, "languages": 6, "off_topic": 30}
 
 # Function words: sharing these is not sharing meaning.
@@ -127,7 +130,12 @@ def problems(docs: list[dict] | None = None, questions: list[dict] | None = None
                 out.append(f"{q['id']}: unknown key {k!r}")
         if q["kind"] == "cross_language" and q["lang"] == "en":
             out.append(f"{q['id']}: cross-language question in English")
-        if q["kind"] in ("paraphrase_en", "reworded_en"):
+        if q["kind"] == "tail_en":
+            passage = " ".join((q.get("passage") or "\0").split())
+            at = [" ".join(by_key[k]["body"].split()).find(passage) for k in rel if k in by_key]
+            if not any(a >= TAIL_OFFSET for a in at):
+                out.append(f"{q['id']}: passage not found past character {TAIL_OFFSET} of {rel} ({at})")
+        if q["kind"] in ("paraphrase_en", "reworded_en", "tail_en"):
             for k in rel:
                 if k in by_key and (shared := shared_title_words(q["query"], by_key[k], tokens)):
                     out.append(f"{q['id']}: {q['kind']} shares {sorted(shared)} with the title/key of {k}")
