@@ -99,6 +99,8 @@ def engine():
     try:
         from kyb_cli import api
 
+        if not Path(api.__file__).resolve().is_relative_to(code_dir()):
+            raise ImportError("kyb_cli.api of another checkout")  # an editable install's finder
         query, embed_all = api.query, api.embed_all
     except (ImportError, AttributeError):
         from kyb_cli.core.index.search import search as core_search
@@ -150,7 +152,9 @@ def ask(store: Path, questions: list[dict], modes: list[str], verbose: bool) -> 
             if mode == "vectors":
                 os.environ["KYB_SEARCH_RANKING"] = "vectors"
             try:
+                t0 = time.perf_counter()
                 r = search(store, q["query"], semantic=mode != "lexical")
+                took = time.perf_counter() - t0
             finally:
                 os.environ.pop("KYB_SEARCH_RANKING", None)
             if mode != "lexical" and not r.get("semantic"):
@@ -159,7 +163,7 @@ def ask(store: Path, questions: list[dict], modes: list[str], verbose: bool) -> 
                 sys.exit("eval_devset: this code ignores KYB_SEARCH_RANKING=vectors (no vectors-only ranking)")
             hits = r["hits"]
             rank = rank_of(hits, q["relevant"])
-            row[mode] = {"rank": rank, "top": [h["key"] for h in hits[:3]], "count": r["count"],
+            row[mode] = {"rank": rank, "top": [h["key"] for h in hits[:3]], "count": r["count"], "ms": round(took * 1000, 1),
                          "confident": r.get("confident"),
                          "strong": sum(1 for h in hits if h.get("strength") == "strong")}
             if verbose and q["relevant"] and rank != 1:
@@ -202,6 +206,8 @@ def summarize(rows: list[dict], modes: list[str]) -> dict:
                 "off_topic_confident_false": round(sum(1 for c in off if c is False) / max(len(off), 1), 4),
                 "n_on": len(on), "n_off": len(off),
             }
+        ms = sorted(r[mode]["ms"] for r in rows)
+        out.setdefault("latency_ms", {})[mode] = {"p50": ms[len(ms) // 2], "p90": ms[int(len(ms) * 0.9)], "max": ms[-1]}
         off_rows = [r for r in rows if r["kind"] == "off_topic"]
         out.setdefault("off_topic_hits", {})[mode] = {
             "mean_count": round(sum(r[mode]["count"] for r in off_rows) / max(len(off_rows), 1), 2),
@@ -227,6 +233,9 @@ def markdown(summary: dict, modes: list[str]) -> str:
     if summary.get("off_topic_hits"):
         lines.append("\noff-topic questions, mean hits / mean strong hits: " + "; ".join(
             f"{m} {v['mean_count']:.1f} / {v['mean_strong']:.1f}" for m, v in summary["off_topic_hits"].items()))
+    if summary.get("latency_ms"):
+        lines.append("in-process query latency p50 / p90 ms (warm, this machine's load): " + "; ".join(
+            f"{m} {v['p50']:.0f} / {v['p90']:.0f}" for m, v in summary["latency_ms"].items()))
     if summary.get("cross_language_by_lang"):
         lines.append("cross-language top-3 by language (" + "/".join(modes) + "): " + "; ".join(
             f"{lang} " + "/".join(f"{v[m]['top3']:.2f}" for m in modes)
@@ -238,6 +247,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--modes", default=",".join(MODES), help="comma list of lexical,vectors,hybrid")
     ap.add_argument("--kinds", help="comma list of kinds to ask (default: all)")
+    ap.add_argument("--split", choices=("all", "fit", "check"), default="all",
+                    help="ask only one half of the questions (fixed by id): tune on fit, report on check")
     ap.add_argument("--json", type=Path, help="where to write the figures (default: <cache>/results.json)")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached store")
     ap.add_argument("--verbose", action="store_true", help="print every question not ranked first")
@@ -259,13 +270,15 @@ def main() -> None:
     if args.kinds:
         wanted = set(args.kinds.split(","))
         questions = [q for q in questions if q["kind"] in wanted]
+    if args.split != "all":
+        questions = [q for q in questions if checks.split_of(q) == args.split]
     store, prep_s = prepare(docs, args.rebuild, embed=modes != ["lexical"])
     started = time.monotonic()
     rows = ask(store, questions, modes, args.verbose)
     ask_s = time.monotonic() - started
     summary = summarize(rows, modes)
     load = os.getloadavg()
-    meta = {"documents": len(docs), "questions": len(questions), "code": str(code_dir()),
+    meta = {"documents": len(docs), "questions": len(questions), "split": args.split, "code": str(code_dir()),
             "store": str(store), "model": os.environ.get("KYB_MODEL"), "prepare_s": round(prep_s, 1),
             "ask_s": round(ask_s, 1), "loadavg": [round(x, 2) for x in load]}
     out = args.json or cache_dir(checks.DOCS) / "results.json"
