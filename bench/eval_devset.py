@@ -165,7 +165,10 @@ def ask(store: Path, questions: list[dict], modes: list[str], verbose: bool) -> 
             rank = rank_of(hits, q["relevant"])
             row[mode] = {"rank": rank, "top": [h["key"] for h in hits[:3]], "count": r["count"], "ms": round(took * 1000, 1),
                          "confident": r.get("confident"),
-                         "strong": sum(1 for h in hits if h.get("strength") == "strong")}
+                         "strong": sum(1 for h in hits if h.get("strength") == "strong"),
+                         "strong_relevant": sum(1 for h in hits if h.get("strength") == "strong"
+                                                and h["key"] in q["relevant"]),
+                         "found_by": hits[rank - 1].get("found_by") if rank else None}
             if verbose and q["relevant"] and rank != 1:
                 print(f"  {mode:7} {q['kind']:14} {q['id']} rank {rank}: {q['query']!r} -> {q['relevant'][0]}; "
                       f"top {row[mode]['top']}")
@@ -201,10 +204,14 @@ def summarize(rows: list[dict], modes: list[str]) -> dict:
         on = [r[mode]["confident"] for r in rows if r["kind"] != "off_topic"]
         off = [r[mode]["confident"] for r in rows if r["kind"] == "off_topic"]
         if any(c is not None for c in on + off):
+            on_rows = [r for r in rows if r["kind"] != "off_topic"]
+            strong = sum(r[mode]["strong"] for r in on_rows)
             out["confident"][mode] = {
                 "on_topic_confident_true": round(sum(1 for c in on if c is True) / max(len(on), 1), 4),
                 "off_topic_confident_false": round(sum(1 for c in off if c is False) / max(len(off), 1), 4),
                 "n_on": len(on), "n_off": len(off),
+                # of the strong hits given to on-topic questions, the share that is a right answer
+                "strong_precision": round(sum(r[mode]["strong_relevant"] for r in on_rows) / strong, 4) if strong else None,
             }
         ms = sorted(r[mode]["ms"] for r in rows)
         out.setdefault("latency_ms", {})[mode] = {"p50": ms[len(ms) // 2], "p90": ms[int(len(ms) * 0.9)], "max": ms[-1]}
@@ -224,10 +231,12 @@ def markdown(summary: dict, modes: list[str]) -> str:
         cells = [f"{v['top1']:.2f} / {v['top3']:.2f} / {v['mrr10']:.3f}" for v in (per[m] for m in modes)]
         lines.append(f"| {kind} ({n}) | " + " | ".join(cells) + " |")
     if summary["confident"]:
-        lines += ["", "| mode | on-topic confident:true | off-topic confident:false |", "|---|---|---|"]
+        lines += ["", "| mode | on-topic confident:true | off-topic confident:false | strong hits that are right |",
+                  "|---|---|---|---|"]
         for mode, c in summary["confident"].items():
+            sp = "-" if c["strong_precision"] is None else f"{c['strong_precision']:.2f}"
             lines.append(f"| {mode} | {c['on_topic_confident_true']:.2f} ({c['n_on']}) | "
-                         f"{c['off_topic_confident_false']:.2f} ({c['n_off']}) |")
+                         f"{c['off_topic_confident_false']:.2f} ({c['n_off']}) | {sp} |")
     else:
         lines += ["", "(responses carry no `confident`: relevance signal not in this code)"]
     if summary.get("off_topic_hits"):
