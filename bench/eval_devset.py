@@ -1,7 +1,8 @@
 """Search quality on the dev set (bench/evalset/): lexical, vectors only and hybrid, per kind.
 
     KYB_MODEL=../shared/models/multilingual-e5-small python bench/eval_devset.py [--verbose]
-        [--modes lexical,vectors,hybrid] [--kinds paraphrase_en,...] [--json out.json] [--rebuild]
+        [--modes lexical,vectors,hybrid] [--kinds paraphrase_en,...] [--split all|fit|check]
+        [--json out.json] [--against old.json] [--rebuild]
 
 176 public documents and 315 questions (bench/evalset/LICENSES.md). The store is built once with
 `git fast-import` (one commit per document, as kyb writes them) and cached under
@@ -252,6 +253,31 @@ def markdown(summary: dict, modes: list[str]) -> str:
     return "\n".join(lines)
 
 
+def compare(rows: list[dict], old_path: Path, modes: list[str], verbose: bool) -> str:
+    """Per kind and mode, how many questions ranked better / worse than in an earlier JSON result."""
+    old = {r["id"]: r for r in json.loads(old_path.read_text(encoding="utf-8"))["questions"]}
+    worse_list = []
+    lines = [f"\nagainst {old_path}: better / worse rank (top-10; missing counts as 11)"]
+    for kind in [k for k in checks.KINDS if k != "off_topic"]:
+        cells = []
+        for mode in modes:
+            better = worse = 0
+            for r in rows:
+                o = old.get(r["id"], {}).get(mode)
+                if r["kind"] != kind or o is None:
+                    continue
+                a, b = o["rank"] or 11, r[mode]["rank"] or 11
+                better += b < a
+                worse += b > a
+                if b > a:
+                    worse_list.append(f"  {mode:7} {r['id']} {a} -> {b}: {r['query']!r}")
+            cells.append(f"{mode} +{better}/-{worse}")
+        lines.append(f"  {kind:15} " + "  ".join(cells))
+    if verbose and worse_list:
+        lines += ["worse:"] + worse_list
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--modes", default=",".join(MODES), help="comma list of lexical,vectors,hybrid")
@@ -260,6 +286,8 @@ def main() -> None:
                     help="ask only one half of the questions (fixed by id): tune on fit, report on check")
     ap.add_argument("--json", type=Path, help="where to write the figures (default: <cache>/results.json)")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached store")
+    ap.add_argument("--against", type=Path, metavar="OLD.json",
+                    help="also count questions ranked better / worse than in an earlier result file")
     ap.add_argument("--verbose", action="store_true", help="print every question not ranked first")
     args = ap.parse_args()
     modes = [m for m in args.modes.split(",") if m]
@@ -296,6 +324,8 @@ def main() -> None:
     print(f"{len(docs)} documents, {len(questions)} questions; code {meta['code']}; "
           f"prepare {prep_s:.1f} s, questions {ask_s:.1f} s; load {load[0]:.2f}")
     print(markdown(summary, modes))
+    if args.against:
+        print(compare(rows, args.against, modes, args.verbose))
     print(f"\nJSON: {out}")
 
 
