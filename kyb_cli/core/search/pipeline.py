@@ -37,7 +37,11 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 
             side = semantic_side(f.conn, text, Slice(mode, as_of, window, filters or Filters()), n)
             if side.ranked is not None:
-                hits = _fuse(f.conn, mode, ranked, side.ranked, limit, explain)
+                if vectors_only():  # diagnosis (bench/eval_devset.py): the vector side's own order
+                    hits = _fuse(f.conn, mode, [], side.ranked, limit, explain)
+                    out["ranking"] = "vectors"
+                else:
+                    hits = _fuse(f.conn, mode, ranked, side.ranked, limit, explain)
                 out.update(semantic=True, pending_vectors=side.pending)
             else:
                 hits = [hit for _vid, hit in ranked[:limit]]
@@ -60,6 +64,14 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 
         response["window"] = [rfc3339(window[0]), rfc3339(window[1])]
     return response
+
+
+def vectors_only() -> bool:
+    """KYB_SEARCH_RANKING=vectors: rank hybrid queries by the vector side alone (the dev set's
+    "vectors only" column); the response then says `"ranking": "vectors"`. Not for users."""
+    import os
+
+    return os.environ.get("KYB_SEARCH_RANKING", "").strip().lower() == "vectors"
 
 
 def fusion_candidates(limit: int) -> int:
