@@ -22,7 +22,23 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DOCS = HERE / "docs.jsonl"
+
+
+def docs_path() -> Path:
+    """Where the documents are: $KYB_EVALSET_DOCS, else bench/evalset/docs.jsonl (made by
+    extract_docs.py from the fetched repositories), else ../shared/evalset/docs.jsonl beside the checkout.
+
+    The documents are public text taken from other repositories, so they are not committed here
+    (bench/evalset/README.md, "Where the documents live"); the questions are ours and are."""
+    import os
+
+    env = os.environ.get("KYB_EVALSET_DOCS")
+    candidates = ([Path(env)] if env else []) + [HERE / "docs.jsonl",
+                                                 HERE.parents[1].parent / "shared" / "evalset" / "docs.jsonl"]
+    return next((c for c in candidates if c.exists()), candidates[0])
+
+
+DOCS = docs_path()
 QUESTIONS = HERE / "questions.jsonl"
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # kyb's own (kyb_cli index schema)
 
