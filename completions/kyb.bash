@@ -37,9 +37,9 @@ declare -gA _kyb_opts=(
   ['kyb rm']='--reason --store --json -h --help'
   ['kyb sync']='--store --json -h --help'
   ['kyb tags']='--fields --store --json -h --help'
-  ['kyb task']='--key --title --status --priority --blocked-reason --assignee --parent --parent-task --knowledge --resolution --tags --refs --due --hard --no-hard --remind-days --expected --waits-on --body --file --store --json -h --help'
+  ['kyb task']='--key --title --status --priority --blocked-reason --assignee --parent --parent-task --blocked-by --knowledge --resolution --tags --refs --due --hard --no-hard --remind-days --expected --waits-on --body --file --store --json -h --help'
   ['kyb task-status']='--status --assignee --parent --parent-task --blocked-reason --store --json -h --help'
-  ['kyb tasks']='--status --priority --assignee --parent --parent-task --open-followups --all --due-before --limit --today --no-deadlines --fields --store --json -h --help'
+  ['kyb tasks']='--status --priority --assignee --parent --parent-task --open-followups --all --ready --due-before --limit --today --no-deadlines --fields --store --json -h --help'
 )
 declare -gA _kyb_valued=(
   ['kyb']='--store'
@@ -72,7 +72,7 @@ declare -gA _kyb_valued=(
   ['kyb rm']='--reason --store'
   ['kyb sync']='--store'
   ['kyb tags']='--fields --store'
-  ['kyb task']='--key --title --status --priority --blocked-reason --assignee --parent --parent-task --knowledge --resolution --tags --refs --due --remind-days --expected --waits-on --body --file --store'
+  ['kyb task']='--key --title --status --priority --blocked-reason --assignee --parent --parent-task --blocked-by --knowledge --resolution --tags --refs --due --remind-days --expected --waits-on --body --file --store'
   ['kyb task-status']='--status --assignee --parent --parent-task --blocked-reason --store'
   ['kyb tasks']='--status --priority --assignee --parent --parent-task --due-before --limit --today --fields --store'
 )

@@ -41,10 +41,20 @@ def read(store: Any, key: str, at: str | None = None, *, version: int | None = N
 
         if at is not None:
             raise UsageError("give --at or --version, not both")
-        return read_version(store, key, version)
+        return _with_blocks(store, read_version(store, key, version))
     from kyb_cli.core.index.reads import read as core
 
-    return core(store, key, at=at)
+    return _with_blocks(store, core(store, key, at=at))
+
+
+def _with_blocks(store: Any, found):
+    """A task's reading also says which live tasks it blocks (`blocks`, from their `blocked_by`)."""
+    if found.record.kind == "task":
+        from kyb_cli.core.kinds.catalog import catalog
+        from kyb_cli.core.kinds.tasks import blocks_of
+
+        found.related["blocks"] = blocks_of(catalog(store, "task"), found.record.key)
+    return found
 
 
 def history(store: Any, key: str):

@@ -217,6 +217,8 @@ class Tools:
         blocked_reason: Annotated[str, Field(description="Why it is blocked (only with status blocked).")] = "",
         assignee: Annotated[str, Field(description="Short owner label, one line.")] = "",
         parent: Annotated[str, Field(description="Parent task key (task-…).")] = "",
+        blocked_by: Annotated[list[str] | None, Field(description=(
+            "Task keys this task waits on; null keeps the stored ones, [] clears."))] = None,
         knowledge: Keys = [],  # noqa: B006
         resolution: Annotated[str, Field(description="Outcome (needed for done/dropped).")] = "",
         tags: Annotated[list[str] | None, Field(description="Tags; null keeps the stored ones, [] clears.")] = None,
@@ -246,7 +248,8 @@ class Tools:
                 tags=KEEP if tags is None else _items(tags), refs=_items(refs),
                 due=KEEP if due is None else due.strip(), hard=KEEP if hard is None else hard, remind_days=days,
                 expected=KEEP if expected is None else expected.strip(),
-                waits_on=KEEP if waits_on is None else waits_on.strip())
+                waits_on=KEEP if waits_on is None else waits_on.strip(),
+                blocked_by=KEEP if blocked_by is None else _items(blocked_by))
 
         return self.door.call(run)
 
@@ -289,6 +292,8 @@ class Tools:
         parent: Annotated[str, Field(description="Only children of this task.")] = "",
         open_followups: Annotated[bool, Field(description="Only tasks with open `- [ ]` follow-ups.")] = False,
         all: Annotated[bool, Field(description="Include archived (done/dropped) tasks.")] = False,  # noqa: A002
+        ready: Annotated[bool, Field(description=(
+            "Only open tasks none of whose blockers is still live: what can be started now."))] = False,
         due_before: Annotated[str | None, Field(description="Only tasks due on or before YYYY-MM-DD.")] = None,
         limit: Annotated[int, Field(ge=0, description="At most N rows (max 200).")] = 50,
         today: Day = None,
@@ -303,7 +308,7 @@ class Tools:
             store = self.door.path()
             rows = api.list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
                               open_only_followups=open_followups, include_archived=all, due_before=before,
-                              limit=limit)
+                              limit=limit, ready=ready)
             return _with_deadlines({"count": len(rows), "tasks": rows}, store, day)
 
         return self.door.call(run)

@@ -17,6 +17,8 @@ from kyb_cli.cli.render import write_reply
 @click.option("--blocked-reason", default="", help="Why it is blocked (only with --status blocked).")
 @click.option("--assignee", default="", help="Short owner label, ≤80 chars, one line.")
 @click.option("--parent", "--parent-task", "parent", default="", help="Parent task key (task-…).")
+@click.option("--blocked-by", "blocked_by", default=None, metavar="KEY[,KEY]",
+              help="Tasks this one waits on; omitted keeps the stored list, '' clears.")
 @click.option("--knowledge", default="", help="Comma-separated knowledge keys.")
 @click.option("--resolution", default="", help="Outcome (needed for done/dropped).")
 @click.option("--tags", default=None, help="Comma-separated; omitted keeps the stored tags, '' clears.")
@@ -29,7 +31,7 @@ from kyb_cli.cli.render import write_reply
 @body_options
 @common_options
 def task_cmd(key, title, status, priority, blocked_reason, assignee, parent, knowledge, resolution, tags,
-             refs, due, hard, remind_days, expected, waits_on, body, body_file) -> None:
+             refs, due, hard, remind_days, expected, waits_on, blocked_by, body, body_file) -> None:
     """Write task KEY (a rewrite replaces it, but omitted tags and deadline fields are kept).
 
     done/dropped need --resolution and archive the task; `kyb done` is the usual way to close.
@@ -50,5 +52,6 @@ def task_cmd(key, title, status, priority, blocked_reason, assignee, parent, kno
         due=KEEP if due is None else due.strip(), hard=KEEP if hard is None else hard, remind_days=days,
         expected=KEEP if expected is None else expected.strip(),
         waits_on=KEEP if waits_on is None else waits_on.strip(),
+        blocked_by=KEEP if blocked_by is None else api.split_list(blocked_by),
     )
     emit(reply, write_reply)

@@ -37,6 +37,7 @@ FIELD_TYPES: dict[str, str] = {
     "blocked_reason": "str",
     "assignee": "str",
     "parent_task": "str",
+    "blocked_by": "list",
     "knowledge": "list",
     "resolution": "str",
     "detection": "str",
@@ -59,7 +60,7 @@ INCIDENT_FIELDS = (
     "started_at", "detected_at", "mitigated_at", "resolved_at",
 )
 TASK_FIELDS = (
-    "status", "priority", "blocked_reason", "assignee", "parent_task", "knowledge", "resolution",
+    "status", "priority", "blocked_reason", "assignee", "parent_task", "blocked_by", "knowledge", "resolution",
     "resolved_at", "due", "hard", "remind_days", "expected", "waits_on",
 )
 KIND_FIELDS = {"knowledge": (), "incident": INCIDENT_FIELDS, "task": TASK_FIELDS}
@@ -87,6 +88,7 @@ class Record:
     blocked_reason: str = ""
     assignee: str = ""
     parent_task: str = ""
+    blocked_by: list[str] = field(default_factory=list)
     knowledge: list[str] = field(default_factory=list)
     resolution: str = ""
     detection: str = ""

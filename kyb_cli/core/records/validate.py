@@ -115,7 +115,7 @@ def validate(record: Record) -> None:
     if kind != "task":
         if record.priority:
             raise Rejected(f"priority is a task-only field (got '{record.priority}' on kind '{kind}')")
-        for name in ("blocked_reason", "assignee", "parent_task"):
+        for name in ("blocked_reason", "assignee", "parent_task", "blocked_by"):
             if getattr(record, name):
                 raise Rejected(f"{name} is a task-only field (kind '{kind}')")
         for name in ("due", "expected", "waits_on"):
@@ -195,6 +195,11 @@ def _validate_task(record: Record) -> None:
             )
         if record.parent_task == record.key:
             raise Rejected(f"a task cannot be its own parent ('{record.key}')")
+    for blocker in record.blocked_by:
+        if not (is_valid_key(blocker) and blocker.startswith("task-")):
+            raise Rejected(f"blocked_by must list valid task keys starting with 'task-' (got '{blocker}')")
+        if blocker == record.key:
+            raise Rejected(f"a task cannot be blocked by itself ('{record.key}')")
     _validate_knowledge_links(record)
     _no_secret("resolution", record.resolution)
     _no_secret("blocked_reason", record.blocked_reason)
