@@ -7,7 +7,7 @@ function __kyb_path --description 'the kyb command path typed so far'
         string match -q -- '-*' $w; and continue
         switch $path
             case 'kyb'
-                contains -- $w init add get history log rm tags sync remote query export reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp; and set path "$path $w"
+                contains -- $w init add get history edit log rm tags sync remote query export reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp; and set path "$path $w"
             case 'kyb agents'
                 contains -- $w install uninstall; and set path "$path $w"
             case 'kyb model'
@@ -23,6 +23,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a init -d 'Create a store at PAT
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a add -d 'Write knowledge KEY; the body comes from stdin, --body or...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a get -d 'Show record KEY with its state, version sha and commit time.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a history -d 'Every change of KEY (added, modified, deleted), newest...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a edit -d 'Open record KEY in $VISUAL/$EDITOR; saving writes one new...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a log -d 'The store\'s activity, newest first: every commit,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a rm -d 'Retract knowledge KEY: it leaves current answers; `get...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a tags -d 'Tags of live records, lowercased, most used first.'
@@ -59,6 +60,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb add'" -l key -x -d 'Stable key: [a-
 complete -c kyb -n "test (__kyb_path) = 'kyb add'" -l title -x -d 'Short title.'
 complete -c kyb -n "test (__kyb_path) = 'kyb add'" -l tags -x -d 'Comma-separated tags.'
 complete -c kyb -n "test (__kyb_path) = 'kyb add'" -l refs -x -d 'Comma-separated pointers (paths, URLs, where a secret lives).'
+complete -c kyb -n "test (__kyb_path) = 'kyb add'" -l effective-at -x -d 'When the fact became true in the world (date or datetime); default: when written.'
 complete -c kyb -n "test (__kyb_path) = 'kyb add'" -l body -x -d 'The body (Markdown); default: stdin.'
 complete -c kyb -n "test (__kyb_path) = 'kyb add'" -l file -r -F -d 'Read the body from a file (- for stdin).'
 complete -c kyb -n "test (__kyb_path) = 'kyb add'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
@@ -75,6 +77,9 @@ complete -c kyb -n "test (__kyb_path) = 'kyb history'" -l fields -x -d 'Keep onl
 complete -c kyb -n "test (__kyb_path) = 'kyb history'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb history'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb history'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb edit'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
+complete -c kyb -n "test (__kyb_path) = 'kyb edit'" -l json -d 'JSON output even on a terminal.'
+complete -c kyb -n "test (__kyb_path) = 'kyb edit'" -s h -l help -d 'Show this message and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb log'" -l since -x -d 'Only commits at or after TIME (date, datetime, revision).'
 complete -c kyb -n "test (__kyb_path) = 'kyb log'" -l until -x -d 'Only commits at or before TIME.'
 complete -c kyb -n "test (__kyb_path) = 'kyb log'" -l agent -x -d 'Only commits whose Kyb-Agent is AGENT (any case).'
@@ -102,6 +107,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb remote'" -l json -d 'JSON output ev
 complete -c kyb -n "test (__kyb_path) = 'kyb remote'" -s h -l help -d 'Show this message and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l history -d 'Search every content version (current included).'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l as-of -x -d 'Search the store as it was at T: per key the latest version recorded by T, then the match.'
+complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l as-of-event -x -d 'What was true in the world at T: per key the latest version effective by T (event time); with --as-of W, as the store knew it at W.'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l changed-between -x -d 'Search versions written in [A, B]; the latest matching one per key.'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l tag -x -d 'Only records with this tag (repeat or comma list: AND).'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l kind -x -a 'knowledge incident task' -d 'Only this kind.'
@@ -143,6 +149,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb incident'" -l started -x -d 'When i
 complete -c kyb -n "test (__kyb_path) = 'kyb incident'" -l detected -x -d 'When it was detected (default: now).'
 complete -c kyb -n "test (__kyb_path) = 'kyb incident'" -l tags -x -d 'Comma-separated tags; omitted keeps the stored ones, \'\' clears.'
 complete -c kyb -n "test (__kyb_path) = 'kyb incident'" -l refs -x -d 'Comma-separated pointers.'
+complete -c kyb -n "test (__kyb_path) = 'kyb incident'" -l effective-at -x -d 'When this became true in the world (date or datetime); default: when written.'
 complete -c kyb -n "test (__kyb_path) = 'kyb incident'" -l body -x -d 'The body (Markdown); default: stdin.'
 complete -c kyb -n "test (__kyb_path) = 'kyb incident'" -l file -r -F -d 'Read the body from a file (- for stdin).'
 complete -c kyb -n "test (__kyb_path) = 'kyb incident'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
@@ -181,6 +188,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb task'" -l hard -l no-hard -d 'Missi
 complete -c kyb -n "test (__kyb_path) = 'kyb task'" -l remind-days -x -d 'Reminder window in days (default 3); \'\' clears.'
 complete -c kyb -n "test (__kyb_path) = 'kyb task'" -l expected -x -d 'Provisional date YYYY-MM-DD (with --waits-on).'
 complete -c kyb -n "test (__kyb_path) = 'kyb task'" -l waits-on -x -d 'The future event the expected date depends on.'
+complete -c kyb -n "test (__kyb_path) = 'kyb task'" -l effective-at -x -d 'When this became true in the world (date or datetime); default: when written.'
 complete -c kyb -n "test (__kyb_path) = 'kyb task'" -l body -x -d 'The body (Markdown); default: stdin.'
 complete -c kyb -n "test (__kyb_path) = 'kyb task'" -l file -r -F -d 'Read the body from a file (- for stdin).'
 complete -c kyb -n "test (__kyb_path) = 'kyb task'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'

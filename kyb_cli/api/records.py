@@ -8,12 +8,18 @@ from typing import Any
 from kyb_cli.api._writes import writes
 
 
-def add_knowledge(store, *, key: str, title: str, body: str, tags: list[str], refs: list[str], attribution):
-    """Write knowledge under `key` (an upsert): a WriteResult (`changed: false` when nothing changed)."""
-    from kyb_cli.core.kinds.knowledge import add_knowledge as core
+def add_knowledge(store, *, key: str, title: str, body: str, tags: list[str], refs: list[str], attribution,
+                  effective_at: str | None = None):
+    """Write knowledge under `key` (an upsert): a WriteResult (`changed: false` when nothing changed).
 
+    `effective_at`: when the fact became true in the world (a date or datetime; default: when written)."""
+    from kyb_cli.core.kinds.knowledge import add_knowledge as core
+    from kyb_cli.core.times.parse import event_time_arg
+
+    when = event_time_arg(effective_at)
     with writes(store):
-        return core(store, key=key, title=title, body=body, tags=tags, refs=refs, attribution=attribution)
+        return core(store, key=key, title=title, body=body, tags=tags, refs=refs, attribution=attribution,
+                    effective_at=when)
 
 
 def retract_knowledge(store, key: str, reason: str, attribution):
@@ -83,3 +89,25 @@ def is_date(value: str) -> bool:
 def is_store(path: Path) -> bool:
     """True when `path` holds a Git repository kyb can use as a store."""
     return (Path(path) / ".git").exists()
+
+
+def event_time(value: str | None) -> str:
+    """`--effective-at` as stored ('' when not given; RFC 3339 UTC); a bad value is a UsageError."""
+    from kyb_cli.core.times.parse import event_time_arg
+
+    return event_time_arg(value)
+
+
+def edit_text(store, key: str) -> str:
+    """The record file of KEY as it is now: what `kyb edit` hands the editor."""
+    from kyb_cli.core.kinds.edit import edit_text as core
+
+    return core(store, key)
+
+
+def save_edit(store, attribution, key: str, text: str) -> dict[str, Any]:
+    """Write an edited record file as KEY's next version (checked as every write; unchanged: no commit)."""
+    from kyb_cli.core.kinds.edit import save_edit as core
+
+    with writes(store):
+        return core(store, attribution, key, text)

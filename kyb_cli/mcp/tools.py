@@ -72,6 +72,9 @@ class Tools:
         as_of: Annotated[str | None, Field(description=(
             "Search the store as it was at T: RFC 3339 datetime (no offset = UTC), a date (end of that day, "
             "UTC) or a revision (its commit time)."))] = None,
+        as_of_event: Annotated[str | None, Field(description=(
+            "What was true in the world at T (event time: effective_at, else write time), by what the store "
+            "knows now, or knew at `as_of` when both are given."))] = None,
         changed_between: Annotated[list[str] | None, Field(min_length=2, max_length=2, description=(
             "[A, B]: versions written in this window (dates: A from 00:00:00, B to 23:59:59 UTC); the latest "
             "match per key."))] = None,
@@ -103,7 +106,7 @@ class Tools:
                                        changed_between=changed_between, tags=_items(tags), kind=kind,
                                        status=status, service=service, priority=priority, assignee=assignee,
                                        parent=parent, limit=limit, recent=recent, semantic=semantic,
-                                       explain=explain)
+                                       explain=explain, as_of_event=as_of_event)
             day = _today(today)
             return _with_deadlines(response, path, day)
 
@@ -134,15 +137,19 @@ class Tools:
         return self.door.call(run)
 
     def add(self, key: Key, title: Annotated[str, Field(description="Short title.")], body: Text = "",
-            tags: Tags = [], refs: Refs = []) -> CallToolResult:  # noqa: B006
+            tags: Tags = [], refs: Refs = [],  # noqa: B006
+            effective_at: Annotated[str | None, Field(description=(
+                "When the fact became true in the world (date or RFC 3339); default: when written."))] = None,
+            ) -> CallToolResult:
         """Write knowledge KEY (an upsert: a new version when anything changed, no commit when nothing
         did). Query first and reuse the existing key; write verified facts only."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
+            when = api.event_time(effective_at)
             result = api.add_knowledge(self.door.store(), key=key, title=title, body=body, tags=_items(tags),
-                                       refs=_items(refs), attribution=self.door.attribution())
+                                       refs=_items(refs), attribution=self.door.attribution(), effective_at=when)
             return result.to_json()
 
         return self.door.call(run)
@@ -177,6 +184,8 @@ class Tools:
         detected: Annotated[str, Field(description="When it was detected (default: now).")] = "",
         tags: Annotated[list[str] | None, Field(description="Tags; null keeps the stored ones, [] clears.")] = None,
         refs: Refs = [],  # noqa: B006
+        effective_at: Annotated[str | None, Field(description=(
+            "When it became true in the world, if not started/detected (date or RFC 3339)."))] = None,
     ) -> CallToolResult:
         """Write incident report KEY (a rewrite replaces it; tags are kept unless given). The reply's
         `hints` say what a good report still lacks. A resolved report is archived."""
@@ -190,7 +199,8 @@ class Tools:
                 self.door.store(), self.door.attribution(), key=key, title=title, body=body, service=service,
                 severity=severity, status=status, hosts=_items(hosts), knowledge=_items(knowledge),
                 resolution=resolution, detection=detection, affected=windows, started_at=started,
-                detected_at=detected, tags=KEEP if tags is None else _items(tags), refs=_items(refs))
+                detected_at=detected, tags=KEEP if tags is None else _items(tags), refs=_items(refs),
+                effective_at=api.event_time(effective_at))
 
         return self.door.call(run)
 
@@ -232,6 +242,8 @@ class Tools:
                             ] = None,
         waits_on: Annotated[str | None, Field(description="The event the expected date depends on; null keeps.")
                             ] = None,
+        effective_at: Annotated[str | None, Field(description=(
+            "When this became true in the world (date or RFC 3339); default: when written."))] = None,
     ) -> CallToolResult:
         """Write task KEY (a rewrite replaces it, but omitted tags and deadline fields are kept).
         done/dropped need a resolution and archive the task; `done` is the usual way to close."""
@@ -249,7 +261,8 @@ class Tools:
                 due=KEEP if due is None else due.strip(), hard=KEEP if hard is None else hard, remind_days=days,
                 expected=KEEP if expected is None else expected.strip(),
                 waits_on=KEEP if waits_on is None else waits_on.strip(),
-                blocked_by=KEEP if blocked_by is None else _items(blocked_by))
+                blocked_by=KEEP if blocked_by is None else _items(blocked_by),
+                effective_at=api.event_time(effective_at))
 
         return self.door.call(run)
 

@@ -95,7 +95,8 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
                priority: str = "", blocked_reason: str = "", assignee: str = "", parent_task: str = "",
                knowledge: list[str] | None = None, resolution: str = "", tags: Any = KEEP,
                refs: list[str] | None = None, due: Any = KEEP, hard: Any = KEEP, remind_days: Any = KEEP,
-               expected: Any = KEEP, waits_on: Any = KEEP, blocked_by: Any = KEEP) -> dict[str, Any]:
+               expected: Any = KEEP, waits_on: Any = KEEP, blocked_by: Any = KEEP,
+               effective_at: str = "") -> dict[str, Any]:
     """Write a task wholesale; done/dropped need a resolution and archive the task.
 
     `blocked_by` (task keys this one waits on) follows the tags rule: omitted keeps, [] clears."""
@@ -105,7 +106,7 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
     record = Record(
         key=key, title=title, body=body, status=status, priority=priority,
         blocked_reason=blocked_reason, assignee=assignee.strip(), parent_task=parent_task.strip(),
-        knowledge=list(knowledge or []), resolution=resolution, refs=list(refs or []),
+        knowledge=list(knowledge or []), resolution=resolution, refs=list(refs or []), effective_at=effective_at,
     )
     given = {"due": due, "hard": hard, "remind_days": remind_days, "expected": expected, "waits_on": waits_on}
     with store.writing(attribution) as tx:

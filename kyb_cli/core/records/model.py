@@ -51,6 +51,7 @@ FIELD_TYPES: dict[str, str] = {
     "remind_days": "int",
     "expected": "str",
     "waits_on": "str",
+    "effective_at": "str",
     "tags": "list",
     "refs": "list",
 }
@@ -102,6 +103,7 @@ class Record:
     remind_days: int | None = None
     expected: str = ""
     waits_on: str = ""
+    effective_at: str = ""  # when the fact became true in the world (event time); write time is the commit's
     tags: list[str] = field(default_factory=list)
     refs: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -153,6 +155,8 @@ class Record:
             if name == "remind_days" and value is None:
                 continue
             out[name] = value
+        if self.effective_at:
+            out["effective_at"] = self.effective_at
         out["tags"] = list(self.tags)
         out["refs"] = list(self.refs)
         if self.extra:
