@@ -112,7 +112,10 @@ class Tools:
 
         return self.door.call(run)
 
-    def get(self, key: Key, at: Rev = None, today: Day = None) -> CallToolResult:
+    def get(self, key: Key, at: Rev = None, today: Day = None,
+            version: Annotated[int | None, Field(description=(
+                "Content version N of the key: 1 is the first, -1 the one before the current."))] = None,
+            ) -> CallToolResult:
         """Read record KEY with its state, version sha and commit time; `at` reads it as it stood at
         any revision. A retracted or archived record says so and still shows its last content."""
 
@@ -121,7 +124,7 @@ class Tools:
             from kyb_cli import api
 
             path = self.door.path()
-            return _with_deadlines(api.read(path, key, at).to_json(), path, day)
+            return _with_deadlines(api.read(path, key, at, version=version).to_json(), path, day)
 
         return self.door.call(run)
 
@@ -360,6 +363,27 @@ class Tools:
 
         return self.door.call(run)
 
+    def log(self,
+        since: Annotated[str | None, Field(description="Only commits at or after this time (date, RFC 3339, revision).")] = None,
+        until: Annotated[str | None, Field(description="Only commits at or before this time.")] = None,
+        agent: Annotated[str, Field(description="Only commits by this agent label (any case).")] = "",
+        author: Annotated[str, Field(description="Only commits whose author contains this.")] = "",
+        kind: Annotated[Literal["knowledge", "incident", "task"] | None, Field(description="Only this kind.")] = None,
+        key: Annotated[str, Field(description="Only commits touching this record.")] = "",
+        limit: Annotated[int, Field(ge=0, le=1000, description="At most this many commits.")] = 50,
+    ) -> CallToolResult:
+        """The store's activity, newest first: every commit (kyb's writes, hand commits, merges) with who
+        made it. Use it to review what other agents wrote lately."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli import api
+
+            rows = api.log(self.door.path(), since=since, until=until, agent=agent, author=author,
+                           kind=kind or "", key=key, limit=limit)
+            return {"count": len(rows), "log": rows}
+
+        return self.door.call(run)
+
     def deadlines(self, today: Day = None) -> CallToolResult:
         """Open tasks that are overdue or due within their reminder window (default 3 days): overdue
         first, hard deadlines first within each group, then by date."""
@@ -406,6 +430,7 @@ TOOLS: dict[str, ToolAnnotations] = {
     "tasks": READ,
     "incidents": READ,
     "export": READ,
+    "log": READ,
     "deadlines": READ,
     "context": READ,
 }
