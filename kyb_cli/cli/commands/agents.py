@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kyb_cli.cli.common import common_options
+from kyb_cli.cli.common import HintGroup, common_options
 from kyb_cli.cli.output import emit
 
 AGENT_CHOICE = click.Choice(["claude", "codex", "gemini"])
@@ -40,7 +40,7 @@ def _report(agents, changes, notes, dry_run: bool) -> dict:
             "changes": [c.to_json(with_diff=dry_run) for c in changes], "notes": notes}
 
 
-@click.group("agents")
+@click.group("agents", cls=HintGroup)
 def agents_group() -> None:
     """Wire kyb into the coding agents found here (Claude Code, Codex, Gemini CLI)."""
 

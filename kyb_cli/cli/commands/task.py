@@ -51,3 +51,8 @@ def task_cmd(key, title, status, priority, blocked_reason, assignee, parent, kno
         waits_on=KEEP if waits_on is None else waits_on.strip(),
     )
     emit(reply, write_reply)
+    if reply.get("warning"):
+        from kyb_cli.cli.output import note, wants_json
+
+        if wants_json():  # on a terminal the reply view shows it already
+            note(f"warning: {key}: {reply['warning']}")
