@@ -213,8 +213,8 @@ def test_uninstall_restores_existing_json_config_byte_for_byte(cli, home, origin
         path.write_bytes(original.encode())
     before = snapshot(home)
     res = cli("agents", "install", "--mcp", "--hook")
-    assert res.code == 0 and res.json["notes"] == [n for n in res.json["notes"] if n.startswith("cursor:")], \
-        res.json["notes"]
+    assert res.code == 0
+    assert not [n for n in res.json["notes"] if "not edited" in n or "already" in n], res.json["notes"]
     for path in files:
         text = path.read_text()
         if "//" not in original:

@@ -87,7 +87,7 @@ def install_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...
         notes.append(NONE_FOUND)
     if (mcp or hook) and agents and shutil.which("kyb") is None:
         notes.append("`kyb` is not on PATH: agents start `kyb mcp` / `kyb context --hook-json` by name — "
-                     "install with pipx or uv tool (README, Quick start) or put kyb's bin directory on PATH")
+                     "install it with pipx (README, Quick start) or put kyb's bin directory on PATH")
     if not dry_run:
         apply(changes)
     emit(_report(agents, changes, notes, dry_run), _view)
