@@ -38,7 +38,7 @@ def test_changelog_keeps_a_changelog_shape():
 
 def test_pre_commit_rev_in_readme_is_the_release_tag():
     """`rev:` names the tag `v<version>` that releases carry (a tag that exists once released)."""
-    revs = re.findall(r"^\s+rev: (\S+)$", README, re.M)
+    revs = re.findall(r"^\s+rev: (\S+)", README, re.M)
     assert revs == [f"v{__version__}"], revs
 
 
