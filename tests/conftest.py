@@ -29,10 +29,11 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
     """HOME, config, data, cache and Git's config under a temp dir: no test sees the user's machine.
 
     The suite passes on a machine with no ~/.gitconfig and as any user (rule: tests are hermetic,
-    tests/test_hermetic.py). `git` run by a test reads only GIT_CONFIG_GLOBAL, a file written here
+    tests/test_first_hour.py). `git` run by a test reads only GIT_CONFIG_GLOBAL, a file written here
     with a test identity; no system config (GIT_CONFIG_NOSYSTEM). kyb's own commits (pygit2) read
     the fake HOME, which has no .gitconfig, so they are signed `kyb <kyb@localhost>` as on a fresh
-    machine.
+    machine; libgit2 fixes its config search path when first used, so in-process commits get it
+    pointed at the fake HOME here too.
     """
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
@@ -48,10 +49,15 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for var in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "PRE_COMMIT_HOME"):
         monkeypatch.delenv(var, raising=False)
+    import pygit2
+
+    for level, path in ((pygit2.enums.ConfigLevel.GLOBAL, home), (pygit2.enums.ConfigLevel.XDG, home / "config" / "git"),
+                        (pygit2.enums.ConfigLevel.SYSTEM, home / "no-system-config")):
+        pygit2.settings.search_path[level] = str(path)
     # The real model (CI sets KYB_MODEL) is only for the tests that ask for it by name; the rest
     # run as a user without a model would, unless they set up the tiny model themselves.
     for var in ("KYB_STORE", "KYB_CONFIG", "KYB_AGENT", "KYB_SESSION", "KYB_WORKSPACE", "KYB_OUTPUT",
-                "KYB_MODEL", "KYB_MODEL_URL", "KYB_EMBED_BUDGET", "KYB_EMBED_HELPER", "KYB_READS"):
+                "KYB_MODEL", "KYB_MODEL_URL", "KYB_EMBED_BUDGET", "KYB_EMBED_HELPER"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("KYB_HELPER_IDLE", "60")  # embedding helpers started by tests do not linger
     monkeypatch.setenv("KYB_DEADLINES", os.environ.get("KYB_TEST_DEADLINES", "off"))
@@ -60,7 +66,7 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
 
 @pytest.fixture
 def store_path(tmp_path) -> Path:
-    from kyb_cli.core.store import init_store
+    from kyb_cli.core.canon.repo import init_store
 
     path = tmp_path / "store"
     init_store(path)
@@ -69,7 +75,7 @@ def store_path(tmp_path) -> Path:
 
 @pytest.fixture
 def store(store_path):
-    from kyb_cli.core.store import Store
+    from kyb_cli.core.canon.repo import Store
 
     return Store(store_path)
 

@@ -128,7 +128,7 @@ def test_codex_skill_goes_to_home_agents_skills_where_codex_reads_skills(cli, ho
 
 
 def test_uninstall_also_removes_a_skill_older_kyb_put_in_codex_skills(cli, home):
-    from kyb_cli.core.agents import skill_text
+    from kyb_cli.core.tools.agents import skill_text
 
     old = home / ".codex" / "skills" / "kyb" / "SKILL.md"
     old.parent.mkdir(parents=True)

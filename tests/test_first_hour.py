@@ -181,7 +181,7 @@ def test_overdue_and_critical_task_rows_stand_out():
 
 
 def test_brief_context_says_1_open_incident_not_1_open_incidents():
-    from kyb_cli.core.context import render_brief
+    from kyb_cli.core.tools.context import render_brief
 
     text = render_brief({"counts": {"knowledge": {"active": 1}, "task": {"active": 1}}, "open_incident_total": 1,
                          "overdue_total": 0, "top_tags": []})
@@ -266,8 +266,9 @@ def test_readme_says_what_the_zipapp_extracts_where_and_how_to_clean_it():
 
 def test_mcp_limits_match_the_cli(cli):
     """The MCP schema refuses what the CLI refuses (one rule for every door)."""
-    from kyb_cli.core.lifecycle import LISTING_MAX_LIMIT
+    from kyb_cli import api
+    from kyb_cli.core.kinds.lifecycle import LISTING_MAX_LIMIT
 
-    assert LISTING_MAX_LIMIT == 200
+    assert LISTING_MAX_LIMIT == api.LISTING_MAX_LIMIT == 200
     text = (ROOT / "kyb_cli" / "mcp" / "tools.py").read_text()
     assert text.count("le=200") == 2 and "le=100" in text

@@ -22,21 +22,16 @@ def add_cmd(key: str, title: str, tags: str, refs: str, body: str | None, body_f
     Writing the same key again adds a version (`updated`); an identical write changes nothing.
     An empty body from stdin or a file is refused (exit 2); `--body ''` writes none on purpose.
     """
-    from kyb_cli.core.knowledge import add_knowledge, split_list
+    from kyb_cli import api
 
     text = read_body(body, body_file)
     if body is None and not text.strip():  # `kyb add … </dev/null`: a forgotten pipe, not a record
-        from kyb_cli.core.errors import Rejected, UsageError
-        from kyb_cli.core.validate import check_key_for_kind
-
-        check_key_for_kind(key, "knowledge")  # a bad key or title is still the first thing said
-        if not title.strip():
-            raise Rejected("title is empty")
+        api.check_knowledge_key(key, title)  # a bad key or title is still the first thing said
 
         where = "the body on stdin" if body_file in (None, "-") else f"--file {body_file}"
-        raise UsageError(f"{where} is empty: nothing was written — give the body on stdin, with --body TEXT "
+        raise api.UsageError(f"{where} is empty: nothing was written — give the body on stdin, with --body TEXT "
                          "or --file PATH (`--body ''` writes a record without a body on purpose)")
     store = open_store()
-    result = add_knowledge(store, key=key, title=title, body=text, tags=split_list(tags),
-                           refs=split_list(refs), attribution=attribution())
+    result = api.add_knowledge(store, key=key, title=title, body=text, tags=api.split_list(tags),
+                           refs=api.split_list(refs), attribution=attribution())
     emit(result.to_json(), write_reply)

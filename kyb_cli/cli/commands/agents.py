@@ -79,17 +79,17 @@ def install_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...
     """
     import shutil
 
-    from kyb_cli.core.agents import apply, found_agents, plan_install
+    from kyb_cli import api
 
-    agents = found_agents(agent_names)
-    changes, notes = plan_install(agents, project.absolute() if project else None, mcp=mcp, hook=hook)
+    agents = api.found_agents(agent_names)
+    changes, notes = api.plan_install(agents, project.absolute() if project else None, mcp=mcp, hook=hook)
     if not agents:  # say so on a pipe too: an empty list alone reads like success
         notes.append(NONE_FOUND)
     if (mcp or hook) and agents and shutil.which("kyb") is None:
         notes.append("`kyb` is not on PATH: agents start `kyb mcp` / `kyb context --hook-json` by name — "
                      "install it with pipx (README, Quick start) or put kyb's bin directory on PATH")
     if not dry_run:
-        apply(changes)
+        api.apply_agent_changes(changes)
     emit(_report(agents, changes, notes, dry_run), _view)
 
 
@@ -100,10 +100,10 @@ def install_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...
 def uninstall_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...]) -> None:
     """Remove what `kyb agents install` added (sections, skills, MCP entries, hooks), leaving the rest
     of every file byte for byte as it was."""
-    from kyb_cli.core.agents import apply, known_agents, plan_uninstall
+    from kyb_cli import api
 
-    agents = [a for a in known_agents() if not agent_names or a.name in agent_names]
-    changes = plan_uninstall(agents, project.absolute() if project else None)
+    agents = [a for a in api.known_agents() if not agent_names or a.name in agent_names]
+    changes = api.plan_uninstall(agents, project.absolute() if project else None)
     if not dry_run:
-        apply(changes)
+        api.apply_agent_changes(changes)
     emit(_report(agents, changes, [], dry_run), _view)

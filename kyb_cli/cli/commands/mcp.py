@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kyb_cli.cli.common import common_options
-from kyb_cli.core.errors import KybError
+from kyb_cli.api import KybError
 
 
 # kyb is installed from its repository (it is not on PyPI), so the hint names commands that work

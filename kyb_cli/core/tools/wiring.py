@@ -139,7 +139,7 @@ def _toml_block(edit: Edit) -> str:
 
 
 def _add_toml(text: str | None, edit: Edit) -> tuple[str | None, str | None]:
-    from kyb_cli.core.agents import with_section
+    from kyb_cli.core.tools.agents import with_section
 
     try:
         data = tomllib.loads(text or "")
@@ -160,7 +160,7 @@ def _add_toml(text: str | None, edit: Edit) -> tuple[str | None, str | None]:
 
 
 def _remove_toml(text: str | None) -> str | None | bool:
-    from kyb_cli.core.agents import without_section
+    from kyb_cli.core.tools.agents import without_section
 
     if text is None or TOML_BEGIN not in text:
         return False
