@@ -304,3 +304,46 @@ def test_hook_the_agents_run_prints_valid_session_start_json(kyb, home, tmp_path
     out = json.loads(res.stdout)
     assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert isinstance(out["hookSpecificOutput"]["additionalContext"], str)
+
+
+# --- the JSON editing itself (tools/jsonedit.py) ------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=8))
+_values = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                         st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                       max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(doc=st.dictionaries(st.sampled_from(["mcpServers", "hooks", "theme", "x", "kyb"]), _values, max_size=4),
+       indent=st.sampled_from([None, 2, 4, "\t"]))
+def test_any_users_json_comes_back_byte_for_byte_after_add_and_remove(doc, indent):
+    from kyb_cli.core.tools import jsonedit
+
+    original = json.dumps(doc, indent=indent, ensure_ascii=False)
+    server = {"command": "kyb", "args": ["mcp"]}
+    hook = {"hooks": [{"type": "command", "command": "kyb context --hook-json"}]}
+    for path, key, value in ((["mcpServers"], "kyb", server), (["hooks", "SessionStart"], None, hook)):
+        try:
+            added, status = jsonedit.add(original, path, value, key=key)
+        except jsonedit.JsonEditError:
+            continue  # a path element that is not an object/array: kyb leaves the file alone
+        if status != "added":
+            continue
+        data = json.loads(added)
+        node = data
+        for name in path:
+            node = node[name]
+        assert (node[key] if key else node[-1]) == value
+        assert jsonedit.remove(added, path, key=key, ours=lambda v, value=value: v == value) == original
+
+
+def test_trailing_commas_and_broken_json_are_refused_not_rewritten():
+    from kyb_cli.core.tools import jsonedit
+
+    for text in ('{"a": 1,}', '{"a": ', "[1, 2]", '{"a" 1}'):
+        with pytest.raises(jsonedit.JsonEditError):
+            jsonedit.add(text, ["mcpServers"], {"command": "kyb"}, key="kyb")
