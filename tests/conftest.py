@@ -28,8 +28,8 @@ TEST_GIT_EMAIL = "test@kyb.invalid"
 def isolated_dirs(tmp_path_factory, monkeypatch):
     """HOME, config, data, cache and Git's config under a temp dir: no test sees the user's machine.
 
-    The suite passes on a machine with no ~/.gitconfig and as any user (rule: tests are hermetic,
-    tests/test_first_hour.py). `git` run by a test reads only GIT_CONFIG_GLOBAL, a file written here
+    The suite passes on a machine with no ~/.gitconfig and as any user (rule: tests are hermetic).
+    `git` run by a test reads only GIT_CONFIG_GLOBAL, a file written here
     with a test identity; no system config (GIT_CONFIG_NOSYSTEM). kyb's own commits (pygit2) read
     the fake HOME, which has no .gitconfig, so they are signed `kyb <kyb@localhost>` as on a fresh
     machine; libgit2 fixes its config search path when first used, so in-process commits get it

@@ -14,8 +14,8 @@ from kyb_cli.core.errors import NotFound, Rejected, UsageError
 from kyb_cli.core.records.keys import kind_of_key
 
 # Listings (`kyb tasks`, `kyb incidents`) answer at most this many rows; asking for more is a usage
-# error in every door, never a silent cut (rule: a limit over the maximum is exit 2, like
-# `kyb query --limit`, whose maximum is 100; tests/test_first_hour.py).
+# error in every door, never a silent cut (rule: a limit over the maximum is exit 2; `kyb query
+# --limit`'s maximum is 100).
 LISTING_MAX_LIMIT = 200
 
 
@@ -49,7 +49,7 @@ def kept(value: Any, stored: Any, default: Any) -> Any:
 
 
 def open_followups(body: str) -> int:
-    """Lines whose left-trimmed text starts with `- [ ]` (VAL-13); `- [x]` and `- []` do not count."""
+    """Lines whose left-trimmed text starts with `- [ ]` (rule "follow-ups"); `- [x]` and `- []` do not count."""
     return sum(1 for line in body.splitlines() if line.lstrip().startswith("- [ ]"))
 
 
@@ -124,7 +124,7 @@ def check_filter(name: str, value: str, allowed: tuple[str, ...]) -> None:
 
 def select_rows(entries, to_row, order, *, status: str, filters: dict[str, str], open_only_followups: bool,
                 include_archived: bool, limit: int, extra=None) -> list[dict[str, Any]]:
-    """Shared listing rule (SRCH-13) for incidents and tasks; `filters` are exact (service: any case)."""
+    """Shared listing rule (rule "listings") for incidents and tasks; `filters` are exact (service: any case)."""
     status = status.strip()
     show_archived = include_archived or bool(status) or open_only_followups
     rows = []

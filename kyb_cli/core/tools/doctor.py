@@ -38,7 +38,7 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
 
     # The model first: when it is configured but broken, the index's vectors are not "of another
     # model" — the model is what is broken, and re-embedding with it would fail (rule: doctor
-    # blames the broken model, tests/test_first_hour.py).
+    # blames the broken model).
     report["model"] = _model(load_model)
     unconfigured = str(report["model"].get("reason") or "").startswith("no model (")
     broken = not unconfigured and not report["model"].get("loads")

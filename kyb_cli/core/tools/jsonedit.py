@@ -5,8 +5,7 @@
 change indentation and drop comments (Gemini's settings.json may carry `//` comments), so kyb
 edits the text instead: it finds the spans of the values it needs with a small scanner and inserts
 or deletes exactly one fragment. Uninstall deletes exactly what install inserted, so an untouched
-file comes back byte-identical (rule: uninstall restores user files byte for byte,
-tests/test_doors_agents.py).
+file comes back byte-identical (rule: uninstall restores user files byte for byte).
 
 Insertion, so that removal can undo it exactly:
 - into a container with entries: `,` + the first entry's line break and indent + the entry,
