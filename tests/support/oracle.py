@@ -276,50 +276,40 @@ def _record_paths(tree: pygit2.Tree) -> dict[str, pygit2.Oid]:
 
 
 def first_parent_line(store: Any) -> list[tuple[pygit2.Commit, int]]:
-    """HEAD's first-parent line, oldest first, with each commit's effective time: its own time, or
-    the effective time of the next commit on the line when that is earlier (a commit cannot have been
-    made after a commit built on it), and never past what Python's datetime holds."""
+    """HEAD's first-parent line, oldest first, with each commit's time (clamped to datetime's range)."""
     from kyb_cli.core.times.format import clamp_epoch
 
     store = _store(store)
-    head = store.head_commit()
     line = []
-    commit = head
+    commit = store.head_commit()
     while commit is not None:
-        line.append(commit)
+        line.append((commit, clamp_epoch(commit.commit_time)))
         commit = commit.parents[0] if commit.parents else None
-    out, bound = [], None
-    for commit in line:  # newest first
-        t = clamp_epoch(commit.commit_time)
-        bound = t if bound is None else min(t, bound)
-        out.append((commit, bound))
-    return list(reversed(out))
+    return list(reversed(line))
 
 
 def as_of_hits(store: Any, t: int) -> set[tuple[str, str, str]]:
-    """(key, version sha, state) of `kyb query --as-of t` with no text: the line's state at t."""
+    """(key, version sha, state) of `kyb query --as-of t` with no text: per key, the last change a
+    first-parent commit dated no later than t made to it (its net change against its first parent)."""
     store = _store(store)
-    shown: dict[str, tuple[str, str]] = {}  # key -> (sha, state)
-    last: dict[str, tuple[str, bool]] = {}   # path -> (origin sha, loadable) of its last content
-    for commit, eff in first_parent_line(store):
-        if eff > t:
-            break
-        paths = _record_paths(commit.tree)
-        for path, blob in paths.items():
-            origin = _origin(path, commit)
-            last[path] = (str(origin.id), _loadable(store, blob, path))
-        for path, (sha, ok) in last.items():
+    shown: dict[str, tuple[str, str] | None] = {}  # key -> (sha, state), None: hidden
+    for commit, when in first_parent_line(store):
+        if when > t:
+            continue
+        parent = commit.parents[0] if commit.parents else None
+        now, before = _record_paths(commit.tree), (_record_paths(parent.tree) if parent else {})
+        for path in set(now) | set(before):
+            if now.get(path) == before.get(path):
+                continue
             key = key_of_path(path)
-            if path in paths:
-                if ok:
-                    shown[key] = (sha, "active")
-                else:
-                    shown.pop(key, None)
-            elif not path.startswith("knowledge/") and ok:
-                shown[key] = (sha, "archived")
+            if path in now:
+                origin = _origin(path, commit)
+                shown[key] = (str(origin.id), "active") if _loadable(store, now[path], path) else None
+            elif not path.startswith("knowledge/") and _loadable(store, before[path], path):
+                shown[key] = (str(_origin(path, parent).id), "archived")
             else:
-                shown.pop(key, None)
-    return {(k, sha, state) for k, (sha, state) in shown.items()}
+                shown[key] = None
+    return {(k, v[0], v[1]) for k, v in shown.items() if v is not None}
 
 
 def current_hits(store: Any) -> set[tuple[str, str, str]]:

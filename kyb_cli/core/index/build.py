@@ -7,7 +7,7 @@ paths are those that differ from any parent, so after the last commit every key'
 HEAD's tree. Commits and blobs come from the `git` program (see gitlog.py); no pygit2 here.
 
 as-of-first-parent (docs/ARCHITECTURE.md): only commits on HEAD's first-parent line move a key's
-state, each with its net change against its first parent, at its effective time (gitlog.py), so
+state, each with its net change against its first parent, at its own commit time, so
 `--as-of T` is what this clone's branch showed at T. A commit of a merged side line still adds its
 versions (`--history` lists every side) and events for `kyb history`, but those events carry the
 time SIDE, which no as-of cutoff reaches. A version that breaks the write rules (records/keys.py
@@ -256,9 +256,6 @@ def catch_up(conn, store_path: Path, indexed: str | None, head: str | None) -> d
     started = time.perf_counter()
     builder = Builder(conn, store_path, dict(line))
     with conn:  # one write transaction: readers see the old state or the new one
-        if line:  # an older line commit cannot count as later than a newer one (gitlog.first_parent_line)
-            conn.execute("UPDATE events SET committed_at = ? WHERE committed_at > ? AND committed_at < ?",
-                         (line[0][1], line[0][1], SIDE))
         count = builder.run(gitlog.commits(store_path, head, since=indexed))
         _set_head(conn, head)
     return {"head": head, "commits": count, "skipped": builder.skipped, "rebuilt": False,

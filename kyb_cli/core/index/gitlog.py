@@ -83,12 +83,11 @@ def commits(store_path: Path, head_sha: str, since: str | None = None) -> Iterat
 
 
 def first_parent_line(store_path: Path, head_sha: str, since: str | None = None) -> list[tuple[str, int]] | None:
-    """(sha, effective time) of HEAD's first-parent line, oldest first (only the part after `since`).
+    """(sha, commit time) of HEAD's first-parent line, oldest first (only the part after `since`).
 
-    The effective time (as-of-first-parent, docs/ARCHITECTURE.md) is the commit's own time, or the
-    effective time of the next commit on the line when that is earlier: a commit cannot have been
-    made after a commit built on it, so a peer's commit dated 2099 counts from the first commit made
-    on top of it. None when `since` is not on the line (the caller rebuilds).
+    as-of-first-parent (docs/ARCHITECTURE.md): these commits, each with its net change against its
+    first parent at its own commit time (clamped to what datetime holds), are what this clone's
+    branch showed. None when `since` is not on the line (the caller rebuilds).
     """
     args = ["rev-list", "--first-parent", "--parents", "--timestamp", head_sha]
     if since is not None:
@@ -99,13 +98,8 @@ def first_parent_line(store_path: Path, head_sha: str, since: str | None = None)
     rows = [line.split() for line in res.stdout.decode().splitlines() if line.strip()]
     if since is not None and rows and (len(rows[-1]) < 3 or rows[-1][2] != since):
         return None
-    out, bound = [], None
-    for row in rows:  # newest first
-        when = clamp_epoch(int(row[0]))
-        bound = when if bound is None else min(when, bound)
-        out.append((row[1], bound))
-    out.reverse()
-    return out
+    return [(row[1], clamp_epoch(int(row[0]))) for row in reversed(rows)]
+
 
 
 def blobs(store_path: Path, shas: list[str]) -> dict[str, bytes]:

@@ -148,22 +148,21 @@ def _read_or_origin(f, key: str, at: str | None) -> Version:
 
 
 def _line_commit_at(f, key: str, at: str) -> str | None:
-    """`get --at DATE`: the newest commit on HEAD's first-parent line whose effective time is no later
-    than DATE (the as-of-first-parent rule `kyb query --as-of` uses); None when `at` is no date."""
-    from kyb_cli.core.index import gitlog
+    """`get --at DATE`: the key as HEAD's first-parent line showed it at DATE — the commit of its last
+    line event dated no later than DATE, the very rule of `kyb query --as-of` (as-of-first-parent);
+    None when `at` is no date (then it is a revision)."""
+    from kyb_cli.core.index.build import SIDE
     from kyb_cli.core.times.parse import END, is_time_text, parse_time
 
     if not is_time_text(at):
         return None
     t = parse_time(at, bound=END)
-    best = None
-    for sha, eff in gitlog.first_parent_line(f.store_path, f.head) or [] if f.head else []:
-        if eff > t:
-            break
-        best = sha
-    if best is None:
+    row = f.conn.execute(
+        "SELECT c.sha FROM events e JOIN commits c ON c.seq = e.seq WHERE e.key = ? AND e.committed_at <= ? "
+        "AND e.committed_at < ? ORDER BY e.id DESC LIMIT 1", (key, t, SIDE)).fetchone()
+    if row is None:
         raise NotFound(f"no record '{key}' at {at}")
-    return best
+    return row[0]
 
 
 def _key_row(conn, key: str):
