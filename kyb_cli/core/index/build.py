@@ -179,10 +179,10 @@ def rebuild(store_path: Path, db_path: Path, head: str | None,
     tmp = db_path.with_name(f"{db_path.name}.tmp-{os.getpid()}")
     for stale in (tmp, Path(f"{tmp}-journal")):
         stale.unlink(missing_ok=True)
-    commits = list(gitlog.commits(store_path, head)) if head else []
-    if progress is None and len(commits) >= NOTE_REBUILD_AT:
+    order = gitlog.revisions(store_path, head) if head else []
+    if progress is None and len(order) >= NOTE_REBUILD_AT:
         # A read that has to rebuild a big index says so, instead of sitting silent for seconds.
-        sys.stderr.write(f"kyb: index: building the search index from Git ({len(commits):,} commits); "
+        sys.stderr.write(f"kyb: index: building the search index from Git ({len(order):,} commits); "
                          "this happens once, later reads catch up incrementally\n")
         sys.stderr.flush()
     conn = schema.connect(tmp, create=True)
@@ -191,7 +191,8 @@ def rebuild(store_path: Path, db_path: Path, head: str | None,
         schema.create(conn)
         builder = Builder(conn, store_path)
         with conn:
-            builder.run(commits, progress, len(commits))
+            commits = gitlog.commits(store_path, head, order=order) if head else iter(())
+            builder.run(commits, progress, len(order))
             _set_head(conn, head)
         conn.execute("PRAGMA journal_mode=DELETE")
         stats = _stats(conn)
@@ -199,7 +200,7 @@ def rebuild(store_path: Path, db_path: Path, head: str | None,
         conn.close()
     Path(f"{db_path}-journal").unlink(missing_ok=True)  # a dead writer's journal belongs to the old file
     os.replace(tmp, db_path)
-    stats.update(head=head, commits=len(commits), skipped=builder.skipped,
+    stats.update(head=head, commits=len(order), skipped=builder.skipped,
                  seconds=round(time.perf_counter() - started, 3), rebuilt=True)
     return stats
 
