@@ -39,7 +39,13 @@ def console(stderr: bool = False):
 
 
 def emit(data: Any, human: Callable[[Any, Any], None] | None = None) -> None:
-    """Print a successful answer: one JSON document, or `human(console, data)` on a terminal."""
+    """Print a successful answer: one JSON document, or `human(console, data)` on a terminal.
+
+    An answer from an index whose history is still being read says `"history_complete": false`."""
+    if isinstance(data, dict) and "history_complete" not in data:
+        from kyb_cli.cli.waiting import history_flag
+
+        data = {**data, **history_flag()}
     if wants_json() or human is None:
         if wants_json():
             sys.stdout.write(dumps(data) + "\n")

@@ -10,6 +10,7 @@ from kyb_cli.cli.common import common_options, open_store, store_location
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import record_view
+from kyb_cli.cli.waiting import wait_options
 
 
 def read_store_path() -> Path:
@@ -26,6 +27,7 @@ def read_store_path() -> Path:
 @click.command("get")
 @click.argument("key")
 @click.option("--at", "at", metavar="REV", help="A revision: sha, short sha, HEAD~2, tag, branch.")
+@wait_options
 @deadline_options
 @common_options
 def get_cmd(key: str, at: str | None) -> None:

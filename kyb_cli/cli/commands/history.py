@@ -8,10 +8,12 @@ from kyb_cli.cli.commands.get import read_store_path
 from kyb_cli.cli.common import common_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import history_view
+from kyb_cli.cli.waiting import wait_options
 
 
 @click.command("history")
 @click.argument("key")
+@wait_options
 @common_options
 def history_cmd(key: str) -> None:
     """Every change of KEY (added, modified, deleted), newest first."""

@@ -10,6 +10,7 @@ import click
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.deadlines_block import deadline_options
 from kyb_cli.cli.output import emit
+from kyb_cli.cli.waiting import wait_options
 
 
 def _split_tags(values: tuple[str, ...]) -> list[str]:
@@ -57,6 +58,7 @@ class QueryCommand(click.Command):
 @click.option("--semantic/--no-semantic", default=True, show_default=True,
               help="Fuse search by meaning (needs the model; every time mode). --no-semantic: words only.")
 @click.option("--explain", is_flag=True, help="Per hit: lexical rank, vector rank, cosine, fused score.")
+@wait_options
 @deadline_options
 @common_options
 def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
@@ -120,7 +122,8 @@ def query_view(c: Any, d: dict[str, Any]) -> None:
         table.add_column(col)
     keep_whole(table.columns[0], [h["key"] for h in d["hits"]])
     for h in d["hits"]:
-        version = f"{h['sha'][:10]} {h['committed_at'][:19]}" + ("" if h["is_head"] else " [dim](past)[/dim]")
+        version = (f"{h['sha'][:10]} {h['committed_at'][:19]}" if h.get("sha") else "[dim]not indexed yet[/dim]") \
+            + ("" if h["is_head"] else " [dim](past)[/dim]")
         state = f"[{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/]"
         row = [f"[bold]{h['key']}[/bold]", h["title"], state, version, f"{h['score']:.3f}"]
         if explain:

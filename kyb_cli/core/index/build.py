@@ -121,7 +121,7 @@ class Builder:
                     record = record.copy(key=key)
             except (RecordFormatError, KeyError) as exc:
                 reason = getattr(exc, "reason", "missing blob")
-                self.skipped.append(f"{key}@{sha[:12]}: {reason}")
+                self.skipped.append(f"{key}@{(sha or 'HEAD')[:12]}: {reason}")
                 raw = contents.get(blob, b"").decode("utf-8", errors="replace")
                 record = Record(key=key, title=f"{key} (unreadable: {reason})", body=raw)
             doc = record.to_json()
@@ -174,18 +174,27 @@ def _set_head(conn, head: str | None) -> None:
 def rebuild(store_path: Path, db_path: Path, head: str | None,
             progress: Callable[[int, int | None], None] | None = None) -> dict:
     """Build a fresh index into a temp file and move it over `db_path` in one rename."""
-    started = time.perf_counter()
     db_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = db_path.with_name(f"{db_path.name}.tmp-{os.getpid()}")
-    for stale in (tmp, Path(f"{tmp}-journal")):
+    stats = build_file(store_path, tmp, head, progress)
+    Path(f"{db_path}-journal").unlink(missing_ok=True)  # a dead writer's journal belongs to the old file
+    os.replace(tmp, db_path)
+    return stats
+
+
+def build_file(store_path: Path, path: Path, head: str | None,
+               progress: Callable[[int, int | None], None] | None = None, *, note: bool = True) -> dict:
+    """Write the whole index (every commit up to `head`) into a new file at `path`."""
+    started = time.perf_counter()
+    for stale in (path, Path(f"{path}-journal")):
         stale.unlink(missing_ok=True)
     order = gitlog.revisions(store_path, head) if head else []
-    if progress is None and len(order) >= NOTE_REBUILD_AT:
+    if note and progress is None and len(order) >= NOTE_REBUILD_AT:
         # A read that has to rebuild a big index says so, instead of sitting silent for seconds.
         sys.stderr.write(f"kyb: index: building the search index from Git ({len(order):,} commits); "
                          "this happens once, later reads catch up incrementally\n")
         sys.stderr.flush()
-    conn = schema.connect(tmp, create=True)
+    conn = schema.connect(path, create=True)
     try:
         conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")
         schema.create(conn)
@@ -198,8 +207,6 @@ def rebuild(store_path: Path, db_path: Path, head: str | None,
         stats = _stats(conn)
     finally:
         conn.close()
-    Path(f"{db_path}-journal").unlink(missing_ok=True)  # a dead writer's journal belongs to the old file
-    os.replace(tmp, db_path)
     stats.update(head=head, commits=len(order), skipped=builder.skipped,
                  seconds=round(time.perf_counter() - started, 3), rebuilt=True)
     return stats

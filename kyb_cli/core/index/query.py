@@ -133,6 +133,7 @@ def _hit(r: dict, score: float) -> dict:
     hit["refs"] = doc.get("refs", [])
     if doc.get("extra"):
         hit["extra"] = doc["extra"]
-    hit.update(sha=r["sha"], committed_at=rfc3339(r["committed_at"]), state=r["hit_state"],
+    when = r["committed_at"]  # None in a snapshot: the writing commit is known once history is in
+    hit.update(sha=r["sha"], committed_at=None if when is None else rfc3339(when), state=r["hit_state"],
                is_head=bool(r["is_head"]), score=round(float(score), 6))
     return hit

@@ -11,13 +11,15 @@ from kyb_cli.core.index.query import Filters, lexical
 T = TypeVar("T")
 
 
-def with_index(store_path: Path, fn: Callable[[Fresh], T]) -> T:
-    """Run `fn` on a current index; a corrupt file found mid-read is rebuilt and the read retried."""
+def with_index(store_path: Path, fn: Callable[[Fresh], T], *, history: bool = False) -> T:
+    """Run `fn` on a current index; a corrupt file found mid-read is rebuilt and the read retried.
+
+    `history`: the question needs past versions (see `fresh`: it may wait for a staged index)."""
     import apsw
 
     from kyb_cli.core.errors import KybError
 
-    f = fresh(store_path)
+    f = fresh(store_path, history=history)
     try:
         return fn(f)
     except (KybError, apsw.BusyError, apsw.LockedError):
@@ -59,6 +61,10 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
             if side.ranked is not None:
                 hits = _fuse(f.conn, mode, ranked, side.ranked, limit, explain)
                 out.update(semantic=True, pending_vectors=side.pending)
+                if side.pending:  # never embedded here: the background filler does it
+                    from kyb_cli.core.index import staged
+
+                    staged.start_filler(f.store_path, f.git_dir)
             else:
                 hits = [hit for _vid, hit in ranked[:limit]]
                 out["semantic_off"] = side.reason
@@ -68,9 +74,12 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
             for rank, hit in enumerate(hits, 1):
                 hit["explain"] = {"lexical_rank": rank, "vector_rank": None, "cosine": None,
                                   "bm25": hit["score"], "fused": None}
-        return {"count": len(hits), "hits": hits, **out, "mode": mode, "head": f.head}
+        response = {"count": len(hits), "hits": hits, **out, "mode": mode, "head": f.head}
+        if not f.history_complete:
+            response["history_complete"] = False
+        return response
 
-    response = with_index(store_path, run)
+    response = with_index(store_path, run, history=mode != "current")
     if mode == "as_of" and as_of is not None:
         from kyb_cli.core.timefmt import rfc3339
 
