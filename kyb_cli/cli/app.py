@@ -67,6 +67,9 @@ class LazyGroup(click.Group):
         return getattr(module, attr)
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
+        staged = sys.modules.get("kyb_cli.core.index.staged")
+        if staged is not None:  # one process, several calls (tests, embedding): each starts afresh
+            staged.reset()  # type: ignore[attr-defined]
         try:
             return super().invoke(ctx)
         except KybError as exc:

@@ -16,8 +16,9 @@ from kyb_cli.cli.output import emit
 def index_cmd(embed: bool) -> None:
     """Bring the index up to date and show its vector status; --embed fills every missing vector.
 
-    Queries embed what they miss within a short budget and report `pending_vectors`; this command
-    embeds everything, with a progress bar on a terminal. Vectors already in the user-wide cache
+    Queries never embed passages: they report `pending_vectors` and a background filler embeds
+    them (current versions first). This command embeds everything now, with a progress bar and
+    time left on a terminal (the background filler pauses meanwhile). Vectors already in the user-wide cache
     cost no model time.
     """
     from kyb_cli.core.index.vectors import embed_all, status

@@ -80,9 +80,12 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
     key's current version.
 
     With a model (kyb model pull / KYB_MODEL), every mode is hybrid: the same slice is searched by
-    meaning too, so a question in another language or other words finds the record. Vectors missing
-    for the slice are embedded within a short budget (KYB_EMBED_BUDGET seconds, default 1.5);
-    `pending_vectors` says how many are still missing (`kyb index --embed` fills all).
+    meaning too, so a question in another language or other words finds the record. A query embeds
+    only its own text: versions still without a vector are filled in the background, and
+    `pending_vectors` says how many the searched slice lacks (`kyb index --embed` fills all now).
+
+    On a fresh clone the history is read in the background after the first answer: a question
+    about the past waits for it (--no-wait: answer now, with "history_complete": false).
     """
     from kyb_cli.core.index.query import Filters
     from kyb_cli.core.index.search import search

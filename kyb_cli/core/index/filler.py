@@ -50,6 +50,7 @@ def build_history(store_path: Path, gdir: Path,
 
     step(0, gitlog.count(store_path, head0))
     stats = build.build_file(store_path, side, head0, step, note=False)
+    _fault("filler-before-swap")
     with lock.exclusive(gdir / "kyb" / "index.lock", timeout=max(lock.lock_timeout(), 60.0)):
         current = _open_valid(db)
         conn = schema.connect(side)
@@ -79,6 +80,14 @@ def build_history(store_path: Path, gdir: Path,
     return stats
 
 
+def _fault(point: str) -> None:
+    """TEST-ONLY: `KYB_FAULT=<point>` SIGKILLs the filler there (a filler killed half way)."""
+    if os.environ.get("KYB_FAULT") == point:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def _carry_vectors(conn, old_db: Path) -> None:
     """Vectors embedded into the snapshot while the history was built: keep them (same text hashes)."""
     conn.execute("ATTACH DATABASE ? AS old", (str(old_db),))
@@ -90,6 +99,13 @@ def _carry_vectors(conn, old_db: Path) -> None:
         conn.execute("DETACH DATABASE old")
 
 
+def _catch_up(store_path: Path) -> None:
+    """Bring the index to HEAD first, so commits written since the last read get vectors too."""
+    from kyb_cli.core.index import fresh
+
+    fresh(store_path).conn.close()
+
+
 def run(store_path: Path, gdir: Path) -> None:
     """Do every piece of work there is, then return (the caller holds the filler lock)."""
     from kyb_cli.core.index import _open_valid, schema
@@ -97,16 +113,23 @@ def run(store_path: Path, gdir: Path) -> None:
     db = schema.index_path(gdir)
     history_rounds = 0
     while True:
+        if not db.exists():
+            return  # no index: the next reader builds one (and starts us again)
+        _catch_up(store_path)
         opened = _open_valid(db)
         if opened is None:
-            return  # no index: the next reader builds one (and starts us again)
+            return
         conn, meta = opened
         if not staged.history_complete(meta):
             conn.close()
             history_rounds += 1
             if history_rounds > 3:
                 return  # HEAD keeps moving off the line we build: a later reader starts us again
-            build_history(store_path, gdir)
+            stats = build_history(store_path, gdir)
+            if stats is not None:  # the log line the racing-start test counts
+                sys.stderr.write(f"kyb filler: history built ({stats.get('commits', 0)} commits, "
+                                 f"{stats['seconds']} s)\n")
+                sys.stderr.flush()
             continue
         try:
             from kyb_cli.core.index.vectors import fill_background

@@ -50,6 +50,11 @@ POLICY = Policy()
 SEEN = Seen()
 
 
+def reset() -> None:
+    POLICY.wait, POLICY.progress = True, None
+    SEEN.history_complete = True
+
+
 def stage_at() -> int:
     """Commits from which a missing index is built in stages (KYB_STAGE_AT; 0 = always)."""
     raw = os.environ.get(STAGE_ENV, "").strip()
