@@ -11,8 +11,6 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
-import click
-
 
 class WaitDisplay:
     """progress(done, total, stage) from the core: a transient bar on a terminal, else one line."""
@@ -50,15 +48,21 @@ class WaitDisplay:
         self.bar.update(self.task, completed=done, total=total or None)
 
 
-def _set_policy(_ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+def set_policy(no_wait: bool) -> None:
     from kyb_cli.core.index import staged
 
-    staged.POLICY.wait = not value
+    staged.POLICY.wait = not no_wait
     staged.POLICY.progress = WaitDisplay()
+
+
+def _set_policy(_ctx, _param, value: bool) -> bool:
+    set_policy(value)
     return value
 
 
 def wait_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    import click
+
     return click.option("--no-wait", "no_wait", is_flag=True, expose_value=False, callback=_set_policy,
                         help="While a new index is still reading history, answer now from what is "
                              "indexed (\"history_complete\": false) instead of waiting.")(func)

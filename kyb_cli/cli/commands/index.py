@@ -53,3 +53,8 @@ def _view(c, d: dict) -> None:
             c.print(f"  pending under the current model: {d['pending_vectors']} versions")
         elif d.get("model"):
             c.print(f"  model: {d['model']}")
+        bg = d.get("background") or {}
+        if bg.get("running"):
+            c.print(f"  background filler: {bg.get('stage', 'starting')}"
+                    + (f" {bg.get('done', 0)}/{bg.get('total', 0)} commits" if bg.get("stage") == "history" else "")
+                    + (f", {bg['pending']} vectors pending" if "pending" in bg else ""))

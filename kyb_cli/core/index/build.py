@@ -50,6 +50,11 @@ class KeyState:
     ended_sha: str | None = None
     ended_at: int | None = None
     dirty: bool = False
+    now_vid: int | None = None  # the version `fts_now` holds for this key (None: none)
+
+    def wanted_now(self) -> int | None:
+        """The version `fts_now` should hold: the current one, unless the key is retracted."""
+        return None if self.state == "retracted" else self.version_id
 
 
 class Builder:
@@ -73,6 +78,9 @@ class Builder:
                 "SELECT kind, state, version_id, event_id, blob, ended_sha, ended_at FROM keys WHERE key = ?",
                 (key,)).fetchone()
             self.keys[key] = KeyState(*row) if row else None
+            if row:
+                state = self.keys[key]
+                state.now_vid = state.wanted_now()
         return self.keys[key]
 
     def apply(self, commit: gitlog.Commit) -> None:
@@ -99,7 +107,8 @@ class Builder:
                 vid = self.vid
                 self.pending.append((vid, key, commit.sha, commit.when, blob))
             self.events.append((self.eid, key, self.seq, commit.when, "content", vid, blob))
-            self.keys[key] = KeyState(kind_of_key(key), "active", vid, self.eid, blob, None, None, True)
+            self.keys[key] = KeyState(kind_of_key(key), "active", vid, self.eid, blob, None, None, True,
+                                      st.now_vid if st is not None else None)
 
     def _merged_version(self, key: str, blob: str) -> int | None:
         """The version a merge took from one of its parents: the merge wrote no new text, so the hit
@@ -137,11 +146,13 @@ class Builder:
         c = self.conn
         if self.commits:
             c.executemany("INSERT INTO commits(seq, sha, committed_at) VALUES(?,?,?)", self.commits)
+        fts: list[tuple] = []
         if self.pending:
             rows, fts, vtext = self._versions()
             c.executemany("INSERT INTO vtext VALUES(?,?)", vtext)
             c.executemany("INSERT INTO versions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             c.executemany(f"INSERT INTO fts(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", fts)
+        self._flush_now({row[0]: row for row in fts})
         if self.events:
             c.executemany("INSERT INTO events VALUES(?,?,?,?,?,?,?)", self.events)
         dirty = [(k, s.kind, s.state, s.version_id, s.event_id, s.blob, s.ended_sha, s.ended_at)
@@ -152,6 +163,28 @@ class Builder:
                 if s is not None:
                     s.dirty = False
         self.commits, self.pending, self.events = [], [], []
+
+    def _flush_now(self, fresh_fts: dict[int, tuple]) -> None:
+        """Keep `fts_now` at each key's current version (before `keys` rows are marked clean)."""
+        gone, rows = [], []
+        for key, s in self.keys.items():
+            if s is None or not s.dirty or s.wanted_now() == s.now_vid:
+                continue
+            if s.now_vid is not None:
+                gone.append((s.now_vid,))
+            want = s.wanted_now()
+            if want is not None:
+                row = fresh_fts.get(want)
+                if row is None:  # an older version became current again (a merge took it)
+                    doc = self.conn.execute("SELECT doc FROM versions WHERE id = ?", (want,)).fetchone()[0]
+                    row = (want, *fts_columns(key, json.loads(doc)))
+                rows.append(row)
+            s.now_vid = want
+        if gone:
+            self.conn.executemany("DELETE FROM fts_now WHERE rowid = ?", gone)
+        if rows:
+            self.conn.executemany(
+                f"INSERT INTO fts_now(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", rows)
 
     def run(self, commits: Iterable[gitlog.Commit], progress=None, total: int | None = None) -> int:
         n = 0

@@ -11,6 +11,9 @@ Tables
               (retracted knowledge / archived incident or task; `version_id` is the final text).
 - `keys`      the state at `head`: last event, last version, state active|archived|retracted.
 - `fts`       FTS5 over versions (contentless; rowid = versions.id), columns weighted for BM25.
+- `fts_now`   the same over each key's current version only (live or archived, never retracted):
+              the "what is true now" question, the hot path, ranks 10k rows instead of every version
+              (BM25 statistics of the current store, which is the corpus that question asks about).
 - `vtext`     per version, the hash of the exact text the embedding model is handed for it (recipe);
               versions with the same text share one vector.
 - `vectors`   float32 vectors by (text hash, model+recipe fingerprint): a cache refilled from the
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from kyb_cli.core.embed.recipe import RECIPE_VERSION
 
-SCHEMA_VERSION = f"6.r{RECIPE_VERSION}"
+SCHEMA_VERSION = f"7.r{RECIPE_VERSION}"
 FTS_COLUMNS = ("title", "tags", "keytext", "fields", "body")
 # BM25 weights in FTS_COLUMNS order: title above tags, key and kind fields, above body.
 FTS_WEIGHTS = (3.0, 1.5, 1.5, 1.5, 1.0)
@@ -82,6 +85,8 @@ CREATE TABLE vectors(
     PRIMARY KEY (text_sha, fingerprint)
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE fts USING fts5({", ".join(FTS_COLUMNS)}, content='', tokenize='{TOKENIZER}');
+CREATE VIRTUAL TABLE fts_now USING fts5({", ".join(FTS_COLUMNS)}, content='', contentless_delete=1,
+                                        tokenize='{TOKENIZER}');
 """
 
 

@@ -290,11 +290,15 @@ def status(store_path) -> dict:
     fp, reason, _loc = embed.current_fingerprint()
 
     def run(f) -> dict:
+        from kyb_cli.core.index import staged
+
         out = {"head": f.head, **counts(f.conn), "fingerprint": fp}
         if fp is not None:
             out["pending_vectors"] = pending(f.conn, fp, Slice("history"))
         else:
             out["model"] = reason
+        # The background filler's progress, as any later call sees it (.git/kyb/filler.json).
+        out["background"] = {"running": staged.filler_running(f.git_dir), **staged.status(f.git_dir)}
         return out
 
     return with_index(store_path, run)
