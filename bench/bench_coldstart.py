@@ -165,7 +165,7 @@ def bench(keys: int, runs: int, hybrid: bool) -> dict:
                               text=True).stdout.strip() or "0")
     add_commits(path, 100, last + 60)
     os.environ["KYB_BACKGROUND"] = "off"
-    from kyb_cli.core.index import fresh
+    from kyb_cli.core.index.fresh import fresh
 
     t = time.perf_counter()
     f = fresh(path)

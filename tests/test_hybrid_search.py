@@ -16,7 +16,7 @@ DAY = 86_400
 
 def search(store_path, text, filled=True, **kw):
     """A query once the background filler has given every version its vector (`filled`)."""
-    from kyb_cli.core.index.search import search as run
+    from kyb_cli.core.search.pipeline import search as run
 
     if filled:
         fill_in_background_now(store_path)
@@ -79,7 +79,7 @@ def test_history_searches_every_version_by_meaning(store_path, tiny):
 
 
 def test_filters_apply_to_semantic_candidates(store_path, tiny):
-    from kyb_cli.core.index.query import Filters
+    from kyb_cli.core.search.slice import Filters
 
     seed(store_path)
     put(store_path, "tagged", "Tagged", "deploy rollback", T0 + 3 * DAY, tags=["infra"])
@@ -130,7 +130,7 @@ def test_a_query_embeds_only_its_own_text_and_ranks_what_is_embedded(store_path,
 
 def test_rebuilt_index_refills_from_cache_without_loading_the_model(store_path, tiny, monkeypatch):
     from kyb_cli.core import embed
-    from kyb_cli.core.index import rebuild
+    from kyb_cli.core.index.fresh import rebuild
 
     seed(store_path)
     first = search(store_path, NO_SHARED_WORD, mode="history", limit=20)
@@ -150,8 +150,8 @@ def test_rebuilt_index_refills_from_cache_without_loading_the_model(store_path, 
 
 def test_fingerprint_change_never_serves_old_vectors(store_path, tiny, tmp_path, monkeypatch):
     from kyb_cli.core import embed
-    from kyb_cli.core.index import fresh
-    from kyb_cli.core.index.vectors import counts
+    from kyb_cli.core.index.fresh import fresh
+    from kyb_cli.core.search.vectors import counts
 
     seed(store_path)
     search(store_path, NO_SHARED_WORD, mode="history")
@@ -236,7 +236,7 @@ def test_doctor_healthy_then_broken_model_exits_4(cli, store_path, tiny, tmp_pat
 
 
 def test_doctor_reports_old_fingerprint_vectors_in_index(cli, store_path, tiny, tmp_path, monkeypatch):
-    from kyb_cli.core.index import fresh
+    from kyb_cli.core.index.fresh import fresh
 
     seed(store_path)
     cli("index", "--embed")

@@ -148,10 +148,10 @@ def test_two_processes_racing_to_start_the_filler_build_the_history_once(kyb, st
 
 
 def test_the_filler_lock_is_exclusive_while_held(store_path):
-    from kyb_cli.core import gitfiles
+    from kyb_cli.core.canon import headfile
     from kyb_cli.core.index import staged
 
-    gdir = gitfiles.git_dir(store_path)
+    gdir = headfile.git_dir(store_path)
     fd = staged.try_lock(gdir)
     assert fd is not None
     try:
@@ -163,15 +163,16 @@ def test_the_filler_lock_is_exclusive_while_held(store_path):
 
 
 def test_vectors_pending_are_filled_in_batches_current_first_and_resume(store_path, tiny, monkeypatch):
-    from kyb_cli.core import gitfiles
-    from kyb_cli.core.index import fresh, vectors
-    from kyb_cli.core.index.search import search
+    from kyb_cli.core.canon import headfile
+    from kyb_cli.core.index.fresh import fresh
+    from kyb_cli.core.search import vectors
+    from kyb_cli.core.search.pipeline import search
 
     seed(store_path)
     r = search(store_path, "куда пишет оформление заказа", semantic=True, mode="history")
     assert r["semantic"] is True and r["pending_vectors"] == 4
     monkeypatch.setattr(vectors, "BACKGROUND_BATCH", 2)
-    gdir = gitfiles.git_dir(store_path)
+    gdir = headfile.git_dir(store_path)
     f = fresh(store_path)
     assert vectors.fill_background(f.conn, gdir) is True  # one batch, committed: then "killed"
     f.conn.close()

@@ -23,9 +23,9 @@ def _parse_today(ctx, _param, value: str | None) -> str | None:
 
     if value is None:
         return None
-    from kyb_cli.core.validate import is_date
+    from kyb_cli import api
 
-    if not is_date(value):
+    if not api.is_date(value):
         raise click.BadParameter(f"'{value}' is not a date YYYY-MM-DD", ctx=ctx, param=_param)
     ctx.meta[TODAY_META] = value
     return value
@@ -63,9 +63,9 @@ def reader_today(today: str | None = None) -> date:
 
 
 def enabled(off: bool = False) -> bool:
-    from kyb_cli.core.deadlines import switched_off
+    from kyb_cli import api
 
-    if off or switched_off():
+    if off or api.deadlines_switched_off():
         return False
     return not _meta().get(OFF_META)
 
@@ -77,9 +77,9 @@ def print_deadlines_block(store: Any, *, today: str | None = None, off: bool = F
     try:
         if not enabled(off):
             return
-        from kyb_cli.core.deadlines import block, dated_tasks
+        from kyb_cli import api
 
-        data = block(dated_tasks(store), reader_today(today))
+        data = api.deadlines_block(api.dated_tasks(store), reader_today(today))
         if not data["tasks"]:
             return
         sys.stderr.write(format_block(data, human=_stderr_is_terminal()))
@@ -99,13 +99,13 @@ def format_block(data: dict[str, Any], *, human: bool) -> str:
     """One JSON line `{"deadlines": …}` for programs; a few plain lines for people."""
     if not human:
         return json.dumps({"deadlines": data}, ensure_ascii=False) + "\n"
-    from kyb_cli.core.deadlines import describe
+    from kyb_cli import api
 
     lines = [f"kyb: deadlines (today {data['today']}):"]
     for item in data["tasks"]:
         hard = "HARD " if item["hard"] else ""
         waits = f" — waits on {item['waits_on']}" if item.get("waits_on") else ""
-        lines.append(f"  {hard}{describe(item)}  {item['key']}  {item['title']}{waits}")
+        lines.append(f"  {hard}{api.describe(item)}  {item['key']}  {item['title']}{waits}")
     if data["more"]:
         lines.append(f"  … and {data['more']} more: kyb deadlines")
     return "\n".join(lines) + "\n"

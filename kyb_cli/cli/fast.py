@@ -5,7 +5,7 @@ building the command tree costs about as much as the query itself (~25-45 ms of 
 keys). This module parses that one form by hand and calls the same core functions the Click
 command calls, printing the same bytes. Anything it does not fully understand — another command,
 an unknown or misspelt option, `--help`, a value Click would refuse, a terminal wanting rich output,
-the default store not created yet, any error — goes to Click unchanged (`kyb_cli.cli.app`), which
+any error — goes to Click unchanged (`kyb_cli.cli.app`), which
 then also words every error. So the fast path can only be faster, never different:
 tests/test_cli_fast.py runs each form both ways and compares.
 """
@@ -119,38 +119,27 @@ def query(argv: list[str]) -> int | None:
         return None
     import json
 
-    from kyb_cli.core.errors import KybError
-
     try:
+        from kyb_cli import api
         from kyb_cli.cli.waiting import history_flag, set_policy
-        from kyb_cli.core.index.query import Filters
-        from kyb_cli.core.index.search import search
-        from kyb_cli.core.locate import locate
-        from kyb_cli.core.timeargs import time_mode
 
-        location = locate(opts.get("store"))
-        path = location.path
-        if location.is_default and not (path / ".git").exists():
-            return None  # the default store is created on first use: Click's command does that
-        mode, as_of_t, window = time_mode(history=bool(opts.get("history")), as_of=opts.get("as_of"),
-                                          changed_between=opts.get("changed_between"), store_path=path)
         set_policy(bool(opts.get("no_wait")))
-        filters = Filters(tags=[t.strip() for v in opts["tags"] for t in v.split(",") if t.strip()],
-                          kind=opts.get("kind"), status=opts.get("status"), service=opts.get("service"),
-                          priority=opts.get("priority"), assignee=opts.get("assignee"), parent=opts.get("parent"))
-        response = search(path, " ".join(opts["text"]), mode=mode, as_of=as_of_t, window=window,
-                          filters=filters, limit=int(opts["limit"]), recent=bool(opts.get("recent")),
-                          semantic=bool(opts["semantic"]), explain=bool(opts.get("explain")))
+        path, response = api.query(opts.get("store"), " ".join(opts["text"]), history=bool(opts.get("history")),
+                                   as_of=opts.get("as_of"), changed_between=opts.get("changed_between"),
+                                   tags=[t.strip() for v in opts["tags"] for t in v.split(",") if t.strip()],
+                                   kind=opts.get("kind"), status=opts.get("status"), service=opts.get("service"),
+                                   priority=opts.get("priority"), assignee=opts.get("assignee"),
+                                   parent=opts.get("parent"), limit=int(opts["limit"]),
+                                   recent=bool(opts.get("recent")), semantic=bool(opts["semantic"]),
+                                   explain=bool(opts.get("explain")))
     except KeyboardInterrupt:
         sys.stderr.write("kyb: interrupted; a write in progress either finished or left the store as it was\n")
         return 130
-    except (KybError, Exception):  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a KybError or a bug
         return None  # Click runs it again and words the error (or the internal error) as it always does
     try:
         if response.get("semantic_off"):
-            from kyb_cli.core.embed import off_message
-
-            sys.stderr.write(f"kyb: {off_message(response['semantic_off'])}\n")
+            sys.stderr.write(f"kyb: {api.semantic_off_message(response['semantic_off'])}\n")
             sys.stderr.flush()
         if "history_complete" not in response:
             response = {**response, **history_flag()}

@@ -2,7 +2,7 @@
 
 Commands that need past versions (`query --history/--as-of/--changed-between`, `history`,
 `get --at`, `export --at`) add `@wait_options`. Before the history of a new index is in (see
-core/index/staged.py) they wait for it: a progress bar on a terminal, one line on stderr on a
+core/index/staged.py, through kyb_cli.api) they wait for it: a progress bar on a terminal, one line on stderr on a
 pipe. `--no-wait` answers at once from what is indexed, with `"history_complete": false`.
 """
 
@@ -49,10 +49,9 @@ class WaitDisplay:
 
 
 def set_policy(no_wait: bool) -> None:
-    from kyb_cli.core.index import staged
+    from kyb_cli import api
 
-    staged.POLICY.wait = not no_wait
-    staged.POLICY.progress = WaitDisplay()
+    api.history_wait_policy(not no_wait, WaitDisplay())
 
 
 def _set_policy(_ctx, _param, value: bool) -> bool:
@@ -70,7 +69,6 @@ def wait_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def history_flag() -> dict[str, bool]:
     """`{"history_complete": False}` when this process answered from an incomplete index, else {}."""
-    staged = sys.modules.get("kyb_cli.core.index.staged")
-    if staged is None or staged.SEEN.history_complete:  # type: ignore[attr-defined]
-        return {}
-    return {"history_complete": False}
+    from kyb_cli import api
+
+    return {"history_complete": False} if api.history_incomplete() else {}

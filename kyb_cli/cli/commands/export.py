@@ -23,9 +23,9 @@ def export_cmd(at: str | None, fmt: str) -> None:
 
     No earlier versions: use `kyb history KEY` or `kyb query --history` for those.
     """
-    from kyb_cli.core.index.export import export_rows
+    from kyb_cli import api
 
-    _head, rows = export_rows(store_location().path, at)
+    _head, rows = api.export_rows(store_location().path, at)
     flag = history_flag()
     if flag:  # each row says it: a row is the unit a consumer of jsonl reads
         rows = [{**r, **flag} for r in rows]

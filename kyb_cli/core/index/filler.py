@@ -11,7 +11,7 @@ progress to `.git/kyb/filler.json`. Its work, in order:
    thrown away and the next filler starts the history again (a few seconds at 10k keys).
 2. vectors: passages without a vector under the current model, current versions first, then the
    rest newest first, a batch at a time (each batch committed, so a killed filler resumes where it
-   stopped); see vectors.fill_background.
+   stopped); see search/vectors.py, `fill_background`.
 It exits when there is nothing left to do. Errors go to `.git/kyb/filler.log`.
 """
 
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from kyb_cli.core import gitfiles
+from kyb_cli.core.canon import headfile
 from kyb_cli.core.index import staged
 
 SIDE_NAME = "index.sqlite.history"
@@ -32,12 +32,13 @@ SIDE_NAME = "index.sqlite.history"
 def build_history(store_path: Path, gdir: Path,
                   progress: Callable[[int, int, str], None] | None = None) -> dict | None:
     """Build the full index beside the snapshot and swap it in (the caller holds the filler lock)."""
-    from kyb_cli.core import lock
-    from kyb_cli.core.index import _open_valid, build, gitlog, schema
+    from kyb_cli.core.canon import lock
+    from kyb_cli.core.index import build, gitlog, schema
+    from kyb_cli.core.index.fresh import _open_valid
 
     db = schema.index_path(gdir)
     side = db.with_name(SIDE_NAME)
-    head0 = gitfiles.head_sha(gdir) or gitlog.head(store_path)
+    head0 = headfile.head_sha(gdir) or gitlog.head(store_path)
     if head0 is None:
         return None
     started = time.time()
@@ -101,14 +102,15 @@ def _carry_vectors(conn, old_db: Path) -> None:
 
 def _catch_up(store_path: Path) -> None:
     """Bring the index to HEAD first, so commits written since the last read get vectors too."""
-    from kyb_cli.core.index import fresh
+    from kyb_cli.core.index.fresh import fresh
 
     fresh(store_path).conn.close()
 
 
 def run(store_path: Path, gdir: Path) -> None:
     """Do every piece of work there is, then return (the caller holds the filler lock)."""
-    from kyb_cli.core.index import _open_valid, schema
+    from kyb_cli.core.index import schema
+    from kyb_cli.core.index.fresh import _open_valid
 
     db = schema.index_path(gdir)
     history_rounds = 0
@@ -132,7 +134,7 @@ def run(store_path: Path, gdir: Path) -> None:
                 sys.stderr.flush()
             continue
         try:
-            from kyb_cli.core.index.vectors import fill_background
+            from kyb_cli.core.search.vectors import fill_background
 
             done = fill_background(conn, gdir)
         finally:
@@ -143,7 +145,7 @@ def run(store_path: Path, gdir: Path) -> None:
 
 def main(argv: list[str]) -> int:
     store_path = Path(argv[0]).resolve()
-    gdir = gitfiles.git_dir(store_path)
+    gdir = headfile.git_dir(store_path)
     fd = staged.try_lock(gdir)
     if fd is None:
         return 0  # another filler is at work

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kyb_cli.core.index import gitlog, schema
 from kyb_cli.core.index.build import Builder, KeyState, _set_head, _stats
-from kyb_cli.core.record import RECORD_DIRS, key_of_path, kind_of_key
+from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path, kind_of_key
 
 
 def head_entries(store_path: Path, head: str) -> list[tuple[str, str]]:

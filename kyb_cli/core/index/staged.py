@@ -149,9 +149,9 @@ def stop_requested(gdir: Path) -> bool:
 def filler_paused(store_path: Path, timeout: float = 60.0) -> Iterator[None]:
     """Hold the filler lock for a foreground job (`kyb index --embed`): a running filler is asked to
     stop after its current batch, and none starts until the job is done."""
-    from kyb_cli.core import gitfiles
+    from kyb_cli.core.canon import headfile
 
-    gdir = gitfiles.git_dir(Path(store_path))
+    gdir = headfile.git_dir(Path(store_path))
     kyb_dir(gdir).mkdir(parents=True, exist_ok=True)
     stop = stop_path(gdir)
     stop.touch()
@@ -194,7 +194,8 @@ def start_filler(store_path: Path, gdir: Path) -> bool:
 
 def wait_for_history(store_path: Path, gdir: Path, progress: Callable[[int, int, str], None] | None = None) -> None:
     """Return once the index's history is complete: follow the filler, or build it here."""
-    from kyb_cli.core.index import _open_valid, schema
+    from kyb_cli.core.index import schema
+    from kyb_cli.core.index.fresh import _open_valid
 
     db = schema.index_path(gdir)
     shown = False
