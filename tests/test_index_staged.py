@@ -194,3 +194,18 @@ def test_background_filler_embeds_pending_vectors_for_later_queries(tiny, kyb, s
         return r.json if r.json["pending_vectors"] == 0 else None
 
     assert wait_until(filled, timeout=60)["count"] > 0
+
+
+def test_a_write_starts_the_filler_and_never_waits_for_vectors(tiny, kyb, store_path):
+    env = {"KYB_BACKGROUND": "on"}
+    assert kyb("add", "--key", "first", "--title", "First", "--body", "оформление заказа", env=env).code == 0
+    assert kyb("query", "x", "--no-semantic", env=env).code == 0  # the index exists from here on
+    started = time.monotonic()
+    res = kyb("add", "--key", "second", "--title", "Second", "--body", "куда пишет", env=env)
+    assert res.code == 0 and time.monotonic() - started < 10
+
+    def filled():
+        r = kyb("query", "куда пишет", env={**env, "KYB_BACKGROUND": "off"})  # only the write's filler
+        return r.json if r.json["pending_vectors"] == 0 else None
+
+    assert wait_until(filled, timeout=60)["semantic"] is True

@@ -192,6 +192,25 @@ def start_filler(store_path: Path, gdir: Path) -> bool:
     return True
 
 
+def after_write(store_path: Path) -> None:
+    """After a commit: with a model and an index, start the filler so the new version gets its
+    vector soon (it catches the index up first). Never raises, never waits."""
+    try:
+        if not background_enabled():
+            return
+        from kyb_cli.core.canon import headfile
+        from kyb_cli.core.embed import locate_model
+        from kyb_cli.core.index import schema
+
+        if isinstance(locate_model(), str):
+            return  # no model: nothing to embed
+        gdir = headfile.git_dir(Path(store_path))
+        if schema.index_path(gdir).exists():
+            start_filler(Path(store_path), gdir)
+    except Exception:  # noqa: BLE001 - the write has succeeded; this is only a head start
+        return
+
+
 def wait_for_history(store_path: Path, gdir: Path, progress: Callable[[int, int, str], None] | None = None) -> None:
     """Return once the index's history is complete: follow the filler, or build it here."""
     from kyb_cli.core.index import schema
