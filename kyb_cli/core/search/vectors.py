@@ -52,7 +52,8 @@ def _vec_path() -> str:
 
 def _missing_sql(s: Slice, select: str, tail: str = "") -> tuple[str, dict]:
     with_, where, params = s.sql()
-    return (f"{with_}SELECT {select} FROM cand c JOIN versions v ON v.id = c.vid "
+    versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it (hot path)
+    return (f"{with_}SELECT {select} FROM cand c {versions}"
             f"JOIN vtext t ON t.version_id = c.vid WHERE NOT EXISTS (SELECT 1 FROM vectors x "
             f"WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp){where} {tail}", params)
 
