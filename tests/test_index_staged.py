@@ -117,7 +117,7 @@ def test_a_filler_killed_half_way_is_started_again_and_completes(kyb, store_path
     v = seed(store_path)
     assert kyb("query", "x", "--no-semantic", env=STAGED).code == 0
     env = dict(os.environ, KYB_FAULT="filler-before-swap", KYB_STAGE_AT="0")
-    killed = subprocess.run([sys.executable, "-m", "kyb_cli.core.index.filler", str(store_path)], env=env)
+    killed = subprocess.run([sys.executable, "-m", "kyb_cli.core.search.background", str(store_path)], env=env)
     assert killed.returncode == -9
     assert (kyb_dir(store_path) / "filler.json").exists()
     res = kyb("query", "checkout", "--history", "--no-semantic", "--no-wait", env=STAGED)
@@ -138,7 +138,7 @@ def test_two_processes_racing_to_start_the_filler_build_the_history_once(kyb, st
     log = kyb_dir(store_path) / "filler.log"
     env = dict(os.environ, KYB_STAGE_AT="0")
     with open(log, "ab") as err:
-        procs = [subprocess.Popen([sys.executable, "-m", "kyb_cli.core.index.filler", str(store_path)],
+        procs = [subprocess.Popen([sys.executable, "-m", "kyb_cli.core.search.background", str(store_path)],
                                   env=env, stderr=err) for _ in range(3)]
         codes = [p.wait(timeout=60) for p in procs]
     assert codes == [0, 0, 0]

@@ -5,7 +5,7 @@ Tables
               `pending` while only HEAD's snapshot is in (see snapshot.py; the filler builds the rest).
 - `commits`   every indexed commit in revision order (`seq`: parents before children).
 - `versions`  one row per content version of a key (a distinct text the key had), with its commit;
-              `id` is the integer a vector table joins on (issue 4), and grows in revision order.
+              `id` is the integer a vector table joins on, and grows in revision order.
               In a snapshot `sha`/`committed_at` are NULL: the commit that wrote it is not known yet.
 - `events`    per key, in revision order: `content` (a version became the key's text) or `deleted`
               (retracted knowledge / archived incident or task; `version_id` is the final text).

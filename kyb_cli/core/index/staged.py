@@ -1,6 +1,6 @@
 """The staged index: whether history is in yet, the background filler's lock and progress, waiting.
 
-A new index on a big store is built in two stages (snapshot.py, then filler.py). This module is what
+A new index on a big store is built in two stages (snapshot.py, then the background filler, search/background.py). This module is what
 every reader consults about it, cheaply (no subprocess unless a filler must be started):
 
 - `history_complete(meta)`   the index's own word (`meta.history`);
@@ -184,7 +184,7 @@ def start_filler(store_path: Path, gdir: Path) -> bool:
     log = kyb_dir(gdir) / "filler.log"
     try:
         with open(log, "ab") as err:
-            subprocess.Popen([sys.executable, "-m", "kyb_cli.core.index.filler", str(store_path)],
+            subprocess.Popen([sys.executable, "-m", "kyb_cli.core.search.background", str(store_path)],
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                              start_new_session=True, close_fds=True, cwd=str(store_path))
     except OSError:
@@ -239,7 +239,7 @@ def _wait_step(store_path: Path, gdir: Path, progress) -> None:
     fd = try_lock(gdir)
     if fd is not None:  # nobody is building it: do it here, with our own progress
         try:
-            from kyb_cli.core.index.filler import build_history
+            from kyb_cli.core.index.history import build_history
 
             build_history(store_path, gdir, progress)
         finally:

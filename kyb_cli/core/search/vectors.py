@@ -2,7 +2,7 @@
 searched, and filling what is missing (user cache first, then the model) outside any query.
 
 A query embeds only its own text: passages without a vector are left to the background filler
-(filler.py, `fill_background`: current versions first, then the rest newest first) or to
+(search/background.py, `fill_background`: current versions first, then the rest newest first) or to
 `kyb index --embed` (`embed_all`); the answer reports them as `pending_vectors` and ranks by
 meaning over what is embedded.
 
