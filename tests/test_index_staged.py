@@ -60,13 +60,16 @@ def test_a_new_index_answers_current_questions_from_heads_snapshot(kyb, store_pa
 
 
 def test_no_wait_answers_historical_questions_from_what_exists(kyb, store_path):
-    seed(store_path)
+    v = seed(store_path)
     assert kyb("query", "x", "--no-semantic", env=STAGED).code == 0  # builds the snapshot
     res = kyb("query", "checkout", "--history", "--no-semantic", "--no-wait", env=STAGED)
     assert res.code == 0 and res.json["history_complete"] is False
     assert [h["body"] for h in res.json["hits"]] == ["checkout writes go through node 4"]  # no past yet
     hist = kyb("history", "checkout-path", "--no-wait", env=STAGED)
     assert hist.code == 0 and hist.json == {"key": "checkout-path", "versions": [], "history_complete": False}
+    old = kyb("get", "checkout-path", "--at", v["a1"], "--no-wait", env=STAGED)  # git names the commit
+    assert old.code == 0 and old.json["sha"] == v["a1"] and "node 3" in old.json["body"]
+    assert old.json["history_complete"] is False
     rows = [json.loads(line) for line in kyb("export", "--no-wait", env=STAGED).stdout.splitlines()]
     assert {r["key"] for r in rows} == {"checkout-path", "db-primary"}  # the retracted key is not known yet
     assert all(r["history_complete"] is False for r in rows)
