@@ -271,7 +271,7 @@ def status(store_path) -> dict:
     def run(f) -> dict:
         from kyb_cli.core.index import staged
 
-        out = {"head": f.head, **counts(f.conn), "fingerprint": fp}
+        out = {"head": f.head, **counts(f.conn), "fingerprint": fp, "history_complete": f.history_complete}
         if fp is not None:
             out["pending_vectors"] = pending(f.conn, fp, Slice("history"))
         else:
