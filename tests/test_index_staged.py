@@ -212,3 +212,19 @@ def test_a_write_starts_the_filler_and_never_waits_for_vectors(tiny, kyb, store_
         return r.json if r.json["pending_vectors"] == 0 else None
 
     assert wait_until(filled, timeout=60)["semantic"] is True
+
+
+def test_a_clone_starts_building_its_index_before_the_first_question(kyb, store_path, tmp_path):
+    v = seed(store_path)
+    target = tmp_path / "clone"
+    env = {"KYB_STAGE_AT": "0", "KYB_BACKGROUND": "on"}
+    res = kyb("init", "--clone", str(store_path), str(target), env=env)
+    assert res.code == 0, res.stderr
+
+    def built():
+        r = kyb("query", "checkout", "--history", "--no-semantic", "--no-wait",
+                env={**env, "KYB_STORE": str(target), "KYB_BACKGROUND": "off"})
+        return r.json if "history_complete" not in r.json else None
+
+    assert {h["sha"] for h in wait_until(built)["hits"]} == {v["a1"], v["a2"], v["gone"]}
+    assert "history built" in (target / ".git" / "kyb" / "filler.log").read_text()

@@ -211,6 +211,19 @@ def after_write(store_path: Path) -> None:
         return
 
 
+def after_clone(store_path: Path) -> None:
+    """After `kyb init --clone`: start the filler, which builds the index (snapshot, then history)
+    before anyone asks. Never raises, never waits."""
+    try:
+        from kyb_cli.core.canon import headfile
+
+        gdir = headfile.git_dir(Path(store_path))
+        if headfile.head_sha(gdir) is not None:
+            start_filler(Path(store_path), gdir)
+    except Exception:  # noqa: BLE001 - the clone has succeeded; this is only a head start
+        return
+
+
 def wait_for_history(store_path: Path, gdir: Path, progress: Callable[[int, int, str], None] | None = None) -> None:
     """Return once the index's history is complete: follow the filler, or build it here."""
     from kyb_cli.core.index import schema

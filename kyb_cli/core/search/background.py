@@ -41,9 +41,7 @@ def run(store_path: Path, gdir: Path) -> None:
     db = schema.index_path(gdir)
     history_rounds = 0
     while True:
-        if not db.exists():
-            return  # no index: the next reader builds one (and starts us again)
-        _catch_up(store_path)
+        _catch_up(store_path)  # builds the index when there is none (a fresh clone: HEAD's snapshot)
         opened = _open_valid(db)
         if opened is None:
             return
