@@ -9,8 +9,8 @@ writes its progress to `.git/kyb/filler.json` and its errors to `.git/kyb/filler
    full index and swaps it in;
 2. vectors: passages without a vector under the current model, current versions first, then the
    rest newest first, a batch at a time (each batch committed, so a killed filler resumes where it
-   stopped); see vectors.fill_background. Embedding runs in this niced process, never through
-   the warm helper, which serves queries.
+   stopped); see vectors.fill_background. Embedding runs in this process, niced (the history
+   stage is not: someone may be waiting for it), never through the warm helper, which serves queries.
 It exits when there is nothing left to do.
 """
 
@@ -33,8 +33,27 @@ def _catch_up(store_path: Path) -> None:
     fresh(store_path).conn.close()
 
 
-def run(store_path: Path, gdir: Path) -> None:
-    """Do every piece of work there is, then return (the caller holds the filler lock)."""
+_NICED = False
+
+
+def _nice_once() -> None:
+    """Vectors are minutes of work nobody waits for: from here on, readers first. The history stage
+    before it runs at normal priority, since a question about the past may be waiting for it (a
+    niced build took 22 s instead of ~7 under load 8); niceness cannot be lowered again, so this
+    happens once, after the history."""
+    global _NICED
+    if not _NICED:
+        _NICED = True
+        try:
+            os.nice(10)
+        except OSError:
+            pass
+
+
+def run(store_path: Path, gdir: Path, *, nice: bool = False) -> None:
+    """Do every piece of work there is, then return (the caller holds the filler lock).
+
+    `nice`: lower this process's priority before the vectors (the detached filler; not a test)."""
     from kyb_cli.core.index import schema
     from kyb_cli.core.index.fresh import _open_valid
 
@@ -57,6 +76,8 @@ def run(store_path: Path, gdir: Path) -> None:
                                  f"{stats['seconds']} s)\n")
                 sys.stderr.flush()
             continue
+        if nice:
+            _nice_once()
         try:
             from kyb_cli.core.search.vectors import fill_background
 
@@ -74,17 +95,13 @@ def main(argv: list[str]) -> int:
     if fd is None:
         return 0  # another filler is at work
     try:
-        try:
-            os.nice(10)  # readers first: the filler is never what a query waits for on a busy machine
-        except OSError:
-            pass
-        # Passages are embedded here, in this niced process, never through the warm helper: the
-        # helper serves queries, which must not queue behind a batch of passages.
+        # Passages are embedded here, in this process (niced once the history is in: see run), never
+        # through the warm helper: the helper serves queries, which must not queue behind passages.
         os.environ["KYB_EMBED_HELPER"] = "0"
         stop = staged.stop_path(gdir)
         if stop.exists() and time.time() - stop.stat().st_mtime > 600:
             stop.unlink(missing_ok=True)  # left by a killed `kyb index --embed`
-        run(store_path, gdir)
+        run(store_path, gdir, nice=True)
         staged.write_status(gdir, stage="idle", done=0, total=0)
     except Exception as exc:  # noqa: BLE001 - the log is the only place a detached process can speak
         sys.stderr.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} kyb filler: "
