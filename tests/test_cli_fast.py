@@ -28,6 +28,9 @@ FORMS = [
     ("checkout", "--history", "--as-of", "2026-01-01"),
     ("-x", "checkout"),
     ("checkout", "--today", "2026-02-30"),
+    ("checkout", "--fields", "key,sha"),
+    ("checkout", "--as-of-event", "2026-01-02"),
+    ("checkout", "-h"),
 ]
 
 

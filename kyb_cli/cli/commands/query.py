@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from kyb_cli.cli.common import common_options
+from kyb_cli.cli.common import common_options, fields_option
 from kyb_cli.cli.deadlines_block import deadline_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.waiting import wait_options
@@ -18,7 +18,8 @@ def _split_tags(values: tuple[str, ...]) -> list[str]:
 
 
 class QueryCommand(click.Command):
-    """Any text is a query (`-x`, `*`, emoji), but a mistyped `--option` is a usage error, not text.
+    """Any text is a query (`-x`, `*`, emoji), but a mistyped `--option` is a usage error, not text,
+    and `-h` is help.
 
     Words that start with one dash are searched as text; an unknown `--long` option before `--`
     is refused with a did-you-mean, so `--histroy` never silently turns into a current-state search.
@@ -26,6 +27,9 @@ class QueryCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = {opt for param in self.get_params(ctx) for opt in (*param.opts, *param.secondary_opts)}
+        # `-h` alone is help, as for every other command; `-dash`, `-x` stay text (`-- -h` searches it).
+        dash = args.index("--") if "--" in args else len(args)
+        args = ["--help" if i < dash and arg == "-h" else arg for i, arg in enumerate(args)]
         for arg in args:
             if arg == "--":
                 break
@@ -44,6 +48,9 @@ class QueryCommand(click.Command):
 @click.option("--history", is_flag=True, help="Search every content version (current included).")
 @click.option("--as-of", "as_of", metavar="T",
               help="Search the store as it was at T: per key the latest version recorded by T, then the match.")
+@click.option("--as-of-event", "as_of_event", metavar="T",
+              help="What was true in the world at T: per key the latest version effective by T (event time); "
+                   "with --as-of W, as the store knew it at W.")
 @click.option("--changed-between", "changed_between", nargs=2, metavar="A B",
               help="Search versions written in [A, B]; the latest matching one per key.")
 @click.option("--tag", "tags", multiple=True, help="Only records with this tag (repeat or comma list: AND).")
@@ -53,19 +60,24 @@ class QueryCommand(click.Command):
 @click.option("--priority", help="Only this priority (exact).")
 @click.option("--assignee", help="Only this assignee (exact).")
 @click.option("--parent", help="Only sub-tasks of this task key.")
-@click.option("--limit", type=click.IntRange(0, 100), default=10, show_default=True, help="At most this many hits (≤100).")
+@click.option("--limit", type=click.IntRange(0, 100), default=10, show_default=True, help="At most this many hits (≤100; more is a usage error).")
 @click.option("--recent", is_flag=True, help="Newest first instead of by relevance.")
 @click.option("--semantic/--no-semantic", default=True, show_default=True,
               help="Fuse search by meaning (needs the model; every time mode). --no-semantic: words only.")
 @click.option("--explain", is_flag=True, help="Per hit: lexical rank, vector rank, cosine, fused score.")
 @wait_options
 @deadline_options
+@fields_option
 @common_options
 def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
               changed_between: tuple[str, str] | None, tags: tuple[str, ...], kind: str | None,
               status: str | None, service: str | None, priority: str | None, assignee: str | None,
-              parent: str | None, limit: int, recent: bool, semantic: bool, explain: bool) -> None:
+              parent: str | None, limit: int, recent: bool, semantic: bool, explain: bool,
+              as_of_event: str | None) -> None:
     """Search records; an empty TEXT lists newest first. Any text is a valid query.
+
+    -h is help, as for every command; to search for a word that starts with a dash, put it after
+    `--` (`kyb query -- -h`).
 
     \b
     Modes (one at a time):
@@ -73,7 +85,9 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
       --history                  every content version, current included
       --as-of T                  the store as it was at T (slice first, then match)
       --changed-between A B      versions written in the window, the latest match per key
-    Times are write times (Git commit time), not event times. T, A and B are RFC 3339 datetimes
+      --as-of-event T [--as-of W]  what was true in the world at T (effective_at, else write time),
+                                 by what the store knows now (or knew at W)
+    Times are write times (Git commit time), except --as-of-event's T. T, A and B are RFC 3339 datetimes
     (2026-10-11T16:00:00Z; no offset = UTC), bare dates (end of day 23:59:59 UTC for --as-of and B,
     00:00:00 UTC for A) or revisions (sha, tag, HEAD~3 = that commit's time). Versions written in
     the same second cannot be told apart by a time. Each hit has is_head: true only when it is the
@@ -93,7 +107,7 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
                                history=history, as_of=as_of, changed_between=changed_between,
                                tags=_split_tags(tags), kind=kind, status=status, service=service,
                                priority=priority, assignee=assignee, parent=parent, limit=limit,
-                               recent=recent, semantic=semantic, explain=explain)
+                               recent=recent, semantic=semantic, explain=explain, as_of_event=as_of_event)
     if response.get("semantic_off"):
         from kyb_cli.cli.output import note
 
@@ -105,20 +119,26 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
 
 
 def query_view(c: Any, d: dict[str, Any]) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
-    from kyb_cli.cli.render import STATE_STYLE, keep_whole
+    from kyb_cli.cli.render import EMPHASIS, STATE_STYLE, keep_whole, plural, snippet
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
     explain = any("explain" in h for h in d["hits"])
-    for col in ("key", "title", "state", "version", "score") + (("lex", "vec", "cosine", "fused"),)[0] * explain:
+    scored = any(h.get("score") for h in d["hits"])  # a listing (no text) has no relevance to show
+    columns = ("key", "title", "snippet", "state", "version") + ("score",) * scored \
+        + ("lex", "vec", "cosine", "fused") * explain
+    for col in columns:
         table.add_column(col)
     keep_whole(table.columns[0], [h["key"] for h in d["hits"]])
     for h in d["hits"]:
         version = (f"{h['sha'][:10]} {h['committed_at'][:19]}" if h.get("sha") else "[dim]not indexed yet[/dim]") \
             + ("" if h["is_head"] else " [dim](past)[/dim]")
         state = f"[{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/]"
-        row = [f"[bold]{h['key']}[/bold]", h["title"], state, version, f"{h['score']:.3f}"]
+        style = next((EMPHASIS[h[f]] for f in ("priority", "severity") if h.get(f) in EMPHASIS), "bold")
+        row = [f"[{style}]{h['key']}[/]", escape(h["title"]), f"[dim]{escape(snippet(h.get('body') or ''))}[/dim]",
+               state, version] + [f"{h['score']:.3f}"] * scored
         if explain:
             e = h.get("explain") or {}
             row += [_cell(e.get("lexical_rank")), _cell(e.get("vector_rank")), _cell(e.get("cosine"), "{:.3f}"),
@@ -127,7 +147,7 @@ def query_view(c: Any, d: dict[str, Any]) -> None:
     c.print(table)
     semantic = "hybrid" if d.get("semantic") else "lexical"
     pending = f", {d['pending_vectors']} pending vectors" if d.get("pending_vectors") else ""
-    c.print(f"[dim]{d['count']} hit(s), mode {d['mode']}, {semantic}{pending}, "
+    c.print(f"[dim]{plural(d['count'], 'hit')}, mode {d['mode']}, {semantic}{pending}, "
             f"head {str(d.get('head') or '')[:12]}[/dim]")
 
 
