@@ -16,13 +16,15 @@ failure is a KybError with an exit code (docs/ARCHITECTURE.md, "Output contract"
 saying what it returns and raises; docs/API.md is the reference, by area.
 
 `__all__` is the public surface: the functions of the area modules, the error classes, and the
-constants KEEP (an argument not given: keep the stored value), REMOTE and EXIT_CODES.
+constants KEEP (an argument not given: keep the stored value), LISTING_MAX_LIMIT, REMOTE and
+EXIT_CODES.
 """
 
 from types import ModuleType as _ModuleType
 
 from kyb_cli.api.records import (
-    add_knowledge, edit_text, event_time, history, is_date, save_edit, is_store, read, retract_knowledge, split_list, tags,
+    add_knowledge, check_knowledge_key, edit_text, event_time, history, is_date, is_store, read,
+    retract_knowledge, save_edit, split_list, tags,
 )
 from kyb_cli.api.search import (
     context, context_hook_json, context_unavailable, embed_all, index_status, query, rebuild_index,
@@ -34,8 +36,9 @@ from kyb_cli.api.tools import (
     apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_rows, found_agents,
     known_agents, log, model_import, model_pull, model_status, plan_install, plan_uninstall,
 )
-from kyb_cli.api.work import (
-    KEEP, check_close_status, close_task, dated_tasks, deadlines, deadlines_block, deadlines_switched_off, describe,
+from kyb_cli.api.work import (  # noqa: I001
+    KEEP, LISTING_MAX_LIMIT,
+    check_close_status, close_task, dated_tasks, deadlines, deadlines_block, deadlines_switched_off, describe,
     due_before_arg, failing, incident_template, keep, list_incidents, list_tasks, parse_affected,
     remind_days_arg, resolve_incident, transition_task, write_incident, write_task,
 )

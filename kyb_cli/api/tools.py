@@ -51,7 +51,7 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
 
 
 def known_agents(home: Path | None = None, env: dict[str, str] | None = None) -> list:
-    """Every coding agent kyb knows (claude, codex, gemini) as Agents `{name, label, home, instructions}`,
+    """Every coding agent kyb knows (claude, codex, gemini, cursor) as Agents `{name, label, home, instructions}`,
     their homes under `home` (default: $HOME; CODEX_HOME, CLAUDE_CONFIG_DIR in `env` move them)."""
     from kyb_cli.core.tools.agents import known_agents as core
 
@@ -66,19 +66,23 @@ def found_agents(names: tuple[str, ...] = (), home: Path | None = None) -> list:
     return core(names, home)
 
 
-def plan_install(agents: list, project: Path | None = None) -> tuple[list, list[str]]:
+def plan_install(agents: list, project: Path | None = None, *, mcp: bool = False, hook: bool = False,
+                 env: dict[str, str] | None = None) -> tuple[list, list[str]]:
     """(changes, notes): the Changes `kyb agents install` would make for `agents` (user level, or in
-    `project`), nothing written; notes name files left alone. Apply with `apply_agent_changes`."""
+    `project`), nothing written: the instructions pointer and skill, plus the MCP server entry with
+    `mcp` and the session-start hook with `hook`; notes name files left alone. `env` (default: this
+    process's environment) locates the agents' homes. Apply with `apply_agent_changes`."""
     from kyb_cli.core.tools.agents import plan_install as core
 
-    return core(agents, project)
+    return core(agents, project, mcp=mcp, hook=hook, env=env)
 
 
-def plan_uninstall(agents: list, project: Path | None = None) -> list:
-    """The Changes `kyb agents uninstall` would make (kyb's pointer and skill removed), nothing written."""
+def plan_uninstall(agents: list, project: Path | None = None, env: dict[str, str] | None = None) -> list:
+    """The Changes `kyb agents uninstall` would make: everything install may have added for `agents`
+    (whatever flags it was given) removed, nothing written."""
     from kyb_cli.core.tools.agents import plan_uninstall as core
 
-    return core(agents, project)
+    return core(agents, project, env)
 
 
 def apply_agent_changes(changes: list) -> None:

@@ -11,6 +11,10 @@ from typing import Any
 
 from kyb_cli.api._writes import writes
 
+# The most rows `kyb tasks` / `kyb incidents` answer; more is a usage error in every door
+# (the core's rule, kyb_cli.core.kinds.lifecycle.LISTING_MAX_LIMIT; a test keeps them equal).
+LISTING_MAX_LIMIT = 200
+
 
 class _Keep:
     """The api's KEEP marker (the same meaning as kyb_cli.core.kinds.lifecycle.KEEP, mapped to it per call)."""
@@ -84,7 +88,8 @@ def list_incidents(store, *, status: str = "", service: str = "", open_only_foll
 
     Each row: `{key, title, service, hosts, severity, status, knowledge, resolution, detection,
     affected, started_at, detected_at, mitigated_at, resolved_at, open_followups, tags, sha,
-    committed_at, archived, state}`. Raises UsageError (exit 2: a status outside the closed set)."""
+    committed_at, archived, state}`. Raises UsageError (exit 2: a status outside the closed set, a
+    `limit` over LISTING_MAX_LIMIT)."""
     from kyb_cli.core.kinds.incidents import list_incidents as core
 
     return core(store, status=status, service=service, open_only_followups=open_only_followups,
@@ -111,13 +116,14 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
                knowledge: list[str] | None = None, resolution: str = "", tags: Any = KEEP,
                refs: list[str] | None = None, due: Any = KEEP, hard: Any = KEEP, remind_days: Any = KEEP,
                expected: Any = KEEP, waits_on: Any = KEEP, blocked_by: Any = KEEP,
-               effective_at: str = "") -> dict[str, Any]:
+               effective_at: str = "", today: date | None = None) -> dict[str, Any]:
     """Write the task `key` (`task-…`) wholesale, as `kyb task` does; done/dropped need a resolution
     and archive the task.
 
     Arguments left as KEEP (tags, due, hard, remind_days, expected, waits_on, blocked_by) keep the
-    stored value; '' or [] clears. Returns the write reply (as `write_incident`) plus, as they apply,
-    `unknown_blockers`. Raises Rejected (exit 3: a bad key, status, priority, date, a parent or
+    stored value; '' or [] clears. `today` (default: the local date) only decides the past-due
+    warning. Returns the write reply (as `write_incident`) plus, as they apply, `unknown_blockers` and
+    a `warning` for a due date already past. Raises Rejected (exit 3: a bad key, status, priority, date, a parent or
     blocker cycle; nothing written), StoreError / LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.tasks import write_task as core
 
@@ -126,7 +132,8 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
     with writes(store):
         return core(store, attribution, key=key, title=title, body=body, status=status, priority=priority,
                     blocked_reason=blocked_reason, assignee=assignee, parent_task=parent_task,
-                    knowledge=knowledge, resolution=resolution, refs=refs, effective_at=effective_at, **given)
+                    knowledge=knowledge, resolution=resolution, refs=refs, effective_at=effective_at, today=today,
+                    **given)
 
 
 def transition_task(store, attribution, key: str, *, status: str, assignee: str | None = None,
@@ -173,7 +180,7 @@ def list_tasks(store, *, status: str = "", priority: str = "", assignee: str = "
     Each row: `{key, title, status, priority, blocked_reason, assignee, parent_task, blocked_by,
     knowledge, resolution, resolved_at, due, hard, remind_days, expected, waits_on, open_followups,
     tags, sha, committed_at, archived, state}`. Raises UsageError (exit 2: a status or priority
-    outside its closed set)."""
+    outside its closed set, a `limit` over LISTING_MAX_LIMIT)."""
     from kyb_cli.core.kinds.tasks import list_tasks as core
 
     return core(store, status=status, priority=priority, assignee=assignee, parent=parent,

@@ -24,7 +24,7 @@ TARGET = "docs/API.md"
 REGENERATE = "python -m kyb_cli.devtools.gen_api_docs"
 AREAS = ("records", "work", "search", "sync", "tools", "store")  # the order of docs/API.md
 ERRORS = ("KybError", "NotFound", "UsageError", "Rejected", "StoreError", "LockTimeout", "RemoteError")
-CONSTANTS = ("KEEP", "REMOTE", "EXIT_CODES")
+CONSTANTS = ("KEEP", "LISTING_MAX_LIMIT", "REMOTE", "EXIT_CODES")
 
 
 def area_modules() -> list[str]:
@@ -100,6 +100,8 @@ def generate() -> str:
     out += ["", "## constants", ""]
     notes = {
         "KEEP": "the default of an argument not given: keep the stored value (`write_task`, `write_incident`).",
+        "LISTING_MAX_LIMIT": f"the most rows `list_tasks` / `list_incidents` answer ({api.LISTING_MAX_LIMIT}); "
+                             "a larger `limit` is a UsageError (exit 2).",
         "REMOTE": f"the Git remote kyb syncs with (`{api.REMOTE}`).",
         "EXIT_CODES": "exit code -> meaning: " + "; ".join(f"{k} {v}" for k, v in api.EXIT_CODES.items()) + ".",
     }
