@@ -16,32 +16,7 @@ from kyb_cli.api._writes import writes
 LISTING_MAX_LIMIT = 200
 
 
-class _Keep:
-    """The api's KEEP marker (the same meaning as kyb_cli.core.kinds.lifecycle.KEEP, mapped to it per call)."""
-
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "KEEP"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-KEEP: Any = _Keep()
-"""An argument the caller did not give: keep the stored value (tags, deadline fields, blocked_by)."""
-
-
-def _core_keep(values: dict[str, Any]) -> dict[str, Any]:
-    """The api's KEEP becomes core's (core's own KEEP, from `keep()` or `remind_days_arg`, passes as is)."""
-    from kyb_cli.core.kinds.lifecycle import KEEP as CORE_KEEP
-
-    return {name: CORE_KEEP if value is KEEP else value for name, value in values.items()}
+from kyb_cli.core.markers import KEEP  # noqa: E402 - the one marker, a leaf module (no core load)
 
 
 def write_incident(store, attribution, *, key: str, title: str, body: str = "", service: str = "",
@@ -60,7 +35,7 @@ def write_incident(store, attribution, *, key: str, title: str, body: str = "", 
     StoreError / LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.incidents import write_incident as core
 
-    given = _core_keep({"tags": tags})
+    given = {"tags": tags}
     with writes(store):
         return core(store, attribution, key=key, title=title, body=body, service=service, severity=severity,
                     status=status, hosts=hosts, knowledge=knowledge, resolution=resolution, detection=detection,
@@ -127,8 +102,8 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
     blocker cycle; nothing written), StoreError / LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.tasks import write_task as core
 
-    given = _core_keep({"tags": tags, "due": due, "hard": hard, "remind_days": remind_days,
-                        "expected": expected, "waits_on": waits_on, "blocked_by": blocked_by})
+    given = {"tags": tags, "due": due, "hard": hard, "remind_days": remind_days,
+             "expected": expected, "waits_on": waits_on, "blocked_by": blocked_by}
     with writes(store):
         return core(store, attribution, key=key, title=title, body=body, status=status, priority=priority,
                     blocked_reason=blocked_reason, assignee=assignee, parent_task=parent_task,
