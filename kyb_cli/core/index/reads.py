@@ -210,7 +210,7 @@ def _snapshot_version(f, key: str, blob: str) -> Version:
     objs = cat_file(f.store_path, [blob])
     if not objs or objs[0] is None or objs[0][1] != "blob":
         raise Unanswerable("version blob missing")
-    return Version(parse(objs[0][2], path=path_of_key(key)), None, None, "active")  # type: ignore[arg-type]
+    return Version(_served(path_of_key(key), objs[0][2], "HEAD"), None, None, "active")  # type: ignore[arg-type]
 
 
 def _resolve(store_path: Path, at: str) -> str:
