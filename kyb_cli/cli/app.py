@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "add": "add:add_cmd",
     "get": "get:get_cmd",
     "history": "history:history_cmd",
+    "diff": "diff:diff_cmd",
     "rm": "rm:rm_cmd",
     "tags": "tags:tags_cmd",
     "sync": "sync:sync_cmd",
@@ -43,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "doctor:doctor_cmd",
     "context": "context:context_cmd",
     "mcp": "mcp:mcp_cmd",
+    "serve": "serve:serve_cmd",
 }
 
 EPILOG = """\b

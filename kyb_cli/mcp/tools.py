@@ -130,6 +130,22 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
 
         return door.call(run)
 
+    @server.tool(annotations=READ)
+    def diff(key: Key,
+             from_rev: Annotated[str | None, Field(description=(
+                 "Older revision (default: the version before `to_rev`)."))] = None,
+             to_rev: Annotated[str | None, Field(description=(
+                 "Newer revision (default: the latest version)."))] = None) -> CallToolResult:
+        """Unified diff of KEY's fields and body between two versions (the CLI's `kyb diff`): `diff`
+        is the text, `fields` each changed field with its old and new value. Revisions: sha, short sha, HEAD~2, tag."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli.core.kinds.diff import diff as record_diff
+
+            return record_diff(door.path(), key, from_rev, to_rev)
+
+        return door.call(run)
+
     @server.tool(annotations=WRITE)
     def add(key: Key, title: Annotated[str, Field(description="Short title.")], body: Text = "",
             tags: Tags = [], refs: Refs = []) -> CallToolResult:  # noqa: B006
