@@ -108,12 +108,19 @@ def validation_text(exc) -> str:
     return "; ".join(parts)
 
 
-def build_server(store: str | None = None) -> MCPServer:
+def build_server(store: str | None = None, *, door: Door | None = None, readonly: bool = False) -> MCPServer:
+    """The MCP server with every tool, or (readonly) only the tools marked read-only.
+
+    `door` lets another transport (`kyb serve` at /mcp) supply its own store and attribution."""
     from kyb_cli.mcp.tools import register
 
     server = KybServer(name="kyb", title="kyb memory", version=__version__, instructions=INSTRUCTIONS,
                        log_level="WARNING")  # the SDK logs to stderr; INFO would narrate every call
-    register(server, Door(store))
+    register(server, door or Door(store))
+    if readonly:
+        for tool in list(server._tool_manager.list_tools()):
+            if not (tool.annotations and tool.annotations.read_only_hint):
+                server.remove_tool(tool.name)
     return server
 
 

@@ -1,0 +1,77 @@
+"""The store one `kyb serve` process serves, and who is writing in the request being answered.
+
+Attribution over HTTP is what the client says (headers `X-Kyb-Agent`, `X-Kyb-Session`,
+`X-Kyb-Workspace`, the HTTP spelling of KYB_AGENT/KYB_SESSION/KYB_WORKSPACE); what it does not say
+falls back to the server's own KYB_* settings, then `human` (the console's person). The server's
+process tree is not walked: it describes whoever started the server, not whoever sends the request.
+Labels are an audit aid supplied by the client, not an identity, exactly as on the CLI.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LABEL_MAX = 200
+
+
+@dataclass(frozen=True)
+class Caller:
+    agent: str
+    session: str = ""
+    workspace: str = ""
+
+
+CALLER: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("kyb_serve_caller", default=None)
+
+
+def _label(value: str | None) -> str:
+    return " ".join((value or "").split())[:LABEL_MAX]
+
+
+def caller_from_headers(headers: Any) -> Caller:
+    """The request's attribution labels; missing ones fall back to the server's KYB_* settings."""
+    agent = _label(headers.get("x-kyb-agent")) or _label(os.environ.get("KYB_AGENT")) or "human"
+    session = _label(headers.get("x-kyb-session")) or _label(os.environ.get("KYB_SESSION"))
+    workspace = _label(headers.get("x-kyb-workspace"))
+    return Caller(agent, session, workspace)
+
+
+@dataclass
+class Door:
+    """What every route handler gets: the store path, the server's mode, this request's caller."""
+
+    store_path: Path
+    readonly: bool = False
+    token_required: bool = False
+    default_workspace: str = ""
+    extra_capabilities: dict[str, Any] = field(default_factory=dict)
+
+    def path(self) -> Path:
+        return self.store_path
+
+    def store(self):
+        from kyb_cli.core.store import open_store
+
+        return open_store(self.store_path)
+
+    def attribution(self, transport: str = "http"):
+        from kyb_cli.core.attribution import Attribution
+
+        caller = CALLER.get() or caller_from_headers({})
+        return Attribution(caller.agent, caller.session, caller.workspace or self.default_workspace, transport)
+
+    def capabilities(self) -> dict[str, Any]:
+        from kyb_cli.core.embed import current_fingerprint
+
+        try:
+            semantic = current_fingerprint()[0] is not None
+        except Exception:  # noqa: BLE001 — a capability report never fails the health check
+            semantic = False
+        data = {"write": not self.readonly, "readonly": self.readonly, "semantic": semantic, "mcp": True,
+                "console": True, "token_required": self.token_required}
+        data.update(self.extra_capabilities)
+        return data

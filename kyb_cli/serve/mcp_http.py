@@ -1,0 +1,67 @@
+"""MCP over streamable HTTP at /mcp: the tools of `kyb mcp`, registered by the MCP door itself.
+
+Two servers share the registration: every tool, and the read-only subset (for `--readonly`, or
+`?readonly=1` on the URL). Both are stateless (each POST is a whole exchange, no session to keep)
+and answer JSON. Host, Origin and token are checked by the guard in front of them, so the SDK's own
+DNS-rebinding check is off here rather than done twice with other rules.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from kyb_cli.serve.door import CALLER, caller_from_headers
+
+
+def _mcp_door(store_path: Path):
+    from kyb_cli.mcp.server import Door
+
+    class HttpMcpDoor(Door):
+        """The MCP door with the HTTP caller's labels; transport `mcp`, as for `kyb mcp`."""
+
+        def location(self):
+            from kyb_cli.core.locate import StoreLocation
+
+            return StoreLocation(store_path, "kyb serve")
+
+        @staticmethod
+        def attribution():
+            from kyb_cli.core.attribution import Attribution, detect
+
+            caller = CALLER.get() or caller_from_headers({})
+            return Attribution(caller.agent, caller.session, caller.workspace or detect("mcp").workspace, "mcp")
+
+    return HttpMcpDoor(str(store_path))
+
+
+class McpEndpoint:
+    """ASGI app for /mcp: picks the full or the read-only server per request."""
+
+    def __init__(self, store_path: Path, *, readonly: bool) -> None:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from kyb_cli.mcp.server import build_server
+
+        self.readonly = readonly
+        door = _mcp_door(store_path)
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        self.servers = {}
+        for ro in (True, False) if not readonly else (True,):
+            server = build_server(door=door, readonly=ro)
+            server.streamable_http_app(stateless_http=True, json_response=True, transport_security=security)
+            self.servers[ro] = server
+
+    @contextlib.asynccontextmanager
+    async def running(self):
+        async with contextlib.AsyncExitStack() as stack:
+            for server in self.servers.values():
+                await stack.enter_async_context(server.session_manager.run())
+            yield
+
+    async def __call__(self, scope, receive, send):
+        from urllib.parse import parse_qs
+
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        wants_ro = self.readonly or query.get("readonly", ["0"])[-1].lower() in ("1", "true", "yes")
+        await self.servers[wants_ro].session_manager.handle_request(scope, receive, send)
