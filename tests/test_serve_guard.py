@@ -84,7 +84,7 @@ def test_token_is_required_when_set_and_the_console_shell_stays_open(tmp_path):
         assert server.get("/healthz", headers={"Authorization": "Bearer wrong"}).status == 401
         assert server.get("/healthz", headers={"Authorization": "Bearer s3cret-token"}).status == 200
         assert server.post("/mcp", {}).status == 401
-        assert server.get("/").status == 200 and server.get("/static/app.js").status == 200
+        assert server.get("/").status == 200 and server.get("/static/js/app.js").status == 200
     finally:
         server.stop()
 
