@@ -38,7 +38,7 @@ def main(argv: list[str]) -> None:
                     page.goto(server.base + "/")
                     page.wait_for_selector("body[data-ready='1']")
                     page.fill("#q", "checkout")
-                    page.wait_for_function("document.querySelectorAll('#results li').length === 3")
+                    page.wait_for_function("() => document.querySelectorAll('#results li').length === 3")
                     page.click("#results li[data-key='checkout-write-path'] button")
                     page.wait_for_selector("#diff")
                     page.screenshot(path=str(out / f"console-search{'-dark' if scheme == 'dark' else ''}.png"))

@@ -2,27 +2,30 @@
 
 Knowledge with several versions (so history, past hits and diffs exist), tasks with dates around
 today (overdue hard, overdue, due soon, later, provisional), incidents of each severity and status.
-Written through the real CLI, one commit per write, as agents would.
+Written through the CLI's commands (in-process), one commit per write, as agents would.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from datetime import date, timedelta
 from pathlib import Path
 
 
 def kyb(store: Path, env: dict[str, str], *args: str, body: str = "", agent: str = "claude-code") -> dict:
-    full = dict(env, KYB_STORE=str(store), KYB_AGENT=agent, KYB_DEADLINES="off")
-    proc = subprocess.run([sys.executable, "-m", "kyb_cli", *args], input=body, capture_output=True, text=True,
-                          env=full, timeout=60)
-    if proc.returncode != 0:
-        raise RuntimeError(f"kyb {' '.join(args)}: {proc.stderr}")
-    return json.loads(proc.stdout) if proc.stdout.strip() else {}
+    """One CLI call, in this process (Click's runner: the same command code, without a Python start-up)."""
+    from click.testing import CliRunner
+
+    from kyb_cli.cli.app import cli
+
+    full = {k: v for k, v in env.items() if k.startswith(("XDG_", "GIT_", "HOME"))}
+    full.update(KYB_STORE=str(store), KYB_AGENT=agent, KYB_DEADLINES="off")
+    result = CliRunner().invoke(cli, list(args), input=body, env=full, catch_exceptions=False)
+    if result.exit_code != 0:
+        raise RuntimeError(f"kyb {' '.join(args)}: {result.stderr}")
+    return json.loads(result.stdout) if result.stdout.strip() else {}
 
 
 def build(store: Path, env: dict[str, str] | None = None, today: date | None = None) -> dict[str, str]:

@@ -19,7 +19,7 @@ export function searchView(pane, ctx) {
   const health = ctx.health || {};
   const first = Date.parse(health.first_commit_at || new Date().toISOString()) / 1000;
   const last = Math.max(Date.parse((health.head && health.head.committed_at) || new Date().toISOString()) / 1000,
-    first + 60);
+    first + 1);
   if (state.asOf == null || state.asOf > last || state.asOf < first) state.asOf = last;
 
   const input = h("input", {
