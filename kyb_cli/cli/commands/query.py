@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from kyb_cli.cli.common import common_options, store_location
+from kyb_cli.cli.common import common_options
 from kyb_cli.cli.deadlines_block import deadline_options
 from kyb_cli.cli.output import emit
 
@@ -82,27 +82,17 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
     for the slice are embedded within a short budget (KYB_EMBED_BUDGET seconds, default 1.5);
     `pending_vectors` says how many are still missing (`kyb index --embed` fills all).
     """
-    from kyb_cli.core.index.query import Filters
-    from kyb_cli.core.index.search import search
-    from kyb_cli.core.timeargs import time_mode
+    from kyb_cli import api
 
-    location = store_location()
-    path = location.path
-    mode, as_of_t, window = time_mode(history=history, as_of=as_of, changed_between=changed_between,
-                                      store_path=path)
-    if location.is_default and not (path / ".git").exists():
-        from kyb_cli.cli.common import open_store
-
-        open_store()  # the default store is created on first use
-    filters = Filters(tags=_split_tags(tags), kind=kind, status=status, service=service,
-                      priority=priority, assignee=assignee, parent=parent)
-    response = search(path, " ".join(text), mode=mode, as_of=as_of_t, window=window, filters=filters,
-                      limit=limit, recent=recent, semantic=semantic, explain=explain)
+    path, response = api.query(click.get_current_context().meta.get("kyb.store"), " ".join(text),
+                               history=history, as_of=as_of, changed_between=changed_between,
+                               tags=_split_tags(tags), kind=kind, status=status, service=service,
+                               priority=priority, assignee=assignee, parent=parent, limit=limit,
+                               recent=recent, semantic=semantic, explain=explain)
     if response.get("semantic_off"):
         from kyb_cli.cli.output import note
-        from kyb_cli.core.embed import off_message
 
-        note(off_message(response["semantic_off"]))
+        note(api.semantic_off_message(response["semantic_off"]))
     emit(response, query_view)
     from kyb_cli.cli.deadlines_block import print_deadlines_block
 
