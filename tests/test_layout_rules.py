@@ -1,4 +1,4 @@
-"""The doors (CLI, MCP, devtools) reach the core only through the porcelain, `kyb_cli.api`."""
+"""The doors (CLI, MCP, HTTP, devtools) reach the core only through the porcelain, `kyb_cli.api`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "kyb_cli"
-DOORS = ("cli", "mcp", "devtools")
+DOORS = ("cli", "mcp", "serve", "devtools")
 
 
 def _imports(path: Path) -> list[str]:

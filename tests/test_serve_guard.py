@@ -16,7 +16,7 @@ from tests.test_serve_http import world  # noqa: E402
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    from kyb_cli.core.store import init_store
+    from kyb_cli.api import init_store
 
     root = tmp_path_factory.mktemp("guard")
     init_store(root / "store")
@@ -71,7 +71,7 @@ def test_console_and_api_answers_carry_protective_headers(served):
 
 
 def test_token_is_required_when_set_and_the_console_shell_stays_open(tmp_path):
-    from kyb_cli.core.store import init_store
+    from kyb_cli.api import init_store
 
     init_store(tmp_path / "store")
     env = world(tmp_path)
@@ -90,7 +90,7 @@ def test_token_is_required_when_set_and_the_console_shell_stays_open(tmp_path):
 
 
 def test_beyond_loopback_a_token_is_generated_and_printed_once(tmp_path):
-    from kyb_cli.core.store import init_store
+    from kyb_cli.api import init_store
 
     init_store(tmp_path / "store")
     server = Served.start(tmp_path / "store", "--host", "0.0.0.0", env=world(tmp_path))
@@ -107,7 +107,7 @@ def test_beyond_loopback_a_token_is_generated_and_printed_once(tmp_path):
 
 
 def test_readonly_refuses_every_write_route_and_still_reads(tmp_path):
-    from kyb_cli.core.store import init_store
+    from kyb_cli.api import init_store
     from kyb_cli.serve.routes import ROUTES
 
     import subprocess
@@ -135,7 +135,7 @@ def test_readonly_refuses_every_write_route_and_still_reads(tmp_path):
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_stops_the_server_cleanly(tmp_path, sig):
-    from kyb_cli.core.store import init_store
+    from kyb_cli.api import init_store
 
     init_store(tmp_path / "store")
     server = Served.start(tmp_path / "store", env=world(tmp_path))
@@ -150,7 +150,7 @@ def test_a_port_in_use_is_a_one_line_usage_error(tmp_path):
     import subprocess
     import sys
 
-    from kyb_cli.core.store import init_store
+    from kyb_cli.api import init_store
 
     init_store(tmp_path / "store")
     with socket.socket() as sock:

@@ -230,7 +230,7 @@ def test_a_body_that_is_not_json_is_a_usage_error(served):
 
 def test_store_error_is_503_when_the_writer_lock_is_held(tmp_path):
     """Exit 4 (locked past the wait) -> 503, with the CLI's message."""
-    from kyb_cli.core.store import init_store
+    from kyb_cli.api import init_store
 
     store = tmp_path / "store"
     init_store(store)
@@ -238,7 +238,7 @@ def test_store_error_is_503_when_the_writer_lock_is_held(tmp_path):
     env["KYB_LOCK_TIMEOUT"] = "0.3"
     server = Served.start(store, env=env)
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys,time;from kyb_cli.core import lock;from pathlib import Path\n"
+        "import sys,time;from kyb_cli.core.canon import lock;from pathlib import Path\n"
         f"with lock.exclusive(Path({str(store / '.git' / 'kyb' / 'write.lock')!r}), timeout=5):\n"
         "    print('held', flush=True); time.sleep(20)")], stdout=subprocess.PIPE, text=True, env=env)
     try:
@@ -251,7 +251,7 @@ def test_store_error_is_503_when_the_writer_lock_is_held(tmp_path):
 
 
 def test_every_exit_code_has_its_status():
-    from kyb_cli.core import errors
+    from kyb_cli import api as errors
     from kyb_cli.serve.app import error_response
 
     for cls, status in ((errors.NotFound, 404), (errors.UsageError, 400), (errors.Rejected, 422),

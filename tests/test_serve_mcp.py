@@ -88,7 +88,7 @@ def test_readonly_query_parameter_hides_the_write_tools(setup):
 
 
 def test_readonly_server_offers_only_read_tools_at_mcp(tmp_path):
-    from kyb_cli.core.store import init_store
+    from kyb_cli.api import init_store
 
     init_store(tmp_path / "store")
     server = Served.start(tmp_path / "store", "--readonly", env=world(tmp_path))

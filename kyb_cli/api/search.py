@@ -67,6 +67,24 @@ def index_status(store_path: Path) -> dict:
     return status(store_path)
 
 
+def health(store_path: Path) -> dict[str, Any]:
+    """What a health check reports: head {sha, committed_at}, first_commit_at, counts,
+    history_complete, pending_vectors (from the index, no Git walk)."""
+    from kyb_cli.core.index.health import health as core
+
+    return core(store_path)
+
+
+def semantic_available() -> bool:
+    """True when a model is installed and search by meaning can run."""
+    from kyb_cli.core.embed import current_fingerprint
+
+    try:
+        return current_fingerprint()[0] is not None
+    except Exception:  # noqa: BLE001 — a capability report never fails its caller
+        return False
+
+
 def context(store_path: Path, **kwargs: Any) -> dict[str, Any]:
     """The session-start digest's data (render it with `render_context`)."""
     from kyb_cli.core.tools.context import gather

@@ -30,6 +30,20 @@ def export_rows(store_path: Path, at: str | None = None):
     return core(store_path, at)
 
 
+def export_text(rows: list[dict], fmt: str) -> str:
+    """`kyb export --format FMT` as text (jsonl | json | csv)."""
+    from kyb_cli.core.tools.export import render
+
+    return render(rows, fmt)
+
+
+def export_media_type(fmt: str) -> str:
+    """The HTTP media type of an export format."""
+    from kyb_cli.core.tools.export import MEDIA_TYPES
+
+    return MEDIA_TYPES[fmt]
+
+
 def diagnose(store_path: Path, load_model: bool = True) -> dict:
     from kyb_cli.core.tools.doctor import diagnose as core
 

@@ -139,9 +139,9 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         is the text, `fields` each changed field with its old and new value. Revisions: sha, short sha, HEAD~2, tag."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.kinds.diff import diff as record_diff
+            from kyb_cli import api
 
-            return record_diff(door.path(), key, from_rev, to_rev)
+            return api.diff(door.path(), key, from_rev, to_rev)
 
         return door.call(run)
 

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 
-from kyb_cli.core.errors import KybError, StoreError, UsageError
+from kyb_cli.api import KybError, StoreError, UsageError
 from kyb_cli.serve.door import Door
 from kyb_cli.serve.params import parse_body, parse_query
 from kyb_cli.serve.routes import ROUTES, Route
@@ -152,7 +152,7 @@ def build_app(door: Door, *, bind_host: str, port_of, token: str | None, mcp: bo
     if mcp:
         from kyb_cli.serve.mcp_http import McpEndpoint
 
-        endpoint = McpEndpoint(door.store_path, readonly=door.readonly)
+        endpoint = McpEndpoint(door.store_path, readonly=door.readonly, default_workspace=door.default_workspace)
         routes.append(StarletteRoute("/mcp", endpoint, methods=["GET", "POST", "DELETE"]))
 
     @contextlib.asynccontextmanager
@@ -165,7 +165,7 @@ def build_app(door: Door, *, bind_host: str, port_of, token: str | None, mcp: bo
 
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: _http_error, Exception: _crash})
-    from kyb_cli.core.gitfiles import git_dir
+    from kyb_cli import api
 
-    audit = git_dir(Path(door.store_path)) / "kyb" / "audit.jsonl"
+    audit = api.git_dir(Path(door.store_path)) / "kyb" / "audit.jsonl"
     return Guard(app, bind_host=bind_host, port_of=port_of, token=token, readonly=door.readonly, audit_path=audit)

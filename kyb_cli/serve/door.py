@@ -40,6 +40,16 @@ def caller_from_headers(headers: Any) -> Caller:
     return Caller(agent, session, workspace)
 
 
+def caller_attribution(transport: str, default_workspace: str = ""):
+    """The commit attribution of the request being answered (labels as the KYB_* settings would give
+    them; a label is always there, so no process tree is walked)."""
+    from kyb_cli import api
+
+    caller = CALLER.get() or caller_from_headers({})
+    return api.attribution(transport, environ={"KYB_AGENT": caller.agent, "KYB_SESSION": caller.session,
+                                               "KYB_WORKSPACE": caller.workspace or default_workspace})
+
+
 @dataclass
 class Door:
     """What every route handler gets: the store path, the server's mode, this request's caller."""
@@ -54,24 +64,18 @@ class Door:
         return self.store_path
 
     def store(self):
-        from kyb_cli.core.store import open_store
+        from kyb_cli import api
 
-        return open_store(self.store_path)
+        return api.open_store(self.store_path)
 
     def attribution(self, transport: str = "http"):
-        from kyb_cli.core.attribution import Attribution
-
-        caller = CALLER.get() or caller_from_headers({})
-        return Attribution(caller.agent, caller.session, caller.workspace or self.default_workspace, transport)
+        return caller_attribution(transport, self.default_workspace)
 
     def capabilities(self) -> dict[str, Any]:
-        from kyb_cli.core.embed import current_fingerprint
+        from kyb_cli import api
 
-        try:
-            semantic = current_fingerprint()[0] is not None
-        except Exception:  # noqa: BLE001 — a capability report never fails the health check
-            semantic = False
-        data = {"write": not self.readonly, "readonly": self.readonly, "semantic": semantic, "mcp": True,
+        data = {"write": not self.readonly, "readonly": self.readonly, "semantic": api.semantic_available(),
+                "mcp": True,
                 "console": True, "token_required": self.token_required}
         data.update(self.extra_capabilities)
         return data

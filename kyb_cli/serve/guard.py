@@ -17,6 +17,7 @@ import json
 import os
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -191,9 +192,8 @@ class Guard:
         return b"".join(chunks), False
 
     def audit(self, method: str, path: str, status: int, started: float, agent: str) -> None:
-        from kyb_cli.core.timefmt import rfc3339
-
-        line = json.dumps({"ts": rfc3339(int(time.time())), "method": method, "path": path, "status": status,
+        ts = datetime.fromtimestamp(int(time.time()), timezone.utc).isoformat()
+        line = json.dumps({"ts": ts, "method": method, "path": path, "status": status,
                            "ms": round((time.perf_counter() - started) * 1000, 1), "agent": agent},
                           ensure_ascii=False) + "\n"
         try:

@@ -11,26 +11,17 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from kyb_cli.serve.door import CALLER, caller_from_headers
+from kyb_cli.serve.door import caller_attribution
 
 
-def _mcp_door(store_path: Path):
+def _mcp_door(store_path: Path, default_workspace: str):
     from kyb_cli.mcp.server import Door
 
     class HttpMcpDoor(Door):
-        """The MCP door with the HTTP caller's labels; transport `mcp`, as for `kyb mcp`."""
+        """The MCP door on the served store, with the HTTP caller's labels; transport `mcp`, as for `kyb mcp`."""
 
-        def location(self):
-            from kyb_cli.core.locate import StoreLocation
-
-            return StoreLocation(store_path, "kyb serve")
-
-        @staticmethod
-        def attribution():
-            from kyb_cli.core.attribution import Attribution, detect
-
-            caller = CALLER.get() or caller_from_headers({})
-            return Attribution(caller.agent, caller.session, caller.workspace or detect("mcp").workspace, "mcp")
+        def attribution(self):
+            return caller_attribution("mcp", default_workspace)
 
     return HttpMcpDoor(str(store_path))
 
@@ -38,13 +29,13 @@ def _mcp_door(store_path: Path):
 class McpEndpoint:
     """ASGI app for /mcp: picks the full or the read-only server per request."""
 
-    def __init__(self, store_path: Path, *, readonly: bool) -> None:
+    def __init__(self, store_path: Path, *, readonly: bool, default_workspace: str = "") -> None:
         from mcp.server.transport_security import TransportSecuritySettings
 
         from kyb_cli.mcp.server import build_server
 
         self.readonly = readonly
-        door = _mcp_door(store_path)
+        door = _mcp_door(store_path, default_workspace)
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         self.servers = {}
         for ro in (True, False) if not readonly else (True,):

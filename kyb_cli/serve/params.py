@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kyb_cli.core.errors import UsageError
+from kyb_cli.api import UsageError
 
 TRUE = {"true", "1", "yes", "on"}
 FALSE = {"false", "0", "no", "off", ""}

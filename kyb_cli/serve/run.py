@@ -13,7 +13,7 @@ import socket
 import sys
 from pathlib import Path
 
-from kyb_cli.core.errors import StoreError, UsageError
+from kyb_cli.api import StoreError, UsageError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9310
@@ -42,7 +42,7 @@ def bind(host: str, port: int) -> socket.socket:
 def serve(store_path: Path, *, host: str, port: int, readonly: bool, open_browser: bool) -> None:
     import uvicorn
 
-    from kyb_cli.core.attribution import detect
+    from kyb_cli import api
     from kyb_cli.serve.app import build_app
     from kyb_cli.serve.door import Door
     from kyb_cli.serve.guard import is_loopback
@@ -55,7 +55,7 @@ def serve(store_path: Path, *, host: str, port: int, readonly: bool, open_browse
     sock = bind(host, port)
     bound_port = sock.getsockname()[1]
     door = Door(Path(store_path), readonly=readonly, token_required=token is not None,
-                default_workspace=detect("http").workspace)
+                default_workspace=api.attribution("http").workspace)
     app = build_app(door, bind_host=host, port_of=lambda: bound_port, token=token)
     base = f"http://{url_host(host)}:{bound_port}"
 

@@ -6,8 +6,7 @@ from typing import Any
 
 import click
 
-from kyb_cli.cli.commands.get import read_store_path
-from kyb_cli.cli.common import common_options
+from kyb_cli.cli.common import common_options, read_store_path
 from kyb_cli.cli.output import emit
 
 
@@ -23,9 +22,9 @@ def diff_cmd(key: str, from_rev: str | None, to_rev: str | None) -> None:
     Defaults: TO is the latest version, FROM the version before it. JSON carries `diff` (the text),
     `fields` (each changed field with its old and new value), `from` and `to` (sha, committed_at).
     """
-    from kyb_cli.core.kinds.diff import diff
+    from kyb_cli import api
 
-    emit(diff(read_store_path(), key, from_rev, to_rev), diff_view)
+    emit(api.diff(read_store_path(), key, from_rev, to_rev), diff_view)
 
 
 def diff_view(c: Any, d: dict[str, Any]) -> None:

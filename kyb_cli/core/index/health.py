@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kyb_cli.core.timefmt import rfc3339
+from kyb_cli.core.times.format import rfc3339
 
 
 def health(store_path: Path) -> dict[str, Any]:
-    from kyb_cli.core.index import fresh
+    from kyb_cli.core.index.fresh import fresh
 
     f = fresh(Path(store_path))
     try:
