@@ -161,3 +161,27 @@ def test_a_port_in_use_is_a_one_line_usage_error(tmp_path):
                                "--port", str(port)], capture_output=True, text=True, env=world(tmp_path), timeout=60)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip() == f"kyb: port {port} on 127.0.0.1 is in use (another kyb serve?); pick one with --port"
+
+
+def test_open_hands_the_console_url_to_the_browser(tmp_path):
+    """`--open`: the system's browser gets the console URL once the server listens (BROWSER is how
+    Python's webbrowser module is told which program that is)."""
+    import time
+
+    from kyb_cli.api import init_store
+
+    init_store(tmp_path / "store")
+    seen = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\necho "$1" > {seen}\n')
+    browser.chmod(0o755)
+    env = world(tmp_path)
+    env["BROWSER"] = str(browser)
+    server = Served.start(tmp_path / "store", "--open", env=env)
+    try:
+        deadline = time.time() + 10
+        while time.time() < deadline and not seen.exists():
+            time.sleep(0.05)
+        assert seen.read_text().strip() == f"http://127.0.0.1:{server.port}/"
+    finally:
+        server.stop()

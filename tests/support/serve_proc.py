@@ -49,8 +49,9 @@ class Served:
 
     @classmethod
     def start(cls, store_path: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 30) -> "Served":
-        full = {k: v for k, v in os.environ.items() if k not in ("KYB_SERVE_TOKEN", "KYB_AGENT", "KYB_SESSION")}
-        full.update(env or {})
+        # `env` is the server's whole environment when given (a test's own world: no stray KYB_MODEL)
+        full = dict(env) if env is not None else {
+            k: v for k, v in os.environ.items() if k not in ("KYB_SERVE_TOKEN", "KYB_AGENT", "KYB_SESSION")}
         proc = subprocess.Popen([sys.executable, "-m", "kyb_cli", "--store", str(store_path), "serve", "--port", "0",
                                  *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, env=full)

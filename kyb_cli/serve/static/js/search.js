@@ -29,6 +29,8 @@ export function searchView(pane, ctx) {
   const kind = h("select", { "aria-label": "Kind", id: "kind" },
     [["", "any kind"], ["knowledge", "knowledge"], ["incident", "incidents"], ["task", "tasks"]].map(
       ([v, t]) => h("option", { value: v, selected: state.kind === v }, t)));
+  const semanticOn = Boolean(health.capabilities && health.capabilities.semantic);
+  const meaning = semanticOn ? h("input", { type: "checkbox", id: "semantic", checked: state.semantic !== false }) : null;
   const modes = h("fieldset", { class: "modes", role: "radiogroup" }, h("legend", {}, "Time mode"),
     MODES.map(([value, label]) => h("label", {},
       h("input", { type: "radio", name: "mode", value, checked: state.mode === value, "data-mode": value }), label)));
@@ -57,6 +59,7 @@ export function searchView(pane, ctx) {
   async function run() {
     const mine = ++seq;
     const params = { q: state.q, limit: 50, kind: state.kind };
+    if (semanticOn && state.semantic === false) params.semantic = "false";
     if (state.mode === "history") params.history = "true";
     if (state.mode === "as_of") params.as_of = isoSeconds(state.asOf);
     if (state.mode === "changed_between") {
@@ -95,6 +98,7 @@ export function searchView(pane, ctx) {
   const soon = debounce(run, 180);
   input.addEventListener("input", () => { state.q = input.value; soon(); });
   kind.addEventListener("change", () => { state.kind = kind.value; run(); });
+  if (meaning) meaning.addEventListener("change", () => { state.semantic = meaning.checked; run(); });
   modes.addEventListener("change", (e) => { state.mode = e.target.value; renderTimebar(); run(); });
   slider.addEventListener("input", () => {
     state.asOf = Number(slider.value);
@@ -105,7 +109,9 @@ export function searchView(pane, ctx) {
   to.addEventListener("change", () => { state.to = to.value; run(); });
 
   renderTimebar();
-  clear(pane, h("div", { class: "controls" }, input, kind), modes, timebar, meta, list);
+  clear(pane, h("div", { class: "controls" }, input, kind,
+    meaning ? h("label", { title: "Fuse search by meaning (the model) with words" }, meaning, " by meaning") : null),
+  modes, timebar, meta, list);
   run();
   return { focus: () => input.focus(), refresh: run };
 }
