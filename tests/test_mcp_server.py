@@ -225,3 +225,16 @@ def test_diff_tool_answers_what_kyb_diff_answers(mcp, cli, monkeypatch):
     assert cli("diff", "diff-me").json == default
     named = mcp.ok("diff", key="diff-me", from_rev=second["sha"], to_rev=first["sha"])
     assert "-port 9090\n+port 8080\n" in named["diff"]
+
+
+def test_readonly_server_lists_only_read_only_tools():
+    import asyncio
+
+    from kyb_cli.mcp.server import build_server
+    from kyb_cli.mcp.tools import READ, TOOLS
+
+    names = {t.name for t in asyncio.run(build_server(None, readonly=True).list_tools())}
+    assert names == {name for name, ann in TOOLS.items() if ann is READ}
+    assert "add" not in names and "retract" not in names and "query" in names
+    everything = {t.name for t in asyncio.run(build_server(None).list_tools())}
+    assert everything == set(TOOLS)

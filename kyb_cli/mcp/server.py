@@ -106,19 +106,13 @@ def validation_text(exc) -> str:
     return "; ".join(parts)
 
 
-def build_server(store: str | None = None, *, door: Door | None = None, readonly: bool = False) -> MCPServer:
-    """The MCP server with every tool, or (readonly) only the tools marked read-only.
-
-    `door` lets another transport (`kyb serve` at /mcp) supply its own store and attribution."""
+def build_server(store: str | None = None, *, readonly: bool = False, door: "Door | None" = None) -> MCPServer:
+    """The kyb MCP server; `readonly` keeps only the read-only tools, `door` picks another transport's door."""
     from kyb_cli.mcp.tools import register
 
     server = KybServer(name="kyb", title="kyb memory", version=__version__, instructions=INSTRUCTIONS,
                        log_level="WARNING")  # the SDK logs to stderr; INFO would narrate every call
-    register(server, door or Door(store))
-    if readonly:
-        for tool in list(server._tool_manager.list_tools()):
-            if not (tool.annotations and tool.annotations.read_only_hint):
-                server.remove_tool(tool.name)
+    register(server, door or Door(store), readonly=readonly)
     return server
 
 

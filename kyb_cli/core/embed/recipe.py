@@ -2,7 +2,7 @@
 
 Everything that changes what the model is handed lives here, and all of it is part of the
 fingerprint (`RECIPE`), so changing the recipe can never serve a vector made by the old one.
-Passage text follows EMB-5 of the original: title, then the first 1200 characters of the body;
+Passage text follows rule "passage text" of the original: title, then the first 1200 characters of the body;
 incidents add service and hosts.
 """
 
@@ -45,7 +45,7 @@ def _get(record: Any, name: str, default: Any = "") -> Any:
 
 
 def passage_text(record: Any) -> str:
-    """The recipe text of a record (a Record or a mapping), without the prefix (EMB-5)."""
+    """The recipe text of a record (a Record or a mapping), without the prefix (rule "passage text")."""
     title = str(_get(record, "title") or "").strip()
     body = str(_get(record, "body") or "")[:BODY_CHARS]
     key = str(_get(record, "key") or "")

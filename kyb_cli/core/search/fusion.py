@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion of the lexical (BM25) list and the vector list (SRCH-10).
+"""Reciprocal rank fusion of the lexical (BM25) list and the vector list (rule "hybrid fusion").
 
 score(item) = Σ_lexical W_LEX/(K + rank) + Σ_semantic W_SEM/(K + rank), ranks 1-based; an item in
 one list only still scores, so a meaning-only match enters and an exact-word-only match survives.

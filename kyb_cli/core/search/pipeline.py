@@ -73,7 +73,7 @@ def _fuse(conn, mode: str, ranked: list[tuple[int, dict]], near: list[tuple[int,
     """RRF of both lists. Identity is the version in --history, else the key (one hit per key).
 
     A lexical hit is reused; a semantic-only one is read from the index (it already passed the same
-    slice and filters). `score` is the cosine when the hit has one, else BM25 (as SRCH-10).
+    slice and filters). `score` is the cosine when the hit has one, else BM25 (as rule "hybrid fusion").
     """
     from kyb_cli.core.search.fusion import rrf
     from kyb_cli.core.search.lexical import hits_for
