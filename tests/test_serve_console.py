@@ -86,6 +86,12 @@ def test_page_loads_with_the_deadline_strip_overdue_first_hard_first(page, site)
     assert page.is_visible("#deadlines .chip .hard")
     page.click(f"#deadlines .chip[data-key='{keys['overdue_hard']}']")
     page.wait_for_selector(f"#record[data-key='{keys['overdue_hard']}']")
+    page.keyboard.press("3")  # by date: earliest first, overdue days marked
+    page.wait_for_selector("#date-list h2")
+    days = page.eval_on_selector_all("#date-list h2", "els => els.map(e => e.textContent)")
+    assert days == sorted(days) and "overdue" in days[0]
+    listed = page.eval_on_selector_all("#date-list li[data-key]", "els => els.map(e => e.dataset.key)")
+    assert listed[0] == keys["overdue"] and keys["overdue_hard"] in listed and "task-upgrade-envoy" in listed
 
 
 def test_search_in_each_time_mode_and_move_the_slider(page):

@@ -58,7 +58,7 @@ export function searchView(pane, ctx) {
 
   async function run() {
     const mine = ++seq;
-    const params = { q: state.q, limit: 50, kind: state.kind };
+    const params = { q: state.q, limit: state.limit || 50, kind: state.kind };
     if (semanticOn && state.semantic === false) params.semantic = "false";
     if (state.mode === "history") params.history = "true";
     if (state.mode === "as_of") params.as_of = isoSeconds(state.asOf);
@@ -93,10 +93,14 @@ export function searchView(pane, ctx) {
           h("span", {}, hit.kind),
           h("span", { class: "mono" }, `${short(hit.sha)} · ${when(hit.committed_at)}`))))));
     if (!data.hits.length) list.append(h("li", { class: "empty" }, h("p", { class: "dim" }, " no hits")));
+    if (data.count >= params.limit && params.limit < 100) {
+      list.append(h("li", { class: "empty" }, h("button", { type: "button", class: "secondary more", id: "more-hits",
+        onclick: () => { state.limit = 100; run(); } }, "Show up to 100 hits")));
+    }
   }
 
   const soon = debounce(run, 180);
-  input.addEventListener("input", () => { state.q = input.value; soon(); });
+  input.addEventListener("input", () => { state.q = input.value; state.limit = 50; soon(); });
   kind.addEventListener("change", () => { state.kind = kind.value; run(); });
   if (meaning) meaning.addEventListener("change", () => { state.semantic = meaning.checked; run(); });
   modes.addEventListener("change", (e) => { state.mode = e.target.value; renderTimebar(); run(); });

@@ -71,15 +71,20 @@ export function datesView(pane, ctx) {
   const body = h("div", { id: "date-list" });
 
   async function run() {
-    let data;
+    // every live task with a due date (the server filters, so 10k tasks cost one page), plus the
+    // provisional (expected) dates among the most recent live tasks
+    let due;
+    let recent;
     try {
-      data = await get("/tasks" + query({ limit: 200 }));
+      [due, recent] = await Promise.all([get("/tasks" + query({ due_before: "9999-12-31", limit: 200 })),
+        get("/tasks" + query({ limit: 200 }))]);
     } catch (err) {
       clear(body, h("p", { class: "notice" }, `${err.status}: ${err.message}`));
       return;
     }
+    const byKey = new Map([...due.tasks, ...recent.tasks].map((t) => [t.key, t]));
     const day = today();
-    const dated = data.tasks.filter((t) => t.due || t.expected)
+    const dated = [...byKey.values()].filter((t) => t.due || t.expected)
       .sort((a, b) => (a.due || a.expected).localeCompare(b.due || b.expected) || (b.hard - a.hard));
     const groups = new Map();
     for (const t of dated) {
