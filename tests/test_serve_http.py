@@ -286,3 +286,4 @@ def test_audit_line_per_request_without_the_body(served):
     assert any(r["path"] == "/search" for r in rows)
     text = "\n".join(lines)
     assert secret_body not in text and "must-not-see-this-query" not in text
+

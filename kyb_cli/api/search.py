@@ -70,7 +70,7 @@ def index_status(store_path: Path) -> dict:
 def health(store_path: Path) -> dict[str, Any]:
     """What a health check reports: head {sha, committed_at}, first_commit_at, counts,
     history_complete, pending_vectors (from the index, no Git walk)."""
-    from kyb_cli.core.index.health import health as core
+    from kyb_cli.core.tools.health import health as core
 
     return core(store_path)
 

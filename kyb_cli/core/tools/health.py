@@ -1,7 +1,9 @@
 """What a health check reports about a store: its head, how many records of each kind and state,
 and how complete the index is (`history_complete`, `pending_vectors`).
 
-Answered from the sidecar index after `fresh()`, so it costs a few SQL counts, never a Git walk.
+Answered from the sidecar index (a few SQL counts after it is brought to HEAD), never a Git walk.
+`pending_vectors` counts the current versions that still lack a vector under the installed model
+(null without a model); `history_complete` is false while a staged index is still reading history.
 """
 
 from __future__ import annotations
@@ -13,10 +15,9 @@ from kyb_cli.core.times.format import rfc3339
 
 
 def health(store_path: Path) -> dict[str, Any]:
-    from kyb_cli.core.index.fresh import fresh
+    from kyb_cli.core.index.fresh import with_index
 
-    f = fresh(Path(store_path))
-    try:
+    def run(f) -> dict[str, Any]:
         conn = f.conn
         head = None
         if f.head:
@@ -36,26 +37,22 @@ def health(store_path: Path) -> dict[str, Any]:
             "head": head,
             "first_commit_at": rfc3339(first) if first is not None else None,
             "counts": counts,
-            "history_complete": True,
+            "history_complete": bool(getattr(f, "history_complete", True)),
             "pending_vectors": _pending_vectors(conn),
         }
-    finally:
-        f.conn.close()
+
+    return with_index(Path(store_path), run)
 
 
 def _pending_vectors(conn) -> int | None:
-    """Current versions that still lack a vector for the active model; None without a model."""
+    from kyb_cli.core import embed
+    from kyb_cli.core.search.slice import Slice
+    from kyb_cli.core.search.vectors import pending
+
     try:
-        from kyb_cli.core.embed import current_fingerprint
-    except ImportError:
-        return None
-    try:
-        fingerprint = current_fingerprint()[0]
+        fingerprint = embed.current_fingerprint()[0]
     except Exception:  # noqa: BLE001 — a health check reports, it does not fail on the model
         return None
     if not fingerprint:
         return None
-    return conn.execute(
-        "SELECT COUNT(*) FROM keys k LEFT JOIN vtext t ON t.version_id = k.version_id "
-        "LEFT JOIN vectors v ON v.text_sha = t.text_sha AND v.fingerprint = ? "
-        "WHERE k.state != 'retracted' AND v.text_sha IS NULL", (fingerprint,)).fetchone()[0]
+    return pending(conn, fingerprint, Slice("current"))

@@ -1,0 +1,24 @@
+"""What `/healthz` reports beyond liveness, through `api.health` (the function the route calls)."""
+
+from __future__ import annotations
+
+
+def test_health_counts_versions_still_without_a_vector(tiny, cli, store_path):
+    """`pending_vectors`: current versions lacking a vector under the installed model (null without one)."""
+    from kyb_cli import api
+
+    for n in range(3):
+        assert cli("add", "--key", f"fact-{n}", "--title", f"Fact {n}", "--body", "b").code == 0
+    assert cli("rm", "fact-2", "--reason", "wrong").code == 0
+    before = api.health(store_path)
+    assert before["pending_vectors"] == 2 and before["counts"]["knowledge"] == 2
+    assert before["counts"]["states"] == {"active": 2, "archived": 0, "retracted": 1}
+    assert cli("index", "--embed").code == 0
+    assert api.health(store_path)["pending_vectors"] == 0
+
+
+def test_health_without_a_model_has_no_pending_count(cli, store_path):
+    from kyb_cli import api
+
+    assert cli("add", "--key", "fact", "--title", "Fact", "--body", "b").code == 0
+    assert api.health(store_path)["pending_vectors"] is None
