@@ -193,3 +193,27 @@ def test_open_a_task_resolve_an_incident_and_errors_show_as_sent(page, site):
     page.click("#act-resolve-go")
     page.wait_for_function("() => document.getElementById('record')?.textContent.includes('archived')")
     assert kyb_json(site, "get", keys["incident"])["resolution"] == "rolled back the gateway"
+
+
+def test_with_a_token_the_console_takes_it_from_the_url_fragment(site, tmp_path):
+    """`kyb serve --open` hands the token over in the fragment (never sent to a server); without it
+    the page shows the 401 as the server said it, with a field for the token."""
+    from kyb_cli.api import init_store
+
+    _server, browser, _keys, env = site
+    init_store(tmp_path / "store")
+    guarded = Served.start(tmp_path / "store", env=dict(env, KYB_SERVE_TOKEN="fragment-token"))
+    try:
+        page = browser.new_page()
+        page.goto(guarded.base + "/")
+        page.wait_for_selector("#error-text")
+        assert "401" in page.text_content("#error-text") and "bearer token" in page.text_content("#error-text")
+        assert page.is_visible("#errors input[type='password']")
+        page.goto(guarded.base + "/#token=fragment-token")
+        page.reload()
+        page.wait_for_selector("body[data-ready='1']")
+        page.wait_for_function("() => document.getElementById('server-state')?.textContent.includes('knowledge')")
+        assert "token" not in page.url  # the fragment is dropped once read
+        page.close()
+    finally:
+        guarded.stop()
