@@ -81,7 +81,8 @@ export function searchView(pane, ctx) {
     if (mine !== seq) return; // a newer question was asked meanwhile
     const where = data.as_of ? ` · ${when(data.as_of)}` : data.window ? ` · ${data.window.map(when).join(" … ")}` : "";
     clear(meta, `${data.count} hit(s), mode ${data.mode}${where}, ${data.semantic ? "hybrid" : "lexical"}`,
-      data.pending_vectors ? `, ${data.pending_vectors} pending vectors` : "");
+      data.pending_vectors ? `, ${data.pending_vectors} pending vectors` : "",
+      data.history_complete === false ? " · history still being indexed: past answers may be incomplete" : "");
     clear(list, data.hits.map((hit) => h("li", { "data-key": hit.key, "data-sha": hit.sha,
       class: ctx.selected === hit.key ? "selected" : null },
       rowButton(() => ctx.open(hit.key, hit.is_head ? null : hit.sha),
