@@ -22,3 +22,16 @@ def test_health_without_a_model_has_no_pending_count(cli, store_path):
 
     assert cli("add", "--key", "fact", "--title", "Fact", "--body", "b").code == 0
     assert api.health(store_path)["pending_vectors"] is None
+
+
+def test_console_assets_ship_as_package_data():
+    """Every file of the console is matched by pyproject's package-data globs (else a wheel lacks it)."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["kyb_cli.serve"]
+    static = root / "kyb_cli" / "serve"
+    files = [p.relative_to(static).as_posix() for p in (static / "static").rglob("*") if p.is_file()]
+    assert files and all(any(fnmatch.fnmatch(f, g) and f.count("/") == g.count("/") for g in globs) for f in files)
