@@ -15,7 +15,8 @@ failure is a KybError with an exit code (docs/ARCHITECTURE.md, "Output contract"
 """
 
 from kyb_cli.api.records import (
-    add_knowledge, diff, history, is_date, is_store, read, retract_knowledge, split_list, tags,
+    add_knowledge, diff, edit_text, event_time, history, is_date, is_store, read, retract_knowledge, save_edit,
+    split_list, tags,
 )
 from kyb_cli.api.search import (
     context, context_hook_json, context_unavailable, embed_all, health, index_status, query, rebuild_index,
@@ -25,8 +26,7 @@ from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_sto
 from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
 from kyb_cli.api.tools import (
     apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_media_type, export_rows,
-    export_text, found_agents,
-    known_agents, model_import, model_pull, model_status, plan_install, plan_uninstall,
+    export_text, found_agents, known_agents, log, model_import, model_pull, model_status, plan_install, plan_uninstall,
 )
 from kyb_cli.api.work import (
     check_close_status, close_task, dated_tasks, deadlines, deadlines_block, deadlines_switched_off, describe,

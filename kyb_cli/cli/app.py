@@ -22,6 +22,8 @@ COMMANDS: dict[str, str] = {
     "get": "get:get_cmd",
     "history": "history:history_cmd",
     "diff": "diff:diff_cmd",
+    "edit": "edit:edit_cmd",
+    "log": "log:log_cmd",
     "rm": "rm:rm_cmd",
     "tags": "tags:tags_cmd",
     "sync": "sync:sync_cmd",

@@ -15,7 +15,8 @@ from kyb_cli.core.search.slice import Filters
 
 def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: int | None = None,
            window: tuple[int, int] | None = None, filters: Filters | None = None, limit: int = 10,
-           recent: bool = False, semantic: bool = False, explain: bool = False) -> dict:
+           recent: bool = False, semantic: bool = False, explain: bool = False,
+           as_of_event: int | None = None) -> dict:
     """The response `{count, hits, semantic, mode, head}` (+ `pending_vectors` when vectors ran).
 
     With `semantic`, a non-blank question and no `--recent`, the vector side runs in every time mode
@@ -29,15 +30,19 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     def run(f: Fresh) -> dict:
         n = fusion_candidates(limit) if hybrid else limit
         ranked = lexical(f.conn, text, mode=mode, as_of=as_of, window=window, filters=filters,
-                         limit=n, recent=recent)
+                         limit=n, recent=recent, as_of_event=as_of_event)
         out: dict = {"semantic": False}
         if hybrid:
             from kyb_cli.core.search.slice import Slice
             from kyb_cli.core.search.vectors import semantic_side
 
-            side = semantic_side(f.conn, text, Slice(mode, as_of, window, filters or Filters()), n)
+            side = semantic_side(f.conn, text, Slice(mode, as_of, window, filters or Filters(), as_of_event), n)
             if side.ranked is not None:
-                hits = _fuse(f.conn, mode, ranked, side.ranked, limit, explain)
+                if vectors_only():  # diagnosis (bench/eval_devset.py): the vector side's own order
+                    hits = _fuse(f.conn, mode, [], side.ranked, limit, explain)
+                    out["ranking"] = "vectors"
+                else:
+                    hits = _fuse(f.conn, mode, ranked, side.ranked, limit, explain)
                 out.update(semantic=True, pending_vectors=side.pending)
             else:
                 hits = [hit for _vid, hit in ranked[:limit]]
@@ -51,7 +56,13 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         return {"count": len(hits), "hits": hits, **out, "mode": mode, "head": f.head}
 
     response = with_index(store_path, run)
-    if mode == "as_of" and as_of is not None:
+    if mode == "as_of_event" and as_of_event is not None:
+        from kyb_cli.core.times.format import rfc3339
+
+        response["as_of_event"] = rfc3339(as_of_event)
+        if as_of is not None:
+            response["as_of"] = rfc3339(as_of)
+    elif mode == "as_of" and as_of is not None:
         from kyb_cli.core.times.format import rfc3339
 
         response["as_of"] = rfc3339(as_of)
@@ -60,6 +71,14 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 
         response["window"] = [rfc3339(window[0]), rfc3339(window[1])]
     return response
+
+
+def vectors_only() -> bool:
+    """KYB_SEARCH_RANKING=vectors: rank hybrid queries by the vector side alone (the dev set's
+    "vectors only" column); the response then says `"ranking": "vectors"`. Not for users."""
+    import os
+
+    return os.environ.get("KYB_SEARCH_RANKING", "").strip().lower() == "vectors"
 
 
 def fusion_candidates(limit: int) -> int:
