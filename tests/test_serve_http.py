@@ -91,6 +91,7 @@ def test_healthz_reports_version_head_counts_and_capabilities(served, cli):
 @pytest.mark.parametrize("path, args", [
     ("/knowledge/checkout-path", ["get", "checkout-path"]),
     ("/knowledge/checkout-path/history", ["history", "checkout-path"]),
+    ("/knowledge/checkout-path?version=1", ["get", "checkout-path", "--version", "1"]),
     ("/knowledge/checkout-path/diff", ["diff", "checkout-path"]),
     ("/knowledge/checkout-path/diff?from=HEAD~3&to=HEAD~3", ["diff", "checkout-path", "HEAD~3", "HEAD~3"]),
     ("/search?q=checkout&semantic=false", ["query", "checkout", "--no-semantic"]),
@@ -185,6 +186,7 @@ def test_incident_routes_write_and_resolve(served, cli):
     ("GET", "/knowledge/no-such-key", None, 404),
     ("GET", "/knowledge/checkout-path?at=no-such-rev", None, 404),
     ("GET", "/knowledge/no-such-key/history", None, 404),
+    ("GET", "/knowledge/checkout-path?version=9", None, 404),
     ("GET", "/knowledge/no-such-key/diff", None, 404),
     ("GET", "/search?histroy=true", None, 400),
     ("GET", "/search?limit=101", None, 400),

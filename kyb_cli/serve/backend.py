@@ -44,7 +44,7 @@ def search(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def get(door, a: dict[str, Any]) -> dict[str, Any]:
-    return api.read(door.path(), a["key"], at=a["at"]).to_json()
+    return api.read(door.path(), a["key"], at=a["at"], version=a["version"]).to_json()
 
 
 def history(door, a: dict[str, Any]) -> dict[str, Any]:
