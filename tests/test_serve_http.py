@@ -194,6 +194,8 @@ def test_incident_routes_write_and_resolve(served, cli):
     ("GET", "/search?history=true&as_of=2026-01-01", None, 400),
     ("GET", "/search?kind=thing", None, 400),
     ("GET", "/tasks?status=finished", None, 400),
+    ("GET", "/tasks?limit=201", None, 400),
+    ("GET", "/incidents?limit=201", None, 400),
     ("GET", "/deadlines?today=tomorrow", None, 400),
     ("POST", "/knowledge", {"title": "no key"}, 400),
     ("POST", "/knowledge", {"key": "k", "title": "t", "colour": "red"}, 400),

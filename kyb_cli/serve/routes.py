@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from kyb_cli.api.work import LISTING_MAX_LIMIT
 from kyb_cli.serve import backend
 from kyb_cli.serve.params import P
 
@@ -37,7 +38,8 @@ class Route:
 
 KEY = P("key", description="Record key: [a-z0-9-], at most 100 characters.", required=True)
 TODAY = P("today", description="The reader's calendar day YYYY-MM-DD (default: the server's local date).")
-LIST_LIMIT = P("limit", "integer", 50, "At most N rows (max 200).", minimum=0)
+LIST_LIMIT = P("limit", "integer", 50, f"At most N rows (max {LISTING_MAX_LIMIT}).", minimum=0,
+               maximum=LISTING_MAX_LIMIT)
 BODY = P("body", default="", description="Markdown body.")
 TAGS_KEEP = P("tags", "strings", None, "Tags; null or absent keeps the stored ones, [] clears.", nullable=True)
 REFS = P("refs", "strings", [], "Pointers: paths, URLs, where a secret lives (never the secret).")
