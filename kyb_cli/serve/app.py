@@ -47,12 +47,16 @@ def _endpoint(route: Route, door: Door):
             return error_response(exc)
 
         def run() -> Any:
+            answer_now()
             try:
-                return route.call(door, args)
+                data = route.call(door, args)
             except KybError as exc:
                 return exc
             except OSError as exc:  # disk full, permissions…: a store error, as on the CLI
                 return StoreError(f"I/O error: {exc}")
+            if isinstance(data, dict) and "history_complete" not in data and history_incomplete():
+                data = {**data, "history_complete": False}  # answered before a new index's history was in
+            return data
 
         result = await run_in_threadpool(run)
         if isinstance(result, KybError):
@@ -64,6 +68,25 @@ def _endpoint(route: Route, door: Door):
 
     endpoint.__name__ = route.name
     return endpoint
+
+
+def answer_now() -> None:
+    """A server never makes a request wait for a staged index's history (the no-waiting issue): it
+    answers from what is indexed and says `"history_complete": false`. The flags are per process, so
+    each request starts them afresh (a no-op where the index has no stages)."""
+    from kyb_cli import api
+
+    reset = getattr(api, "reset_history_state", None)
+    if reset is not None:
+        reset()
+        api.history_wait_policy(False)
+
+
+def history_incomplete() -> bool:
+    from kyb_cli import api
+
+    check = getattr(api, "history_incomplete", None)
+    return bool(check and check())
 
 
 async def _json_body(request: Request) -> Any:

@@ -23,6 +23,15 @@ def _mcp_door(store_path: Path, default_workspace: str):
         def attribution(self):
             return caller_attribution("mcp", default_workspace)
 
+        def call(self, fn, *, text=None):
+            from kyb_cli.serve.app import answer_now
+
+            def now():
+                answer_now()  # after the door's own per-call reset: the server never waits for history
+                return fn()
+
+            return super().call(now, text=text)
+
     return HttpMcpDoor(str(store_path))
 
 
