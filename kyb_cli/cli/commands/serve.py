@@ -29,14 +29,16 @@ def serve_cmd(host: str, port: int, readonly: bool, open_browser: bool) -> None:
     status 404/400/422/503/502 for exit codes 1-5. Writes are commits with transport `http`; an
     audit line per request goes to .git/kyb/audit.jsonl. Requests must name this server in Host
     (localhost or the bound address); browser writes only from the console's own origin.
-    Needs the `mcp` extra (pip install 'kyb-cli[mcp]'), which brings starlette and uvicorn.
+    Needs kyb's `mcp` extra (in a clone: pipx install --force '.[mcp]', or ./dev setup), which
+    brings starlette and uvicorn.
     """
     try:
         import mcp.server.mcpserver  # noqa: F401
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
-        raise KybError("kyb serve needs the MCP extra: pip install 'kyb-cli[mcp]' (starlette, uvicorn)") from None
+        raise KybError("kyb serve needs kyb's `mcp` extra (starlette, uvicorn): in a clone of the kyb repository "
+                       "run `pipx install --force '.[mcp]'` (or `./dev setup`)") from None
     from kyb_cli.serve.run import serve
 
     store = open_store()  # the default store is created on first use; anything else must be a store
