@@ -36,3 +36,10 @@ def test_serve_benchmark_runs(tmp_path):
     routes = rows[-1]["routes"]
     assert all(r["status"] == 200 for r in routes.values()), routes
     assert {"/healthz", "/tasks?limit=50", "/search?q=&limit=50"} <= set(routes)
+
+
+def test_coldstart_benchmark_runs(tmp_path):
+    rows = _bench("bench_coldstart.py", "--keys", "200", "--runs", "1", tmp_path=tmp_path)
+    result = rows[-1]
+    assert result["keys"] == 200 and result["history_complete_in_answer"] is True
+    assert result["first_query_s"] > 0 and result["catch_up_100_s"] >= 0 and "lexical_over_python" in result
