@@ -35,3 +35,28 @@ def test_console_assets_ship_as_package_data():
     static = root / "kyb_cli" / "serve"
     files = [p.relative_to(static).as_posix() for p in (static / "static").rglob("*") if p.is_file()]
     assert files and all(any(fnmatch.fnmatch(f, g) and f.count("/") == g.count("/") for g in globs) for f in files)
+
+
+def test_on_a_staged_index_the_server_answers_at_once_and_says_the_history_is_incomplete(store_path, tmp_path):
+    """The no-waiting rule for a long-lived door: a question about the past does not wait for the
+    background history; the answer and /healthz say `history_complete: false`."""
+    import time
+
+    from tests.support.index_helpers import T0, put
+    from tests.support.serve_proc import Served
+    from tests.test_serve_http import world
+
+    put(store_path, "checkout-path", "Checkout path", "checkout writes go through node 3", T0)
+    put(store_path, "checkout-path", "Checkout path", "checkout writes go through node 4", T0 + 86_400)
+    env = dict(world(tmp_path), KYB_STAGE_AT="0", KYB_BACKGROUND="off")  # the filler never completes it
+    server = Served.start(store_path, env=env)
+    try:
+        started = time.monotonic()
+        past = server.get("/search?q=checkout&history=true&semantic=false")
+        assert past.status == 200 and time.monotonic() - started < 20
+        assert past.json["history_complete"] is False
+        assert server.get("/knowledge/checkout-path").json["history_complete"] is False
+        health = server.get("/healthz").json
+        assert health["history_complete"] is False and health["head"]["sha"]
+    finally:
+        server.stop()

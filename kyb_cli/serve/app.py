@@ -73,20 +73,17 @@ def _endpoint(route: Route, door: Door):
 def answer_now() -> None:
     """A server never makes a request wait for a staged index's history (the no-waiting issue): it
     answers from what is indexed and says `"history_complete": false`. The flags are per process, so
-    each request starts them afresh (a no-op where the index has no stages)."""
+    each request starts them afresh."""
     from kyb_cli import api
 
-    reset = getattr(api, "reset_history_state", None)
-    if reset is not None:
-        reset()
-        api.history_wait_policy(False)
+    api.reset_history_state()
+    api.history_wait_policy(False)
 
 
 def history_incomplete() -> bool:
     from kyb_cli import api
 
-    check = getattr(api, "history_incomplete", None)
-    return bool(check and check())
+    return api.history_incomplete()
 
 
 async def _json_body(request: Request) -> Any:
