@@ -8,12 +8,17 @@ from typing import Any
 from kyb_cli.api._writes import writes
 
 
-def add_knowledge(store, *, key: str, title: str, body: str, tags: list[str], refs: list[str], attribution):
-    """Write knowledge under `key` (an upsert): a WriteResult (`changed: false` when nothing changed)."""
+def add_knowledge(store, *, key: str, title: str, body: str, tags: list[str], refs: list[str], attribution,
+                  review_by: str | None = None):
+    """Write knowledge under `key` (an upsert): a WriteResult (`changed: false` when nothing changed).
+
+    `review_by`: None keeps the current one, "" clears it, YYYY-MM-DD sets it. A create's reply
+    carries `similar` (and `revived` for a retracted key), an update's `retired_elsewhere`."""
     from kyb_cli.core.kinds.knowledge import add_knowledge as core
 
     with writes(store):
-        return core(store, key=key, title=title, body=body, tags=tags, refs=refs, attribution=attribution)
+        return core(store, key=key, title=title, body=body, tags=tags, refs=refs, attribution=attribution,
+                    review_by=review_by)
 
 
 def retract_knowledge(store, key: str, reason: str, attribution):
@@ -41,10 +46,18 @@ def read(store: Any, key: str, at: str | None = None, *, version: int | None = N
 
         if at is not None:
             raise UsageError("give --at or --version, not both")
-        return read_version(store, key, version)
+        return _with_trust(store, read_version(store, key, version))
     from kyb_cli.core.index.reads import read as core
 
-    return core(store, key, at=at)
+    return _with_trust(store, core(store, key, at=at))
+
+
+def _with_trust(store: Any, found):
+    """The Version with `verified` (who, when, source, current) and, for knowledge, `stale`."""
+    from kyb_cli.api.trust import trust_of
+
+    found.trust = trust_of(store, found)
+    return found
 
 
 def history(store: Any, key: str):

@@ -22,7 +22,8 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
           explain: bool = False) -> tuple[Path, dict[str, Any]]:
     """(store path, response) for one query; `store` is the explicit --store (else the usual lookup).
 
-    The response is `{count, hits, semantic, mode, head}` (+ `pending_vectors`, `semantic_off`).
+    The response is `{count, hits, semantic, mode, head}` (+ `pending_vectors`, `semantic_off`);
+    every hit carries `verified` (or null) and `stale`.
     Time arguments are checked before anything is created, so a bad `--as-of` writes nothing."""
     from kyb_cli.core.search.pipeline import search
     from kyb_cli.core.search.slice import Filters
@@ -36,6 +37,9 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
                       assignee=assignee, parent=parent)
     response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
                       limit=limit, recent=recent, semantic=semantic, explain=explain)
+    from kyb_cli.core.index.trust import annotate_hits
+
+    annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")
     return location.path, response
 
 

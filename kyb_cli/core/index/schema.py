@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kyb_cli.core.embed.recipe import RECIPE_VERSION
 
-SCHEMA_VERSION = f"5.r{RECIPE_VERSION}"
+SCHEMA_VERSION = f"6.r{RECIPE_VERSION}"  # 6: docs carry review_by and [verified]
 FTS_COLUMNS = ("title", "tags", "keytext", "fields", "body")
 # BM25 weights in FTS_COLUMNS order: title above tags, key and kind fields, above body.
 FTS_WEIGHTS = (3.0, 1.5, 1.5, 1.5, 1.0)
