@@ -311,3 +311,10 @@ def test_rules_too_long_for_the_budget_are_named_not_cut(cli):
 @pytest.mark.parametrize("command", [("verify", "k", "--help"), ("stale", "--help"), ("rules", "--help")])
 def test_new_commands_have_help(cli, command):
     assert cli(*command).code == 0
+
+
+def test_similar_names_every_reason_once_per_key(cli):
+    add(cli, "checkout-write-path", "Checkout writes go to node-3.", title="Checkout write path")
+    reply = add(cli, "checkout-writes-path", "Other words.", title="Checkout write path")
+    assert [(s["key"], s["why"], s["score"]) for s in reply["similar"]] == [
+        ("checkout-write-path", "key within 1 edit; same title", 1.0)]

@@ -96,10 +96,13 @@ def attribute(store_path: Path, assessments: list[dict[str, Any]]) -> None:
     if not shas:
         return
     who: dict[str, str] = {}
-    for sha, obj in zip(shas, git.cat_file(store_path, shas)):
-        if obj is None or obj[1] != "commit":
-            continue
-        head, _sep, message = obj[2].partition(b"\n\n")
+    raw = _loose_commits(store_path, shas)
+    packed = [sha for sha in shas if sha not in raw]
+    for sha, obj in zip(packed, git.cat_file(store_path, packed) if packed else []):
+        if obj is not None and obj[1] == "commit":
+            raw[sha] = obj[2]
+    for sha, data in raw.items():
+        head, _sep, message = data.partition(b"\n\n")
         agent = parse_trailers(message.decode("utf-8", errors="replace")).get("Kyb-Agent", "")
         if not agent:
             for line in head.split(b"\n"):
@@ -108,6 +111,29 @@ def attribute(store_path: Path, assessments: list[dict[str, Any]]) -> None:
         who[sha] = agent
     for b in blocks:
         b["by"] = who.get(b["sha"], "")
+
+
+def _loose_commits(store_path: Path, shas: list[str]) -> dict[str, bytes]:
+    """Commit objects read straight from `.git/objects` when loose (most of kyb's own commits until a
+    `git gc`): the query path then spawns no git process; packed ones are left to `git cat-file`."""
+    import zlib
+
+    from kyb_cli.core.canon import headfile
+
+    out: dict[str, bytes] = {}
+    try:
+        objects = headfile.git_dir(store_path) / "objects"
+    except Exception:  # noqa: BLE001 - no readable .git: everything goes to cat-file
+        return out
+    for sha in shas:
+        try:
+            data = zlib.decompress((objects / sha[:2] / sha[2:]).read_bytes())
+        except (OSError, zlib.error):
+            continue
+        header, _nul, body = data.partition(b"\0")
+        if header.startswith(b"commit "):
+            out[sha] = body
+    return out
 
 
 def public(verified: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -22,7 +22,14 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]*[A-Za-z0-9]|[0-9]")
 MAX_PHRASES = 24
 MAX_FOUND = 50
-KEY_DISTANCE = 2
+MAX_SIMILAR = 10
+_DIGITS = re.compile(r"\d+")
+
+
+def key_distance(key: str) -> int:
+    """How many edits still read as the same key: one (a plural, a typo), two for long keys."""
+    return 1 if len(key) < 16 else 2
+
 TEXT_SIMILAR = 0.8
 
 
@@ -137,26 +144,29 @@ def similar(conn, record: Record) -> list[dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     key = record.key
     grams = _bigrams(key)
-    for other, state, doc in conn.execute(
-            "SELECT k.key, k.state, v.doc FROM keys k JOIN versions v ON v.id = k.version_id WHERE k.key != ?",
-            (key,)):
-        if abs(len(other) - len(key)) > KEY_DISTANCE:
+    digits = _DIGITS.findall(key)
+    cap = key_distance(key)
+    for other, state, vid in conn.execute("SELECT key, state, version_id FROM keys WHERE key != ?", (key,)):
+        if abs(len(other) - len(key)) > cap or _DIGITS.findall(other) != digits:
+            continue  # svc-3-port and svc-4-port name different things
+        # q-gram filter: an edit removes at most two of the key's bigrams
+        if len(grams & _bigrams(other)) < min(len(grams), len(_bigrams(other))) - 2 * cap:
             continue
-        # q-gram filter: an edit removes at most two bigrams of the shorter key
-        if len(grams & _bigrams(other)) < min(len(grams), len(_bigrams(other))) - 2 * KEY_DISTANCE:
-            continue
-        d = edit_distance(key, other, KEY_DISTANCE)
-        if d <= KEY_DISTANCE:
-            title = json.loads(doc).get("title", "")
+        d = edit_distance(key, other, cap)
+        if d <= cap:
+            doc = conn.execute("SELECT doc FROM versions WHERE id = ?", (vid,)).fetchone()[0]
             why = f"key within {d} edit{'s' if d > 1 else ''}" + ("" if state == "active" else f" ({state})")
-            out[other] = {"key": other, "title": title, "why": why,
+            out[other] = {"key": other, "title": json.loads(doc).get("title", ""), "why": why,
                           "score": round(1 - d / max(len(key), len(other)), 3)}
     title = _norm(record.title)
     for other, doc in conn.execute(
             "SELECT k.key, v.doc FROM keys k JOIN versions v ON v.id = k.version_id "
             "WHERE k.state = 'active' AND k.key != ? AND lower(v.title) = ?", (key, record.title.lower())):
         if _norm(json.loads(doc).get("title", "")) == title:
-            out.setdefault(other, {"key": other, "title": record.title, "why": "same title", "score": 1.0})
+            if other in out:
+                out[other].update(why=out[other]["why"] + "; same title", score=1.0)
+            else:
+                out[other] = {"key": other, "title": record.title, "why": "same title", "score": 1.0}
     mine = _words(_text(record.title, record.body))
     if len(mine) >= 3:
         expr = " OR ".join(f'"{w}"' for w in sorted(mine)[:64])  # our own tokens, quoted: never syntax
@@ -172,7 +182,7 @@ def similar(conn, record: Record) -> list[dict[str, Any]]:
                 if score >= TEXT_SIMILAR and other not in out:
                     out[other] = {"key": other, "title": d.get("title", ""), "why": "near-duplicate text",
                                   "score": round(score, 3)}
-    return sorted(out.values(), key=lambda s: (-s["score"], s["key"]))
+    return sorted(out.values(), key=lambda s: (-s["score"], s["key"]))[:MAX_SIMILAR]
 
 
 def retraction(conn, store_path, key: str) -> dict[str, Any] | None:
