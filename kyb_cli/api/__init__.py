@@ -15,7 +15,7 @@ failure is a KybError with an exit code (docs/ARCHITECTURE.md, "Output contract"
 """
 
 from kyb_cli.api.records import (
-    add_knowledge, history, is_date, is_store, read, retract_knowledge, split_list, tags,
+    add_knowledge, edit_text, event_time, history, is_date, save_edit, is_store, read, retract_knowledge, split_list, tags,
 )
 from kyb_cli.api.search import (
     context, context_hook_json, context_unavailable, embed_all, index_status, query, rebuild_index,

@@ -9,16 +9,20 @@ from kyb_cli.api._writes import writes
 
 
 def add_knowledge(store, *, key: str, title: str, body: str, tags: list[str], refs: list[str], attribution,
-                  review_by: str | None = None):
+                  effective_at: str | None = None, review_by: str | None = None):
     """Write knowledge under `key` (an upsert): a WriteResult (`changed: false` when nothing changed).
 
     `review_by`: None keeps the current one, "" clears it, YYYY-MM-DD sets it. A create's reply
-    carries `similar` (and `revived` for a retracted key), an update's `retired_elsewhere`."""
-    from kyb_cli.core.kinds.knowledge import add_knowledge as core
+    carries `similar` (and `revived` for a retracted key), an update's `retired_elsewhere`.
 
+    `effective_at`: when the fact became true in the world (a date or datetime; default: when written)."""
+    from kyb_cli.core.kinds.knowledge import add_knowledge as core
+    from kyb_cli.core.times.parse import event_time_arg
+
+    when = event_time_arg(effective_at)
     with writes(store):
         return core(store, key=key, title=title, body=body, tags=tags, refs=refs, attribution=attribution,
-                    review_by=review_by)
+                    effective_at=when, review_by=review_by)
 
 
 def retract_knowledge(store, key: str, reason: str, attribution):
@@ -46,10 +50,10 @@ def read(store: Any, key: str, at: str | None = None, *, version: int | None = N
 
         if at is not None:
             raise UsageError("give --at or --version, not both")
-        return _with_trust(store, read_version(store, key, version))
+        return _with_trust(store, _with_blocks(store, read_version(store, key, version)))
     from kyb_cli.core.index.reads import read as core
 
-    return _with_trust(store, core(store, key, at=at))
+    return _with_trust(store, _with_blocks(store, core(store, key, at=at)))
 
 
 def _with_trust(store: Any, found):
@@ -57,6 +61,16 @@ def _with_trust(store: Any, found):
     from kyb_cli.api.trust import trust_of
 
     found.trust = trust_of(store, found)
+    return found
+
+
+def _with_blocks(store: Any, found):
+    """A task's reading also says which live tasks it blocks (`blocks`, from their `blocked_by`)."""
+    if found.record.kind == "task":
+        from kyb_cli.core.kinds.catalog import catalog
+        from kyb_cli.core.kinds.tasks import blocks_of
+
+        found.related["blocks"] = blocks_of(catalog(store, "task"), found.record.key)
     return found
 
 
@@ -86,3 +100,25 @@ def is_date(value: str) -> bool:
 def is_store(path: Path) -> bool:
     """True when `path` holds a Git repository kyb can use as a store."""
     return (Path(path) / ".git").exists()
+
+
+def event_time(value: str | None) -> str:
+    """`--effective-at` as stored ('' when not given; RFC 3339 UTC); a bad value is a UsageError."""
+    from kyb_cli.core.times.parse import event_time_arg
+
+    return event_time_arg(value)
+
+
+def edit_text(store, key: str) -> str:
+    """The record file of KEY as it is now: what `kyb edit` hands the editor."""
+    from kyb_cli.core.kinds.edit import edit_text as core
+
+    return core(store, key)
+
+
+def save_edit(store, attribution, key: str, text: str) -> dict[str, Any]:
+    """Write an edited record file as KEY's next version (checked as every write; unchanged: no commit)."""
+    from kyb_cli.core.kinds.edit import save_edit as core
+
+    with writes(store):
+        return core(store, attribution, key, text)

@@ -22,7 +22,7 @@ def split_list(value: str | None) -> list[str]:
 
 
 def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[str], refs: list[str],
-                  attribution: Attribution, review_by: Any = None) -> WriteResult:
+                  attribution: Attribution, effective_at: str = "", review_by: Any = None) -> WriteResult:
     """Write knowledge under `key`: a new version when anything changed, no commit when nothing did.
 
     Knowledge is a full replace of title, body, tags and refs. Front matter keys kyb does not know
@@ -30,9 +30,10 @@ def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[s
     so is the last verification (`current` says whether it still covers the text). `review_by`:
     None keeps it, "" clears it, a date sets it (as task deadlines). The reply carries the write-time
     checks of kinds/wording.py: `similar` (+ `revived`) on a create, `retired_elsewhere` on an update.
+    `effective_at` (event time) belongs to this version only: a rewrite without it is effective when written.
     """
     check_key_for_kind(key, "knowledge")
-    record = Record(key=key, title=title, body=body, tags=tags, refs=refs)
+    record = Record(key=key, title=title, body=body, tags=tags, refs=refs, effective_at=effective_at)
     revived = None
     with store.writing(attribution) as tx:
         try:

@@ -37,6 +37,7 @@ FIELD_TYPES: dict[str, str] = {
     "blocked_reason": "str",
     "assignee": "str",
     "parent_task": "str",
+    "blocked_by": "list",
     "knowledge": "list",
     "resolution": "str",
     "detection": "str",
@@ -50,6 +51,7 @@ FIELD_TYPES: dict[str, str] = {
     "remind_days": "int",
     "expected": "str",
     "waits_on": "str",
+    "effective_at": "str",
     "review_by": "str",
     "tags": "list",
     "refs": "list",
@@ -65,7 +67,7 @@ INCIDENT_FIELDS = (
     "started_at", "detected_at", "mitigated_at", "resolved_at",
 )
 TASK_FIELDS = (
-    "status", "priority", "blocked_reason", "assignee", "parent_task", "knowledge", "resolution",
+    "status", "priority", "blocked_reason", "assignee", "parent_task", "blocked_by", "knowledge", "resolution",
     "resolved_at", "due", "hard", "remind_days", "expected", "waits_on",
 )
 KIND_FIELDS = {"knowledge": ("review_by", "verified"), "incident": INCIDENT_FIELDS, "task": TASK_FIELDS}
@@ -93,6 +95,7 @@ class Record:
     blocked_reason: str = ""
     assignee: str = ""
     parent_task: str = ""
+    blocked_by: list[str] = field(default_factory=list)
     knowledge: list[str] = field(default_factory=list)
     resolution: str = ""
     detection: str = ""
@@ -106,6 +109,7 @@ class Record:
     remind_days: int | None = None
     expected: str = ""
     waits_on: str = ""
+    effective_at: str = ""  # when the fact became true in the world (event time); write time is the commit's
     review_by: str = ""
     tags: list[str] = field(default_factory=list)
     refs: list[str] = field(default_factory=list)
@@ -161,6 +165,8 @@ class Record:
             if name == "verified":  # the stored table; reads replace it with who/when/current
                 value = dict(value) if value else None
             out[name] = value
+        if self.effective_at:
+            out["effective_at"] = self.effective_at
         out["tags"] = list(self.tags)
         out["refs"] = list(self.refs)
         if self.extra:

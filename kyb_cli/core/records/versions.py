@@ -29,6 +29,7 @@ class Version:
     ended_at: str | None = None
     reason: str | None = None
     is_head: bool = True  # this version is the key's current one (False: an older version, via --at)
+    related: dict[str, Any] = field(default_factory=dict)  # what other records say of it (a task's `blocks`)
     # who/when/current of its verification and `stale`, set by the porcelain's reads (index/trust.py)
     trust: dict[str, Any] | None = field(default=None, compare=False)
 
@@ -48,6 +49,7 @@ class Version:
             out[f"{prefix}_at"] = self.ended_at
             if self.reason:
                 out["reason"] = self.reason
+        out.update(self.related)
         return out
 
 

@@ -15,7 +15,8 @@ from kyb_cli.core.search.slice import Filters
 
 def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: int | None = None,
            window: tuple[int, int] | None = None, filters: Filters | None = None, limit: int = 10,
-           recent: bool = False, semantic: bool = False, explain: bool = False) -> dict:
+           recent: bool = False, semantic: bool = False, explain: bool = False,
+           as_of_event: int | None = None) -> dict:
     """The response `{count, hits, semantic, mode, head}` (+ `pending_vectors` when vectors ran).
 
     With `semantic`, a non-blank question and no `--recent`, the vector side runs in every time mode
@@ -29,13 +30,13 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     def run(f: Fresh) -> dict:
         n = fusion_candidates(limit) if hybrid else limit
         ranked = lexical(f.conn, text, mode=mode, as_of=as_of, window=window, filters=filters,
-                         limit=n, recent=recent)
+                         limit=n, recent=recent, as_of_event=as_of_event)
         out: dict = {"semantic": False}
         if hybrid:
             from kyb_cli.core.search.slice import Slice
             from kyb_cli.core.search.vectors import semantic_side
 
-            side = semantic_side(f.conn, text, Slice(mode, as_of, window, filters or Filters()), n)
+            side = semantic_side(f.conn, text, Slice(mode, as_of, window, filters or Filters(), as_of_event), n)
             if side.ranked is not None:
                 if vectors_only():  # diagnosis (bench/eval_devset.py): the vector side's own order
                     hits = _fuse(f.conn, mode, [], side.ranked, limit, explain)
@@ -55,7 +56,13 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         return {"count": len(hits), "hits": hits, **out, "mode": mode, "head": f.head}
 
     response = with_index(store_path, run)
-    if mode == "as_of" and as_of is not None:
+    if mode == "as_of_event" and as_of_event is not None:
+        from kyb_cli.core.times.format import rfc3339
+
+        response["as_of_event"] = rfc3339(as_of_event)
+        if as_of is not None:
+            response["as_of"] = rfc3339(as_of)
+    elif mode == "as_of" and as_of is not None:
         from kyb_cli.core.times.format import rfc3339
 
         response["as_of"] = rfc3339(as_of)
