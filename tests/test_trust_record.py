@@ -318,3 +318,57 @@ def test_similar_names_every_reason_once_per_key(cli):
     reply = add(cli, "checkout-writes-path", "Other words.", title="Checkout write path")
     assert [(s["key"], s["why"], s["score"]) for s in reply["similar"]] == [
         ("checkout-write-path", "key within 1 edit; same title", 1.0)]
+
+
+def _readme_block() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Knowing whether to trust a record\n", 1)[1]
+    return section.split("```sh\n", 1)[1].split("```\n", 1)[0]
+
+
+def test_readme_trust_section_runs_as_written(cli):
+    """The README's record template (Decision / Reason / Verification / Revisit if / Related) and
+    its commands, run one by one as a shell would (continuations joined, the heredoc as stdin)."""
+    import shlex
+
+    lines = _readme_block().replace("\\\n", " ").splitlines()
+    replies = []
+    while lines:
+        line = lines.pop(0)
+        stdin = None
+        if "<<'TEXT'" in line:
+            line = line.replace("<<'TEXT'", "")
+            end = lines.index("TEXT")
+            stdin, lines = "\n".join(lines[:end]) + "\n", lines[end + 1:]
+        args = shlex.split(line)
+        assert args[0] == "kyb"
+        res = cli(*args[1:], input=stdin)
+        assert res.code == 0, (line, res.stderr)
+        replies.append(res.json)
+    body = replies[0]
+    assert body["action"] == "created"
+    got = replies[2]
+    for label in ("Decision:", "Reason:", "Verification:", "Revisit if:", "Related:"):
+        assert label in got["body"]
+    assert got["verified"]["source"] == "services/checkout/listener.toml" and got["verified"]["current"]
+    assert got["review_by"] == "2027-06-01"
+    assert [s["key"] for s in replies[3]["stale"]] == ["checkout-write-path"]  # review_by has passed
+    assert replies[5]["rules"][0]["key"] == "rule-verify-before-relying"
+
+
+def test_brief_context_points_to_the_rules(cli):
+    add(cli, "rule-one", "Query before you add.", tags="rule")
+    assert "1 standing rule(s) for agents: read them with `kyb rules`" in cli("context", "--brief", "--json").json["text"]
+
+
+def test_a_bad_stale_days_is_a_usage_error_for_stale_and_never_breaks_reads(cli, monkeypatch, tmp_path):
+    config = tmp_path / "bad.toml"
+    config.write_text('[stale]\ndays = "ninety"\n')
+    monkeypatch.setenv("KYB_CONFIG", str(config))
+    add(cli, "a-fact", "Alpha.")
+    res = cli("stale")
+    assert res.code == 2 and res.stdout == "" and "stale.days" in res.stderr
+    assert cli("get", "a-fact").json["stale"] is False
+    assert cli("query", "alpha", "--no-semantic").json["hits"][0]["stale"] is False

@@ -23,12 +23,12 @@ def verify(store, key: str, *, source: str, rev: str = "", note: str = "", attri
 
 def trust_of(store: Any, version, *, today: date | None = None) -> dict[str, Any]:
     """`{"verified": {...} | None}` (+ `"stale"` for knowledge) for a Version read by `api.read`."""
-    from kyb_cli.core.index.trust import for_version, public, stale_days, staleness
+    from kyb_cli.core.index.trust import days_or_default, for_version, public, staleness
 
     a = for_version(_path(store), version.record.key, version.sha)
     out: dict[str, Any] = {"verified": public(a["verified"])}
     if version.record.kind == "knowledge":
-        out["stale"] = staleness(a, days=stale_days(), today=today or date.today()) is not None
+        out["stale"] = staleness(a, days=days_or_default(), today=today or date.today()) is not None
     return out
 
 

@@ -36,6 +36,16 @@ def stale_days(days: int | None = None) -> int:
     return value
 
 
+def days_or_default() -> int:
+    """Reads never fail on a bad `stale.days` (`kyb stale` reports it); they use the default."""
+    from kyb_cli.core.errors import KybError
+
+    try:
+        return stale_days()
+    except KybError:
+        return DEFAULT_STALE_DAYS
+
+
 def key_versions(conn, keys: list[str]) -> dict[str, list[tuple[int, str, int, dict]]]:
     """Per key its versions (id, sha, committed_at, doc), oldest first."""
     out: dict[str, list[tuple[int, str, int, dict]]] = {k: [] for k in keys}
@@ -178,7 +188,7 @@ def annotate_hits(store_path: Path, response: dict[str, Any], *, today: date | N
 
     assessments = with_index(store_path, run)
     attribute(store_path, assessments)
-    days = stale_days()
+    days = days_or_default()
     today = today or date.today()
     for h, a in zip(hits, assessments):
         h["verified"] = public(a["verified"])

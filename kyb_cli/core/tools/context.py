@@ -139,7 +139,9 @@ def render_brief(data: dict[str, Any]) -> str:
     tags = ", ".join(_clip(t["tag"], 24, False) for t in data["top_tags"][:5]) or "none"
     return (f"kyb store: {live['knowledge']} knowledge records, {data['open_incident_total']} open incidents, "
             f"{live['task']} live tasks ({data['overdue_total']} overdue); top tags: {tags}. "
-            "Stored notes may be stale: run `kyb query <words>` before acting on a topic.")
+            + (f"{len(data['rules'])} standing rule(s) for agents: read them with `kyb rules`. "
+               if data.get("rules") else "")
+            + "Stored notes may be stale: run `kyb query <words>` before acting on a topic.")
 
 
 def render(data: dict[str, Any], budget: int = TOKEN_BUDGET) -> str:
