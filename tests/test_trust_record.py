@@ -360,7 +360,7 @@ def test_readme_trust_section_runs_as_written(cli):
 
 def test_brief_context_points_to_the_rules(cli):
     add(cli, "rule-one", "Query before you add.", tags="rule")
-    assert "1 standing rule(s) for agents: read them with `kyb rules`" in cli("context", "--brief", "--json").json["text"]
+    assert "1 standing rule for agents: `kyb rules`." in cli("context", "--brief", "--json").json["text"]
 
 
 def test_a_bad_stale_days_is_a_usage_error_for_stale_and_never_breaks_reads(cli, monkeypatch, tmp_path):
