@@ -139,7 +139,7 @@ def test_stale_when_review_by_passed(cli):
     cli("verify", "tls-expiry", "--source", "certbot")
     assert cli("stale", "--today", "2027-03-01").json["count"] == 0
     later = cli("stale", "--today", "2027-03-02").json
-    assert [(s["key"], s["review_by"]) for s in later["stale"]] == [("tls-expiry", "2027-03-02"[:0] + "2027-03-01")]
+    assert [(s["key"], s["review_by"]) for s in later["stale"]] == [("tls-expiry", "2027-03-01")]
     assert "review_by" in later["stale"][0]["reason"]
 
 

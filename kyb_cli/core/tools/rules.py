@@ -1,4 +1,4 @@
-"""Rules for agents: live knowledge tagged `rule` is the store's standing instructions (rule "rules").
+"""Rules for agents: live knowledge tagged `rule` is the store's standing instructions (rule "rules for agents").
 
 `kyb rules` lists them; `kyb context` puts them first, each whole or not at all, within its budget
 (tools/context.py), labelled as rules so they are not mistaken for reference notes.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,3 @@ def stale(store_path: Path, *, days: int | None = None, today: date | None = Non
                            "review_by": a["review_by"] or None}))
     out.sort(key=lambda item: (item[0], item[1]["key"]))
     return {"count": len(out), "days": n_days, "today": today.isoformat(), "stale": [row for _t, row in out]}
-
-
-def age_days(when: int, today: date) -> int:
-    return (today - datetime.fromtimestamp(when, timezone.utc).date()).days
