@@ -6,7 +6,7 @@ from typing import Any
 
 from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.kinds import wording
-from kyb_cli.core.kinds.lifecycle import KEEP
+from kyb_cli.core.markers import KEEP
 from kyb_cli.core.records.model import Record, RecordFormatError
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.canon.transaction import WriteResult
