@@ -65,6 +65,7 @@ WRAPS = {
     "diff": "kyb_cli.core.kinds.diff:diff",
     "health": "kyb_cli.core.tools.health:health",
     "export_text": "kyb_cli.core.tools.export:render",
+    "verify": "kyb_cli.core.kinds.verify:verify",
 }
 
 
@@ -114,7 +115,8 @@ def test_every_api_function_is_either_checked_against_core_or_composed_in_the_ap
                 "query", "semantic_off_message", "render_context", "context_unavailable", "context_hook_json",
                 "locate", "open_store", "store_path", "git_dir", "incident_template", "keep",
                 "deadlines_switched_off", "model_status", "log", "semantic_available", "export_media_type",
-                "history_wait_policy", "history_incomplete", "reset_history_state"}
+                "history_wait_policy", "history_incomplete", "reset_history_state",
+                "annotate_hits", "stale", "rules", "trust_of", "today_arg"}
     functions = {f.__name__ for _area, f in ALL_FUNCTIONS}
     assert functions - set(WRAPS) - composed == set(), "add new api functions to WRAPS (or to `composed`)"
 

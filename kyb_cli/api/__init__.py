@@ -32,6 +32,7 @@ from kyb_cli.api.search import (
     semantic_off_message,
 )
 from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_store, store_path
+from kyb_cli.api.trust import annotate_hits, rules, stale, today_arg, trust_of, verify
 from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
 from kyb_cli.api.tools import (
     apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_media_type, export_rows,

@@ -25,7 +25,8 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     usual lookup), the default store is created on first use.
 
     The response is `{count, hits, semantic, mode, head}` (+ `pending_vectors`, `semantic_off`); each
-    hit carries its key, kind, title, score, state and version fields.
+    hit carries its key, kind, title, score, state and version fields,
+    and `verified` (or null) and `stale`.
     Time arguments are checked before anything is created, so a bad `--as-of` writes nothing.
     `as_of_event` T asks what was true in the world at T (event time), by what the store knows now,
     or at `as_of` W when both are given (bi-temporal). Raises UsageError (exit 2: a bad time or an
@@ -51,6 +52,9 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
                       assignee=assignee, parent=parent)
     response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
                       limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t)
+    from kyb_cli.core.index.trust import annotate_hits
+
+    annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")
     return location.path, response
 
 
