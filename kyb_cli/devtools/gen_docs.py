@@ -51,12 +51,13 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_HELPER_IDLE": "Seconds the embedding helper stays up without requests (default 600).",
     "KYB_SYNC_TIMEOUT": "Seconds each remote operation of kyb sync may take (default 60).",
     "KYB_PYZ_CACHE": "Where the zipapp (kyb.pyz) extracts its native parts (default: the user cache directory).",
+    "KYB_FSYNC": "off: writes skip fsync of Git objects, refs and the journal (faster; a power loss may lose them).",
     "KYB_DEBUG": "Set to 1 to see the Python traceback of an internal error (otherwise one line and exit 4).",
     "NO_COLOR": "When set, no colours on a terminal.",
     "XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME":
         "Base directories for config, data (the default store, models) and cache on Linux.",
 }
-INTERNAL_ENVIRONMENT = {"KYB_FAULT", "KYB_TEST_DEADLINES", "KYB_SEARCH_RANKING"}  # test and bench hooks, not for users
+INTERNAL_ENVIRONMENT = {"KYB_TEST_DEADLINES", "KYB_SEARCH_RANKING"}  # test and bench hooks, not for users
 
 
 @dataclass

@@ -7,10 +7,12 @@ files and their Git index entries match, touching only the paths a write or a sy
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pygit2
 
+from kyb_cli.core.canon import durability
 from kyb_cli.core.canon.tree import Entry
 from kyb_cli.core.errors import Rejected, StoreError
 
@@ -35,10 +37,14 @@ def update_worktree(repo: pygit2.Repository, changes: dict[str, Entry | None]) -
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.kyb-{os.getpid()}.tmp")
-        tmp.write_bytes(repo[entry[0]].data)
-        if entry[1] == pygit2.enums.FileMode.BLOB_EXECUTABLE:
-            tmp.chmod(0o755)
-        os.replace(tmp, target)
+        try:
+            durability.write_durably(tmp, repo[entry[0]].data,
+                                     0o755 if entry[1] == pygit2.enums.FileMode.BLOB_EXECUTABLE else 0o644)
+            os.replace(tmp, target)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a full disk must not keep a half-written copy
+            raise
+        durability.fsync_dir(target.parent)
     index = repo.index
     index.read()
     for path, entry in changes.items():
@@ -50,6 +56,44 @@ def update_worktree(repo: pygit2.Repository, changes: dict[str, Entry | None]) -
         else:
             index.add(path)
     index.write()
+
+
+_TEMP = re.compile(r"^\..+\.kyb-(\d+)\.tmp$")
+
+
+def pid_alive(pid: int) -> bool:
+    """True when process `pid` exists (on this machine's process table)."""
+    if pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_dead_temp_files(repo: pygit2.Repository, paths: list[str]) -> None:
+    """Remove temp files that dead processes left in the directories of `paths` (self-cleaning:
+    a writer killed inside `update_worktree` leaves `.<name>.kyb-<pid>.tmp`)."""
+    if repo.workdir is None:
+        return
+    root = Path(repo.workdir)
+    for directory in sorted({(root / p).parent for p in paths}):
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            m = _TEMP.match(entry.name)
+            if m and not pid_alive(int(m.group(1))):
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
 
 
 def remove_temp_files(repo: pygit2.Repository, path: str) -> None:

@@ -16,11 +16,12 @@ from typing import Any, Callable
 
 import pygit2
 
-from kyb_cli.core.canon import journal
+from kyb_cli.core.canon import faults
 from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.canon.repo import Store
-from kyb_cli.core.canon.tree import advance_head
-from kyb_cli.core.canon.worktree import refuse_hand_edits, update_worktree
+from kyb_cli.core.canon.diskfull import disk_full_error, is_disk_full
+from kyb_cli.core.canon.transaction import publish
+from kyb_cli.core.canon.worktree import refuse_hand_edits
 from kyb_cli.core.errors import RemoteError, StoreError
 from kyb_cli.core.sync import merge
 from kyb_cli.core.sync.remote import MAX_ATTEMPTS, REMOTE, current_branch, fetch, push, remote_url
@@ -75,7 +76,13 @@ def integrate(store: Store, remote_head: pygit2.Commit | None, attribution: Attr
         _refuse_hand_edits(store, local, result.changes)
         message = _merge_message(name, incoming, _count(repo, local.id, remote_head.id), result, attribution)
         sig = store.signature()
-        commit = repo.create_commit(None, sig, sig, message, result.tree, [local.id, remote_head.id])
+        try:
+            faults.step("before-commit")
+            commit = repo.create_commit(None, sig, sig, message, result.tree, [local.id, remote_head.id])
+        except (OSError, pygit2.GitError) as exc:
+            if is_disk_full(exc):
+                raise disk_full_error(store.path) from None
+            raise StoreError(f"sync could not write its merge commit, nothing was changed: {exc}") from None
         elsewhere = merge.decided_elsewhere(repo, remote_head.id, local.id)
         _move_head(store, local, commit, result.changes, message.split("\n", 1)[0])
         for conflict in result.conflicts:
@@ -104,22 +111,16 @@ def _refuse_hand_edits(store: Store, local: pygit2.Commit | None, changes: dict[
 
 def _move_head(store: Store, local: pygit2.Commit | None, new: pygit2.Oid, changes: dict[str, Any],
                log: str) -> None:
-    """Move the branch, then bring the changed files and the Git index along (journaled for crashes)."""
-    try:
-        branch = None if store.repo.head_is_detached else store.repo.lookup_reference("HEAD").target
-        journal.write(store.kyb_dir, new, sorted(changes), branch)
-        advance_head(store.repo, local, new, log)
-        commit = store.repo[new].peel(pygit2.Commit)
-        update_worktree(store.repo, {p: merge.entry_at(commit, p) for p in changes})
-        journal.clear(store.kyb_dir)
-    except (OSError, pygit2.GitError) as exc:
-        raise StoreError(f"sync could not update the store, it is unchanged or recoverable: {exc}") from None
+    """Move the branch once and bring the changed files along: the writers' rule (canon/transaction.py,
+    `publish`): before the move a StoreError and nothing visible, after it success plus a warning."""
+    publish(store, local, new, changes, log, what="the sync")
 
 
 def sync(store: Store, *, attribution: Attribution | None = None, name: str = REMOTE,
          attempts: int = MAX_ATTEMPTS, progress: Progress | None = None) -> dict[str, Any]:
     """Fetch, integrate, push; on a lost push race fetch and integrate again (at most `attempts` times)."""
     say = progress or (lambda _msg: None)
+    store.require_kyb_store()  # before fetch writes remote-tracking refs into it
     url = remote_url(store, name)
     if url is None:
         raise RemoteError(f"the store has no remote '{name}' — set one with `kyb remote URL` "
