@@ -46,3 +46,10 @@ def test_fsync_benchmark_runs(tmp_path):
     rows = _bench("bench_fsync.py", "--writes", "3", "--cli", "1", tmp_path=tmp_path)
     assert {(r["bench"], r["fsync"]) for r in rows} == {
         (b, m) for b in ("in-process add", "cli add") for m in ("on", "off")}
+
+
+def test_coldstart_benchmark_runs(tmp_path):
+    rows = _bench("bench_coldstart.py", "--keys", "200", "--runs", "1", tmp_path=tmp_path)
+    result = rows[-1]
+    assert result["keys"] == 200 and result["history_complete_in_answer"] is True
+    assert result["first_query_s"] > 0 and result["catch_up_100_s"] >= 0 and "lexical_over_python" in result

@@ -118,3 +118,29 @@ def context_hook_json(text: str) -> str:
     from kyb_cli.core.tools.context import hook_json
 
     return hook_json(text)
+
+
+def history_wait_policy(wait: bool, progress=None) -> None:
+    """Whether questions about the past wait for a new index's history (`--no-wait`: they do not)
+    and what shows the wait: `progress(done, total, stage)`, stage "done" at the end."""
+    from kyb_cli.core.index import staged
+
+    staged.POLICY.wait, staged.POLICY.progress = wait, progress
+
+
+def history_incomplete() -> bool:
+    """True when a read of this process answered from an index whose history is still being read
+    (the door then says `"history_complete": false`). Cheap: nothing is imported for it."""
+    import sys
+
+    staged = sys.modules.get("kyb_cli.core.index.staged")
+    return staged is not None and not staged.SEEN.history_complete  # type: ignore[attr-defined]
+
+
+def reset_history_state() -> None:
+    """A new call in the same process (tests, a long-lived door): waiting on, nothing seen yet."""
+    import sys
+
+    staged = sys.modules.get("kyb_cli.core.index.staged")
+    if staged is not None:
+        staged.reset()  # type: ignore[attr-defined]

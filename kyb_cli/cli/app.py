@@ -69,6 +69,9 @@ class LazyGroup(HintGroup):
         return getattr(module, attr)
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
+        from kyb_cli import api
+
+        api.reset_history_state()  # one process, several calls (tests, embedding): each starts afresh
         try:
             return super().invoke(ctx)
         except KybError as exc:

@@ -70,7 +70,10 @@ def record_view(c: Any, d: dict[str, Any]) -> None:
     meta.add_row("key", f"[bold]{d['key']}[/bold]  ({d['kind']})")
     meta.add_row("state", f"[{STATE_STYLE.get(state, 'white')}]{state}[/]")
     older = "" if d.get("is_head", True) else "  [yellow](an older version, not the current one)[/]"
-    meta.add_row("version", f"{d.get('sha', '')[:12]}  {d.get('committed_at', '')}{older}")
+    if d.get("sha"):
+        meta.add_row("version", f"{d['sha'][:12]}  {d.get('committed_at', '')}{older}")
+    else:  # a snapshot: the commit that wrote it is known once the history is indexed
+        meta.add_row("version", "[dim]commit not indexed yet (history is still being read)[/dim]")
     shown = dict(d)
     shown.update(shown.pop("extra", None) or {})
     for name, value in shown.items():

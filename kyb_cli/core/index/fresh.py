@@ -37,6 +37,7 @@ class Fresh:
     store_path: Path
     git_dir: Path
     work: dict = field(default_factory=dict)
+    history_complete: bool = True  # False: a snapshot of HEAD, the history is still being built
 
 
 def _open_valid(path: Path):
@@ -58,22 +59,43 @@ def _open_valid(path: Path):
         return None
 
 
+def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, history: bool = False) -> Fresh:
+    """The index at HEAD. `history=True`: the question needs every past version, so before the
+    history of a staged index is in it waits for it (staged.POLICY.wait, the default) or answers
+    from what exists (`--no-wait`; staged.SEEN then says `history_complete: false`)."""
+    from kyb_cli.core.index import staged
+
+    f = _fresh_retrying(Path(store_path), force_rebuild, progress)
+    if f.history_complete:
+        return f
+    if history and staged.POLICY.wait:
+        f.conn.close()
+        staged.wait_for_history(f.store_path, f.git_dir, staged.POLICY.progress)
+        f = _fresh_retrying(f.store_path, False, progress)
+        if f.history_complete:
+            return f
+    staged.SEEN.history_complete = False
+    staged.start_filler(f.store_path, f.git_dir)
+    return f
+
+
 class _Vanished(Exception):
     """The index file went away between bringing it up to date and opening it (a racing delete)."""
 
 
-def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None) -> Fresh:
+def _fresh_retrying(store_path: Path, force_rebuild: bool, progress) -> Fresh:
     for _attempt in range(4):
         try:
-            return _fresh(store_path, force_rebuild=force_rebuild, progress=progress)
+            return _fresh(store_path, force_rebuild, progress)
         except _Vanished:
             continue
     raise StoreError(f"the search index of {store_path} keeps disappearing while kyb opens it "
                      "(is another process deleting .git/kyb/index.sqlite?)")
 
 
-def _fresh(store_path: Path, *, force_rebuild: bool = False, progress=None) -> Fresh:
-    store_path = Path(store_path)
+def _fresh(store_path: Path, force_rebuild: bool, progress) -> Fresh:
+    from kyb_cli.core.index.staged import history_complete
+
     gdir = headfile.git_dir(store_path)
     if os.path.exists(gdir / "kyb" / "pending.json"):
         finish_interrupted_write(store_path, gdir)
@@ -82,18 +104,21 @@ def _fresh(store_path: Path, *, force_rebuild: bool = False, progress=None) -> F
     if not force_rebuild and head is not None:
         opened = _open_valid(db)
         if opened is not None and opened[1].get("head") == head:
-            return Fresh(opened[0], head, store_path, gdir)
+            return Fresh(opened[0], head, store_path, gdir, history_complete=history_complete(opened[1]))
         if opened is not None:
             opened[0].close()
     return _update(store_path, gdir, db, force_rebuild, progress)
 
 
 def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progress) -> Fresh:
-    """Catch up or rebuild, holding the index lock so concurrent readers do the work once."""
+    """Catch up or rebuild, holding the index lock so concurrent readers do the work once.
+
+    A rebuild of a big history (staged.stage_at() commits or more) writes HEAD's snapshot first and
+    leaves the history to the background filler (staged.py), unless it was asked for (`kyb reindex`)."""
     import apsw
 
     from kyb_cli.core.canon import lock
-    from kyb_cli.core.index import build, gitlog
+    from kyb_cli.core.index import build, gitlog, staged
 
     if not gitlog.available():
         raise StoreError("the search index is built with the `git` program, which is not on PATH")
@@ -105,8 +130,9 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
         opened = None if force_rebuild else _open_valid(db)
         if opened is not None:
             conn, meta = opened
+            complete = staged.history_complete(meta)
             if meta.get("head") == (head or ""):
-                return Fresh(conn, head, store_path, gdir, {"commits": 0, "rebuilt": False})
+                return Fresh(conn, head, store_path, gdir, {"commits": 0, "rebuilt": False}, complete)
             try:
                 work = build.catch_up(conn, store_path, meta.get("head"), head) or {}
             except (apsw.BusyError, apsw.LockedError):
@@ -118,10 +144,15 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
                 work = {}
             if work:
                 build.warn_skipped(work.get("skipped", []))
-                return Fresh(conn, head, store_path, gdir, work)
+                return Fresh(conn, head, store_path, gdir, work, complete)
             conn.close()
         try:
-            work = build.rebuild(store_path, db, head, progress)
+            if not force_rebuild and head and gitlog.count(store_path, head) >= staged.stage_at():
+                from kyb_cli.core.index import snapshot
+
+                work = snapshot.build(store_path, db, head)
+            else:
+                work = build.rebuild(store_path, db, head, progress)
         except (OSError, apsw.Error) as exc:
             _remove_own_temp_files(db)  # a failed rebuild must not leave its half-built copy behind
             from kyb_cli.core.canon.diskfull import is_disk_full
@@ -136,7 +167,7 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
         conn = schema.connect(db)
     except apsw.CantOpenError:
         raise _Vanished() from None
-    return Fresh(conn, work.get("head"), store_path, gdir, work)
+    return Fresh(conn, work.get("head"), store_path, gdir, work, not work.get("staged"))
 
 
 def finish_interrupted_write(store_path: Path, gdir: Path) -> None:
@@ -170,7 +201,7 @@ def _index_disk_full(store_path: Path, db: Path) -> StoreError:
                       path=str(store_path))
 
 
-_TEMP = re.compile(r"^index\.sqlite\.tmp-(\d+)(?:-journal)?$")
+_TEMP = re.compile(r"^index\.sqlite\.(?:tmp|snap)-(\d+)(?:-journal)?$")  # build.py, snapshot.py
 
 
 def _move_aside_if_unusable(db: Path) -> None:
@@ -217,11 +248,12 @@ def _remove_dead_temp_files(db: Path) -> None:
 
 
 def _remove_own_temp_files(db: Path) -> None:
-    for suffix in ("", "-journal"):
-        try:
-            os.unlink(db.with_name(f"{db.name}.tmp-{os.getpid()}{suffix}"))
-        except OSError:
-            pass
+    for kind in ("tmp", "snap"):
+        for suffix in ("", "-journal"):
+            try:
+                os.unlink(db.with_name(f"{db.name}.{kind}-{os.getpid()}{suffix}"))
+            except OSError:
+                pass
 
 
 def rebuild(store_path: Path, progress=None) -> dict:
@@ -231,13 +263,15 @@ def rebuild(store_path: Path, progress=None) -> dict:
     return f.work
 
 
-def with_index(store_path: Path, fn: Callable[[Fresh], T]) -> T:
-    """Run `fn` on a current index; a corrupt file found mid-read is rebuilt and the read retried."""
+def with_index(store_path: Path, fn: Callable[[Fresh], T], *, history: bool = False) -> T:
+    """Run `fn` on a current index; a corrupt file found mid-read is rebuilt and the read retried.
+
+    `history`: the question needs past versions (see `fresh`: it may wait for a staged index)."""
     import apsw
 
     from kyb_cli.core.errors import KybError
 
-    f = fresh(store_path)
+    f = fresh(store_path, history=history)
     try:
         return fn(f)
     except (KybError, apsw.BusyError, apsw.LockedError):

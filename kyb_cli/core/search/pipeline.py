@@ -44,6 +44,10 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
                 else:
                     hits = _fuse(f.conn, mode, ranked, side.ranked, limit, explain)
                 out.update(semantic=True, pending_vectors=side.pending)
+                if side.pending:  # never embedded here: the background filler does it
+                    from kyb_cli.core.index import staged
+
+                    staged.start_filler(f.store_path, f.git_dir)
             else:
                 hits = [hit for _vid, hit in ranked[:limit]]
                 out["semantic_off"] = side.reason
@@ -53,9 +57,12 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
             for rank, hit in enumerate(hits, 1):
                 hit["explain"] = {"lexical_rank": rank, "vector_rank": None, "cosine": None,
                                   "bm25": hit["score"], "fused": None}
-        return {"count": len(hits), "hits": hits, **out, "mode": mode, "head": f.head}
+        response = {"count": len(hits), "hits": hits, **out, "mode": mode, "head": f.head}
+        if not f.history_complete:
+            response["history_complete"] = False
+        return response
 
-    response = with_index(store_path, run)
+    response = with_index(store_path, run, history=mode != "current")  # the past waits (staged)
     if mode == "as_of_event" and as_of_event is not None:
         from kyb_cli.core.times.format import rfc3339
 
