@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -29,6 +31,21 @@ def test_index_benchmark_runs(tmp_path):
 def test_reads_benchmark_runs(tmp_path):
     rows = _bench("bench_reads.py", "--keys", "40", "--runs", "1", tmp_path=tmp_path)
     assert rows, "bench_reads printed no result"
+
+
+@pytest.mark.slow
+def test_faults_benchmark_runs_and_loses_nothing(tmp_path):
+    rows = _bench("bench_faults.py", "--writers", "2", "--writes", "6", "--kills", "2", tmp_path=tmp_path)
+    concurrency, kills = rows
+    assert concurrency["acknowledged"] + concurrency["unchanged"] + concurrency["refused"] == 12
+    assert (concurrency["lost"], concurrency["broken"], kills["lost"], kills["broken"]) == (0, [], 0, [])
+
+
+@pytest.mark.slow
+def test_fsync_benchmark_runs(tmp_path):
+    rows = _bench("bench_fsync.py", "--writes", "3", "--cli", "1", tmp_path=tmp_path)
+    assert {(r["bench"], r["fsync"]) for r in rows} == {
+        (b, m) for b in ("in-process add", "cli add") for m in ("on", "off")}
 
 
 def test_serve_benchmark_runs(tmp_path):

@@ -1,5 +1,6 @@
 """A writer SIGKILLed mid-write leaves the canon exactly as before or exactly as after; the next write
-heals the working tree through the journal. Deterministic points use the test-only KYB_FAULT hook."""
+heals the working tree through the journal. Deterministic points use the test-only fault runner
+(tests/support/faults.py); tests/test_faults.py covers every write command and every step."""
 
 from __future__ import annotations
 
@@ -50,7 +51,18 @@ def worktree_matches_head(store: Path) -> None:
 
 
 def write(kyb, *args: str, body: str, fault: str | None = None):
-    return kyb(*args, input=body, env={"KYB_FAULT": fault} if fault else None)
+    if fault is None:
+        return kyb(*args, input=body)
+    return faulted(kyb, fault, *args, input=body)
+
+
+def faulted(kyb, point: str, *args: str, input: str = ""):
+    root = Path(__file__).resolve().parents[1]
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH", "")]))}
+    proc = subprocess.run([sys.executable, "-m", "tests.support.faults", point, "kill", *args], input=input,
+                          capture_output=True, text=True, env={**kyb.env, "KYB_STORE": str(kyb.store_path), **env},
+                          timeout=60)
+    return type("Res", (), {"code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr})()
 
 
 @pytest.fixture
@@ -83,7 +95,7 @@ def test_kill_mid_update_leaves_before_or_after(kyb, store_path, seeded, point, 
 
 @pytest.mark.parametrize("point,moved", [("before-ref", False), ("after-ref", True)])
 def test_kill_mid_retract_leaves_before_or_after(kyb, store_path, seeded, point, moved):
-    res = kyb("rm", "k", "--reason", "wrong", env={"KYB_FAULT": point})
+    res = faulted(kyb, point, "rm", "k", "--reason", "wrong")
     assert res.code == -signal.SIGKILL
     assert (head(store_path) != seeded) is moved
     fsck_clean(store_path)

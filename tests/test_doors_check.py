@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# Synthetic (random, correctly shaped, never a real credential); split so scanners of this file stay quiet.
+GITHUB_TOKEN = "ghp_" + "Zq7Lk2Vx9Rt4Nw8Pb3Hs6Jd1Fy5Gc0Um" + "Ae4T"
 
 
 def write(store_path: Path, rel: str, text: str) -> Path:
@@ -35,6 +37,20 @@ def test_clean_store_passes_silently(cli, store_path):
     assert (res.code, res.stdout, res.stderr) == (0, "", "")
 
 
+def test_check_output_never_echoes_any_part_of_a_secret(cli, store_path, monkeypatch):
+    """A first-hour defect: the check printed the secret's first characters into CI logs."""
+    monkeypatch.chdir(store_path)
+    secret_value = "Xk29dLqp7Zm4"
+    write(store_path, "knowledge/leak.md", record("leak", f"password: {secret_value}\ntoken {GITHUB_TOKEN}"))
+    for args in (("check",), ("check", "--json")):
+        res = cli(*args)
+        assert res.code == 3
+        out = res.stdout + res.stderr
+        assert "knowledge/leak.md:7: body looks like a secret (rule github-token)" in out
+        for part in (secret_value[:4], GITHUB_TOKEN[4:10], GITHUB_TOKEN[:8]):
+            assert part not in out
+
+
 def test_json_flag_reports_clean_store(cli, store_path):
     assert cli("add", "--key", "alpha", "--title", "A", "--body", "x").code == 0
     res = cli("check", "--json")
@@ -53,7 +69,7 @@ def test_each_problem_is_file_line_message_and_exit_3(cli, store_path, monkeypat
         "knowledge/open.md:1: unclosed front matter (+++)",
         "knowledge/named.md:2: key 'other' does not match the file name (expected key 'named' in "
         "knowledge/named.md, or the file knowledge/other.md)",
-        "knowledge/leak.md:7: body looks like a secret (password: hunter2hun…) — store secrets as pointers in refs",
+        "knowledge/leak.md:7: body looks like a secret (rule password-assignment) — store secrets as pointers in refs",
         "knowledge/bad-toml.md:3: broken TOML in front matter: Invalid value",
     ])
     assert res.stderr.splitlines()[-1] == "kyb: 4 problems in 4 files"
@@ -164,7 +180,7 @@ def commit_good_then_bad(store_path: Path, env: dict[str, str]) -> subprocess.Co
     git(store_path, env, "add", "-A")
     good = git(store_path, env, "commit", "-q", "-m", "good records")
     assert good.returncode == 0, good.stdout + good.stderr
-    write(store_path, "knowledge/beta.md", record("beta", "token ghp_" + "a" * 30))
+    write(store_path, "knowledge/beta.md", record("beta", "token " + GITHUB_TOKEN))
     git(store_path, env, "add", "knowledge/beta.md")
     return git(store_path, env, "commit", "-q", "-m", "leaks a token")
 
@@ -180,7 +196,7 @@ def test_plain_git_hook_blocks_a_bad_commit(store_path, tmp_path):
     hook.chmod(0o755)
     bad = commit_good_then_bad(store_path, env)
     assert bad.returncode != 0
-    assert "knowledge/beta.md:6: body looks like a secret (ghp_aaaaaaaaaaaaaaaa…)" in bad.stderr
+    assert "knowledge/beta.md:6: body looks like a secret (rule github-token)" in bad.stderr
     assert git(store_path, env, "log", "-1", "--format=%s").stdout.strip() == "good records"
 
 
@@ -205,5 +221,5 @@ def test_pre_commit_framework_runs_the_published_hook(store_path, tmp_path):
     assert bad.returncode != 0
     out = bad.stdout + bad.stderr
     assert "kyb check (record files)" in out and "Failed" in out
-    assert "knowledge/beta.md:6: body looks like a secret (ghp_aaaaaaaaaaaaaaaa…)" in out
+    assert "knowledge/beta.md:6: body looks like a secret (rule github-token)" in out
     assert git(store_path, env, "log", "-1", "--format=%s").stdout.strip() == "good records"

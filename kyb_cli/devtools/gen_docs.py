@@ -56,6 +56,7 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_SYNC_MAX_BLOB": "Bytes a single file from a remote may have; a bigger one refuses the sync or clone (default 16 MiB).",
     "KYB_CLOCK_SKEW": "Seconds a peer's commit may be ahead of this clock when a sync merge compares writes (default 600).",
     "KYB_PYZ_CACHE": "Where the zipapp (kyb.pyz) extracts its native parts (default: the user cache directory).",
+    "KYB_FSYNC": "off: writes skip fsync of Git objects, refs and the journal (faster; a power loss may lose them).",
     "KYB_SERVE_TOKEN": ("Bearer token kyb serve requires (always when set; beyond loopback one is generated and "
                         "printed once when unset)."),
     "KYB_DEBUG": "Set to 1 to see the Python traceback of an internal error (otherwise one line and exit 4).",

@@ -17,6 +17,7 @@ from typing import Any
 
 import pygit2
 
+from kyb_cli.core.canon import durability
 from kyb_cli.core.canon.tree import Entry
 from kyb_cli.core.canon.worktree import remove_temp_files, update_worktree
 
@@ -33,8 +34,14 @@ def write(kyb_dir: Path, commit: pygit2.Oid | str, paths: list[str], branch: str
     kyb_dir.mkdir(parents=True, exist_ok=True)
     journal = path_of(kyb_dir)
     tmp = journal.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"commit": str(commit), "paths": sorted(paths), "branch": branch}))
-    os.replace(tmp, journal)
+    data = json.dumps({"commit": str(commit), "paths": sorted(paths), "branch": branch}).encode()
+    try:
+        durability.write_durably(tmp, data)
+        os.replace(tmp, journal)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+    durability.fsync_dir(kyb_dir)
 
 
 def clear(kyb_dir: Path) -> None:

@@ -67,8 +67,11 @@ def exclusive(path: Path, timeout: float | None = None) -> Iterator[None]:
                     ) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)  # who holds it, for the timeout message
+        except OSError:
+            pass  # a full disk: the lock holds all the same
         try:
             yield
         finally:

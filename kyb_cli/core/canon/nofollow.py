@@ -113,13 +113,33 @@ def write_file(root: Path, path: str, data: bytes, *, executable: bool = False) 
     dfd = _open_dir(root, parts[:-1], create=True)
     tmp = f".{parts[-1]}.kyb-{os.getpid()}.tmp"
     try:
+        _write_replace(dfd, tmp, parts[-1], data, executable, durable=True)
+    finally:
+        os.close(dfd)
+
+
+def _write_replace(dfd: int, tmp: str, name: str, data: bytes, executable: bool, *, durable: bool) -> None:
+    """Write `data` to `tmp` in directory `dfd`, then rename it over `name`; a failure (a full disk)
+    leaves no half-written temp file. `durable`: fsync the file and the directory (KYB_FSYNC)."""
+    from kyb_cli.core.canon import durability
+
+    try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o777 if executable else 0o666,
                      dir_fd=dfd)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, parts[-1], src_dir_fd=dfd, dst_dir_fd=dfd)
-    finally:
-        os.close(dfd)
+            fh.flush()
+            if durable:
+                durability.fsync_file(fh.fileno())
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except OSError:
+        try:
+            os.unlink(tmp, dir_fd=dfd)
+        except OSError:
+            pass
+        raise
+    if durable:
+        durability.fsync_file(dfd)
 
 
 def remove_file(root: Path, path: str) -> None:
@@ -160,7 +180,13 @@ class Dirs:
         return self
 
     def __exit__(self, *exc) -> None:
+        from kyb_cli.core.canon import durability
+
         for fd in self.fds.values():
+            try:
+                durability.fsync_file(fd)
+            except OSError:
+                pass
             os.close(fd)
         self.fds.clear()
 
@@ -175,8 +201,6 @@ class Dirs:
         parts = _parts(path)
         dfd = self._dir(tuple(parts[:-1]))
         tmp = f".{parts[-1]}.kyb-{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o777 if executable else 0o666,
-                     dir_fd=dfd)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, parts[-1], src_dir_fd=dfd, dst_dir_fd=dfd)
+        # Many files in one call (a sync): no fsync per file; the directories are fsynced on exit.
+        # The working tree is not the canon: what a power loss takes, HEAD and the journal restore.
+        _write_replace(dfd, tmp, parts[-1], data, executable, durable=False)

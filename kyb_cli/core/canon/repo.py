@@ -22,11 +22,17 @@ from kyb_cli.core.records.model import Record
 DEFAULT_AUTHOR = ("kyb", "kyb@localhost")
 
 
+STORE_MARK = "kyb.store"  # `git config kyb.store true`: this repository is a kyb store, deliberately
+
+
 def init_store(path: Path) -> "Store":
-    """Create a store (a Git repository on branch main with one empty commit) or open an existing one."""
+    """Create a store (a Git repository on branch main with one empty commit, marked as a store), or
+    mark the existing repository at `path` as one: the deliberate way to let kyb write to it."""
     path = Path(path)
     if (path / ".git").exists():
-        return Store(path)
+        store = Store(path)
+        store.mark()
+        return store
     if path.exists() and any(path.iterdir()):
         raise StoreError(f"{path} exists and is not empty; kyb init wants a new or empty directory")
     try:
@@ -36,6 +42,7 @@ def init_store(path: Path) -> "Store":
         raise StoreError(f"cannot create a store at {path}: {exc}") from None
     store = Store(path, repo=repo)
     store.commit_empty_root()
+    store.mark()
     return store
 
 
@@ -120,6 +127,44 @@ class Store:
         """Start an empty store's history: HEAD's branch gets one commit with an empty tree."""
         sig = self.signature()
         self.repo.create_commit("HEAD", sig, sig, "kyb: init store\n", self.repo.TreeBuilder().write(), [])
+
+    # -- is this a store? --------------------------------------------------------------------------
+
+    def mark(self) -> None:
+        """Mark this repository as a kyb store (`git config kyb.store true`)."""
+        try:
+            self.repo.config[STORE_MARK] = True
+        except (pygit2.GitError, OSError) as exc:
+            raise StoreError(f"cannot mark {self.path} as a kyb store: {exc}") from None
+
+    def is_kyb_store(self) -> bool:
+        """Marked (`kyb init`), or laid out as one: at HEAD no top-level directory but the record
+        directories (and dot-directories), and either a record directory or a kyb commit at HEAD.
+        That recognises stores made by an older kyb, clones of stores and stores made by hand, and
+        refuses ordinary project repositories (which have other directories) and empty ones."""
+        try:
+            if self.repo.config.get_bool(STORE_MARK):
+                return True
+        except (KeyError, pygit2.GitError, ValueError):
+            pass
+        head = self.head_commit()
+        if head is None:
+            return False
+        from kyb_cli.core.records.keys import RECORD_DIRS
+
+        dirs = {entry.name for entry in head.tree if entry.type_str == "tree"}
+        if any(name not in RECORD_DIRS and not name.startswith(".") for name in dirs):
+            return False
+        return bool(dirs & set(RECORD_DIRS)) or head.message.startswith("kyb: ")
+
+    def require_kyb_store(self) -> None:
+        """StoreError (exit 4) unless this is a kyb store: kyb writes only to stores."""
+        if not self.is_kyb_store():
+            shown = os.path.normpath(self.path)
+            raise StoreError(
+                f"{shown} is a Git repository but not a kyb store; kyb writes only to stores, so "
+                f"nothing was written — check --store, KYB_STORE or .kyb.toml, or if it should hold "
+                f"kyb records, mark it deliberately with `kyb init {shown}`", path=shown)
 
     # -- writes (canon/transaction.py) ------------------------------------------------------------
 

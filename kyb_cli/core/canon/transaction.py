@@ -1,29 +1,35 @@
-"""One commit per write: `writing(store, attribution)` holds the lock and yields a Transaction.
+"""One user action = one branch move: `writing(store, attribution)` holds the lock and yields a Transaction.
 
-A write builds the new tree in memory from HEAD's tree, makes one commit that touches only that
-record's file, moves the branch, then brings that one file of the working tree and the Git index
-along. Other files, staged or not, are never touched. Nothing is ever lost:
+Each put/retract/archive inside builds its commit in memory (objects only) on top of the previous
+one; when the `with` block ends the branch moves once, from the HEAD found under the lock to the
+last commit (closing an incident or task is two commits, the closing version and the archive, and
+one ref move). Then the working tree and the Git index of the touched paths are brought along.
+Other files, staged or not, are never touched. The rules (tests/test_faults.py):
 - writers are serialized by `lock.exclusive` (bounded wait, released by the kernel if a writer dies);
-- the branch moves in one atomic ref update, so the canon is exactly as before or exactly as after;
-- the journal (journal.py) lets the next writer finish bringing the working tree along if a
-  process died between the ref update and the file write;
-- a working-tree file with uncommitted hand edits is never overwritten (Rejected instead).
+- before the branch moves nothing is visible: a failure is a StoreError (exit 4), a full disk says
+  which store and what to free (canon/diskfull.py);
+- once it moved, the write happened: the answer is success; what could not be finished (the
+  working tree, the journal) is a warning on stderr, and the next call finishes it (journal.py;
+  a read too, index/fresh.py);
+- a working-tree file with uncommitted hand edits is never overwritten (Rejected instead);
+- objects, refs and the journal are fsynced (canon/durability.py) unless `KYB_FSYNC=off`.
 """
 
 from __future__ import annotations
 
-import os
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import pygit2
 
-from kyb_cli.core.canon import journal
+from kyb_cli.core.canon import durability, faults, journal
 from kyb_cli.core.canon import lock as store_lock
 from kyb_cli.core.canon.attribution import Attribution
-from kyb_cli.core.canon.tree import advance_head, apply_changes, blob_at, blob_entry
-from kyb_cli.core.canon.worktree import refuse_hand_edits, update_worktree
+from kyb_cli.core.canon.diskfull import disk_full_error, is_disk_full, low_space
+from kyb_cli.core.canon.tree import Entry, advance_head, apply_changes, blob_at, blob_entry
+from kyb_cli.core.canon.worktree import refuse_hand_edits, remove_dead_temp_files, update_worktree
 from kyb_cli.core.errors import NotFound, Rejected, StoreError
 from kyb_cli.core.records.keys import kind_of_key, path_of_key
 from kyb_cli.core.records.model import Record, RecordFormatError, parse
@@ -48,17 +54,124 @@ class WriteResult:
 
 @contextmanager
 def locked(store) -> Iterator[None]:
-    """Hold the writer lock, having first finished what a writer or a sync that died left behind."""
-    with store_lock.exclusive(store.kyb_dir / "write.lock"):
-        journal.recover(store.repo, store.kyb_dir)
-        yield
+    """Hold the writer lock of a kyb store (never of another Git repository), having first finished
+    what a writer or a sync that died left behind."""
+    store.require_kyb_store()
+    durability.configure_libgit2()
+    try:
+        with store_lock.exclusive(store.kyb_dir / "write.lock"):
+            try:
+                journal.recover(store.repo, store.kyb_dir)
+            except (OSError, pygit2.GitError) as exc:
+                if not is_disk_full(exc):
+                    raise StoreError(f"cannot finish an earlier interrupted write in {store.path}: {exc}") from None
+                # no room to finish the earlier write's files: this write can still be refused cleanly
+            yield
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise disk_full_error(store.path) from None
+        raise
 
 
 @contextmanager
 def writing(store, attribution: Attribution) -> Iterator["Transaction"]:
-    """Hold the writer lock; every put/remove inside is one commit on top of the fresh HEAD."""
+    """Hold the writer lock; the commits made inside move the branch once, when the block ends."""
     with locked(store):
-        yield Transaction(store, attribution)
+        tx = Transaction(store, attribution)
+        yield tx
+        tx.publish()
+
+
+def warn(message: str) -> None:
+    """A remark that is not the answer (the door prints the answer): one `kyb: warning:` line."""
+    sys.stderr.write(f"kyb: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def publish(store, old: pygit2.Commit | None, new: pygit2.Oid, changes: dict[str, Entry | None],
+            log: str, *, what: str = "the write") -> list[str]:
+    """Move the branch from `old` to `new` in one ref update, then bring `changes` along.
+
+    Before the move: StoreError and nothing visible. After it: never an error; the returned
+    warnings (also printed) say what is left for the next write to finish."""
+    repo = store.repo
+    if not objects_present(repo, new, changes):
+        raise _unwritten_objects(store)
+    try:
+        branch = None if repo.head_is_detached else repo.lookup_reference("HEAD").target
+        journal.write(store.kyb_dir, new, sorted(changes), branch)
+        faults.step("before-ref")
+        advance_head(repo, old, new, log)
+    except StoreError:
+        _forget_journal(store)
+        raise
+    except (OSError, pygit2.GitError) as exc:
+        if not _branch_is_at(store, new):  # the truth is the branch, not the exception
+            _forget_journal(store)
+            if is_disk_full(exc, store.git_dir):
+                raise disk_full_error(store.path) from None
+            raise StoreError(f"{what} failed, nothing was written: {exc}") from None
+    warnings: list[str] = []
+    try:
+        faults.step("after-ref")
+        commit = repo[new].peel(pygit2.Commit)
+        update_worktree(repo, {p: _entry_at(commit, p) for p in changes})
+        faults.step("after-worktree")
+        journal.clear(store.kyb_dir)
+        remove_dead_temp_files(repo, sorted(changes))
+    except (OSError, pygit2.GitError) as exc:
+        reason = "the disk is full" if is_disk_full(exc, store.git_dir) else str(exc)
+        warnings.append(f"{what} is committed ({str(new)[:12]}), but kyb could not finish updating the "
+                        f"store's working tree ({reason}); the next kyb command finishes it")
+    for message in warnings:
+        warn(message)
+    return warnings
+
+
+def objects_present(repo: pygit2.Repository, new: pygit2.Oid, changes: dict[str, Entry | None]) -> bool:
+    """The commit `new`, its tree and every changed path's object can be read back. On a full disk
+    libgit2 can return an object id whose file never made it to disk; moving the branch to it would
+    break the store, so the branch moves only once everything it points at is there."""
+    try:
+        commit = repo[new].peel(pygit2.Commit)
+        tree = commit.tree
+        for path, entry in changes.items():
+            if entry is None:
+                continue
+            obj = tree[path]
+            if obj.id != entry[0] or entry[0] not in repo:
+                return False
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+    return True
+
+
+def _unwritten_objects(store) -> StoreError:
+    if low_space(store.git_dir):
+        return disk_full_error(store.path)
+    return StoreError(f"the write's objects could not be read back from {store.git_dir}; nothing was written")
+
+
+def _branch_is_at(store, new: pygit2.Oid) -> bool:
+    try:
+        return store.head_sha() == str(new)
+    except (StoreError, pygit2.GitError, OSError):
+        return False
+
+
+def _forget_journal(store) -> None:
+    try:
+        journal.clear(store.kyb_dir)
+    except OSError:
+        pass  # a journal whose commit is not HEAD is harmless: recovery removes it
+
+
+def _entry_at(commit: pygit2.Commit, path: str) -> Entry | None:
+    try:
+        obj = commit.tree[path]
+    except KeyError:
+        return None
+    return None if obj.type_str != "blob" else (obj.id, obj.filemode)
 
 
 class Transaction:
@@ -67,13 +180,25 @@ class Transaction:
     def __init__(self, store, attribution: Attribution) -> None:
         self.store = store
         self.attribution = attribution
+        self.base = store.head_commit()  # HEAD under the lock: where the branch moves from
+        self.tip = self.base  # the last commit made in this transaction (not yet on the branch)
+        self.changes: dict[str, Entry | None] = {}
+        self.warnings: list[str] = []
+
+    def publish(self) -> None:
+        """Move the branch once, from `base` to `tip` (nothing to do when nothing was committed)."""
+        if self.tip is None or self.tip is self.base:
+            return
+        log = self.tip.message.split("\n", 1)[0]
+        self.warnings = publish(self.store, self.base, self.tip.id, self.changes, log)
 
     # reads that see the transaction's own writes
 
     def current(self, key: str) -> Record | None:
-        """The record in HEAD's tree, or None — also when the file there is held out (unparseable or
-        breaking a write rule, e.g. a peer's typo): an upsert then writes a fresh, valid version over it."""
-        head = self.store.head_commit()
+        """The record in the transaction's tree (HEAD plus its own commits), or None — also when the
+        file there is held out (unparseable or breaking a write rule, e.g. a peer's typo): an upsert
+        then writes a fresh, valid version over it."""
+        head = self.tip
         if head is None:
             return None
         path = path_of_key(key)
@@ -94,9 +219,9 @@ class Transaction:
             validate_record(record)
         store = self.store
         path = record.path
-        head = store.head_commit()
+        head = self.tip
         old_blob = blob_at(head, path) if head is not None else None
-        refuse_hand_edits(store.repo, store.path, path, old_blob)
+        self._refuse_hand_edits(path)
         new_bytes = record.to_markdown().encode("utf-8")
         if old_blob is not None:
             old_bytes = store.blob_bytes(old_blob)
@@ -109,7 +234,10 @@ class Transaction:
                 pass
         created = old_blob is None
         verb = action or ("add" if created else "update")
-        blob = store.repo.create_blob(new_bytes)
+        try:
+            blob = store.repo.create_blob(new_bytes)
+        except (OSError, pygit2.GitError) as exc:
+            raise self._unwritten(exc) from None
         sha = self._commit(head, path, blob, verb, record.key, reason=reason)
         return WriteResult(record.key, changed=True, action="created" if created else "updated", sha=sha)
 
@@ -131,24 +259,35 @@ class Transaction:
         return self._remove(key, "archive", "archived", None)
 
     def _remove(self, key: str, verb: str, action: str, reason: str | None) -> WriteResult:
-        store = self.store
         path = path_of_key(key)
-        head = store.head_commit()
+        head = self.tip
         old_blob = blob_at(head, path) if head is not None else None
         if old_blob is None:
             raise NotFound(f"no record '{key}'")
-        refuse_hand_edits(store.repo, store.path, path, old_blob)
+        self._refuse_hand_edits(path)
         sha = self._commit(head, path, None, verb, key, reason=reason)
         return WriteResult(key, changed=True, action=action, sha=sha)
 
     # plumbing
 
+    def _refuse_hand_edits(self, path: str) -> None:
+        """The working tree still shows `base` for every path this transaction touches."""
+        if path in self.changes:
+            return
+        base_blob = blob_at(self.base, path) if self.base is not None else None
+        refuse_hand_edits(self.store.repo, self.store.path, path, base_blob)
+
+    def _unwritten(self, exc: BaseException) -> StoreError:
+        if is_disk_full(exc, self.store.git_dir):
+            return disk_full_error(self.store.path)
+        return StoreError(f"write failed, nothing was written: {exc}")
+
     def _commit(self, head: pygit2.Commit | None, path: str, blob: pygit2.Oid | None, verb: str,
                 key: str, *, reason: str | None = None) -> str:
+        """A commit object on `head` changing `path`; it becomes the transaction's tip (not the branch's)."""
         store = self.store
         repo = store.repo
         change = {path: blob_entry(blob)}
-        tree = apply_changes(repo, head.tree if head is not None else None, change)
         message = f"kyb: {verb} {key}\n"
         if reason:
             message += f"\n{reason}\n"
@@ -160,29 +299,13 @@ class Transaction:
         sig = store.signature()
         parents = [head.id] if head is not None else []
         try:
+            tree = apply_changes(repo, head.tree if head is not None else None, change)
+            faults.step("before-commit")
             commit = repo.create_commit(None, sig, sig, message, tree, parents)
-            branch = None if repo.head_is_detached else repo.lookup_reference("HEAD").target
-            journal.write(store.kyb_dir, commit, [path], branch)
-            _fault("before-ref")
-            advance_head(repo, head, commit, message.split("\n", 1)[0])
-            _fault("after-ref")
-            update_worktree(repo, change)
-            _fault("after-worktree")
-            journal.clear(store.kyb_dir)
         except (OSError, pygit2.GitError) as exc:
-            raise StoreError(f"write failed, the store is unchanged or recoverable: {exc}") from None
+            raise self._unwritten(exc) from None
+        if not objects_present(repo, commit, change):
+            raise _unwritten_objects(store)
+        self.tip = repo[commit].peel(pygit2.Commit)
+        self.changes.update(change)
         return str(commit)
-
-
-def _fault(point: str) -> None:
-    """TEST-ONLY fault injection: `KYB_FAULT=<point>` SIGKILLs this process at that point of a write.
-
-    Points: `before-ref` (commit object and journal written, branch not moved), `after-ref` (branch
-    moved, working tree not yet updated), `after-worktree` (working tree updated, journal not yet
-    removed). The crash tests use it to prove a killed writer leaves the canon exactly as before or
-    exactly as after, and that the next write heals the working tree. Never set it in real use.
-    """
-    if os.environ.get("KYB_FAULT") == point:
-        import signal
-
-        os.kill(os.getpid(), signal.SIGKILL)

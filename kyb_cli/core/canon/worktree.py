@@ -15,11 +15,13 @@ refused before they get here (sync/incoming.py).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pygit2
 
 from kyb_cli.core.canon.nofollow import Dirs, LinkInTheWay, _open_dir, _parts, read_file, remove_file, write_file
+from kyb_cli.core.canon import durability  # noqa: F401 - fsync of what kyb writes (nofollow.py)
 from kyb_cli.core.canon.tree import Entry
 from kyb_cli.core.errors import Rejected, StoreError
 from kyb_cli.core.records.keys import unsafe_path
@@ -58,6 +60,48 @@ def update_worktree(repo: pygit2.Repository, changes: dict[str, Entry | None]) -
         else:
             index.add(path)
     index.write()
+
+
+_TEMP = re.compile(r"^\..+\.kyb-(\d+)\.tmp$")
+
+
+def pid_alive(pid: int) -> bool:
+    """True when process `pid` exists (on this machine's process table)."""
+    if pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_dead_temp_files(repo: pygit2.Repository, paths: list[str]) -> None:
+    """Remove temp files that dead processes left in the directories of `paths` (self-cleaning:
+    a writer killed inside `update_worktree` leaves `.<name>.kyb-<pid>.tmp`). Directories are
+    opened as every working-tree access is (no link followed, nothing outside the store)."""
+    if repo.workdir is None:
+        return
+    root = Path(repo.workdir)
+    for directory in sorted({tuple(p.split("/")[:-1]) for p in paths if unsafe_path(p) is None}):
+        try:
+            dfd = _open_dir(root, list(directory), create=False)
+        except (FileNotFoundError, LinkInTheWay, NotADirectoryError, OSError):
+            continue
+        try:
+            for name in os.listdir(dfd):
+                m = _TEMP.match(name)
+                if m and not pid_alive(int(m.group(1))):
+                    try:
+                        os.unlink(name, dir_fd=dfd)
+                    except OSError:
+                        pass
+        finally:
+            os.close(dfd)
 
 
 def remove_temp_files(repo: pygit2.Repository, path: str) -> None:

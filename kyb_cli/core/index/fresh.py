@@ -4,10 +4,19 @@
 no pygit2, no subprocess) with the indexed head and, only when they differ, catches up under the
 index lock with `git log` (only the unseen commits), or rebuilds when the index is missing, corrupt, of an old schema, or HEAD is no
 longer a descendant of what was indexed (reset, rebase). A reader never gets a stale answer.
+
+Self-healing (tests/test_faults_index.py): an index path that is not a usable file (a directory, a
+link to one) is moved aside (renamed, never deleted) and rebuilt; temp files of rebuilds whose
+process is dead are removed; an index deleted or replaced between our update and our open is
+opened again; a full disk is a store error saying what to free, never an internal error.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -56,13 +65,13 @@ def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, histo
     from what exists (`--no-wait`; staged.SEEN then says `history_complete: false`)."""
     from kyb_cli.core.index import staged
 
-    f = _fresh(Path(store_path), force_rebuild, progress)
+    f = _fresh_retrying(Path(store_path), force_rebuild, progress)
     if f.history_complete:
         return f
     if history and staged.POLICY.wait:
         f.conn.close()
         staged.wait_for_history(f.store_path, f.git_dir, staged.POLICY.progress)
-        f = _fresh(f.store_path, False, progress)
+        f = _fresh_retrying(f.store_path, False, progress)
         if f.history_complete:
             return f
     staged.SEEN.history_complete = False
@@ -70,10 +79,26 @@ def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, histo
     return f
 
 
+class _Vanished(Exception):
+    """The index file went away between bringing it up to date and opening it (a racing delete)."""
+
+
+def _fresh_retrying(store_path: Path, force_rebuild: bool, progress) -> Fresh:
+    for _attempt in range(4):
+        try:
+            return _fresh(store_path, force_rebuild, progress)
+        except _Vanished:
+            continue
+    raise StoreError(f"the search index of {store_path} keeps disappearing while kyb opens it "
+                     "(is another process deleting .git/kyb/index.sqlite?)")
+
+
 def _fresh(store_path: Path, force_rebuild: bool, progress) -> Fresh:
     from kyb_cli.core.index.staged import history_complete
 
     gdir = headfile.git_dir(store_path)
+    if os.path.exists(gdir / "kyb" / "pending.json"):
+        finish_interrupted_write(store_path, gdir)
     db = schema.index_path(gdir)
     head = headfile.head_sha(gdir)
     if not force_rebuild and head is not None:
@@ -100,6 +125,8 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
     with lock.exclusive(gdir / "kyb" / "index.lock", timeout=max(lock.lock_timeout(), 60.0)):
         head = headfile.head_sha(gdir) or gitlog.head(store_path)
         work: dict = {}
+        _move_aside_if_unusable(db)
+        _remove_dead_temp_files(db)
         opened = None if force_rebuild else _open_valid(db)
         if opened is not None:
             conn, meta = opened
@@ -110,6 +137,9 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
                 work = build.catch_up(conn, store_path, meta.get("head"), head) or {}
             except (apsw.BusyError, apsw.LockedError):
                 raise
+            except apsw.FullError:
+                conn.close()
+                raise _index_disk_full(store_path, db) from None
             except apsw.Error:  # a broken index must never crash a read: rebuild it
                 work = {}
             if work:
@@ -123,11 +153,107 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
                 work = snapshot.build(store_path, db, head)
             else:
                 work = build.rebuild(store_path, db, head, progress)
-        except OSError as exc:
-            raise StoreError(f"cannot write the index at {db}: {exc.strerror or exc}") from None
+        except (OSError, apsw.Error) as exc:
+            _remove_own_temp_files(db)  # a failed rebuild must not leave its half-built copy behind
+            from kyb_cli.core.canon.diskfull import is_disk_full
+
+            if is_disk_full(exc):
+                raise _index_disk_full(store_path, db) from None
+            if isinstance(exc, OSError):
+                raise StoreError(f"cannot write the index at {db}: {exc.strerror or exc}") from None
+            raise
         build.warn_skipped(work.get("skipped", []))
-    conn = schema.connect(db)
+    try:
+        conn = schema.connect(db)
+    except apsw.CantOpenError:
+        raise _Vanished() from None
     return Fresh(conn, work.get("head"), store_path, gdir, work, not work.get("staged"))
+
+
+def finish_interrupted_write(store_path: Path, gdir: Path) -> None:
+    """A journal with no writer holding the lock: a write moved the branch and could not bring the
+    working tree along (killed, or out of disk). A read finishes it when the writer lock is free at
+    once (it never waits for a writer, and never fails for this: the answer comes from Git anyway)."""
+    from kyb_cli.core.canon import journal, lock
+
+    fd = None
+    try:
+        fd = lock.try_lock(gdir / "kyb" / "write.lock")
+        if fd is None:
+            return  # a writer is at work: the journal is its own
+        from kyb_cli.core.canon.repo import Store
+
+        store = Store(store_path)
+        if store.is_kyb_store():
+            journal.recover(store.repo, store.kyb_dir)
+    except Exception:  # noqa: BLE001 - best effort; the next write finishes it under the lock
+        pass
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _index_disk_full(store_path: Path, db: Path) -> StoreError:
+    from kyb_cli.core.canon.diskfull import disk_full_error
+
+    err = disk_full_error(store_path)
+    return StoreError(err.message.replace("nothing was written", f"the search index {db} cannot be updated"),
+                      path=str(store_path))
+
+
+_TEMP = re.compile(r"^index\.sqlite\.(?:tmp|snap)-(\d+)(?:-journal)?$")  # build.py, snapshot.py
+
+
+def _move_aside_if_unusable(db: Path) -> None:
+    """An index path that is not a regular file (a directory, a link to one) is renamed aside, so
+    the rebuild can write a fresh file there; nothing the user may have put there is deleted."""
+    if not os.path.lexists(db) or db.is_file():
+        return
+    aside = db.with_name(f"{db.name}.broken-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+    try:
+        os.replace(db, aside)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"the search index path {db} is not a file and cannot be moved aside: "
+                         f"{exc.strerror or exc} — remove it (it is a cache) and try again") from None
+    sys.stderr.write(f"kyb: index: {db} was not a usable file; moved it aside to {aside.name} and rebuilt the index\n")
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def _remove_dead_temp_files(db: Path) -> None:
+    """Temp files of rebuilds whose process died (killed, or out of disk) go: self-cleaning."""
+    try:
+        names = os.listdir(db.parent)
+    except OSError:
+        return
+    for name in names:
+        m = _TEMP.match(name)
+        if m and not _pid_alive(int(m.group(1))):
+            try:
+                os.unlink(db.parent / name)
+            except OSError:
+                pass
+
+
+def _remove_own_temp_files(db: Path) -> None:
+    for kind in ("tmp", "snap"):
+        for suffix in ("", "-journal"):
+            try:
+                os.unlink(db.with_name(f"{db.name}.{kind}-{os.getpid()}{suffix}"))
+            except OSError:
+                pass
 
 
 def rebuild(store_path: Path, progress=None) -> dict:

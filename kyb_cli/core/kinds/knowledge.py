@@ -11,7 +11,7 @@ from kyb_cli.core.records.model import Record, RecordFormatError
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.canon.transaction import WriteResult
 from kyb_cli.core.errors import NotFound
-from kyb_cli.core.records.validate import check_key_for_kind
+from kyb_cli.core.records.validate import check_key_for_kind, check_no_secret
 
 
 def split_list(value: str | None) -> list[str]:
@@ -74,7 +74,11 @@ def _checked(store: Store, fn):
 
 
 def retract_knowledge(store: Store, key: str, reason: str, attribution: Attribution) -> WriteResult:
-    """Knowledge that was wrong leaves the tree in a commit recording why; its versions stay in history."""
+    """Knowledge that was wrong leaves the tree in a commit recording why; its versions stay in history.
+
+    The reason is stored for ever (commit message and `Kyb-Reason` trailer), so it passes the secrets
+    rule like every other stored field."""
+    check_no_secret("reason", reason or "")
     with store.writing(attribution) as tx:
         try:
             return tx.retract(key, reason)

@@ -1,9 +1,10 @@
 """What incidents and tasks share: keep-if-omitted fields, follow-ups, links, and close = archive.
 
 Finished is not wrong: a closed incident or task is written (its closing version is one commit) and
-then leaves the tree in a second commit, `kyb: archive <key>`, inside the same writer lock, so no
-other writer sees the closed file in between. Its final version stays readable (`get`, listings with
-`--all`, default search) with state `archived`.
+then leaves the tree in a second commit, `kyb: archive <key>`; both are built in memory and the
+branch moves once, to the archive (canon/transaction.py), so no reader, writer or crash ever sees
+the closed file in the tree. Its final version stays readable (`get`, listings with `--all`,
+default search) with state `archived`.
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def unknown_links(tx, links: list[str]) -> list[str]:
 
 
 def write_and_close(tx, record, *, verb: str | None, closed: bool) -> dict[str, Any]:
-    """Write `record`; when it is closed, archive it in a second commit under the same lock.
+    """Write `record`; when it is closed, archive it in a second commit of the same transaction
+    (one branch move for both).
 
     Closing an archived record again with nothing changed makes no commit (`changed: false`)."""
     if closed and tx.current(record.key) is None:

@@ -11,6 +11,7 @@ import re
 from kyb_cli.core.errors import Rejected
 from kyb_cli.core.records.keys import KEY_MAX, KEY_MESSAGE, is_valid_key  # noqa: F401 (re-exported)
 from kyb_cli.core.records.model import Record
+from kyb_cli.core.records.secrets import Finding, first_secret, scan_fields
 
 ASSIGNEE_MAX = 80
 BODY_MAX_BYTES = 1024 * 1024  # 1 MiB: a record is a note, not a log dump
@@ -22,19 +23,6 @@ INCIDENT_STATUSES = ("open", "mitigated", "resolved")
 TASK_STATUSES = ("open", "in_progress", "blocked", "done", "dropped")
 TASK_LIVE = ("open", "in_progress", "blocked")
 TASK_TERMINAL = ("done", "dropped")
-
-SECRET_PATTERNS = [
-    re.compile(p)
-    for p in (
-        r"ghp_[A-Za-z0-9]{20,}",
-        r"github_pat_[A-Za-z0-9_]{20,}",
-        r"xox[baprs]-[A-Za-z0-9-]{10,}",
-        r"\bsk-[A-Za-z0-9_-]{24,}",
-        r"AKIA[0-9A-Z]{16}",
-        r"-----BEGIN [A-Z ]*PRIVATE KEY",
-        r"(?i)(password|passwd|пароль)\s*[:=]\s*[^\s\"']{6,}",
-    )
-]
 
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 MAX_REMIND_DAYS = 366
@@ -68,19 +56,69 @@ def check_key_for_kind(key: str, kind: str) -> None:
         raise Rejected(f"kind must be 'knowledge', 'incident' or 'task', got '{kind}'")
 
 
-def find_secret(text: str) -> str | None:
-    """The first 20 characters of the first secret-looking match, or None."""
-    for pattern in SECRET_PATTERNS:
-        m = pattern.search(text)
-        if m:
-            return m.group(0)[:20]
-    return None
+def find_secret(text: str) -> Finding | None:
+    """The first secret-looking value in `text` (rule and offset, never the text), or None."""
+    return first_secret(text)
 
 
-def _no_secret(field_name: str, text: str, advice: str = "store secrets as pointers in refs") -> None:
-    hit = find_secret(text)
-    if hit is not None:
-        raise Rejected(f"{field_name} looks like a secret ({hit}…) — {advice}")
+_ADVICE = {
+    "refs": "refs are pointers, not the secrets",
+    "assignee": "use a stable public label",
+    "tags": "tags are labels, not the secrets",
+    "reason": "say why without quoting the secret",
+}
+
+
+def secret_message(finding: Finding) -> str:
+    """`<field> looks like a secret (rule <id>) — <advice>`: names the rule and field, echoes nothing."""
+    verb = "look" if finding.field in ("refs", "tags", "hosts") else "looks"
+    advice = _ADVICE.get(finding.field, "store secrets as pointers in refs")
+    return f"{finding.field} {verb} like a secret (rule {finding.rule}) — {advice}"
+
+
+def check_no_secret(field_name: str, text: str) -> None:
+    """Rejected when `text` (a value stored under `field_name`) looks like a secret."""
+    found = first_secret(text, field_name)
+    if found is not None:
+        raise Rejected(secret_message(found))
+
+
+def stored_fields(record: Record):
+    """(field, text) for every value a write stores, so each is scanned for secrets (secrets rule:
+    titles, tags, refs and every incident/task field too, not only the body)."""
+    yield "title", record.title
+    yield "body", record.body
+    for name in ("tags", "refs", "hosts", "knowledge", "blocked_by"):
+        for value in getattr(record, name):
+            yield name, value
+    for name in ("service", "detection", "resolution", "blocked_reason", "assignee", "parent_task",
+                 "waits_on"):  # the other fields are closed sets or dates, checked by their own rules
+        yield name, getattr(record, name)
+    for window in record.affected:
+        for name, value in window.items():
+            if isinstance(value, str):
+                yield "affected", value
+    for name, value in record.extra.items():
+        for text in _strings(value):
+            yield name, text
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+def check_secrets(record: Record) -> None:
+    """Rejected when any stored field looks like a secret (the first one found is named)."""
+    found = scan_fields(stored_fields(record))
+    if found is not None:
+        raise Rejected(secret_message(found))
 
 
 def _no_nul(record: Record) -> None:
@@ -107,11 +145,7 @@ def validate(record: Record) -> None:
             f"body is {body_bytes:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB) — "
             "keep records small and put a pointer to large logs in refs"
         )
-    _no_secret("body", record.body)
-    for ref in record.refs:
-        hit = find_secret(ref)
-        if hit is not None:
-            raise Rejected(f"refs look like a secret ({hit}…) — refs are pointers, not the secrets")
+    check_secrets(record)
 
     _validate_trust(record)
     if kind != "task":
@@ -169,8 +203,6 @@ def _validate_incident(record: Record) -> None:
     if record.effective_at and not is_event_time(record.effective_at):
         raise Rejected(f"effective_at must be a date or an RFC 3339 datetime (got '{record.effective_at}')")
     _validate_knowledge_links(record)
-    _no_secret("resolution", record.resolution)
-    _no_secret("detection", record.detection)
 
 
 def _validate_task(record: Record) -> None:
@@ -205,9 +237,6 @@ def _validate_task(record: Record) -> None:
         if blocker == record.key:
             raise Rejected(f"a task cannot be blocked by itself ('{record.key}')")
     _validate_knowledge_links(record)
-    _no_secret("resolution", record.resolution)
-    _no_secret("blocked_reason", record.blocked_reason)
-    _no_secret("assignee", record.assignee, "use a stable public label")
     _validate_deadline(record)
 
 
@@ -219,7 +248,7 @@ def _validate_trust(record: Record) -> None:
         if not str(record.verified.get("source", "")).strip():
             raise Rejected("a verification names its source (what the fact was checked against)")
         for name in ("source", "rev", "note"):
-            _no_secret(f"verified {name}", str(record.verified.get(name, "")))
+            check_no_secret(f"verified {name}", str(record.verified.get(name, "")))
 
 
 def is_date(value: str) -> bool:
@@ -252,7 +281,6 @@ def _validate_deadline(record: Record) -> None:
     if (record.hard or record.remind_days is not None) and not (record.due or record.expected):
         name = "hard" if record.hard else "remind_days"
         raise Rejected(f"{name} qualifies a date — set due (or expected) too, or leave {name} out")
-    _no_secret("waits_on", record.waits_on)
 
 
 def is_event_time(value: str) -> bool:

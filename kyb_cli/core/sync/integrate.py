@@ -23,11 +23,13 @@ from typing import Any, Callable
 
 import pygit2
 
-from kyb_cli.core.canon import journal
+from kyb_cli.core.canon import faults
 from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.canon.repo import Store
-from kyb_cli.core.canon.tree import advance_head, blob_at
-from kyb_cli.core.canon.worktree import refuse_hand_edits, update_worktree
+from kyb_cli.core.canon.diskfull import disk_full_error, is_disk_full
+from kyb_cli.core.canon.transaction import publish
+from kyb_cli.core.canon.tree import blob_at
+from kyb_cli.core.canon.worktree import refuse_hand_edits
 from kyb_cli.core.errors import RemoteError, StoreError
 from kyb_cli.core.sync import clocks, incoming, merge
 from kyb_cli.core.sync.remote import MAX_ATTEMPTS, REMOTE, _git_said, current_branch, push, remote_url
@@ -105,7 +107,13 @@ def integrate(store: Store, remote_head: pygit2.Commit | None, attribution: Attr
         message = _merge_message(name, incoming_count, _count(repo, local.id, remote_head.id), plan.result,
                                  attribution)
         sig = store.signature()
-        commit = repo.create_commit(None, sig, sig, message, plan.result.tree, [local.id, remote_head.id])
+        try:
+            faults.step("before-commit")
+            commit = repo.create_commit(None, sig, sig, message, plan.result.tree, [local.id, remote_head.id])
+        except (OSError, pygit2.GitError) as exc:
+            if is_disk_full(exc):
+                raise disk_full_error(store.path) from None
+            raise StoreError(f"sync could not write its merge commit, nothing was changed: {exc}") from None
         elsewhere = merge.decided_elsewhere(repo, remote_head.id, local.id)
         _move_head(store, local, commit, plan.changes, message.split("\n", 1)[0])
         for conflict in plan.result.conflicts:
@@ -174,15 +182,9 @@ class _Lookup:
 
 def _move_head(store: Store, local: pygit2.Commit | None, new: pygit2.Oid, changes: dict[str, Any],
                log: str) -> None:
-    """Move the branch, then bring the changed files and the Git index along (journaled for crashes)."""
-    try:
-        branch = None if store.repo.head_is_detached else store.repo.lookup_reference("HEAD").target
-        journal.write(store.kyb_dir, new, sorted(changes), branch)
-        advance_head(store.repo, local, new, log)
-        update_worktree(store.repo, changes)  # the plan's entries are the new tree's (no per-path lookups)
-        journal.clear(store.kyb_dir)
-    except (OSError, pygit2.GitError) as exc:
-        raise StoreError(f"sync could not update the store, it is unchanged or recoverable: {exc}") from None
+    """Move the branch once and bring the changed files along: the writers' rule (canon/transaction.py,
+    `publish`): before the move a StoreError and nothing visible, after it success plus a warning."""
+    publish(store, local, new, changes, log, what="the sync")
 
 
 # -- held-out records: reported on every sync while the tip holds them --------------------------------
@@ -222,6 +224,7 @@ def sync(store: Store, *, attribution: Attribution | None = None, name: str = RE
          attempts: int = MAX_ATTEMPTS, progress: Progress | None = None) -> dict[str, Any]:
     """Fetch, integrate, push; on a lost push race fetch and integrate again (at most `attempts` times)."""
     say = progress or (lambda _msg: None)
+    store.require_kyb_store()  # before fetch writes remote-tracking refs into it
     url = remote_url(store, name)
     if url is None:
         raise RemoteError(f"the store has no remote '{name}' — set one with `kyb remote URL` "

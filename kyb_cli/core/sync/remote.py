@@ -66,6 +66,7 @@ def set_remote(store: Store, url: str, name: str = REMOTE) -> dict[str, Any]:
     url = url.strip()
     if not url:
         raise UsageError("the remote URL is empty — give one (ssh, https or a path), e.g. kyb remote git@host:team/store.git")
+    store.require_kyb_store()  # only stores are written, their config included
     repo = store.repo
     try:
         if remote_url(store, name) is None:

@@ -53,7 +53,11 @@ def parse_time(text: str, *, bound: str, store_path: Path | None = None, resolve
             raise UsageError(f"'{text}' is not a valid RFC 3339 datetime") from None
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
-        return int(value.timestamp() // 1)
+        try:
+            value.astimezone(timezone.utc)  # raises when the offset pushes it past the calendar
+            return int(value.timestamp() // 1)
+        except (ValueError, OverflowError):  # the offset pushes it past year 1 or 9999 in UTC
+            raise UsageError(f"'{text}' is outside the times kyb can represent (years 1 to 9999 in UTC)") from None
     if resolve is None:
         if store_path is None:
             raise UsageError(f"'{text}' is neither a date nor a datetime")

@@ -16,7 +16,8 @@ from typing import Iterable
 from kyb_cli.core.errors import KybError
 from kyb_cli.core.records.keys import RECORD_DIRS, is_record_candidate
 from kyb_cli.core.records.model import Record, RecordFormatError, parse
-from kyb_cli.core.records.validate import find_secret, is_valid_key, validate
+from kyb_cli.core.records.secrets import scan as scan_secrets
+from kyb_cli.core.records.validate import is_valid_key, validate
 
 # `[[key]]` or `[[key|label]]`; only slug-shaped targets are links (not `[[affected]]` in prose code).
 _LINK_RE = re.compile(r"\[\[([a-z0-9](?:[a-z0-9-]*[a-z0-9])?)(?:\|[^\]\n]*)?\]\]")
@@ -207,9 +208,11 @@ def _file_problems(file: _File, record: Record, text: str) -> list[Problem]:
 
 def _rule_line(text: str, message: str) -> int:
     """Best line for a validation message: the secret's line, else the field it names."""
-    hit = find_secret(text)
-    if "secret" in message and hit is not None:
-        return text.count("\n", 0, text.find(hit)) + 1
+    named = re.search(r"looks? like a secret \(rule ([a-z0-9-]+)\)", message)
+    if named is not None:
+        hit = next((f for f in scan_secrets(text) if f.rule == named.group(1)), None)
+        if hit is not None:
+            return text.count("\n", 0, hit.start) + 1
     field = message.split(" ", 1)[0].strip("'")
     if field == "body":
         return _body_start(text)
