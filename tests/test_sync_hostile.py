@@ -304,7 +304,7 @@ def test_held_out_task_key_in_the_knowledge_directory(team):
 
 
 @pytest.mark.parametrize("name,text,reason", [
-    ("secret", record_text("secret", body="token ghp_" + "a1B2" * 9), "secret"),
+    ("secret", record_text("secret", body="token ghp_" + "k3Jq9ZpX2mVt7RwL5nYc8Hs4Fd6Gb1Ae0UoQ"), "secret"),
     ("huge", record_text("huge", body="y" * (1024 * 1024 + 10)), "bytes"),
     ("broken", "+++\nkey = \"broken\"\ntitle = [oops\n+++\n", "TOML"),
     ("nofront", "just text\n", "front matter"),
@@ -325,7 +325,7 @@ def test_held_out_rule_breaking_records_are_never_served(team, name, text, reaso
 
 def test_held_out_version_never_wins_a_conflict(team):
     team.kyb("add", "--key", "seed", "--title", "Seed", "--body", "local edit")
-    commit = team.peer.write({"knowledge/seed.md": (BLOB, record_text("seed", body="ghp_" + "Zz09" * 9))},
+    commit = team.peer.write({"knowledge/seed.md": (BLOB, record_text("seed", body="ghp_" + "Q7wE3rT9yU1iO5pA2sD8fG4hJ6kL0zXcVbNm"))},
                              when=int(time.time()) + 60)
     reply = _sync_ok(team)
     assert _held(reply) == [(commit, "knowledge/seed.md")]

@@ -108,6 +108,10 @@ def recover(repo: pygit2.Repository, kyb_dir: Path) -> None:
             update_worktree(repo, entries)
         journal.unlink(missing_ok=True)
     except Exception as exc:  # noqa: BLE001 - whatever it is, the next write must not die on it
+        from kyb_cli.core.canon.diskfull import disk_full_error, is_disk_full
+
+        if is_disk_full(exc):  # transient: keep the journal, the next call finishes the working tree
+            raise disk_full_error(git_dir.parent) from None
         _set_aside(journal, git_dir, str(exc) or type(exc).__name__)
 
 

@@ -313,6 +313,7 @@ def clone(url: str, path) -> Store:
         repo = pygit2.init_repository(str(tmp), bare=False, initial_head="main")
         repo.remotes.create(REMOTE, url)
         store = Store(tmp, repo=repo)
+        store.mark()  # a clone made by kyb is a store deliberately (only stores are written)
         branch = remote_branch(store)
         report: dict[str, Any] = {"held_out": [], "clamped": []}
         arrived = None
