@@ -129,6 +129,11 @@ def chunks(body: str) -> list[str]:
     return [c for c in out if c] or [body[:BODY_CHARS]]
 
 
+def passage_hashes(record: Any) -> list[str]:
+    """The cache key of each passage of a record's version, in order (what the index's vtext holds)."""
+    return [text_hash(passage_input(p)) for p in passages(record)]
+
+
 def passage_input(text: str) -> str:
     """What the model is handed for a passage: the prefix, then the recipe text."""
     return PASSAGE_PREFIX + text

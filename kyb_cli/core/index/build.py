@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from kyb_cli.core.embed.recipe import passage_input, passage_text, text_hash
+from kyb_cli.core.embed.recipe import passage_hashes
 from kyb_cli.core.index import gitlog, schema
 from kyb_cli.core.record import Record, RecordFormatError, key_of_path, kind_of_key, parse
 
@@ -130,7 +130,7 @@ class Builder:
                          record.service.lower(), record.status, record.priority, record.assignee,
                          record.parent_task, json.dumps(doc, ensure_ascii=False)))
             fts.append((vid, *fts_columns(key, doc)))
-            vtext.append((vid, text_hash(passage_input(passage_text(doc)))))
+            vtext.extend((vid, part, h) for part, h in enumerate(passage_hashes(doc)))
         return rows, fts, vtext
 
     def flush(self) -> None:
@@ -139,7 +139,7 @@ class Builder:
             c.executemany("INSERT INTO commits(seq, sha, committed_at) VALUES(?,?,?)", self.commits)
         if self.pending:
             rows, fts, vtext = self._versions()
-            c.executemany("INSERT INTO vtext VALUES(?,?)", vtext)
+            c.executemany("INSERT INTO vtext VALUES(?,?,?)", vtext)
             c.executemany("INSERT INTO versions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             c.executemany(f"INSERT INTO fts(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", fts)
         if self.events:

@@ -9,8 +9,9 @@ Tables
               (retracted knowledge / archived incident or task; `version_id` is the final text).
 - `keys`      the state at `head`: last event, last version, state active|archived|retracted.
 - `fts`       FTS5 over versions (contentless; rowid = versions.id), columns weighted for BM25.
-- `vtext`     per version, the hash of the exact text the embedding model is handed for it (recipe);
-              versions with the same text share one vector.
+- `vtext`     per version and passage (`part`, 0 = the first), the hash of the exact text the
+              embedding model is handed for it (recipe: a long body is several passages);
+              passages with the same text share one vector; a version scores by its best passage.
 - `vectors`   float32 vectors by (text hash, model+recipe fingerprint): a cache refilled from the
               user-wide embedding cache; only rows of the current fingerprint are ever read.
 The schema version carries the recipe version, so a new recipe rebuilds the index (new text hashes).
@@ -72,7 +73,9 @@ CREATE TABLE keys(
     ended_sha TEXT,
     ended_at INTEGER
 ) WITHOUT ROWID;
-CREATE TABLE vtext(version_id INTEGER PRIMARY KEY, text_sha TEXT NOT NULL);
+CREATE TABLE vtext(version_id INTEGER NOT NULL, part INTEGER NOT NULL, text_sha TEXT NOT NULL,
+    PRIMARY KEY (version_id, part)) WITHOUT ROWID;
+CREATE INDEX vtext_sha ON vtext(text_sha);
 CREATE TABLE vectors(
     text_sha TEXT NOT NULL,
     fingerprint TEXT NOT NULL,

@@ -85,28 +85,31 @@ def _missing_sql(s: Slice, select: str, tail: str = "") -> tuple[str, dict]:
 
 def missing(conn, fp: str, s: Slice) -> list[str]:
     """Text hashes in the slice without a vector under `fp`, newest version first."""
-    sql, params = _missing_sql(s, "t.text_sha, max(c.vid) AS m", "GROUP BY t.text_sha ORDER BY m DESC")
+    sql, params = _missing_sql(s, "t.text_sha, max(c.vid) AS m, min(t.part) AS p",
+                               "GROUP BY t.text_sha ORDER BY m DESC, p")
     return [row[0] for row in conn.execute(sql, params | {"fp": fp})]
 
 
 def pending(conn, fp: str, s: Slice) -> int:
     """Versions of the slice that still lack a vector under `fp`."""
-    sql, params = _missing_sql(s, "count(*)")
+    sql, params = _missing_sql(s, "count(DISTINCT c.vid)")
     return conn.execute(sql, params | {"fp": fp}).fetchone()[0]
 
 
 def _texts(conn, hashes: list[str]) -> dict[str, str]:
-    """Recipe text for each hash, from one version that has it."""
+    """Recipe text for each hash, from one version and passage that has it."""
     import json
 
-    from kyb_cli.core.embed.recipe import passage_text
+    from kyb_cli.core.embed.recipe import passages
 
     out: dict[str, str] = {}
     for h in hashes:
-        row = conn.execute("SELECT v.doc FROM vtext t JOIN versions v ON v.id = t.version_id "
+        row = conn.execute("SELECT v.doc, t.part FROM vtext t JOIN versions v ON v.id = t.version_id "
                            "WHERE t.text_sha = ? LIMIT 1", (h,)).fetchone()
         if row is not None:
-            out[h] = passage_text(json.loads(row[0]))
+            parts = passages(json.loads(row[0]))
+            if row[1] < len(parts):
+                out[h] = parts[row[1]]
     return out
 
 
@@ -181,9 +184,9 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int) -> list[tuple[int, str
     """
     with_, where, params = s.sql()
     inner = (f"SELECT c.vid AS vid, v.key AS key, c.state AS state, "
-             f"1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM cand c "
+             f"max(1.0 - vec_distance_cosine(x.vec, :qv)) AS cos FROM cand c "
              f"JOIN versions v ON v.id = c.vid JOIN vtext t ON t.version_id = c.vid "
-             f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}")
+             f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where} GROUP BY c.vid")
     if s.mode == "changed_between":
         inner = (f"SELECT vid, key, state, cos FROM (SELECT i.*, row_number() OVER (PARTITION BY i.key "
                  f"ORDER BY i.cos DESC, i.vid DESC) AS rn FROM ({inner}) i) WHERE rn = 1")

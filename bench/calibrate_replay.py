@@ -1,0 +1,159 @@
+"""Replays of bench/calibrate_search.py's dump: fusion variants and the strength calibration.
+
+Pure numpy over the dumped candidate lists, so a variant costs milliseconds and no model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+
+K = 60.0
+LIMIT = 10
+
+
+def _metrics(ranks):
+    n = len(ranks) or 1
+    return (sum(r == 1 for r in ranks) / n, sum(r is not None and r <= 3 for r in ranks) / n,
+            sum(1 / r for r in ranks if r is not None and r <= 10) / n)
+
+
+def _rank(order, expected):
+    for i, k in enumerate(order[:LIMIT], 1):
+        if k in expected:
+            return i
+    return None
+
+
+def coverage(q, item):
+    idf = q["idf"]
+    tot = sum(idf) or 1.0
+    return sum(idf[i] for i in item["held"]) / tot
+
+
+def looks_like_identifier(text):
+    from kyb_cli.core.search.relevance import looks_like_identifier as f
+
+    return f(text.split())
+
+
+def fuse(q, side="chunks", w_lex=0.4, w_sem=0.6, cover_pow=0.0, ident_tier=False, full_tier=False,
+         sem_n=24, lex_n=24, k=K, sem_gate=None):
+    lex = q["lexical"][:lex_n]
+    sem = q[side][:sem_n]
+    score, tier = {}, {}
+    ident = ident_tier and looks_like_identifier(q["text"])
+    for r, it in enumerate(lex, 1):
+        c = coverage(q, it)
+        score[it["key"]] = score.get(it["key"], 0) + w_lex * (c ** cover_pow) / (k + r)
+        if (ident and c >= 0.999) or (full_tier and c >= 0.999 and len(q["terms"]) >= 2):
+            tier[it["key"]] = 0
+    for r, it in enumerate(sem, 1):
+        score[it["key"]] = score.get(it["key"], 0) + w_sem / (k + r)
+    return sorted(score, key=lambda key: (tier.get(key, 1), -score[key], key))
+
+
+def fusion(data, write=False):
+    qs = [q for q in data["questions"] if q["expected"]]
+    kinds = sorted({q["kind"] for q in qs})
+    variants = {
+        "lexical": lambda q: [it["key"] for it in q["lexical"]],
+        "vec-head": lambda q: [it["key"] for it in q["head"]],
+        "vec-chunks": lambda q: [it["key"] for it in q["chunks"]],
+        "rrf-head .4/.6": lambda q: fuse(q, "head"),
+        "rrf-chunks .4/.6": lambda q: fuse(q),
+        "rrf cover^1": lambda q: fuse(q, cover_pow=1),
+        "rrf cover^2": lambda q: fuse(q, cover_pow=2),
+        "rrf cover^1 +ident": lambda q: fuse(q, cover_pow=1, ident_tier=True),
+        "rrf cover^2 +ident": lambda q: fuse(q, cover_pow=2, ident_tier=True),
+        "rrf cover^2 +ident .3/.7": lambda q: fuse(q, w_lex=0.3, w_sem=0.7, cover_pow=2, ident_tier=True),
+        "rrf cover^2 +ident .5/.5": lambda q: fuse(q, w_lex=0.5, w_sem=0.5, cover_pow=2, ident_tier=True),
+        "rrf cover^2 +ident+full": lambda q: fuse(q, cover_pow=2, ident_tier=True, full_tier=True),
+        "rrf cover^2 +ident k30": lambda q: fuse(q, cover_pow=2, ident_tier=True, k=30),
+        "rrf cover^3 +ident": lambda q: fuse(q, cover_pow=3, ident_tier=True),
+    }
+    print(f"{'variant':28} " + " ".join(f"{k[:14]:>22}" for k in kinds))
+    for name, fn in variants.items():
+        cells = []
+        for kind in kinds:
+            ranks = [_rank(fn(q), set(q["expected"])) for q in qs if q["kind"] == kind]
+            t1, t3, mrr = _metrics(ranks)
+            cells.append(f"{t1:.2f}/{t3:.2f}/{mrr:.3f}")
+        print(f"{name:28} " + " ".join(f"{c:>22}" for c in cells))
+    print("cells: top-1/top-3/MRR@10; n per kind: " + ", ".join(f"{k} {sum(q['kind'] == k for q in qs)}" for k in kinds))
+
+
+def _unit(v):
+    return v / (np.linalg.norm(v) or 1.0)
+
+
+def sem_scores(q, side, cq, cp, top=LIMIT):
+    """Calibrated score of each of the top vector candidates (centred cosine)."""
+    qv = np.array(q["qvec"])
+    qc = _unit(qv - cq) if cq is not None else qv
+    out = []
+    for it in q[side][:top]:
+        pv = np.array(q[side + "_best"][it["key"]]) if it["key"] in q[side + "_best"] else None
+        if pv is None:
+            continue
+        pc = _unit(pv - cp) if cp is not None else pv
+        out.append(float(qc @ pc))
+    return out
+
+
+def fit(data, write=False, side="chunks"):
+    c = {k: np.array(v) for k, v in data["centres"].items()}
+    on = [q for q in data["questions"] if q["expected"]]
+    off = [q for q in data["questions"] if not q["expected"]]
+    print(f"on-topic {len(on)}, off-topic {len(off)}")
+    centre_opts = {"raw": (None, None), "q-neutral": (c["neutral_q"], None),
+                   "q+p neutral": (c["neutral_q"], c["neutral_p"]), "q neutral+p store": (c["neutral_q"], c["store_p"])}
+    best_overall = None
+    for cname, (cq, cp) in centre_opts.items():
+        top_on = [max(sem_scores(q, side, cq, cp) or [-1]) for q in on]
+        top_off = [max(sem_scores(q, side, cq, cp) or [-1]) for q in off]
+        for cover in (0.5, 0.67, 0.75, 0.9, 1.0):
+            lex_on = [any(coverage(q, it) >= cover - 1e-9 for it in q["lexical"][:LIMIT]) for q in on]
+            lex_off = [any(coverage(q, it) >= cover - 1e-9 for it in q["lexical"][:LIMIT]) for q in off]
+            best = None
+            for floor in np.unique(np.round(np.concatenate([top_on, top_off]), 4)):
+                a = np.mean([l or s >= floor for l, s in zip(lex_on, top_on)])
+                b = np.mean([not (l or s >= floor) for l, s in zip(lex_off, top_off)])
+                cand = (min(a, b), a + b, float(floor), a, b)
+                if best is None or cand[:2] > best[:2]:
+                    best = cand
+            print(f"{cname:18} cover>={cover:.2f}: floor {best[2]:.4f} on-topic confident {best[3]:.2f}, "
+                  f"off-topic not confident {best[4]:.2f}  (lexical alone: on {np.mean(lex_on):.2f}, off {np.mean(lex_off):.2f})")
+            if best_overall is None or best[:2] > best_overall[0][:2]:
+                best_overall = (best, cname, cover)
+    (score, cname, cover) = best_overall
+    print(f"best: {cname}, lexical cover {cover}, floor {score[2]:.4f}: on {score[3]:.2f} off {score[4]:.2f}")
+    by_kind = {}
+    return best_overall
+
+
+def features(data, write=False, side="chunks"):
+    """Separation (balanced accuracy at the best floor) of single answer-level features."""
+    c = {k: np.array(v) for k, v in data["centres"].items()}
+    on = [q for q in data["questions"] if q["expected"] and q["kind"] != "identifier"]
+    off = [q for q in data["questions"] if not q["expected"]]
+
+    def feats(q):
+        cos = np.array([it["cos"] for it in q[side]])
+        s = sem_scores(q, side, c["neutral_q"], c["neutral_p"])
+        return {"raw top1": cos[0], "top1-mean(2..10)": cos[0] - cos[1:10].mean(),
+                "top1-mean(all)": cos[0] - cos.mean(), "z top1 (all)": (cos[0] - cos.mean()) / (cos.std() + 1e-6),
+                "centred top1": s[0] if s else -1, "centred top1 - centred mean(2..10)": (s[0] - np.mean(s[1:10])) if len(s) > 2 else 0,
+                "raw top1 + z/100": cos[0] + ((cos[0] - cos.mean()) / (cos.std() + 1e-6)) / 100}
+
+    F_on = [feats(q) for q in on]
+    F_off = [feats(q) for q in off]
+    for name in F_on[0]:
+        a = np.array([f[name] for f in F_on]); b = np.array([f[name] for f in F_off])
+        best = max(((min(np.mean(a >= t), np.mean(b < t)), np.mean(a >= t), np.mean(b < t), t)
+                    for t in np.unique(np.concatenate([a, b]))), key=lambda x: (x[0], x[1] + x[2]))
+        print(f"{name:36} floor {best[3]:.4f}: on {best[1]:.2f} off {best[2]:.2f}   "
+              f"on median {np.median(a):.3f} off median {np.median(b):.3f}")

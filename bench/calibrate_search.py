@@ -1,0 +1,185 @@
+"""Evidence for the search pipeline's choices: dump both sides' candidates once, replay variants.
+
+    KYB_MODEL=../shared/models/multilingual-e5-small python bench/calibrate_search.py dump [--set dev|small]
+    python bench/calibrate_search.py fit [--write]     # semantic floor + centres -> calibration.json
+    python bench/calibrate_search.py fusion            # fusion variants, top-1/top-3/MRR per kind
+
+`dump` builds a store from the set's documents, embeds every passage of every document (user
+vector cache, so a second run costs seconds), and writes for each question the lexical candidates
+(BM25 order, which question terms each holds, the terms' IDF) and the vector candidates (cosine
+per passage recipe: `head` = the first passage only, as recipe 1 did; `chunks` = best of all
+passages) to /tmp/kyb-calibrate.json. `fit` chooses the semantic score (raw or centred cosine) and
+its floor where on-topic and off-topic questions separate best; `--write` stores it under the
+current fingerprint in kyb_cli/core/search/calibration.json. The dev set is bench/evalset/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+DUMP = Path(os.environ.get("KYB_CALIBRATE_DUMP", "/tmp/kyb-calibrate.json"))
+N = 50
+
+# Neutral texts: what "no topic in particular" looks like to the model, for the centres.
+NEUTRAL_QUERIES = [
+    "what time is it", "how do I cook pasta", "best movies of the year", "weather tomorrow",
+    "where is the nearest train station", "как дела", "что посмотреть вечером", "wie spät ist es",
+    "wo ist der Bahnhof", "quelle heure est-il", "où est la plage", "qué tiempo hace", "dónde está el museo",
+    "que horas são", "onde fica o mercado", "котра година", "今天吃什么", "天气怎么样", "今日は何曜日ですか",
+    "history of the roman empire", "how to learn piano", "football results yesterday", "symptoms of a cold",
+    "cheap flights to paris", "how tall is mount everest", "book recommendations", "how to tie a tie",
+    "birthday gift ideas", "yoga for beginners", "how to grow tomatoes", "the price of bread",
+    "why is the sky blue", "how many legs does a spider have", "famous paintings of the renaissance",
+]
+NEUTRAL_PASSAGES = [
+    "The weather today is sunny with a light breeze.", "A recipe for tomato soup with basil and garlic.",
+    "The football match ended in a draw after extra time.", "История Древнего Рима насчитывает много веков.",
+    "Die Katze schläft auf dem Sofa.", "Le musée ouvre à neuf heures du matin.", "El tren sale a las ocho.",
+    "今天天气很好，我们去公园散步。", "A short poem about the sea and the wind.", "Notes about gardening in spring.",
+    "O mercado abre aos sábados.", "東京は日本の首都です。", "Our family trip to the mountains last summer.",
+    "How to knit a scarf: cast on forty stitches.", "The library has a new collection of novels.",
+    "Бабушка испекла пирог с яблоками.", "Mi perro duerme en el jardín.", "La recette de la tarte aux pommes.",
+]
+
+SMALL_OFF_TOPIC = [
+    "kubernetes ingress controller", "how to bake sourdough bread", "who won the world cup 2018", "рецепт борща",
+    "Wie konfiguriere ich einen Kafka Consumer?", "configurer un pare-feu iptables", "cómo entrenar a un perro",
+    "如何学习吉他", "elasticsearch shard rebalancing", "terraform state lock dynamodb", "GPU driver installation nvidia",
+    "react component lifecycle hooks", "migrate mysql to cassandra", "прогноз погоды на завтра",
+    "kubectl rollout undo deployment", "java garbage collector tuning", "how do I reset my bios password",
+    "spark executor memory overhead", "qual é a capital da austrália", "ключи ssh для github",
+]
+
+
+def load_set(name: str) -> tuple[list[dict], list[dict]]:
+    """(documents {key,title,body,tags}, questions {text, kind, expected: [keys] (empty: off-topic)})."""
+    if name == "small":
+        import eval_search as E
+
+        docs = [{"key": k, "title": t, "body": b, "tags": []} for k, t, b in E.RECORDS]
+        qs = [{"text": q, "kind": g, "expected": [k]} for g, cases in E.GROUPS.items() for q, k in cases]
+        qs += [{"text": q, "kind": "off-topic", "expected": []} for q in SMALL_OFF_TOPIC]
+        return docs, qs
+    base = ROOT / "bench" / "evalset"
+    docs = [json.loads(line) for line in (base / "docs.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    qs = []
+    for path in sorted(base.glob("questions*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                q = json.loads(line)
+                exp = q.get("expected", q.get("keys", q.get("answers", [])))
+                if isinstance(exp, str):
+                    exp = [exp]
+                qs.append({"text": q.get("text", q.get("question")), "kind": q.get("kind", "?"),
+                           "expected": list(exp or []), "lang": q.get("lang", "")})
+    return docs, qs
+
+
+def build_store(path: Path, docs: list[dict]) -> None:
+    from kyb_cli.core.attribution import detect
+    from kyb_cli.core.record import Record
+    from kyb_cli.core.store import init_store
+
+    store = init_store(path)
+    with store.writing(detect("cli")) as tx:
+        for d in docs:
+            tx.put(Record(key=d["key"], title=d["title"], body=d.get("body", ""), tags=d.get("tags") or []))
+
+
+def _vecs(texts: list[str], kind: str) -> list[list[float]]:
+    from kyb_cli.core import embed
+    from kyb_cli.core.embed.recipe import passage_input, text_hash
+
+    if kind == "query":
+        out = []
+        for t in texts:
+            v, why = embed.query_vector(t)
+            if v is None:
+                sys.exit(f"no model: {why}")
+            out.append(list(embed.vector_from_bytes(v)))
+        return out
+    got = embed.passage_vectors(texts)
+    if got.reason:
+        sys.exit(f"no model: {got.reason}")
+    return [list(embed.vector_from_bytes(got.vectors[text_hash(passage_input(t))])) for t in texts]
+
+
+def dump(set_name: str) -> None:
+    import numpy as np
+
+    from kyb_cli.core.embed.recipe import passages, passage_text
+    from kyb_cli.core.index import fresh
+    from kyb_cli.core.index.query import lexical
+    from kyb_cli.core.index.tokens import _CYRILLIC, is_function_word, russian_stem
+    from kyb_cli.core.search.relevance import term_hits, term_weights
+    from kyb_cli.core.search.syntax import parse, plan
+
+    docs, qs = load_set(set_name)
+    keys = [d["key"] for d in docs]
+    head_texts = [passage_text(d) for d in docs]
+    chunk_texts = [passages(d) for d in docs]
+    flat = [t for ts in chunk_texts for t in ts]
+    print(f"{len(docs)} docs, {len(flat)} passages, {len(qs)} questions", file=sys.stderr)
+    P = np.array(_vecs(sorted(set(flat) | set(head_texts)), "passage"), dtype=np.float32)
+    index = {t: i for i, t in enumerate(sorted(set(flat) | set(head_texts)))}
+    Qv = np.array(_vecs([q["text"] for q in qs], "query"), dtype=np.float32)
+    NQ = np.array(_vecs(NEUTRAL_QUERIES, "query"), dtype=np.float32)
+    NP = np.array(_vecs(NEUTRAL_PASSAGES, "passage"), dtype=np.float32)
+    head = P[[index[t] for t in head_texts]]
+    owners = [i for i, ts in enumerate(chunk_texts) for _ in ts]
+    chunks = P[[index[t] for t in flat]]
+    stem = lambda t: russian_stem(t) if _CYRILLIC.match(t) else None  # noqa: E731
+    out = {"keys": keys, "questions": [], "centres": {
+        "neutral_q": NQ.mean(0).tolist(), "neutral_p": NP.mean(0).tolist(),
+        "store_p": chunks.mean(0).tolist(), "store_head": head.mean(0).tolist()}}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "store"
+        build_store(store, docs)
+        f = fresh(store)
+        for qi, q in enumerate(qs):
+            pl = plan(parse(q["text"]), stem=stem, is_function_word=is_function_word)
+            ranked = lexical(f.conn, q["text"], limit=N)
+            vids = [vid for vid, _h in ranked]
+            held = term_hits(f.conn, pl.terms, vids)
+            lex = [{"key": h["key"], "bm25": h["score"], "held": sorted(held[vid])} for vid, h in ranked]
+            row = {**q, "terms": pl.terms, "idf": term_weights(f.conn, pl.terms), "lexical": lex,
+                   "qvec": Qv[qi].tolist()}
+            for name, mat, own in (("head", head, list(range(len(docs)))), ("chunks", chunks, owners)):
+                cos = mat @ Qv[qi]
+                best: dict[int, tuple[float, int]] = {}
+                for j, c in enumerate(cos):
+                    d = own[j]
+                    if d not in best or c > best[d][0]:
+                        best[d] = (float(c), j)
+                order = sorted(best, key=lambda d: -best[d][0])[:N]
+                row[name] = [{"key": keys[d], "cos": best[d][0], "vec": None} for d in order]
+                row[name + "_best"] = {keys[d]: mat[best[d][1]].tolist() for d in order[:12]}
+            out["questions"].append(row)
+        f.conn.close()
+    DUMP.write_text(json.dumps(out))
+    print(f"wrote {DUMP}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cmd", choices=["dump", "fit", "fusion", "features"])
+    ap.add_argument("--set", default="dev", choices=["dev", "small"])
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args()
+    if args.cmd == "dump":
+        if not os.environ.get("KYB_MODEL"):
+            os.environ["KYB_MODEL"] = str(ROOT.parent / "shared" / "models" / "multilingual-e5-small")
+        dump(args.set)
+    else:
+        import calibrate_replay
+
+        getattr(calibrate_replay, args.cmd)(json.loads(DUMP.read_text()), write=args.write)
