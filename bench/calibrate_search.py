@@ -69,17 +69,17 @@ def load_set(name: str) -> tuple[list[dict], list[dict]]:
         qs = [{"text": q, "kind": g, "expected": [k]} for g, cases in E.GROUPS.items() for q, k in cases]
         qs += [{"text": q, "kind": "off-topic", "expected": []} for q in SMALL_OFF_TOPIC]
         return docs, qs
-    base = ROOT / "bench" / "evalset"
+    base = Path(os.environ.get("KYB_EVALSET", ROOT / "bench" / "evalset"))
     docs = [json.loads(line) for line in (base / "docs.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
     qs = []
     for path in sorted(base.glob("questions*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 q = json.loads(line)
-                exp = q.get("expected", q.get("keys", q.get("answers", [])))
+                exp = q.get("relevant", q.get("expected", []))
                 if isinstance(exp, str):
                     exp = [exp]
-                qs.append({"text": q.get("text", q.get("question")), "kind": q.get("kind", "?"),
+                qs.append({"text": q.get("query", q.get("text")), "kind": q.get("kind", "?"),
                            "expected": list(exp or []), "lang": q.get("lang", "")})
     return docs, qs
 
@@ -124,6 +124,20 @@ def dump(set_name: str) -> None:
     from kyb_cli.core.search.syntax import parse, plan
 
     docs, qs = load_set(set_name)
+    from kyb_cli.core.errors import KybError
+    from kyb_cli.core.record import Record
+    from kyb_cli.core.validate import validate as validate_record
+
+    ok = []
+    for d in docs:
+        try:
+            validate_record(Record(key=d["key"], title=d["title"], body=d.get("body", ""), tags=d.get("tags") or []))
+            ok.append(d)
+        except KybError as exc:
+            print(f"skipped {d['key']}: {exc}", file=sys.stderr)
+    docs = ok
+    have = {d["key"] for d in docs}
+    qs = [q for q in qs if not q["expected"] or set(q["expected"]) & have]
     keys = [d["key"] for d in docs]
     head_texts = [passage_text(d) for d in docs]
     chunk_texts = [passages(d) for d in docs]
@@ -138,9 +152,13 @@ def dump(set_name: str) -> None:
     owners = [i for i, ts in enumerate(chunk_texts) for _ in ts]
     chunks = P[[index[t] for t in flat]]
     stem = lambda t: russian_stem(t) if _CYRILLIC.match(t) else None  # noqa: E731
-    out = {"keys": keys, "questions": [], "centres": {
+    from kyb_cli.core import embed
+
+    out = {"passages": np.round(chunks, 5).tolist(), "owners": owners,
+           "first": [j == 0 for ts in chunk_texts for j, _ in enumerate(ts)],
+           "keys": keys, "fingerprint": embed.current_fingerprint()[0], "questions": [], "centres": {
         "neutral_q": NQ.mean(0).tolist(), "neutral_p": NP.mean(0).tolist(),
-        "store_p": chunks.mean(0).tolist(), "store_head": head.mean(0).tolist()}}
+        "store_p": chunks.mean(0).tolist(), "questions_q": Qv.mean(0).tolist(), "store_head": head.mean(0).tolist()}}
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"
         build_store(store, docs)
@@ -171,7 +189,7 @@ def dump(set_name: str) -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["dump", "fit", "fusion", "features"])
+    ap.add_argument("cmd", choices=["dump", "fit", "fusion", "features", "vectors", "holdout", "prf"])
     ap.add_argument("--set", default="dev", choices=["dev", "small"])
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()

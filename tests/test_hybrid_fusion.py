@@ -45,3 +45,16 @@ def test_constants_are_the_originals_and_candidates_at_least_24():
     assert candidates(5) == 24 and candidates(50) == 50
     (f,) = rrf(["k"], ["k"])
     assert abs(f.score - (0.4 / 61 + 0.6 / 61)) < 1e-12
+
+
+def test_lexical_hit_counts_by_the_share_of_the_question_it_holds():
+    # "b" holds a tenth of the question's weight: the semantic list's order wins over its rank 1
+    fused = order(rrf(["b", "a"], ["a", "b"], cover={"b": 0.1, "a": 1.0}))
+    assert fused[0] == "a"
+    assert order(rrf(["b", "a"], ["a", "b"]))[0] in {"a", "b"}  # without cover both count fully
+
+
+def test_identifier_hits_lead_in_lexical_order_whatever_the_vectors_say():
+    semantic = [f"s{i}" for i in range(30)]
+    fused = order(rrf(["id-2", "id-1", "other"], semantic + ["id-1"], first={"id-1", "id-2"}))
+    assert fused[:2] == ["id-2", "id-1"]

@@ -103,10 +103,10 @@ def _fuse(conn, mode: str, ranked: list[tuple[int, dict]], near: list[tuple[int,
 
     lex = {ident(vid, hit["key"]): (vid, hit) for vid, hit in ranked}
     sem = {}
-    for vid, key, state, cos in near:
+    for vid, key, state, cos, *_ in near:
         sem.setdefault(ident(vid, key), (vid, state, cos))
     tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
-    tie.update({ident(vid, key): (key, -vid) for vid, key, _s, _c in near})
+    tie.update({ident(n.vid, n.key): (n.key, -n.vid) for n in near})
     fused = rrf(list(lex), list(sem), tie)[:limit]
     need = [(sem[f.ident][0], sem[f.ident][1]) for f in fused if f.ident not in lex]
     extra = hits_for(conn, need)

@@ -75,7 +75,7 @@ def centred_query(cal: Calibration, qvec: bytes) -> bytes:
     return struct.pack(f"<{n}f", *(x / norm for x in d))
 
 
-_IDENT = re.compile(r"[^\W_][\w]*(?:[-_./:@#][\w]+)+|\w*\d\w*|[a-z]+[A-Z]\w*|\w+:$", re.UNICODE)
+_IDENT = re.compile(r"-{0,2}[^\W_][\w]*(?:[-_./:@#=][\w]+)+|\w*\d\w*|[a-z]+[A-Z]\w*|\w+:$|--\w+", re.UNICODE)
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
 
 

@@ -2,7 +2,7 @@
 
 - plain words rank any-match (OR; BM25 puts records matching more of them first);
 - `"exact phrase"` and `+word` / `+"phrase"` are required; `A AND B` requires both;
-- `-word`, `-"phrase"` and `NOT word` exclude: no hit holds them, on the lexical and the vector side;
+- `-word`, `-"phrase"` and `NOT word` exclude (`--flag` is a word: a command-line option): no hit holds them, on the lexical and the vector side;
 - `prefix*` matches words that start with `prefix` (at least two letters);
 - `OR` between words is the default and changes nothing.
 Operators are upper-case `AND`, `OR`, `NOT` and the marks `+ - " *`; lower-case `and`/`or`/`not` are
@@ -69,7 +69,8 @@ def parse(text: str) -> Parsed:
     for m in _PIECE.finditer(raw):
         if m.group(4) is not None:
             word = m.group(4)
-            sign = word[0] if word[0] in "+-" and len(word) > 1 else ""
+            # `-word` excludes, `+word` requires; `--flag` (a command-line option) is a word
+            sign = word[0] if word[0] in "+-" and len(word) > 1 and word[1] not in "+-" else ""
             body = word[len(sign):]
             star = body.endswith("*")
             pieces.append((sign, body.rstrip("*") if star else body, False, star))
