@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass, field
 
 from kyb_cli.core.index import schema
-from kyb_cli.core.index.tokens import match_expression
 from kyb_cli.core.timefmt import rfc3339
 
 MAX_LIMIT = 100
@@ -79,10 +78,16 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
         params["t"] = int(as_of)  # type: ignore[arg-type]
     elif mode == "changed_between":
         params["a"], params["b"] = window  # type: ignore[misc]
-    expr = match_expression(text)
+    from kyb_cli.core.search.syntax import query_plan
+
+    plan = query_plan(text)[1]
+    expr = plan.match
     where = _filter_sql(filters, params)
-    if expr is None:
+    if expr is None:  # nothing to rank by: list newest first (without the excluded words)
         source = "SELECT c.vid, c.state, 0.0 AS score FROM cand c"
+        if plan.exclude:
+            params["x"] = plan.exclude
+            source += " WHERE c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :x)"
         recent = True
     else:
         params["q"] = expr

@@ -183,7 +183,7 @@ class Near(NamedTuple):
     state: str
     cos: float        # cosine of the best passage
     part: int         # which passage (0 = the first: title and the body's opening)
-    vec: bytes        # that passage's vector (for the calibrated strength)
+    score: float | None  # the calibrated score of that passage (search/relevance.py), None uncalibrated
 
 
 # A version scores by its best passage, the first one (title + the body's opening, what a record
@@ -193,13 +193,23 @@ class Near(NamedTuple):
 FIRST_PASSAGE_BONUS = 0.02
 
 
-def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int) -> list[Near]:
+def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None = None,
+            exclude: str | None = None, centre: tuple[bytes, bytes] | None = None) -> list[Near]:
     """The `n` closest versions in the slice, best first, each by its best passage.
 
     One hit per key in every mode but history (which lists versions); in changed_between a key is
-    represented by its closest version inside the window. Ties by key.
+    represented by its closest version inside the window. Ties by key. `require`/`exclude` are the
+    question's operators as FTS5 MATCH strings (search/syntax.py): a version must hold the required
+    terms and none of the excluded ones, as on the lexical side. `centre` = (centred question,
+    passage centre) gives each hit its calibrated score.
     """
     with_, where, params = s.sql()
+    if require:
+        where += " AND c.vid IN (SELECT rowid FROM fts WHERE fts MATCH :req)"
+        params["req"] = require
+    if exclude:
+        where += " AND c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :exc)"
+        params["exc"] = exclude
     rows = (f"SELECT c.vid AS vid, v.key AS key, c.state AS state, t.part AS part, x.vec AS vec, "
             f"1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM cand c "
             f"JOIN versions v ON v.id = c.vid JOIN vtext t ON t.version_id = c.vid "
@@ -209,10 +219,14 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int) -> list[Near]:
     if s.mode == "changed_between":
         inner = (f"SELECT * FROM (SELECT i.*, row_number() OVER (PARTITION BY i.key "
                  f"ORDER BY i.s DESC, i.vid DESC) AS rn FROM ({inner}) i) WHERE rn = 1")
-    sql = (f"{with_}SELECT vid, key, state, cos, part, vec FROM ({inner}) "
-           f"ORDER BY s DESC, key, vid DESC LIMIT :n")
+    top = f"SELECT vid, key, state, cos, part, vec, s FROM ({inner}) ORDER BY s DESC, key, vid DESC LIMIT :n"
+    score = "1.0 - vec_distance_cosine(vec_sub(vec, :cp), :qc)" if centre else "NULL"
+    sql = f"{with_}SELECT vid, key, state, cos, part, {score} FROM ({top}) ORDER BY s DESC, key, vid DESC"
     bound = params | {"fp": fp, "qv": qvec, "n": int(n), "bonus": FIRST_PASSAGE_BONUS}
-    return [Near(vid, key, state, float(cos), part, vec) for vid, key, state, cos, part, vec in conn.execute(sql, bound)]
+    if centre:
+        bound |= {"qc": centre[0], "cp": centre[1]}
+    return [Near(vid, key, state, float(cos), part, None if z is None else float(z))
+            for vid, key, state, cos, part, z in conn.execute(sql, bound)]
 
 
 @dataclass
@@ -220,9 +234,11 @@ class SemanticSide:
     ranked: list[Near] | None  # None: the vector side did not run
     pending: int = 0
     reason: str | None = None
+    calibration: object = None  # search.relevance.Calibration for the fingerprint in use
 
 
-def semantic_side(conn, text: str, s: Slice, n: int, budget_s: float | None = None) -> SemanticSide:
+def semantic_side(conn, text: str, s: Slice, n: int, budget_s: float | None = None, *,
+                  require: str | None = None, exclude: str | None = None) -> SemanticSide:
     """Embed the question, fill what the slice lacks within the budget, rank the slice by cosine.
 
     Never raises: any failure comes back as a one-line reason (the caller goes lexical).
@@ -241,7 +257,14 @@ def semantic_side(conn, text: str, s: Slice, n: int, budget_s: float | None = No
             fill(conn, fp, missing(conn, fp, s), budget() if budget_s is None else budget_s)
         except Exception:  # a busy or read-only index: search with the vectors it has
             pass
-        return SemanticSide(nearest(conn, qvec, fp, s, n), pending(conn, fp, s), None)
+        from kyb_cli.core.search.relevance import calibration, centred_query
+
+        cal = calibration(fp)
+        centre = (centred_query(cal, qvec), cal.center_p) if cal.center_p is not None else None
+        near = nearest(conn, qvec, fp, s, n, require=require, exclude=exclude, centre=centre)
+        if centre is None and cal.floor is not None:  # calibrated on raw cosines
+            near = [x._replace(score=x.cos) for x in near]
+        return SemanticSide(near, pending(conn, fp, s), None, cal)
     except Exception as exc:  # never a traceback, never a failed query
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return SemanticSide(None, 0, f"semantic search failed: {first[:200]}")

@@ -183,3 +183,14 @@ def plan(parsed: Parsed, *, stem=None, is_function_word=None) -> Plan:
 def _unique(items: list[str]) -> list[str]:
     seen: set[str] = set()
     return [x for x in items if not (x in seen or seen.add(x))]
+
+
+def query_plan(text: str) -> tuple[Parsed, Plan]:
+    """Parse `text` and build its MATCH strings with the index's own token rules (tokens.py)."""
+    from kyb_cli.core.index.tokens import _CYRILLIC, is_function_word, russian_stem
+
+    def stem(token: str) -> str | None:
+        return russian_stem(token) if _CYRILLIC.match(token) else None
+
+    parsed = parse(text)
+    return parsed, plan(parsed, stem=stem, is_function_word=is_function_word)
