@@ -41,18 +41,20 @@ def looks_like_identifier(text):
 
 
 def fuse(q, side="chunks", w_lex=0.4, w_sem=0.6, cover_pow=0.0, ident_tier=False, full_tier=False,
-         sem_n=24, lex_n=24, k=K, sem_gate=None):
+         sem_n=24, lex_n=24, k=K, sem_gate=None, gate=0.0, k_sem=None):
     lex = q["lexical"][:lex_n]
     sem = q[side][:sem_n]
     score, tier = {}, {}
     ident = ident_tier and looks_like_identifier(q["text"])
     for r, it in enumerate(lex, 1):
         c = coverage(q, it)
+        if c < gate:
+            c = 0.0
         score[it["key"]] = score.get(it["key"], 0) + w_lex * (c ** cover_pow) / (k + r)
         if (ident and c >= 0.999) or (full_tier and c >= 0.999 and len(q["terms"]) >= 2):
             tier[it["key"]] = 0
     for r, it in enumerate(sem, 1):
-        score[it["key"]] = score.get(it["key"], 0) + w_sem / (k + r)
+        score[it["key"]] = score.get(it["key"], 0) + w_sem / ((k_sem or k) + r)
     return sorted(score, key=lambda key: (tier.get(key, 1), -score[key], key))
 
 
@@ -297,3 +299,23 @@ def prf(data, write=False, delta=0.02):
             v, h = _metrics(vr), _metrics(hr)
             cells.append(f"v {v[1]:.2f}/{v[2]:.3f} h {h[1]:.2f}/{h[2]:.3f}")
         print(f"beta {beta} k {k}: " + " | ".join(f"{kd[:10]}: {c}" for kd, c in zip(kinds, cells)))
+
+
+def gates(data, write=False, delta=0.02):
+    qs = [q for q in data["questions"] if q["expected"]]
+    kinds = sorted({q["kind"] for q in qs})
+    for q in qs:
+        q["comb"] = _combined(q, delta)
+    base = {kind: (_metrics([_rank([it["key"] for it in q["lexical"]], set(q["expected"])) for q in qs if q["kind"] == kind]),
+                   _metrics([_rank([it["key"] for it in q["comb"]], set(q["expected"])) for q in qs if q["kind"] == kind]))
+            for kind in kinds}
+    print("lex/vec top3: " + " | ".join(f"{k[:10]} {base[k][0][1]:.2f}/{base[k][1][1]:.2f}" for k in kinds))
+    for pw, gate, ks in itertools.product((2, 3, 4), (0.0, 0.34, 0.5, 0.67), (None, 30)):
+        cells = []
+        ok = True
+        for kind in kinds:
+            m = _metrics([_rank(fuse(q, "comb", cover_pow=pw, ident_tier=True, gate=gate, k_sem=ks), set(q["expected"]))
+                          for q in qs if q["kind"] == kind])
+            ok &= m[1] >= max(base[kind][0][1], base[kind][1][1]) - 1e-9
+            cells.append(f"{m[1]:.2f}/{m[2]:.3f}")
+        print(f"pow {pw} gate {gate:.2f} ksem {ks!s:4} {'OK ' if ok else '   '}" + " | ".join(f"{k[:10]} {c}" for k, c in zip(kinds, cells)))

@@ -189,7 +189,7 @@ def dump(set_name: str) -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["dump", "fit", "fusion", "features", "vectors", "holdout", "prf"])
+    ap.add_argument("cmd", choices=["dump", "fit", "fusion", "features", "vectors", "holdout", "prf", "gates"])
     ap.add_argument("--set", default="dev", choices=["dev", "small"])
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()

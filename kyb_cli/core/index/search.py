@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -9,6 +10,9 @@ from kyb_cli.core.index import Fresh, fresh, schema
 from kyb_cli.core.index.query import Filters, lexical
 
 T = TypeVar("T")
+# A bench hook (bench/eval_devset.py): `vectors` ranks hybrid answers by the vector side alone,
+# for diagnosis; the response then says `"ranking": "vectors"`. Not a user setting.
+RANKING_ENV = "KYB_SEARCH_RANKING"
 
 
 def with_index(store_path: Path, fn: Callable[[Fresh], T]) -> T:
@@ -70,7 +74,10 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
             else:
                 out["semantic_off"] = side.reason
                 side = None
-        hits = _answer(f.conn, mode, text, parsed, plan, ranked, side, explain)
+        vectors_only = side is not None and os.environ.get(RANKING_ENV) == "vectors"
+        if vectors_only:
+            out["ranking"] = "vectors"
+        hits = _answer(f.conn, mode, text, parsed, plan, ranked, side, explain, vectors_only)
         if strong_only:
             hits = [h for h in hits if h["strength"] == "strong"]
         hits = hits[:limit]
@@ -95,7 +102,8 @@ def fusion_candidates(limit: int) -> int:
     return candidates(limit)
 
 
-def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, dict]], side, explain: bool) -> list[dict]:
+def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, dict]], side, explain: bool,
+            vectors_only: bool = False) -> list[dict]:
     """Fuse (when the vector side ran), grade and snip. Identity is the version in --history, else
     the key (one hit per key).
 
@@ -121,7 +129,10 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     cover = {i: relevance.coverage(held.get(v, set()), weights) for i, v in vid_of.items()}
     identifier = not listing and relevance.looks_like_identifier(text.split())
     first = {i for i in lex if identifier and cover[i] >= 1 - 1e-9}
-    if side is not None:
+    if vectors_only:  # the bench hook: the vector side's order alone
+        lrank = {i: r for r, i in enumerate(lex, 1)}
+        order = [(i, lrank.get(i), r, None) for r, i in enumerate(sem, 1)]
+    elif side is not None:
         tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
         tie.update({ident(n.vid, n.key): (n.key, -n.vid) for n in sem.values()})
         fused = rrf(list(lex), list(sem), tie, cover={i: cover[i] for i in lex}, first=first)

@@ -75,7 +75,8 @@ def centred_query(cal: Calibration, qvec: bytes) -> bytes:
     return struct.pack(f"<{n}f", *(x / norm for x in d))
 
 
-_IDENT = re.compile(r"-{0,2}[^\W_][\w]*(?:[-_./:@#=][\w]+)+|\w*\d\w*|[a-z]+[A-Z]\w*|\w+:$|--\w+", re.UNICODE)
+_IDENT = re.compile(r"-{0,2}[^\W_][\w]*(?:[-_./:@#=][\w]+)+|\w*\d\w*|\w*[a-z][A-Z]\w*|[A-Z]{2,}[a-z]\w*|--\w+",
+                    re.UNICODE)
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
 
 
@@ -84,7 +85,11 @@ def looks_like_identifier(raw_words: list[str]) -> bool:
     `orders_api`, `9090`, `kubeApiserver`, a sha, `etcdserver: no leader`, a path."""
     words = [w.strip("\"'`()[]{},;") for w in raw_words]
     words = [w for w in words if w]
-    if not words or len(words) > 4:
+    if not words:
+        return False
+    if len(words) <= 10 and re.fullmatch(r"[\w.-]+:", words[0]) and len(words) > 1:
+        return True  # an error message as logged: `etcdserver: no leader`
+    if len(words) > 4:
         return False
     return any(_IDENT.fullmatch(w) or _HEX.match(w.lower()) or "/" in w for w in words)
 
