@@ -41,7 +41,7 @@ def test_response_shape(cli):
     assert len(d["head"]) == 40 and hit["committed_at"].endswith("+00:00")
 
 
-# -- tokenizer evaluation cases (README.md "Tokenizer choice" explains it) -------------
+# -- tokenizer evaluation cases (docs/SEARCH.md "Tokenizer choice" explains it) -------------
 
 CORPUS = {
     "checkout-path": ("Checkout write path", "Writes go through svc-checkout on node-3, port 9090."),

@@ -54,7 +54,7 @@ ENVIRONMENT: dict[str, str] = {
     "XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME":
         "Base directories for config, data (the default store, models) and cache on Linux.",
 }
-INTERNAL_ENVIRONMENT = {"KYB_FAULT", "KYB_TEST_DEADLINES"}  # test hooks, not for users
+INTERNAL_ENVIRONMENT = {"KYB_FAULT", "KYB_TEST_DEADLINES", "KYB_SEARCH_RANKING"}  # test and bench hooks, not for users
 
 
 @dataclass

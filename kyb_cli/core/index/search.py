@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -10,9 +9,6 @@ from kyb_cli.core.index import Fresh, fresh, schema
 from kyb_cli.core.index.query import Filters, lexical
 
 T = TypeVar("T")
-# A bench hook (bench/eval_devset.py): `vectors` ranks hybrid answers by the vector side alone,
-# for diagnosis; the response then says `"ranking": "vectors"`. Not a user setting.
-RANKING_ENV = "KYB_SEARCH_RANKING"
 
 
 def with_index(store_path: Path, fn: Callable[[Fresh], T]) -> T:
@@ -74,10 +70,10 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
             else:
                 out["semantic_off"] = side.reason
                 side = None
-        vectors_only = side is not None and os.environ.get(RANKING_ENV) == "vectors"
-        if vectors_only:
+        by_vectors = side is not None and vectors_only()
+        if by_vectors:
             out["ranking"] = "vectors"
-        hits = _answer(f.conn, mode, text, parsed, plan, ranked, side, explain, vectors_only)
+        hits = _answer(f.conn, mode, text, parsed, plan, ranked, side, explain, by_vectors)
         if strong_only:
             hits = [h for h in hits if h["strength"] == "strong"]
         hits = hits[:limit]
@@ -94,6 +90,14 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 
         response["window"] = [rfc3339(window[0]), rfc3339(window[1])]
     return response
+
+
+def vectors_only() -> bool:
+    """KYB_SEARCH_RANKING=vectors: rank hybrid queries by the vector side alone (the dev set's
+    "vectors only" column); the response then says `"ranking": "vectors"`. Not for users."""
+    import os
+
+    return os.environ.get("KYB_SEARCH_RANKING", "").strip().lower() == "vectors"
 
 
 def fusion_candidates(limit: int) -> int:
@@ -130,8 +134,7 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     identifier = not listing and relevance.looks_like_identifier(text.split())
     first = {i for i in lex if identifier and cover[i] >= 1 - 1e-9}
     if vectors_only:  # the bench hook: the vector side's order alone
-        lrank = {i: r for r, i in enumerate(lex, 1)}
-        order = [(i, lrank.get(i), r, None) for r, i in enumerate(sem, 1)]
+        order = [(i, None, r, None) for r, i in enumerate(sem, 1)]
     elif side is not None:
         tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
         tie.update({ident(n.vid, n.key): (n.key, -n.vid) for n in sem.values()})

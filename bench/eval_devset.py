@@ -1,0 +1,281 @@
+"""Search quality on the dev set (bench/evalset/): lexical, vectors only and hybrid, per kind.
+
+    KYB_MODEL=../shared/models/multilingual-e5-small python bench/eval_devset.py [--verbose]
+        [--modes lexical,vectors,hybrid] [--kinds paraphrase_en,...] [--json out.json] [--rebuild]
+
+176 public documents and 315 questions (bench/evalset/LICENSES.md). The store is built once with
+`git fast-import` (one commit per document, as kyb writes them) and cached under
+$KYB_BENCH_DIR/kyb-evalset/<docs hash>-<code hash>/ with its vector cache, so a second run only
+asks the questions; the code hash is the kyb_cli directory in use, so every worktree (PYTHONPATH)
+keeps its own index. Prints top-1, top-3 and MRR@10 per kind and mode, and — when the response
+carries `confident` — the off-topic `confident: false` rate and the on-topic `confident: true`
+rate. "vectors" ranks by the vector side alone (KYB_SEARCH_RANKING=vectors, a bench hook of the
+query pipeline). The JSON file holds the figures and every question's ranks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from evalset import checks  # noqa: E402  (no kyb import: runs before the environment is set)
+
+BASE = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-evalset"
+MODES = ("lexical", "vectors", "hybrid")
+FORMAT = "1"  # bump when the way the store is built changes
+LIMIT = 10
+
+
+def code_dir() -> Path:
+    """The kyb_cli package that will answer (PYTHONPATH decides), without importing it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("kyb_cli")
+    if spec is None or spec.origin is None:
+        sys.exit("eval_devset: kyb_cli is not importable (set PYTHONPATH to a checkout)")
+    return Path(spec.origin).resolve().parent
+
+
+def cache_dir(docs_path: Path) -> Path:
+    h = hashlib.sha256(docs_path.read_bytes() + FORMAT.encode()).hexdigest()[:12]
+    c = hashlib.sha256(str(code_dir()).encode()).hexdigest()[:8]
+    return BASE / f"{h}-{c}"
+
+
+def toml_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # JSON string escapes are valid TOML basic strings
+
+
+def record_text(doc: dict) -> str:
+    """A kyb knowledge record file: TOML front matter between `+++` lines, a blank line, the body."""
+    front = f"key = {toml_string(doc['key'])}\ntitle = {toml_string(doc['title'])}\n"
+    if doc.get("tags"):
+        front += "tags = [" + ", ".join(toml_string(t) for t in doc["tags"]) + "]\n"
+    return "+++\n" + front + "+++\n\n" + doc["body"].strip() + "\n"
+
+
+def build_store(path: Path, docs: list[dict]) -> None:
+    """One `kyb: add` commit per document on branch main, streamed into git fast-import."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    proc = subprocess.Popen(["git", "-C", str(path), "fast-import", "--quiet", "--done"], stdin=subprocess.PIPE)
+    out = proc.stdin
+    assert out is not None
+    when = 1_735_689_600  # 2025-01-01T00:00:00Z
+
+    def commit(message: str, ops: bytes) -> None:
+        raw = message.encode()
+        out.write(b"commit refs/heads/main\n")
+        out.write(f"committer kyb <kyb@localhost> {when} +0000\n".encode())
+        out.write(b"data %d\n" % len(raw) + raw + b"\n" + ops)
+
+    commit("kyb: init store\n", b"")
+    for doc in docs:
+        when += 60
+        raw = record_text(doc).encode()
+        msg = f"kyb: add {doc['key']}\n\nKyb-Action: add\nKyb-Agent: evalset\nKyb-Transport: cli\n"
+        commit(msg, f"M 100644 inline knowledge/{doc['key']}.md\n".encode() + b"data %d\n" % len(raw) + raw + b"\n")
+    out.write(b"done\n")
+    out.close()
+    if proc.wait() != 0:
+        sys.exit("eval_devset: git fast-import failed")
+    subprocess.run(["git", "-C", str(path), "reset", "-q", "--hard", "main"], check=True)
+
+
+def engine():
+    """(search(store, text, semantic, explain) -> response, embed_all(store)) from whichever layout
+    the code has: `kyb_cli.api` (the porcelain) when it exists, else the flat core of before."""
+    try:
+        from kyb_cli import api
+
+        query, embed_all = api.query, api.embed_all
+    except (ImportError, AttributeError):
+        from kyb_cli.core.index.search import search as core_search
+        from kyb_cli.core.index.vectors import embed_all
+
+        def search(store: Path, text: str, semantic: bool, explain: bool = False) -> dict:
+            return core_search(store, text, semantic=semantic, limit=LIMIT, explain=explain)
+
+        return search, embed_all
+
+    def search(store: Path, text: str, semantic: bool, explain: bool = False) -> dict:  # noqa: F811
+        return query(str(store), text, semantic=semantic, limit=LIMIT, explain=explain)[1]
+
+    return search, embed_all
+
+
+def prepare(docs: list[dict], rebuild: bool, embed: bool = True) -> tuple[Path, float]:
+    """The cached store for these documents and this code (built, and embedded when `embed`)."""
+    base = cache_dir(checks.DOCS)
+    store = base / "store"
+    for name, sub in (("XDG_CACHE_HOME", "cache"), ("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data")):
+        os.environ[name] = str(base / sub)
+    os.environ.setdefault("KYB_EMBED_HELPER", "0")
+    os.environ["KYB_DEADLINES"] = "off"
+    done = base / "built"
+    started = time.monotonic()
+    if rebuild or not done.exists():
+        build_store(store, docs)
+        done.write_text(json.dumps({"documents": len(docs)}))
+    if embed:
+        _search, embed_all = engine()
+        embed_all(store)  # no-op when every vector is cached
+    return store, time.monotonic() - started
+
+
+def rank_of(hits: list[dict], relevant: list[str]) -> int | None:
+    for i, hit in enumerate(hits, 1):
+        if hit["key"] in relevant:
+            return i
+    return None
+
+
+def ask(store: Path, questions: list[dict], modes: list[str], verbose: bool) -> list[dict]:
+    search, _embed = engine()
+    rows = []
+    for q in questions:
+        row = {"id": q["id"], "kind": q["kind"], "lang": q["lang"], "query": q["query"], "relevant": q["relevant"]}
+        for mode in modes:
+            if mode == "vectors":
+                os.environ["KYB_SEARCH_RANKING"] = "vectors"
+            try:
+                r = search(store, q["query"], semantic=mode != "lexical")
+            finally:
+                os.environ.pop("KYB_SEARCH_RANKING", None)
+            if mode != "lexical" and not r.get("semantic"):
+                sys.exit(f"eval_devset: semantic search is off ({r.get('semantic_off')}); set KYB_MODEL")
+            if mode == "vectors" and r.get("ranking") != "vectors":
+                sys.exit("eval_devset: this code ignores KYB_SEARCH_RANKING=vectors (no vectors-only ranking)")
+            hits = r["hits"]
+            rank = rank_of(hits, q["relevant"])
+            row[mode] = {"rank": rank, "top": [h["key"] for h in hits[:3]], "count": r["count"],
+                         "confident": r.get("confident"),
+                         "strong": sum(1 for h in hits if h.get("strength") == "strong")}
+            if verbose and q["relevant"] and rank != 1:
+                print(f"  {mode:7} {q['kind']:14} {q['id']} rank {rank}: {q['query']!r} -> {q['relevant'][0]}; "
+                      f"top {row[mode]['top']}")
+        rows.append(row)
+    return rows
+
+
+def summarize(rows: list[dict], modes: list[str]) -> dict:
+    """{kind: {mode: {n, top1, top3, mrr10}}} for answerable kinds; confident rates per mode."""
+    out: dict = {"kinds": {}, "confident": {}}
+    kinds = [k for k in checks.KINDS if k != "off_topic" and any(r["kind"] == k for r in rows)]
+    for kind in kinds + ["all_on_topic"]:
+        sel = [r for r in rows if (r["kind"] == kind if kind != "all_on_topic" else r["kind"] != "off_topic")]
+        if not sel:
+            continue
+        out["kinds"][kind] = {}
+        for mode in modes:
+            ranks = [r[mode]["rank"] for r in sel]
+            n = len(ranks)
+            out["kinds"][kind][mode] = {
+                "n": n,
+                "top1": round(sum(1 for x in ranks if x == 1) / n, 4),
+                "top3": round(sum(1 for x in ranks if x is not None and x <= 3) / n, 4),
+                "mrr10": round(sum(1 / x for x in ranks if x is not None and x <= 10) / n, 4),
+            }
+    cross = sorted({r["lang"] for r in rows if r["kind"] == "cross_language"})
+    for lang in cross:
+        sel = [r for r in rows if r["kind"] == "cross_language" and r["lang"] == lang]
+        out.setdefault("cross_language_by_lang", {})[lang] = {
+            mode: {"n": len(sel), "top3": round(sum(1 for r in sel if (r[mode]["rank"] or 99) <= 3) / len(sel), 4)}
+            for mode in modes}
+    for mode in modes:
+        on = [r[mode]["confident"] for r in rows if r["kind"] != "off_topic"]
+        off = [r[mode]["confident"] for r in rows if r["kind"] == "off_topic"]
+        if any(c is not None for c in on + off):
+            out["confident"][mode] = {
+                "on_topic_confident_true": round(sum(1 for c in on if c is True) / max(len(on), 1), 4),
+                "off_topic_confident_false": round(sum(1 for c in off if c is False) / max(len(off), 1), 4),
+                "n_on": len(on), "n_off": len(off),
+            }
+        off_rows = [r for r in rows if r["kind"] == "off_topic"]
+        out.setdefault("off_topic_hits", {})[mode] = {
+            "mean_count": round(sum(r[mode]["count"] for r in off_rows) / max(len(off_rows), 1), 2),
+            "mean_strong": round(sum(r[mode]["strong"] for r in off_rows) / max(len(off_rows), 1), 2),
+        }
+    return out
+
+
+def markdown(summary: dict, modes: list[str]) -> str:
+    head = "| kind (n) | " + " | ".join(f"{m} top-1 / top-3 / MRR@10" for m in modes) + " |"
+    lines = [head, "|---|" + "---|" * len(modes)]
+    for kind, per in summary["kinds"].items():
+        n = next(iter(per.values()))["n"]
+        cells = [f"{v['top1']:.2f} / {v['top3']:.2f} / {v['mrr10']:.3f}" for v in (per[m] for m in modes)]
+        lines.append(f"| {kind} ({n}) | " + " | ".join(cells) + " |")
+    if summary["confident"]:
+        lines += ["", "| mode | on-topic confident:true | off-topic confident:false |", "|---|---|---|"]
+        for mode, c in summary["confident"].items():
+            lines.append(f"| {mode} | {c['on_topic_confident_true']:.2f} ({c['n_on']}) | "
+                         f"{c['off_topic_confident_false']:.2f} ({c['n_off']}) |")
+    else:
+        lines += ["", "(responses carry no `confident`: relevance signal not in this code)"]
+    if summary.get("off_topic_hits"):
+        lines.append("\noff-topic questions, mean hits / mean strong hits: " + "; ".join(
+            f"{m} {v['mean_count']:.1f} / {v['mean_strong']:.1f}" for m, v in summary["off_topic_hits"].items()))
+    if summary.get("cross_language_by_lang"):
+        lines.append("cross-language top-3 by language (" + "/".join(modes) + "): " + "; ".join(
+            f"{lang} " + "/".join(f"{v[m]['top3']:.2f}" for m in modes)
+            for lang, v in summary["cross_language_by_lang"].items()))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--modes", default=",".join(MODES), help="comma list of lexical,vectors,hybrid")
+    ap.add_argument("--kinds", help="comma list of kinds to ask (default: all)")
+    ap.add_argument("--json", type=Path, help="where to write the figures (default: <cache>/results.json)")
+    ap.add_argument("--rebuild", action="store_true", help="rebuild the cached store")
+    ap.add_argument("--verbose", action="store_true", help="print every question not ranked first")
+    args = ap.parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    if bad := [m for m in modes if m not in MODES]:
+        sys.exit(f"eval_devset: unknown mode(s) {bad}; choose from {list(MODES)}")
+    problems = checks.problems()
+    if problems:
+        sys.exit("eval_devset: the dev set breaks its own rules:\n  " + "\n  ".join(problems))
+    if not os.environ.get("KYB_MODEL"):
+        shared = ROOT.parent / "shared" / "models" / "multilingual-e5-small"
+        for cand in (shared, Path("/work/shared/models/multilingual-e5-small")):
+            if cand.is_dir():
+                os.environ["KYB_MODEL"] = str(cand)
+                break
+    docs = checks.load(checks.DOCS)
+    questions = checks.load(checks.QUESTIONS)
+    if args.kinds:
+        wanted = set(args.kinds.split(","))
+        questions = [q for q in questions if q["kind"] in wanted]
+    store, prep_s = prepare(docs, args.rebuild, embed=modes != ["lexical"])
+    started = time.monotonic()
+    rows = ask(store, questions, modes, args.verbose)
+    ask_s = time.monotonic() - started
+    summary = summarize(rows, modes)
+    load = os.getloadavg()
+    meta = {"documents": len(docs), "questions": len(questions), "code": str(code_dir()),
+            "store": str(store), "model": os.environ.get("KYB_MODEL"), "prepare_s": round(prep_s, 1),
+            "ask_s": round(ask_s, 1), "loadavg": [round(x, 2) for x in load]}
+    out = args.json or cache_dir(checks.DOCS) / "results.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": meta, "summary": summary, "questions": rows}, ensure_ascii=False, indent=1))
+    print(f"{len(docs)} documents, {len(questions)} questions; code {meta['code']}; "
+          f"prepare {prep_s:.1f} s, questions {ask_s:.1f} s; load {load[0]:.2f}")
+    print(markdown(summary, modes))
+    print(f"\nJSON: {out}")
+
+
+if __name__ == "__main__":
+    main()
