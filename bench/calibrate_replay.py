@@ -319,3 +319,140 @@ def gates(data, write=False, delta=0.02):
             ok &= m[1] >= max(base[kind][0][1], base[kind][1][1]) - 1e-9
             cells.append(f"{m[1]:.2f}/{m[2]:.3f}")
         print(f"pow {pw} gate {gate:.2f} ksem {ks!s:4} {'OK ' if ok else '   '}" + " | ".join(f"{k[:10]} {c}" for k, c in zip(kinds, cells)))
+
+
+def decisive(data, write=False, delta=0.02):
+    """A decisive lexical top hit (BM25 ratio to the second >= R, coverage >= C) leads the answer."""
+    qs = [q for q in data["questions"] if q["expected"]]
+    kinds = sorted({q["kind"] for q in qs})
+    for q in qs:
+        q["comb"] = _combined(q, delta)
+    base = {kind: (_metrics([_rank([it["key"] for it in q["lexical"]], set(q["expected"])) for q in qs if q["kind"] == kind]),
+                   _metrics([_rank([it["key"] for it in q["comb"]], set(q["expected"])) for q in qs if q["kind"] == kind]))
+            for kind in kinds}
+    print("lex/vec top3: " + " | ".join(f"{k[:10]} {base[k][0][1]:.2f}/{base[k][1][1]:.2f}" for k in kinds))
+
+    def run(q, gate, ks, ratio, cmin, pw=2):
+        order = fuse(q, "comb", cover_pow=pw, ident_tier=True, gate=gate, k_sem=ks)
+        L = q["lexical"]
+        if L and ratio is not None:
+            b = [it["bm25"] for it in L]
+            r = b[0] / b[1] if len(b) > 1 and b[1] > 0 else 99
+            if r >= ratio and coverage(q, L[0]) >= cmin:
+                order = [L[0]["key"]] + [k for k in order if k != L[0]["key"]]
+        return order
+
+    for gate, ks, ratio, cmin in itertools.product((0.0, 0.34, 0.5), (None, 30), (None, 1.2, 1.3, 1.5, 2.0), (0.5, 0.67)):
+        if ratio is None and cmin != 0.5:
+            continue
+        cells, ok = [], True
+        for kind in kinds:
+            m = _metrics([_rank(run(q, gate, ks, ratio, cmin), set(q["expected"])) for q in qs if q["kind"] == kind])
+            ok &= m[1] >= max(base[kind][0][1], base[kind][1][1]) - 1e-9
+            cells.append(f"{m[1]:.2f}/{m[2]:.3f}")
+        print(f"gate {gate:.2f} ksem {ks!s:4} R {ratio!s:4} C {cmin:.2f} {'OK ' if ok else '   '}" + " | ".join(f"{k[:8]} {c}" for k, c in zip(kinds, cells)))
+
+
+def adaptive(data, write=False, delta=0.02):
+    """Decisive lexical side (BM25 ratio >= R and top coverage >= C): its top hit leads and both sides
+    rank at K; otherwise vectors rank at K_SEM and partial word matches below the gate do not count."""
+    qs = [q for q in data["questions"] if q["expected"]]
+    kinds = sorted({q["kind"] for q in qs})
+    for q in qs:
+        q["comb"] = _combined(q, delta)
+    base = {kind: (_metrics([_rank([it["key"] for it in q["lexical"]], set(q["expected"])) for q in qs if q["kind"] == kind]),
+                   _metrics([_rank([it["key"] for it in q["comb"]], set(q["expected"])) for q in qs if q["kind"] == kind]))
+            for kind in kinds}
+    print("lex/vec top3: " + " | ".join(f"{k[:10]} {base[k][0][1]:.2f}/{base[k][1][1]:.2f}" for k in kinds))
+
+    def run(q, ratio, cmin, gate_d, gate_n, ks_n, lead):
+        L = q["lexical"]
+        dec = False
+        if L:
+            b = [it["bm25"] for it in L]
+            r = b[0] / b[1] if len(b) > 1 and b[1] > 0 else 99
+            dec = r >= ratio and coverage(q, L[0]) >= cmin
+        if dec:
+            order = fuse(q, "comb", cover_pow=2, ident_tier=True, gate=gate_d, k_sem=None)
+            if lead:
+                order = [L[0]["key"]] + [k for k in order if k != L[0]["key"]]
+        else:
+            order = fuse(q, "comb", cover_pow=2, ident_tier=True, gate=gate_n, k_sem=ks_n)
+        return order
+
+    for ratio, cmin, gate_d, gate_n, ks_n, lead in itertools.product((1.2, 1.3, 1.5), (0.5, 0.67), (0.0, 0.34), (0.5, 0.67), (30, 20), (True, False)):
+        cells, ok, miss = [], True, 0
+        for kind in kinds:
+            sel = [q for q in qs if q["kind"] == kind]
+            m = _metrics([_rank(run(q, ratio, cmin, gate_d, gate_n, ks_n, lead), set(q["expected"])) for q in sel])
+            ok &= m[1] >= max(base[kind][0][1], base[kind][1][1]) - 1e-9
+            miss += max(0, round((max(base[kind][0][1], base[kind][1][1]) - m[1]) * len(sel)))
+            cells.append(f"{m[1]:.2f}/{m[2]:.3f}")
+        if miss <= 1:
+            print(f"R {ratio} C {cmin} gd {gate_d} gn {gate_n} ks {ks_n} lead {lead:d} miss {miss} " + " | ".join(f"{k[:8]} {c}" for k, c in zip(kinds, cells)))
+
+
+def ramps(data, write=False, delta=0.02):
+    """c_eff = clamp((c - a) / (1 - a), 0, 1) ** p instead of a hard gate; decisive lead as in `decisive`."""
+    qs = [q for q in data["questions"] if q["expected"]]
+    kinds = sorted({q["kind"] for q in qs})
+    for q in qs:
+        q["comb"] = _combined(q, delta)
+    base = {kind: max(_metrics([_rank([it["key"] for it in q["lexical"]], set(q["expected"])) for q in qs if q["kind"] == kind])[1],
+                      _metrics([_rank([it["key"] for it in q["comb"]], set(q["expected"])) for q in qs if q["kind"] == kind])[1])
+            for kind in kinds}
+
+    def run(q, a, p, ks, ratio, cmin, wl):
+        score, tier = {}, {}
+        ident = looks_like_identifier(q["text"])
+        for r, it in enumerate(q["lexical"][:24], 1):
+            c = coverage(q, it)
+            ce = max(0.0, min(1.0, (c - a) / (1 - a))) ** p
+            score[it["key"]] = score.get(it["key"], 0) + wl * ce / (K + r)
+            if ident and c >= 0.999:
+                tier[it["key"]] = 0
+        for r, it in enumerate(q["comb"][:24], 1):
+            score[it["key"]] = score.get(it["key"], 0) + 0.6 / (ks + r)
+        order = sorted(score, key=lambda key: (tier.get(key, 1), -score[key], key))
+        L = q["lexical"]
+        if L and ratio:
+            b = [it["bm25"] for it in L]
+            rr = b[0] / b[1] if len(b) > 1 and b[1] > 0 else 99
+            if rr >= ratio and coverage(q, L[0]) >= cmin and not tier:
+                order = [L[0]["key"]] + [k for k in order if k != L[0]["key"]]
+        return order
+
+    rows = []
+    for a, p, ks, ratio, cmin, wl in itertools.product((0.0, 0.2, 0.3, 0.4), (1, 2), (20, 30, 45), (None, 1.3), (0.67,), (0.4, 0.6, 0.8)):
+        cells, miss, mrr = [], 0, 0
+        for kind in kinds:
+            sel = [q for q in qs if q["kind"] == kind]
+            m = _metrics([_rank(run(q, a, p, ks, ratio, cmin, wl), set(q["expected"])) for q in sel])
+            miss += max(0, round((base[kind] - m[1]) * len(sel)))
+            mrr += m[2] * len(sel)
+            cells.append(f"{m[1]:.2f}/{m[2]:.3f}")
+        rows.append((miss, -mrr, f"a {a} p {p} ks {ks} R {ratio} wl {wl} miss {miss} " + " | ".join(f"{k[:8]} {c}" for k, c in zip(kinds, cells))))
+    for r in sorted(rows)[:12]:
+        print(r[2])
+
+
+def combo(data, write=False, side="chunks"):
+    """Answer-level evidence = centred top score + lam * best lexical coverage (one floor)."""
+    c = {k: np.array(v) for k, v in data["centres"].items()}
+    cq, cp = c["questions_q"], c["store_p"]
+    on = [q for q in data["questions"] if q["expected"]]
+    off = [q for q in data["questions"] if not q["expected"]]
+
+    def feats(q):
+        s = sem_scores(q, side, cq, cp)
+        mc = max([coverage(q, it) for it in q["lexical"][:LIMIT]] or [0])
+        return (max(s or [-1]), mc)
+    F_on = [feats(q) for q in on]
+    F_off = [feats(q) for q in off]
+    for lam in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3):
+        for cover in (0.5, 0.67, 1.01):
+            a_ = np.array([s + lam * m for s, m in F_on]); b_ = np.array([s + lam * m for s, m in F_off])
+            la = np.array([m >= cover for _s, m in F_on]); lb = np.array([m >= cover for _s, m in F_off])
+            best = max(((min(np.mean(la | (a_ >= t)), np.mean(~(lb | (b_ >= t)))), np.mean(la | (a_ >= t)), np.mean(~(lb | (b_ >= t))), t)
+                        for t in np.unique(np.concatenate([a_, b_]))), key=lambda x: (x[0], x[1] + x[2]))
+            print(f"lam {lam:.2f} cover {cover:.2f}: floor {best[3]:.4f} on {best[1]:.2f} off {best[2]:.2f}")

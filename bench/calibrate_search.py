@@ -187,13 +187,60 @@ def dump(set_name: str) -> None:
     print(f"wrote {DUMP}", file=sys.stderr)
 
 
+def pipeline_floor(write: bool) -> None:
+    """Fit the floor on the real pipeline's answers (bench/eval_devset.py's cached store): per
+    question, the best calibrated score among the returned hits and whether a hit is lexically strong."""
+    import numpy as np
+
+    import eval_devset as ev
+
+    docs = [json.loads(x) for x in ev.checks.DOCS.read_text(encoding="utf-8").splitlines() if x.strip()]
+    qs = [json.loads(x) for x in ev.checks.QUESTIONS.read_text(encoding="utf-8").splitlines() if x.strip()]
+    store, _t = ev.prepare(docs, rebuild=False)
+    from kyb_cli.core.index.search import search
+    from kyb_cli.core.search import relevance
+
+    rows = []
+    for q in qs:
+        r = search(store, q["query"], semantic=True, explain=True, limit=ev.LIMIT)
+        sem = [h["explain"]["semantic_score"] for h in r["hits"] if h["explain"]["semantic_score"] is not None]
+        lex = any(h["explain"]["coverage"] >= relevance.calibration(None).lexical_cover - 1e-9 for h in r["hits"])
+        rows.append((q["kind"], bool(q["relevant"]), max(sem or [-1.0]), lex))
+    on = [(s, lx) for k, rel, s, lx in rows if rel]
+    off = [(s, lx) for k, rel, s, lx in rows if not rel]
+    best = None
+    for t in sorted({round(s, 4) for _k, _r, s, _l in rows}):
+        a = np.mean([lx or s >= t for s, lx in on])
+        b = np.mean([not (lx or s >= t) for s, lx in off])
+        if best is None or (min(a, b), a + b) > best[:2]:
+            best = (min(a, b), a + b, t, a, b)
+    print(f"pipeline floor {best[2]:.4f}: on-topic confident {best[3]:.2f}, off-topic not confident {best[4]:.2f} "
+          f"({len(on)} on, {len(off)} off)")
+    for kind in sorted({k for k, *_ in rows}):
+        sel = [(s, lx) for k, _r, s, lx in rows if k == kind]
+        print(f"  {kind:16} confident {np.mean([lx or s >= best[2] for s, lx in sel]):.2f} (n={len(sel)})")
+    if write:
+        from kyb_cli.core import embed
+
+        path = ROOT / "kyb_cli" / "core" / "search" / "calibration.json"
+        table = json.loads(path.read_text())
+        fp = embed.current_fingerprint()[0]
+        table[fp]["floor"] = round(float(best[2]), 4)
+        table[fp]["source"] = (f"bench/calibrate_search.py fit + pipeline: {len(on)} on-topic, {len(off)} off-topic "
+                               f"dev-set questions; on-topic confident {best[3]:.2f}, off-topic not confident {best[4]:.2f}")
+        path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        print(f"wrote floor for {fp}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["dump", "fit", "fusion", "features", "vectors", "holdout", "prf", "gates"])
+    ap.add_argument("cmd", choices=["dump", "fit", "fusion", "features", "vectors", "holdout", "prf", "gates", "decisive", "adaptive", "ramps", "combo", "pipeline"])
     ap.add_argument("--set", default="dev", choices=["dev", "small"])
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
-    if args.cmd == "dump":
+    if args.cmd == "pipeline":
+        pipeline_floor(args.write)
+    elif args.cmd == "dump":
         if not os.environ.get("KYB_MODEL"):
             os.environ["KYB_MODEL"] = str(ROOT.parent / "shared" / "models" / "multilingual-e5-small")
         dump(args.set)

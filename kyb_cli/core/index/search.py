@@ -133,6 +133,12 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     cover = {i: relevance.coverage(held.get(v, set()), weights) for i, v in vid_of.items()}
     identifier = not listing and relevance.looks_like_identifier(text.split())
     first = {i for i in lex if identifier and cover[i] >= 1 - 1e-9}
+    if not first and ranked:
+        top = next(iter(lex))
+        scores = [h["score"] for _v, h in ranked[:2]]
+        ratio = scores[0] / scores[1] if len(scores) > 1 and scores[1] > 0 else float("inf")
+        if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER:
+            first = {top}  # a decisive word match leads the answer
     if vectors_only:  # the bench hook: the vector side's order alone
         order = [(i, None, r, None) for r, i in enumerate(sem, 1)]
     elif side is not None:

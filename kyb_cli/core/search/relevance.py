@@ -25,7 +25,11 @@ from functools import lru_cache
 from pathlib import Path
 
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
-LEXICAL_COVER = 0.75  # used when a calibration does not say (and with no model at all)
+LEXICAL_COVER = 0.5  # used when a calibration does not say (and with no model at all)
+# A lexical top hit is decisive (it leads a hybrid answer) when its BM25 is at least this many
+# times the second's and it holds this share of the question's weight (dev set, docs/SEARCH.md).
+DECISIVE_BM25_RATIO = 1.3
+DECISIVE_COVER = 0.67
 
 
 @dataclass(frozen=True)
