@@ -33,8 +33,8 @@ def add_commits(path: Path, n: int, start: int) -> None:
     """n new commits on HEAD (updates, new keys, a retraction), written as a plain git client would."""
     import pygit2
 
-    from kyb_cli.core.record import Record
-    from kyb_cli.core.store import BLOB_MODE, apply_changes
+    from kyb_cli.core.records.model import Record
+    from kyb_cli.core.canon.tree import BLOB_MODE, apply_changes
 
     repo = pygit2.Repository(str(path))
     names = [e.name for e in repo.head.peel(pygit2.Commit).tree["knowledge"]][:n]
@@ -68,7 +68,7 @@ def timed_query(path: Path, args: list[str], runs: int) -> dict:
 
 
 def bench(keys: int, runs: int) -> dict:
-    from kyb_cli.core.index import fresh, rebuild
+    from kyb_cli.core.index.fresh import fresh, rebuild
 
     cached = generate(keys)
     path = WORK / f"{keys}"

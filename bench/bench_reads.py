@@ -2,7 +2,7 @@
 
     python bench/bench_reads.py                  # 1k and 10k keys (stores cached by gen_store.py)
     python bench/bench_reads.py --keys 1000 --runs 11
-    python bench/bench_reads.py --walk           # also time the Git walk (KYB_READS=walk, 3 runs): before/after
+    python bench/bench_reads.py --walk           # also time the Git walk (the test oracle, 3 runs): before/after
 
 Each read is a separate `python -m kyb_cli …` process timed from start to exit (p50 over --runs), with
 the index already current (the usual case). The key read is the knowledge key with the most versions;
@@ -30,16 +30,30 @@ from gen_store import generate, stats  # noqa: E402
 WORK = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-bench-reads"
 
 
+# The Git walk (tests/support/oracle.py, no longer a production read path) answering the same reads.
+WALK = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from support import oracle
+store, args = sys.argv[2], sys.argv[3:]
+if args[0] == "get":
+    oracle.read(store, args[1], at=args[3] if len(args) > 3 else None)
+elif args[0] == "history":
+    oracle.history(store, args[1])
+elif args[0] == "tags":
+    oracle.tags(store)
+else:
+    oracle.catalog(store, "task")
+"""
+
+
 def timed(path: Path, args: list[str], runs: int, walk: bool) -> float:
     env = dict(os.environ, KYB_STORE=str(path), KYB_DEADLINES="off")
-    if walk:
-        env["KYB_READS"] = "walk"
-    else:
-        env.pop("KYB_READS", None)
+    command = [sys.executable, "-c", WALK, str(ROOT / "tests"), str(path)] if walk else [sys.executable, "-m", "kyb_cli"]
     samples = []
     for _ in range(runs):
         t = time.perf_counter()
-        res = subprocess.run([sys.executable, "-m", "kyb_cli", *args], env=env, capture_output=True, text=True)
+        res = subprocess.run([*command, *args], env=env, capture_output=True, text=True)
         samples.append((time.perf_counter() - t) * 1000)
         if res.returncode != 0:
             raise SystemExit(f"kyb {args} failed: {res.stderr}")
@@ -48,7 +62,7 @@ def timed(path: Path, args: list[str], runs: int, walk: bool) -> float:
 
 def pick(path: Path) -> tuple[str, str]:
     """The knowledge key with the most versions, and the commit of its first version."""
-    from kyb_cli.core.index import fresh
+    from kyb_cli.core.index.fresh import fresh
 
     f = fresh(path)
     try:
@@ -90,7 +104,7 @@ def main() -> None:
     ap.add_argument("--keys", type=int, action="append")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--walk", type=int, nargs="?", const=3, default=0, metavar="RUNS",
-                    help="also time the Git walk (KYB_READS=walk), RUNS runs each (default 3)")
+                    help="also time the Git walk (the test oracle), RUNS runs each (default 3)")
     args = ap.parse_args()
     print(json.dumps({"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}))
     for keys in args.keys or [1000, 10000]:

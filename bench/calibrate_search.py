@@ -118,8 +118,8 @@ def dump(set_name: str) -> None:
 
     from kyb_cli.core.embed.recipe import passages, passage_text
     from kyb_cli.core.index import fresh
-    from kyb_cli.core.index.query import lexical
-    from kyb_cli.core.index.tokens import _CYRILLIC, is_function_word, russian_stem
+    from kyb_cli.core.search.lexical import lexical
+    from kyb_cli.core.search.tokens import _CYRILLIC, is_function_word, russian_stem
     from kyb_cli.core.search.relevance import term_hits, term_weights
     from kyb_cli.core.search.syntax import parse, plan
 
@@ -197,7 +197,7 @@ def pipeline_floor(write: bool) -> None:
     docs = [json.loads(x) for x in ev.checks.DOCS.read_text(encoding="utf-8").splitlines() if x.strip()]
     qs = [json.loads(x) for x in ev.checks.QUESTIONS.read_text(encoding="utf-8").splitlines() if x.strip()]
     store, _t = ev.prepare(docs, rebuild=False)
-    from kyb_cli.core.index.search import search
+    from kyb_cli.core.search.pipeline import search
     from kyb_cli.core.search import relevance
 
     rows = []

@@ -131,12 +131,12 @@ GROUPS = {"paraphrase": PARAPHRASE, "reworded": REWORDED, "cross-language": CROS
 
 
 def build_store(path: Path) -> None:
-    from kyb_cli.core.knowledge import add_knowledge  # noqa: F401  (import check)
-    from kyb_cli.core.record import Record
-    from kyb_cli.core.store import init_store
+    from kyb_cli.core.kinds.knowledge import add_knowledge  # noqa: F401  (import check)
+    from kyb_cli.core.records.model import Record
+    from kyb_cli.core.canon.repo import init_store
 
     store = init_store(path)
-    from kyb_cli.core.attribution import detect
+    from kyb_cli.core.canon.attribution import detect
 
     with store.writing(detect("cli")) as tx:
         for key, title, body in RECORDS:
@@ -148,7 +148,7 @@ def shared_words(question: str, key: str, title: str, body: str) -> list[str]:
     import apsw
 
     from kyb_cli.core.index.schema import TOKENIZER
-    from kyb_cli.core.index.tokens import match_expression
+    from kyb_cli.core.search.tokens import match_expression
 
     conn = apsw.Connection(":memory:")
     conn.execute(f"CREATE VIRTUAL TABLE f USING fts5(t, tokenize='{TOKENIZER}')")
@@ -187,21 +187,21 @@ RRF_K: float | None = None  # --k: another RRF constant for the hybrid rows
 
 def set_weights(weights: tuple[float, float] | None) -> None:
     """RRF weights for the next searches (None: the shipped ones); (0, 1) ranks by vectors alone."""
-    from kyb_cli.core import fusion
+    from kyb_cli.core.search import fusion
 
     lex, sem = weights or (fusion.W_LEX, fusion.W_SEM)
     fusion.rrf.__defaults__ = (None, RRF_K or fusion.K, lex, sem)
 
 
 def run(verbose: bool, weights: tuple[float, float] | None = None) -> dict:
-    from kyb_cli.core.index.search import search
+    from kyb_cli.core.search.pipeline import search
 
     out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"
         build_store(store)
         search(store, "warm up", semantic=True)
-        from kyb_cli.core.index.vectors import embed_all
+        from kyb_cli.core.search.vectors import embed_all
 
         embed_all(store)
         for group, cases in GROUPS.items():

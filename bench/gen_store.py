@@ -44,7 +44,7 @@ def _n_versions(rng: random.Random) -> int:
 
 
 def _record(key: str, rng: random.Random, v: int, final: bool = False) -> str:
-    from kyb_cli.core.record import Record
+    from kyb_cli.core.records.model import Record
 
     kind = "incident" if key.startswith("inc-") else "task" if key.startswith("task-") else "knowledge"
     fields: dict = {}

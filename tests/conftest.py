@@ -29,7 +29,7 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
     # The real model (CI sets KYB_MODEL) is only for the tests that ask for it by name; the rest
     # run as a user without a model would, unless they set up the tiny model themselves.
     for var in ("KYB_STORE", "KYB_CONFIG", "KYB_AGENT", "KYB_SESSION", "KYB_WORKSPACE", "KYB_OUTPUT",
-                "KYB_MODEL", "KYB_MODEL_URL", "KYB_EMBED_BUDGET", "KYB_EMBED_HELPER", "KYB_READS"):
+                "KYB_MODEL", "KYB_MODEL_URL", "KYB_EMBED_BUDGET", "KYB_EMBED_HELPER"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("KYB_HELPER_IDLE", "60")  # embedding helpers started by tests do not linger
     monkeypatch.setenv("KYB_DEADLINES", os.environ.get("KYB_TEST_DEADLINES", "off"))
@@ -38,7 +38,7 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
 
 @pytest.fixture
 def store_path(tmp_path) -> Path:
-    from kyb_cli.core.store import init_store
+    from kyb_cli.core.canon.repo import init_store
 
     path = tmp_path / "store"
     init_store(path)
@@ -47,7 +47,7 @@ def store_path(tmp_path) -> Path:
 
 @pytest.fixture
 def store(store_path):
-    from kyb_cli.core.store import Store
+    from kyb_cli.core.canon.repo import Store
 
     return Store(store_path)
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kyb_cli.core.attribution import detect, parse_trailers
+from kyb_cli.core.canon.attribution import detect
+from kyb_cli.core.records.trailers import parse_trailers
 
 RELAY = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
 

@@ -14,9 +14,9 @@ WRITES = 5
 WORKER = """
 import sys
 from pathlib import Path
-from kyb_cli.core.attribution import Attribution
-from kyb_cli.core.knowledge import add_knowledge
-from kyb_cli.core.store import Store
+from kyb_cli.core.canon.attribution import Attribution
+from kyb_cli.core.kinds.knowledge import add_knowledge
+from kyb_cli.core.canon.repo import Store
 
 store_path, writer, writes, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 sys.stdin.readline()  # start together

@@ -14,10 +14,11 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from kyb_cli.core.attribution import Attribution
-from kyb_cli.core.knowledge import add_knowledge
-from kyb_cli.core.record import parse
-from kyb_cli.core.store import Store
+from kyb_cli.core.canon.attribution import Attribution
+from kyb_cli.core.kinds.knowledge import add_knowledge
+from kyb_cli.core.records.model import parse
+from kyb_cli.core.canon.repo import Store
+from support import oracle
 
 WHO = Attribution("test", "", "", "cli")
 
@@ -112,9 +113,9 @@ def test_libgit2_leftovers_of_a_killed_writer_are_cleaned(kyb, store_path, seede
 LOOP_WRITER = """
 import sys
 from pathlib import Path
-from kyb_cli.core.attribution import Attribution
-from kyb_cli.core.knowledge import add_knowledge, retract_knowledge
-from kyb_cli.core.store import Store
+from kyb_cli.core.canon.attribution import Attribution
+from kyb_cli.core.kinds.knowledge import add_knowledge, retract_knowledge
+from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.errors import KybError
 store = Store(Path(sys.argv[1]))
 who = Attribution("loop", "", "", "cli")
@@ -152,7 +153,7 @@ def test_random_kills_keep_the_invariants(store_path):
             assert git(store_path, "log", "-1", "--format=%s", sha).startswith("kyb: ")
             assert len(git(store_path, "show", "--name-only", "--format=", sha).split()) == 1
         # HEAD's records all parse, and the next write heals the working tree
-        records, broken = store.live_records()
+        records, broken = oracle.live_records(store)
         assert broken == []
         add_knowledge(store, key="heal", title="H", body=f"heal {round_}", tags=[], refs=[], attribution=WHO)
         worktree_matches_head(store_path)

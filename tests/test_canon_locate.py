@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from kyb_cli.cli.app import cli as kyb_cli
-from kyb_cli.core.locate import locate
-from kyb_cli.core.store import init_store
+from kyb_cli.core.config.locate import locate
+from kyb_cli.core.canon.repo import init_store
 
 
 def run(*args: str, input: str = "body"):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kyb_cli.core.record import Record, RecordFormatError, kind_of_key, parse, path_of_key
+from kyb_cli.core.records.keys import kind_of_key, path_of_key
+from kyb_cli.core.records.model import Record, RecordFormatError, parse
 
 BODIES = {
     "plain": "Checkout writes go through svc-checkout on node-3, port 9090.",

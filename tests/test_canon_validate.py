@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kyb_cli.core.errors import Rejected
-from kyb_cli.core.record import Record
-from kyb_cli.core.validate import (
+from kyb_cli.core.records.model import Record
+from kyb_cli.core.records.validate import (
     BODY_MAX_BYTES,
     KEY_MESSAGE,
     check_key_for_kind,

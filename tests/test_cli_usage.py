@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 def test_mistyped_query_option_is_a_usage_error_not_search_text(kyb):
     res = kyb("query", "port", "--histroy")
@@ -31,10 +33,11 @@ def test_internal_errors_are_one_line_and_exit_4(kyb, tmp_path):
     """A bug never shows a traceback or exits 1 (which means 'not found')."""
     boom = tmp_path / "sitecustomize.py"
     boom.write_text(
-        "import kyb_cli.core.validate as v\n"
+        "import kyb_cli.core.records.validate as v\n"
         "def _boom(*a, **k):\n    raise ZeroDivisionError('synthetic bug')\n"
         "v.validate = _boom\n")
-    res = kyb("add", "--key", "k", "--title", "t", input="b", env={"PYTHONPATH": str(tmp_path)})
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
+    res = kyb("add", "--key", "k", "--title", "t", input="b", env={"PYTHONPATH": path})
     assert (res.code, res.stdout) == (4, "")
     assert "internal error: ZeroDivisionError: synthetic bug" in res.stderr and "Traceback" not in res.stderr
 

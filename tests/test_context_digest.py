@@ -7,10 +7,11 @@ import time
 
 import pytest
 
-from kyb_cli.core.attribution import Attribution
-from kyb_cli.core.incidents import write_incident
-from kyb_cli.core.knowledge import add_knowledge
-from kyb_cli.core.tasks import write_task
+from kyb_cli.core.canon.attribution import Attribution
+from kyb_cli.core.kinds.incidents import write_incident
+from kyb_cli.core.kinds.knowledge import add_knowledge
+from kyb_cli.core.kinds.tasks import write_task
+from kyb_cli.core.index import reads
 from tests.support.index_helpers import T0, put
 
 WHO = Attribution("test-agent", "s1", "/w", "cli")
@@ -54,7 +55,7 @@ def test_default_digest_lists_recent_changes_incidents_deadlines_tags_counts(cli
     text, digest = res.json["text"], res.json["digest"]
     recent = [h["key"] for h in digest["recent"]]
     assert recent[0] == "task-later" and recent[-1] == "pg-pool"  # newest first
-    head_sha = store.read("task-later").sha
+    head_sha = reads.read(store, "task-later").sha
     assert f"task-later \"Someday\" sha {head_sha[:10]}" in text
     assert "inc-2026-06-14-api-down [open, high] api" in text
     assert "inc-2026-06-01-old" not in text.split("Open incidents")[1]  # resolved is not open
@@ -117,7 +118,7 @@ def test_records_are_framed_as_reference_data_not_instructions(cli, store):
 
 
 def test_recent_means_written_in_the_last_days(store_path):
-    from kyb_cli.core.context import gather
+    from kyb_cli.core.tools.context import gather
 
     put(store_path, "old-fact", "Old", when=T0)
     put(store_path, "new-fact", "New", when=T0 + 20 * 86400)

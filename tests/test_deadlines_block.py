@@ -9,10 +9,10 @@ from datetime import date
 
 import pytest
 
-from kyb_cli.core.attribution import Attribution
-from kyb_cli.core.deadlines import DEFAULT_REMIND_DAYS, block, deadlines
-from kyb_cli.core.record import Record
-from kyb_cli.core.tasks import close_task, write_task
+from kyb_cli.core.canon.attribution import Attribution
+from kyb_cli.core.kinds.deadlines import DEFAULT_REMIND_DAYS, block, deadlines
+from kyb_cli.core.records.model import Record
+from kyb_cli.core.kinds.tasks import close_task, write_task
 
 ATT = Attribution("tester", "s1", "ws", "test")
 TODAY = date(2026, 12, 10)
@@ -82,7 +82,7 @@ def due_store(store, monkeypatch):
     write_task(store, ATT, key="task-late", title="Rotate keys", due="2026-12-01")
     write_task(store, ATT, key="task-shipped", title="Old", due="2026-11-01")
     close_task(store, ATT, "task-shipped", resolution="done")
-    from kyb_cli.core.knowledge import add_knowledge
+    from kyb_cli.core.kinds.knowledge import add_knowledge
 
     add_knowledge(store, key="unrelated", title="Unrelated note", body="nothing about dates", tags=[], refs=[],
                   attribution=ATT)
@@ -127,7 +127,7 @@ def test_kyb_deadlines_off_switches_it_off(cli, due_store, monkeypatch):
 
 
 def test_a_failing_block_never_fails_the_answer(cli, due_store, monkeypatch):
-    import kyb_cli.core.deadlines as core
+    import kyb_cli.core.kinds.deadlines as core
 
     def boom(*_a, **_k):
         raise RuntimeError("broken")
@@ -208,7 +208,7 @@ def test_deadlines_fail_on_exits_3_with_empty_stdout_when_the_condition_holds(cl
 
 
 def test_deadlines_gate_runs_as_a_process(kyb, store_path):
-    write_task_store = __import__("kyb_cli.core.store", fromlist=["Store"]).Store(store_path)
+    write_task_store = __import__("kyb_cli.core.canon.repo", fromlist=["Store"]).Store(store_path)
     write_task(write_task_store, ATT, key="task-x", title="x", due="2026-01-01", hard=True)
     res = kyb("deadlines", "--fail-on", "hard", "--today", "2026-02-01")
     assert res.code == 3 and "task-x" in res.stderr
@@ -227,7 +227,7 @@ def test_block_reads_only_tasks_that_carry_a_date(store_path):
     date line is written by hand, still count."""
     from datetime import date
 
-    from kyb_cli.core.deadlines import block, dated_tasks
+    from kyb_cli.core.kinds.deadlines import block, dated_tasks
 
     tasks = store_path / "tasks"
     tasks.mkdir()

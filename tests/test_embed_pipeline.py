@@ -40,7 +40,7 @@ def test_cjk_bodies_are_cut_into_fewer_characters_per_passage():
 
 def test_incident_passage_text_adds_service_and_hosts():
     from kyb_cli.core.embed import passage_text
-    from kyb_cli.core.record import Record
+    from kyb_cli.core.records.model import Record
 
     rec = Record(key="inc-2026-05-14-timeouts", title="Timeouts", body="Latency past 5 s.",
                  service="svc-checkout", hosts=["node-3", "node-4"])

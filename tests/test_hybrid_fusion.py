@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kyb_cli.core.fusion import COVER_GATE, K, K_SEM, MIN_CANDIDATES, W_LEX, W_SEM, candidates, rrf
+from kyb_cli.core.search.fusion import COVER_GATE, K, K_SEM, MIN_CANDIDATES, W_LEX, W_SEM, candidates, rrf
 
 
 def order(fused):

@@ -30,7 +30,7 @@ def test_seed_002_russian_question_finds_english_entry(kyb):
 
 
 def test_as_of_does_not_return_a_newer_versions_meaning(store_path, monkeypatch):
-    from kyb_cli.core.index.search import search
+    from kyb_cli.core.search.pipeline import search
 
     monkeypatch.setenv("KYB_MODEL", str(MODEL))
     monkeypatch.setenv("KYB_EMBED_HELPER", "0")

@@ -14,7 +14,7 @@ DAY = 86_400
 
 
 def search(store_path, text, **kw):
-    from kyb_cli.core.index.search import search as run
+    from kyb_cli.core.search.pipeline import search as run
 
     kw.setdefault("semantic", True)
     return run(store_path, text, **kw)
@@ -75,7 +75,7 @@ def test_history_searches_every_version_by_meaning(store_path, tiny):
 
 
 def test_filters_apply_to_semantic_candidates(store_path, tiny):
-    from kyb_cli.core.index.query import Filters
+    from kyb_cli.core.search.slice import Filters
 
     seed(store_path)
     put(store_path, "tagged", "Tagged", "deploy rollback", T0 + 3 * DAY, tags=["infra"])
@@ -128,7 +128,7 @@ def test_budget_bounds_embedding_time(store_path, tiny, monkeypatch):
 
 def test_rebuilt_index_refills_from_cache_without_loading_the_model(store_path, tiny, monkeypatch):
     from kyb_cli.core import embed
-    from kyb_cli.core.index import rebuild
+    from kyb_cli.core.index.fresh import rebuild
 
     seed(store_path)
     first = search(store_path, NO_SHARED_WORD, mode="history", limit=20)
@@ -147,8 +147,8 @@ def test_rebuilt_index_refills_from_cache_without_loading_the_model(store_path, 
 
 def test_fingerprint_change_never_serves_old_vectors(store_path, tiny, tmp_path, monkeypatch):
     from kyb_cli.core import embed
-    from kyb_cli.core.index import fresh
-    from kyb_cli.core.index.vectors import counts
+    from kyb_cli.core.index.fresh import fresh
+    from kyb_cli.core.search.vectors import counts
 
     seed(store_path)
     search(store_path, NO_SHARED_WORD, mode="history")
@@ -235,7 +235,7 @@ def test_doctor_healthy_then_broken_model_exits_4(cli, store_path, tiny, tmp_pat
 
 
 def test_doctor_reports_old_fingerprint_vectors_in_index(cli, store_path, tiny, tmp_path, monkeypatch):
-    from kyb_cli.core.index import fresh
+    from kyb_cli.core.index.fresh import fresh
 
     seed(store_path)
     cli("index", "--embed")

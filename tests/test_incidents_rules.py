@@ -6,10 +6,11 @@ from __future__ import annotations
 import pygit2
 import pytest
 
-from kyb_cli.core.attribution import Attribution
+from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.errors import NotFound, Rejected
-from kyb_cli.core.incidents import HINTS, list_incidents, resolve_incident, write_incident
-from kyb_cli.core.lifecycle import open_followups
+from kyb_cli.core.kinds.incidents import HINTS, list_incidents, resolve_incident, write_incident
+from kyb_cli.core.kinds.lifecycle import open_followups
+from kyb_cli.core.index import reads
 
 ATT = Attribution("tester", "s1", "ws", "test")
 KEY = "inc-2026-07-22-orders-oom"
@@ -70,7 +71,7 @@ def test_hints_only_when_a_commit_happened(store):
 
 
 def test_unknown_knowledge_is_reported_not_blocking(store):
-    from kyb_cli.core.knowledge import add_knowledge
+    from kyb_cli.core.kinds.knowledge import add_knowledge
 
     add_knowledge(store, key="orders-arch", title="t", body="b", tags=[], refs=[], attribution=ATT)
     reply = inc(store, knowledge=["orders-arch", "not-written-yet"])
@@ -79,26 +80,26 @@ def test_unknown_knowledge_is_reported_not_blocking(store):
 
 def test_detected_at_defaults_to_now_and_is_inherited_on_rewrite(store):
     inc(store, started_at="2026-07-22T07:00:00Z")
-    first = store.read(KEY).record
+    first = reads.read(store, KEY).record
     assert first.detected_at.endswith("Z") and first.started_at == "2026-07-22T07:00:00Z"
     inc(store, title="Orders OOM again")
-    again = store.read(KEY).record
+    again = reads.read(store, KEY).record
     assert (again.detected_at, again.started_at) == (first.detected_at, first.started_at)
 
 
 def test_client_detected_at_is_taken(store):
     inc(store, detected_at="2026-07-22T07:05:00Z")
-    assert store.read(KEY).record.detected_at == "2026-07-22T07:05:00Z"
+    assert reads.read(store, KEY).record.detected_at == "2026-07-22T07:05:00Z"
 
 
 def test_mitigated_at_is_stamped_by_kyb(store):
     inc(store)
-    assert store.read(KEY).record.mitigated_at == ""
+    assert reads.read(store, KEY).record.mitigated_at == ""
     resolve_incident(store, ATT, KEY, status="mitigated")
-    stamped = store.read(KEY).record
+    stamped = reads.read(store, KEY).record
     assert stamped.status == "mitigated" and stamped.mitigated_at.endswith("Z")
     inc(store, status="open")  # a rewrite inherits the stamp
-    assert store.read(KEY).record.mitigated_at == stamped.mitigated_at
+    assert reads.read(store, KEY).record.mitigated_at == stamped.mitigated_at
 
 
 def test_mitigated_and_resolved_at_cannot_come_from_the_client(cli):
@@ -117,7 +118,7 @@ def test_closing_archives_in_a_second_commit(store):
     assert str(head.parents[0].id) == reply["sha"]
     assert store.repo[reply["sha"]].message.startswith(f"kyb: resolve {KEY}")
     assert not (store.path / "incidents" / f"{KEY}.md").exists()
-    version = store.read(KEY)
+    version = reads.read(store, KEY)
     assert version.state == "archived" and version.record.resolution == "raised the heap"
     assert version.record.resolved_at.endswith("Z")
 
@@ -125,7 +126,7 @@ def test_closing_archives_in_a_second_commit(store):
 def test_a_fresh_write_already_resolved_is_archived(store):
     reply = inc(store, status="resolved", resolution="auto-healed")
     assert reply["action"] == "created" and reply["archived"] is True
-    assert store.read(KEY).state == "archived"
+    assert reads.read(store, KEY).state == "archived"
 
 
 def test_resolve_needs_a_resolution(store):
@@ -139,13 +140,13 @@ def test_resolve_needs_a_resolution(store):
 def test_closing_twice_never_wipes_a_resolution(store):
     inc(store)
     resolve_incident(store, ATT, KEY, resolution="raised the heap")
-    stamped = store.read(KEY).record.resolved_at
+    stamped = reads.read(store, KEY).record.resolved_at
     assert resolve_incident(store, ATT, KEY) == {"changed": False, "key": KEY}
     assert resolve_incident(store, ATT, KEY, resolution="   ") == {"changed": False, "key": KEY}
-    version = store.read(KEY)
+    version = reads.read(store, KEY)
     assert version.record.resolution == "raised the heap" and version.record.resolved_at == stamped
     reply = resolve_incident(store, ATT, KEY, resolution="raised the heap; root cause was a leak")
-    assert reply["archived"] and store.read(KEY).record.resolution.endswith("leak")
+    assert reply["archived"] and reads.read(store, KEY).record.resolution.endswith("leak")
 
 
 def test_reopening_an_archived_incident_recreates_it(store):
@@ -153,7 +154,7 @@ def test_reopening_an_archived_incident_recreates_it(store):
     resolve_incident(store, ATT, KEY, resolution="fixed")
     reply = resolve_incident(store, ATT, KEY, status="open")
     assert reply["action"] == "created" and "archived" not in reply
-    assert store.read(KEY).state == "active"
+    assert reads.read(store, KEY).state == "active"
 
 
 def test_resolve_errors(store):
@@ -161,7 +162,7 @@ def test_resolve_errors(store):
         resolve_incident(store, ATT, "inc-nope", resolution="x")
     with pytest.raises(Rejected, match="invalid|slug"):
         resolve_incident(store, ATT, "Bad Key", resolution="x")
-    from kyb_cli.core.tasks import write_task
+    from kyb_cli.core.kinds.tasks import write_task
 
     write_task(store, ATT, key="task-x", title="t")
     with pytest.raises(Rejected, match="'task-x' is not an incident report"):
@@ -177,7 +178,7 @@ def test_open_followups_on_close_give_a_warning_with_the_count(store):
     reply = resolve_incident(store, ATT, KEY, resolution="fixed")
     assert reply["open_followups"] == 2
     assert reply["warning"] == "2 unfinished follow-up(s) (`- [ ]`) remain in the body — reassign or finish them"
-    assert store.read(KEY).state == "archived"
+    assert reads.read(store, KEY).state == "archived"
 
 
 def test_close_without_open_followups_has_no_warning(store):
@@ -190,15 +191,15 @@ def test_rewrite_keeps_tags_it_omits_and_empty_clears_them(cli, store):
     args = ["incident", "--key", KEY, "--title", "t", "--service", "s", "--severity", "low"]
     assert cli(*args, "--tags", "db,oom", input="v1").code == 0
     assert cli(*args, input="v2").code == 0
-    assert store.read(KEY).record.tags == ["db", "oom"]
+    assert reads.read(store, KEY).record.tags == ["db", "oom"]
     assert cli(*args, "--tags", "", input="v3").code == 0
-    assert store.read(KEY).record.tags == []
+    assert reads.read(store, KEY).record.tags == []
 
 
 def test_knowledge_links_stay_a_full_replace(store):
     inc(store, knowledge=["a", "b"])
     inc(store)
-    assert store.read(KEY).record.knowledge == []
+    assert reads.read(store, KEY).record.knowledge == []
 
 
 def test_incident_template_prints_the_report_skeleton(cli):
@@ -226,7 +227,7 @@ def test_incident_cli_reads_body_from_stdin_and_replies_json(cli, store):
     res = cli("incident", "--key", KEY, "--title", "t", "--service", "s", "--severity", "low",
               "--hosts", "h1, h2", "--affected", '[{"scope":"orders","from":"a","to":"b"}]', input="body text")
     assert res.code == 0 and res.json["action"] == "created"
-    record = store.read(KEY).record
+    record = reads.read(store, KEY).record
     assert (record.body, record.hosts, record.affected) == ("body text", ["h1", "h2"],
                                                             [{"scope": "orders", "from": "a", "to": "b"}])
 
@@ -235,7 +236,7 @@ def test_resolve_cli_takes_resolution_from_stdin(cli, store):
     inc(store)
     res = cli("resolve", KEY, input="restarted the pods")
     assert res.code == 0 and res.json["archived"] is True
-    assert store.read(KEY).record.resolution == "restarted the pods"
+    assert reads.read(store, KEY).record.resolution == "restarted the pods"
 
 
 def test_resolve_at_a_terminal_asks_for_a_resolution_only_when_closing(kyb, store_path, store):
@@ -246,11 +247,11 @@ def test_resolve_at_a_terminal_asks_for_a_resolution_only_when_closing(kyb, stor
     env = {**kyb.env, "KYB_STORE": str(store_path)}
     code, _out, err = run_on_tty(["resolve", KEY, "--status", "mitigated"], env, timeout=15)
     assert code == 0 and "Ctrl-D" not in err, err
-    assert store.read(KEY).record.status == "mitigated"
+    assert reads.read(store, KEY).record.status == "mitigated"
     code, _out, err = run_on_tty(["resolve", KEY], env, typed=b"rolled back the deploy\n\x04", timeout=15)
     assert code == 0, err
     assert "type the resolution" in err and "--resolution TEXT" in err
-    assert store.read(KEY).record.resolution == "rolled back the deploy"
+    assert reads.read(store, KEY).record.resolution == "rolled back the deploy"
 
 
 def test_resolve_cli_failure_leaves_stdout_empty(cli, store):

@@ -9,7 +9,8 @@ import sys
 
 import pygit2
 
-from kyb_cli.core.index import fresh, schema
+from kyb_cli.core.index import schema
+from kyb_cli.core.index.fresh import fresh
 from tests.support.index_helpers import T0, keys, put, query
 
 
@@ -107,7 +108,7 @@ def _merge_store(store_path):
 
     main_tip = remove(store_path, "k3", T0 + 11)
     # Side branch from base, written without moving HEAD.
-    from kyb_cli.core.record import Record
+    from kyb_cli.core.records.model import Record
     from tests.support.index_helpers import set_file
 
     base_commit = repo[pygit2.Oid(hex=base)]

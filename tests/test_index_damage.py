@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import apsw
 
-from kyb_cli.core.gitfiles import git_dir
+from kyb_cli.core.canon.headfile import git_dir
 from kyb_cli.core.index.schema import index_path
 from tests.support.index_helpers import T0, put, query
 

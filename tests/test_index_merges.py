@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pygit2
 
-from kyb_cli.core.record import Record
-from kyb_cli.core.store import Store
+from kyb_cli.core.records.model import Record
+from kyb_cli.core.canon.repo import Store
+from kyb_cli.core.index import reads
 from tests.support.index_helpers import T0, put, query, set_file
 
 
@@ -30,7 +31,7 @@ def test_merge_taken_version_keeps_the_sha_of_the_commit_that_wrote_it(store_pat
     hit = query(store_path, "side")["hits"][0]
     assert hit["body"] == "side wrote this" and hit["is_head"]
     assert hit["sha"] == side != merge
-    assert Store(store_path).read("k").sha == hit["sha"]  # query and get agree on the version id
+    assert reads.read(store_path, "k").sha == hit["sha"]  # query and get agree on the version id
 
 
 def test_merge_does_not_duplicate_versions_in_history(store_path):

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from kyb_cli.core.index.query import Filters
-from kyb_cli.core.index.tokens import match_expression
+from kyb_cli.core.search.slice import Filters
+from kyb_cli.core.search.tokens import match_expression
 from tests.support.index_helpers import T0, keys, put, query, remove
 
 

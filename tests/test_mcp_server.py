@@ -48,7 +48,7 @@ async def _session(params):
 
 @pytest.fixture(scope="module")
 def mcp(tmp_path_factory):
-    from kyb_cli.core.store import init_store
+    from kyb_cli.core.canon.repo import init_store
 
     root = tmp_path_factory.mktemp("mcp")
     store_path = root / "store"
@@ -73,7 +73,8 @@ def test_every_tool_is_listed_with_a_described_schema(mcp):
         for name, prop in tool.input_schema.get("properties", {}).items():
             assert prop.get("description"), f"{tool.name}.{name} has no description"
     query = tools["query"].input_schema
-    assert {"text", "history", "as_of", "changed_between", "tags", "kind", "limit", "semantic"} <= set(query["properties"])
+    assert {"text", "history", "as_of", "changed_between", "tags", "kind", "limit", "semantic",
+            "explain"} <= set(query["properties"])  # the one query pipeline: the CLI's options, MCP's too
     assert query["properties"]["limit"]["maximum"] == 100
     window = next(s for s in query["properties"]["changed_between"]["anyOf"] if s.get("type") == "array")
     assert (window["minItems"], window["maxItems"]) == (2, 2)
@@ -140,7 +141,7 @@ def test_bad_arguments_are_usage_errors_in_kyb_form(mcp, name, arguments, says):
 
 
 def test_a_write_through_mcp_is_attributed_with_transport_mcp(mcp):
-    from kyb_cli.core.attribution import parse_trailers
+    from kyb_cli.core.records.trailers import parse_trailers
 
     sha = mcp.ok("add", key="via-mcp", title="Written through MCP")["sha"]
     message = subprocess.run(["git", "-C", str(mcp.store_path), "log", "-1", "--format=%B", sha],

@@ -1,7 +1,7 @@
-"""Per-key reads from the sidecar index give the Git walk's answers (issue 2/3/5 speed).
+"""Per-key reads from the sidecar index give the Git walk's answers.
 
-`KYB_READS=index` forbids the fallback, so these tests prove the index path itself answered; the
-walk (`Store.read/history/tags`, `catalog.walk`) is the reference.
+Production reads go only through the index (there is no fallback to hide a divergence); the Git
+walk in tests/support/oracle.py is the reference these tests compare against.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import sys
 
 import pytest
 
-from kyb_cli.core import catalog as catalog_mod
-from kyb_cli.core.attribution import Attribution
+from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.errors import NotFound
-from kyb_cli.core.incidents import list_incidents, resolve_incident, write_incident
+from kyb_cli.core.kinds.incidents import list_incidents, resolve_incident, write_incident
 from kyb_cli.core.index import reads
-from kyb_cli.core.knowledge import add_knowledge, retract_knowledge
-from kyb_cli.core.store import Store
-from kyb_cli.core.tasks import close_task, list_tasks, transition_task, write_task
+from kyb_cli.core.kinds.knowledge import add_knowledge, retract_knowledge
+from kyb_cli.core.canon.repo import Store
+from kyb_cli.core.kinds.tasks import close_task, list_tasks, transition_task, write_task
+from support.oracle import Walk
 
 ATTR = Attribution("test-agent", "s1", "w1", "cli")
 GIT_ENV = {"GIT_AUTHOR_NAME": "Hand Editor", "GIT_AUTHOR_EMAIL": "hand@example.invalid",
@@ -72,14 +72,9 @@ def outcome(fn):
     return value.to_json() if hasattr(value, "to_json") else value
 
 
-@pytest.fixture
-def index_only(monkeypatch):
-    monkeypatch.setenv("KYB_READS", "index")
-
-
-def test_get_from_index_matches_git_walk(store, index_only):
+def test_get_from_index_matches_git_walk(store):
     keys = lifecycle_store(store)
-    walk = Store(store.path)
+    walk = Walk(store.path)
     revs = git(store.path, "rev-list", "HEAD").split() + ["HEAD~3", "main"]
     for key in keys:
         assert outcome(lambda: reads.read(store.path, key)) == outcome(lambda: walk.read(key)), key
@@ -88,51 +83,51 @@ def test_get_from_index_matches_git_walk(store, index_only):
                 outcome(lambda: walk.read(key, at=rev)), (key, rev)
 
 
-def test_history_from_index_matches_git_walk(store, index_only):
+def test_history_from_index_matches_git_walk(store):
     keys = lifecycle_store(store)
-    walk = Store(store.path)
+    walk = Walk(store.path)
     for key in keys:
         assert outcome(lambda: reads.history(store.path, key)) == outcome(lambda: walk.history(key)), key
     changes = [row.change for row in reads.history(store.path, "flaky")]
     assert changes == ["added", "deleted", "added"]
 
 
-def test_tags_from_index_match_git_walk(store, index_only):
+def test_tags_from_index_match_git_walk(store):
     lifecycle_store(store)
     tags = reads.tags(store.path)
-    assert tags == Store(store.path).tags()
+    assert tags == Walk(store.path).tags()
     assert {"tag": "net", "count": 1} in tags  # "Net" and "net" on one record count once, lowercased
 
 
-def test_listings_from_index_match_git_walk(store, index_only):
+def test_listings_from_index_match_git_walk(store):
     lifecycle_store(store)
     for kind in ("task", "incident", "knowledge"):
         def by_key(entries):
             return sorted(entries, key=lambda e: e.record.key)
 
-        assert by_key(reads.catalog(store.path, kind, None)) == by_key(catalog_mod.walk(Store(store.path), kind))
+        assert by_key(reads.catalog(store.path, kind)) == by_key(Walk(store.path).catalog(kind))
     for include in (False, True):
         from_index = list_tasks(store, include_archived=include)
         rows = [r["key"] for r in from_index]
         assert rows == (["task-docs", "task-migrate"] if include else ["task-docs"])
         from_index = list_incidents(store.path, include_archived=include)
         assert [r["key"] for r in from_index] == (["inc-slow", "inc-outage"] if include else ["inc-slow"])
-    os.environ["KYB_READS"] = "walk"
-    walked = (list_tasks(store, include_archived=True), list_incidents(store, include_archived=True))
-    os.environ["KYB_READS"] = "index"
-    assert (list_tasks(store, include_archived=True), list_incidents(store, include_archived=True)) == walked
+    indexed = (list_tasks(store, include_archived=True), list_incidents(store, include_archived=True))
+    with pytest.MonkeyPatch.context() as mp:  # the same listings built from the oracle's catalog
+        mp.setattr("kyb_cli.core.kinds.catalog.catalog", lambda s, kind: Walk(s).catalog(kind))
+        walked = (list_tasks(store, include_archived=True), list_incidents(store, include_archived=True))
+    assert indexed == walked
 
 
-def test_retracted_get_message_unchanged(cli, store, monkeypatch):
+def test_retracted_get_message_unchanged(cli, store):
     know(store, "cache", "redis")
     retract_knowledge(store, "cache", "it was memcached all along", ATTR)
-    monkeypatch.setenv("KYB_READS", "walk")
-    walked = cli("get", "cache")
-    monkeypatch.setenv("KYB_READS", "index")
+    with pytest.raises(NotFound) as walked:
+        Walk(store.path).read("cache")
     indexed = cli("get", "cache")
-    assert indexed.code == walked.code == 1
+    assert indexed.code == 1
     assert indexed.stdout == ""
-    assert indexed.stderr == walked.stderr
+    assert indexed.stderr == f"kyb: {walked.value.message}\n"
     assert "because: it was memcached all along" in indexed.stderr and "kyb get cache --at " in indexed.stderr
 
 
@@ -142,30 +137,29 @@ def test_get_sees_commit_made_with_plain_git(kyb, store):
     path = store.path / "knowledge" / "port.md"
     path.write_text(path.read_text().replace("8080", "9090"))
     git(store.path, "commit", "-q", "-am", "moved the port by hand")
-    got = kyb("get", "port", env={"KYB_READS": "index"})
+    got = kyb("get", "port")
     assert got.json["body"] == "listens on 9090"
     assert got.json["sha"] == git(store.path, "rev-parse", "HEAD")
-    history = kyb("history", "port", env={"KYB_READS": "index"}).json["versions"]
+    history = kyb("history", "port").json["versions"]
     assert [(v["change"], v["message"], v["author"]) for v in history][0] == \
         ("modified", "moved the port by hand", "Hand Editor <hand@example.invalid>")
 
 
-def test_reads_fall_back_to_git_walk_without_index(kyb, store, tmp_path):
+def test_reads_without_the_git_program_are_a_clear_store_error(kyb, store, tmp_path):
+    """No silent fallback: reads go through the index, which needs `git`; without it, exit 4 and why."""
     know(store, "port", "listens on 8080")
-    know(store, "port", "listens on 9090")
-    retract_knowledge(store, "port", "wrong port", ATTR)
     know(store, "db", "postgres", tags=("data",))
-    expected = {args: kyb(*args) for args in (("get", "db"), ("history", "port"), ("tags",), ("get", "port"))}
     empty = tmp_path / "no-git-here"
     empty.mkdir()
-    (store.path / ".git" / "kyb" / "index.sqlite").unlink()
-    for args, want in expected.items():
+    (store.path / ".git" / "kyb" / "index.sqlite").unlink(missing_ok=True)
+    for args in (("get", "db"), ("history", "port"), ("tags",)):
         got = kyb(*args, env={"PATH": str(empty)})  # no `git` program: the index cannot be built
-        assert (got.code, got.stdout, got.stderr) == (want.code, want.stdout, want.stderr), args
+        assert (got.code, got.stdout) == (4, ""), args
+        assert got.stderr.startswith("kyb: ") and "`git`" in got.stderr and len(got.stderr.splitlines()) == 1
     assert not (store.path / ".git" / "kyb" / "index.sqlite").exists()
 
 
-def test_get_at_revision_off_the_indexed_line_is_answered_from_its_tree(store, index_only):
+def test_get_at_revision_off_the_indexed_line_is_answered_from_its_tree(store):
     know(store, "port", "listens on 8080")
     base = git(store.path, "rev-parse", "HEAD")
     know(store, "port", "listens on 9090")
@@ -174,7 +168,7 @@ def test_get_at_revision_off_the_indexed_line_is_answered_from_its_tree(store, i
     git(store.path, "worktree", "add", "-q", str(side), "side")
     (side / "knowledge" / "port.md").write_text((side / "knowledge" / "port.md").read_text().replace("8080", "7070"))
     git(side, "commit", "-q", "-am", "side edit")
-    walk = Store(store.path)
+    walk = Walk(store.path)
     for rev in ("side", "side~1"):
         got = reads.read(store.path, "port", at=rev).to_json()
         assert got == walk.read("port", at=rev).to_json()
@@ -207,11 +201,11 @@ def merged_store(tmp_path):
     return b
 
 
-def test_history_on_sync_merge_lists_the_walks_changes(tmp_path, index_only):
+def test_history_on_sync_merge_lists_the_walks_changes(tmp_path):
     b = merged_store(tmp_path)
     merges = git(b.path, "rev-list", "--merges", "HEAD").split()
     assert merges, "the world should have merged"
-    walk = Store(b.path)
+    walk = Walk(b.path)
     for key in ("shared", "only-a", "only-b", "only-a-copy"):
         ours = [r.to_json() for r in reads.history(b.path, key)]
         theirs = [r.to_json() for r in walk.history(key)]
@@ -232,7 +226,7 @@ def test_get_and_history_do_not_import_pygit2(kyb, store):
         assert "pygit2" not in imported, args
 
 
-def test_history_lists_a_merge_that_wrote_new_content(store, index_only):
+def test_history_lists_a_merge_that_wrote_new_content(store):
     """Two lines edit a key, the merge resolves to a third text: all three are changes, as in the walk.
 
     Known difference (documented in index/reads.py): the same edit made on both lines is listed once."""
@@ -240,7 +234,7 @@ def test_history_lists_a_merge_that_wrote_new_content(store, index_only):
     import pygit2
     from support.index_helpers import _commit
 
-    from kyb_cli.core.record import Record
+    from kyb_cli.core.records.model import Record
 
     def text(body: str) -> bytes:
         return Record(key="port", title="Port", body=body).to_markdown().encode()
@@ -251,7 +245,7 @@ def test_history_lists_a_merge_that_wrote_new_content(store, index_only):
                 parents=[pygit2.Oid(hex=base)], ref=None)
     merge = _commit(store.path, "knowledge/port.md", text("6060"), 1_800_000_030, "merge, resolved\n",
                     parents=[pygit2.Oid(hex=x), pygit2.Oid(hex=y)])
-    walk = Store(store.path)
+    walk = Walk(store.path)
     ours = [(r.sha, r.change) for r in reads.history(store.path, "port")]
     assert sorted(ours) == sorted((r.sha, r.change) for r in walk.history("port"))
     assert {sha for sha, _ in ours} == {base, x, y, merge}

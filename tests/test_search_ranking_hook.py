@@ -8,7 +8,7 @@ from tests.support.index_helpers import T0, put
 
 
 def search(store_path, text, **kw):
-    from kyb_cli.core.index.search import search as run
+    from kyb_cli.core.search.pipeline import search as run
 
     return run(store_path, text, semantic=True, explain=True, **kw)
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import pytest
 
 from kyb_cli.core.errors import Rejected, StoreError
-from kyb_cli.core.store import Store
+from kyb_cli.core.canon.repo import Store
+from kyb_cli.core.index import reads
 from support.sync_world import ATTR, Clock, World, git
 
 
 @pytest.fixture
 def world(tmp_path, monkeypatch):
     clock = Clock()
-    monkeypatch.setattr(Store, "_signature", lambda _store: clock.signature())
+    monkeypatch.setattr(Store, "signature", lambda _store: clock.signature())
     w = World(tmp_path)
     w.clock = clock
     return w
@@ -57,7 +58,7 @@ def test_same_key_later_write_wins_and_both_versions_stay(world):
     world.settle([a, b])
     world.check([a, b])
     assert "a wrote later" in (b.path / "knowledge" / "shared.md").read_text()
-    assert {early, late} <= {row.sha for row in Store(b.path).history("shared")}
+    assert {early, late} <= {row.sha for row in reads.history(b.path, "shared")}
 
 
 def test_the_clone_whose_write_lost_is_told_when_it_syncs(world):
@@ -93,7 +94,7 @@ def test_conflict_tie_on_commit_time_is_broken_by_sha(world):
 
 def test_conflict_resolution_is_the_same_on_every_clone(world):
     """Two clones that merge the same two heads independently build the same tree."""
-    from kyb_cli.core import sync as core
+    from kyb_cli.core.sync import integrate as core
 
     a, b = world.clone("a"), world.clone("b")
     world.add(a, "shared", "a")
@@ -122,7 +123,7 @@ def test_three_clones_converge(world):
     world.settle([a, b, c])
     world.check([a, b, c])
     # the last write anywhere is the one every clone keeps
-    assert Store(a.path).read("shared").record.body.strip() == "c round 2"
+    assert reads.read(a.path, "shared").record.body.strip() == "c round 2"
 
 
 def test_retract_vs_edit_keeps_the_edit_and_reports_it(world):
@@ -139,7 +140,7 @@ def test_retract_vs_edit_keeps_the_edit_and_reports_it(world):
     assert conflict["kept"] == edit and conflict["other"] == retraction
     world.settle([a, b])
     world.check([a, b])
-    assert "v2, corrected" in Store(b.path).read("fact").record.body
+    assert "v2, corrected" in reads.read(b.path, "fact").record.body
 
 
 def test_edit_vs_retract_is_the_same_rule_from_the_other_side(world):
@@ -205,8 +206,8 @@ def test_sync_refuses_to_overwrite_hand_edits(world):
 
 def test_unrelated_stores_merge_into_one(world, tmp_path):
     """`kyb init` on two machines, then one remote: the second sync joins both histories."""
-    from kyb_cli.core.store import init_store
-    from kyb_cli.core.sync import set_remote
+    from kyb_cli.core.canon.repo import init_store
+    from kyb_cli.core.sync.remote import set_remote
 
     a = world.clone("a")
     world.add(a, "alpha", "a")
@@ -224,7 +225,7 @@ def test_sync_journal_finishes_a_sync_that_died_midway(world):
     """A sync killed after moving the branch: the next write brings the files along first."""
     import json
 
-    from kyb_cli.core import sync as core
+    from kyb_cli.core.canon import journal
 
     a, b = world.clone("a"), world.clone("b")
     world.add(a, "alpha", "one")
@@ -232,7 +233,7 @@ def test_sync_journal_finishes_a_sync_that_died_midway(world):
     git("fetch", "--quiet", "origin", cwd=b.path)
     remote = b.repo.lookup_reference("refs/remotes/origin/main").peel()
     (b.kyb_dir).mkdir(parents=True, exist_ok=True)
-    (b.kyb_dir / core.JOURNAL_NAME).write_text(json.dumps({"commit": str(remote.id), "paths": ["knowledge/alpha.md"]}))
+    (b.kyb_dir / journal.NAME).write_text(json.dumps({"commit": str(remote.id), "paths": ["knowledge/alpha.md"]}))
     b.repo.references["refs/heads/main"].set_target(remote.id)  # the branch moved, the files did not
     world.add(b, "beta", "two")
     assert (b.path / "knowledge" / "alpha.md").exists()
@@ -241,7 +242,7 @@ def test_sync_journal_finishes_a_sync_that_died_midway(world):
 
 
 def test_archive_vs_edit_keeps_the_edit_and_reports_it(world):
-    from kyb_cli.core.record import Record
+    from kyb_cli.core.records.model import Record
 
     a, b = world.clone("a"), world.clone("b")
     with a.writing(ATTR) as tx:

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from kyb_cli.core.store import Store
+from kyb_cli.core.canon.repo import Store
 from support.sync_world import ROOT_ENV, World, git
 
 DRIVER = """
 import json, sys
 from support.sync_world import ATTR
-from kyb_cli.core.knowledge import add_knowledge
-from kyb_cli.core.store import Store
-from kyb_cli.core.sync import sync
+from kyb_cli.core.kinds.knowledge import add_knowledge
+from kyb_cli.core.canon.repo import Store
+from kyb_cli.core.sync.integrate import sync
 path, name, rounds, also_sync = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 store = Store(path)
 written = []
@@ -35,8 +35,8 @@ print(json.dumps(written))
 SYNCER = """
 import sys
 from support.sync_world import ATTR
-from kyb_cli.core.store import Store
-from kyb_cli.core.sync import sync
+from kyb_cli.core.canon.repo import Store
+from kyb_cli.core.sync.integrate import sync
 for _ in range(int(sys.argv[2])):
     sync(Store(sys.argv[1]), attribution=ATTR)
 """

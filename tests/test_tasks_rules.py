@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from kyb_cli.core.attribution import Attribution
+from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.errors import NotFound, Rejected
-from kyb_cli.core.record import Record
-from kyb_cli.core.tasks import close_task, list_tasks, transition_task, write_task
-from kyb_cli.core.validate import validate
+from kyb_cli.core.records.model import Record
+from kyb_cli.core.kinds.tasks import close_task, list_tasks, transition_task, write_task
+from kyb_cli.core.records.validate import validate
+from kyb_cli.core.index import reads
 
 ATT = Attribution("tester", "s1", "ws", "test")
 
@@ -33,7 +34,7 @@ def rejected(store, fn, *args, match, **kw):
 def test_task_status_lifecycle(store, status):
     reply = task(store, status=status, resolution="shipped" if status in ("done", "dropped") else "")
     assert reply["changed"]
-    assert store.read("task-x").record.status == status
+    assert reads.read(store, "task-x").record.status == status
 
 
 @pytest.mark.parametrize("status", ["wip", "", "in-progress", "mitigated"])
@@ -48,7 +49,7 @@ def test_bad_task_status_rejected(store, status):
 def test_task_priority_validation(store, priority, ok):
     if ok:
         task(store, priority=priority)
-        assert store.read("task-x").record.priority == priority
+        assert reads.read(store, "task-x").record.priority == priority
     else:
         rejected(store, task, priority=priority, match="task priority must be empty or one of: low|medium|high|critical")
 
@@ -58,7 +59,7 @@ def test_blocked_reason_belongs_to_blocked(store):
              match="blocked_reason belongs to status=blocked, not 'in_progress' — clear it or block the task")
     task(store, status="blocked")  # blocked without a reason is legal
     task(store, status="blocked", blocked_reason="vendor")
-    assert store.read("task-x").record.blocked_reason == "vendor"
+    assert reads.read(store, "task-x").record.blocked_reason == "vendor"
 
 
 @pytest.mark.parametrize("status", ["done", "dropped"])
@@ -86,15 +87,15 @@ def test_task_assignee_validation(assignee, message):
 
 def test_assignee_length_boundary(store):
     task(store, assignee="a" * 80)
-    assert store.read("task-x").record.assignee == "a" * 80
+    assert reads.read(store, "task-x").record.assignee == "a" * 80
     rejected(store, task, assignee="b" * 81, match="at most 80 chars")
 
 
 def test_assignee_inner_spaces_fine_and_blank_write_is_unclaimed(store):
     task(store, assignee="release duty")
-    assert store.read("task-x").record.assignee == "release duty"
+    assert reads.read(store, "task-x").record.assignee == "release duty"
     task(store, assignee="   ")
-    assert store.read("task-x").record.assignee == ""
+    assert reads.read(store, "task-x").record.assignee == ""
 
 
 @pytest.mark.parametrize("parent,message", [
@@ -111,7 +112,7 @@ def test_task_parent_validation(store, parent, message):
 def test_dangling_parent_is_allowed_and_reported(store):
     reply = task(store, parent_task="task-not-written-yet")
     assert reply["unknown_parent"] == "task-not-written-yet"
-    assert store.read("task-x").record.parent_task == "task-not-written-yet"
+    assert reads.read(store, "task-x").record.parent_task == "task-not-written-yet"
 
 
 def test_archived_parent_counts_as_known(store):
@@ -126,7 +127,7 @@ def test_three_node_cycle_rejected_through_task(store):
     rejected(store, task, key="task-c", parent_task="task-b",
              match="parent_task would create a cycle containing 'task-c'")
     with pytest.raises(NotFound):
-        store.read("task-c")
+        reads.read(store, "task-c")
 
 
 def test_three_node_cycle_rejected_through_task_status(store):
@@ -135,7 +136,7 @@ def test_three_node_cycle_rejected_through_task_status(store):
     task(store, key="task-c", parent_task="task-b")
     rejected(store, transition_task, ATT, "task-a", status="in_progress", parent_task="task-c",
              match="parent_task would create a cycle containing 'task-a'")
-    assert store.read("task-a").record.status == "open"
+    assert reads.read(store, "task-a").record.status == "open"
 
 
 def test_cycle_check_walks_archived_versions(store):
@@ -179,7 +180,7 @@ def test_task_status_changes_only_what_it_names(store):
          knowledge=["retention"], refs=["doc"], due="2026-12-15", hard=True)
     reply = transition_task(store, ATT, "task-x", status="in_progress")
     assert (reply["status"], reply["assignee"]) == ("in_progress", "agent-a")
-    r = store.read("task-x").record
+    r = reads.read(store, "task-x").record
     assert (r.title, r.body, r.priority, r.assignee, r.parent_task, r.tags, r.knowledge, r.refs, r.due, r.hard) == (
         "Raise log retention", "the body", "high", "agent-a", "task-p", ["ops"], ["retention"], ["doc"],
         "2026-12-15", True)
@@ -188,10 +189,10 @@ def test_task_status_changes_only_what_it_names(store):
 def test_task_status_empty_assignee_unclaims_and_blocked_reason_follows_status(store):
     task(store, assignee="agent-a")
     transition_task(store, ATT, "task-x", status="blocked", blocked_reason="vendor", assignee="")
-    r = store.read("task-x").record
+    r = reads.read(store, "task-x").record
     assert (r.status, r.blocked_reason, r.assignee) == ("blocked", "vendor", "")
     transition_task(store, ATT, "task-x", status="open", blocked_reason="ignored")
-    assert store.read("task-x").record.blocked_reason == ""
+    assert reads.read(store, "task-x").record.blocked_reason == ""
 
 
 @pytest.mark.parametrize("status", ["done", "dropped"])
@@ -213,7 +214,7 @@ def test_task_status_never_archives_and_reopens_an_archived_task(store):
     close_task(store, ATT, "task-x", resolution="shipped")
     reply = transition_task(store, ATT, "task-x", status="in_progress", assignee="agent-b")
     assert reply["action"] == "created" and "archived" not in reply
-    v = store.read("task-x")
+    v = reads.read(store, "task-x")
     assert v.state == "active" and v.record.resolution == "shipped"  # transitions keep the outcome (VAL-12)
 
 
@@ -225,7 +226,7 @@ def test_done_archives_in_a_second_commit(store):
     head = store.head_commit()
     assert str(head.id) == reply["archive_sha"] and head.message.startswith("kyb: archive task-x")
     assert store.repo[reply["sha"]].message.startswith("kyb: close task-x")
-    v = store.read("task-x")
+    v = reads.read(store, "task-x")
     assert (v.state, v.record.status, v.record.resolution) == ("archived", "done", "shipped in v2")
     assert v.record.resolved_at.endswith("Z")
 
@@ -240,9 +241,9 @@ def test_closing_a_task_twice_never_wipes_a_resolution(store):
     task(store)
     close_task(store, ATT, "task-x", resolution="shipped")
     assert close_task(store, ATT, "task-x") == {"changed": False, "key": "task-x"}
-    assert store.read("task-x").record.resolution == "shipped"
+    assert reads.read(store, "task-x").record.resolution == "shipped"
     close_task(store, ATT, "task-x", status="dropped")
-    v = store.read("task-x")
+    v = reads.read(store, "task-x")
     assert (v.state, v.record.status, v.record.resolution) == ("archived", "dropped", "shipped")
 
 
@@ -251,12 +252,12 @@ def test_reopen_of_an_archived_task_recreates_it(store):
     close_task(store, ATT, "task-x", resolution="shipped")
     reply = task(store, status="open")
     assert reply["action"] == "created"
-    v = store.read("task-x")
+    v = reads.read(store, "task-x")
     assert v.state == "active" and v.record.resolved_at == ""  # a live wholesale write has no resolved_at
 
 
 def test_done_on_an_incident_is_not_a_task(store):
-    from kyb_cli.core.incidents import write_incident
+    from kyb_cli.core.kinds.incidents import write_incident
 
     write_incident(store, ATT, key="inc-x", title="t", service="s", severity="low")
     rejected(store, close_task, ATT, "inc-x", resolution="x", match="'inc-x' is not a task")
@@ -265,7 +266,7 @@ def test_done_on_an_incident_is_not_a_task(store):
 def test_done_clears_blocked_reason(store):
     task(store, status="blocked", blocked_reason="vendor")
     close_task(store, ATT, "task-x", resolution="vendor shipped")
-    assert store.read("task-x").record.blocked_reason == ""
+    assert reads.read(store, "task-x").record.blocked_reason == ""
 
 
 def test_done_with_open_followups_warns_with_the_count(store):
@@ -280,7 +281,7 @@ def test_done_cli_refuses_live_status_and_reads_stdin(cli, store):
     assert (res.code, res.stdout) == (3, "")
     res = cli("done", "task-x", input="shipped it")
     assert res.code == 0 and res.json["archived"] is True
-    assert store.read("task-x").record.resolution == "shipped it"
+    assert reads.read(store, "task-x").record.resolution == "shipped it"
 
 
 # -- keep-if-omitted (VAL-7, DL-2) --------------------------------------------------------------------
@@ -290,7 +291,7 @@ def test_rewrite_keeps_tags_and_deadline_fields_it_omits(cli, store):
     assert cli(*base, "--tags", "tls", "--due", "2026-12-15", "--hard", "--remind-days", "10",
                "--expected", "2026-12-01", "--waits-on", "vendor quote", input="v1").code == 0
     assert cli(*base, input="v2").code == 0
-    r = store.read("task-x").record
+    r = reads.read(store, "task-x").record
     assert (r.tags, r.due, r.hard, r.remind_days, r.expected, r.waits_on, r.body) == (
         ["tls"], "2026-12-15", True, 10, "2026-12-01", "vendor quote", "v2")
 
@@ -300,7 +301,7 @@ def test_rewrite_with_explicit_empty_values_clears_them(cli, store):
     cli(*base, "--tags", "tls", "--due", "2026-12-15", "--hard", "--remind-days", "10", input="v1")
     res = cli(*base, "--tags", "", "--due", "", "--no-hard", "--remind-days", "", input="v1")
     assert res.code == 0, res.stderr
-    r = store.read("task-x").record
+    r = reads.read(store, "task-x").record
     assert (r.tags, r.due, r.hard, r.remind_days) == ([], "", False, None)
 
 
@@ -309,11 +310,11 @@ def test_clearing_the_date_takes_kept_hard_and_remind_days_with_it(store):
     task(store, due="2026-12-15", hard=True, remind_days=10)
     reply = task(store, due="")
     assert reply["changed"]
-    r = store.read("task-x").record
+    r = reads.read(store, "task-x").record
     assert (r.due, r.hard, r.remind_days) == ("", False, None)
     task(store, expected="2026-12-01", waits_on="vendor", remind_days=5)
     task(store, expected="", waits_on="")
-    r = store.read("task-x").record
+    r = reads.read(store, "task-x").record
     assert (r.expected, r.waits_on, r.remind_days) == ("", "", None)
     rejected(store, task, hard=True, match="hard qualifies a date")  # given explicitly: still refused
 
@@ -322,13 +323,13 @@ def test_moving_a_date_is_a_new_version(store):
     task(store, due="2026-12-15")
     reply = task(store, due="2026-12-20")
     assert reply["action"] == "updated"
-    assert [row.change for row in store.history("task-x")] == ["modified", "added"]
+    assert [row.change for row in reads.history(store, "task-x")] == ["modified", "added"]
 
 
 def test_task_knowledge_links_stay_a_full_replace(store):
     task(store, knowledge=["a"])
     task(store)
-    assert store.read("task-x").record.knowledge == []
+    assert reads.read(store, "task-x").record.knowledge == []
 
 
 @pytest.mark.parametrize("changes,message", [

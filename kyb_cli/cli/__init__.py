@@ -1,1 +1,1 @@
-"""The `kyb` command line: a thin Click layer over `kyb_cli.core`."""
+"""The `kyb` command line: a thin Click door over the porcelain, `kyb_cli.api`."""

@@ -13,7 +13,7 @@ import click
 
 from kyb_cli import __version__
 from kyb_cli.cli.common import meta_callback
-from kyb_cli.core.errors import KybError
+from kyb_cli.api import KybError
 
 # name -> "module:function" under kyb_cli.cli.commands; keep alphabetical within groups.
 COMMANDS: dict[str, str] = {
@@ -78,7 +78,7 @@ class LazyGroup(click.Group):
             ctx.exit(0)
         except OSError as exc:  # disk full, permissions…: a store error (4), never a traceback
             from kyb_cli.cli.output import print_error
-            from kyb_cli.core.errors import StoreError
+            from kyb_cli.api import StoreError
 
             print_error(StoreError(f"I/O error: {exc}"))
             ctx.exit(4)

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import click
 
-from kyb_cli.core.errors import UsageError
+from kyb_cli.api import UsageError
 
 
 def meta_callback(name: str):
@@ -33,18 +33,27 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def store_location():
-    from kyb_cli.core.locate import locate
+    """Where the store of this call is (`--store` > KYB_STORE > .kyb.toml > the default store)."""
+    from kyb_cli import api
 
-    ctx = click.get_current_context()
-    return locate(ctx.meta.get("kyb.store"))
+    return api.locate(click.get_current_context().meta.get("kyb.store"))
 
 
 def open_store():
     """The store this call works on. The default store is created on first use."""
-    from kyb_cli.core.store import open_store as core_open
+    from kyb_cli import api
 
-    location = store_location()
-    return core_open(location.path, create=location.is_default)
+    return api.open_store(click.get_current_context().meta.get("kyb.store"))
+
+
+def read_store_path() -> Path:
+    """The store to read, as a path (reads go through the index, without pygit2 on the usual path).
+
+    The default store is created on first use, as `open_store()` does; any other missing or broken
+    store is reported by the index with its usual message."""
+    from kyb_cli import api
+
+    return api.store_path(click.get_current_context().meta.get("kyb.store"))
 
 
 def read_body(body: str | None, file: str | None) -> str:
@@ -106,9 +115,9 @@ def _utf8(data: bytes, what: str) -> str:
 
 
 def attribution(transport: str = "cli"):
-    from kyb_cli.core.attribution import detect
+    from kyb_cli import api
 
-    return detect(transport)
+    return api.attribution(transport)
 
 
 def body_options(func: Callable[..., Any]) -> Callable[..., Any]:

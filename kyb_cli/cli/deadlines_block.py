@@ -25,9 +25,9 @@ OFF_META = "kyb.no_deadlines"
 def _parse_today(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     if value is None:
         return None
-    from kyb_cli.core.validate import is_date
+    from kyb_cli import api
 
-    if not is_date(value):
+    if not api.is_date(value):
         raise click.BadParameter(f"'{value}' is not a date YYYY-MM-DD", ctx=ctx, param=_param)
     ctx.meta[TODAY_META] = value
     return value
@@ -53,9 +53,9 @@ def reader_today() -> date:
 
 
 def enabled() -> bool:
-    from kyb_cli.core.deadlines import switched_off
+    from kyb_cli import api
 
-    if switched_off():
+    if api.deadlines_switched_off():
         return False
     ctx = click.get_current_context(silent=True)
     return not (ctx is not None and ctx.meta.get(OFF_META))
@@ -66,9 +66,9 @@ def print_deadlines_block(store: Any) -> None:
     try:
         if not enabled():
             return
-        from kyb_cli.core.deadlines import block, dated_tasks
+        from kyb_cli import api
 
-        data = block(dated_tasks(store), reader_today())
+        data = api.deadlines_block(api.dated_tasks(store), reader_today())
         if not data["tasks"]:
             return
         sys.stderr.write(format_block(data, human=_stderr_is_terminal()))
@@ -88,13 +88,13 @@ def format_block(data: dict[str, Any], *, human: bool) -> str:
     """One JSON line `{"deadlines": …}` for programs; a few plain lines for people."""
     if not human:
         return json.dumps({"deadlines": data}, ensure_ascii=False) + "\n"
-    from kyb_cli.core.deadlines import describe
+    from kyb_cli import api
 
     lines = [f"kyb: deadlines (today {data['today']}):"]
     for item in data["tasks"]:
         hard = "HARD " if item["hard"] else ""
         waits = f" — waits on {item['waits_on']}" if item.get("waits_on") else ""
-        lines.append(f"  {hard}{describe(item)}  {item['key']}  {item['title']}{waits}")
+        lines.append(f"  {hard}{api.describe(item)}  {item['key']}  {item['title']}{waits}")
     if data["more"]:
         lines.append(f"  … and {data['more']} more: kyb deadlines")
     return "\n".join(lines) + "\n"

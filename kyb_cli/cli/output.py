@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import click
 
-from kyb_cli.core.errors import KybError
+from kyb_cli.api import KybError
 
 
 def wants_json() -> bool:

@@ -1,4 +1,5 @@
 """The kyb library: everything that knows about records, Git, the index and search.
 
-Nothing in here imports Click or rich; the CLI, MCP server and hooks are thin layers on top.
+Nothing in here imports Click or rich; the doors reach it only through `kyb_cli.api`. Its folders
+are its rooms (docs/ARCHITECTURE.md has one line per module).
 """

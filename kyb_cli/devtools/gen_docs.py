@@ -22,7 +22,7 @@ from pathlib import Path
 import click
 
 from kyb_cli import __version__
-from kyb_cli.core.errors import EXIT_CODES
+from kyb_cli.api import EXIT_CODES
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 REGENERATE = "python -m kyb_cli.devtools.gen_docs"
@@ -48,8 +48,6 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_SYNC_TIMEOUT": "Seconds each remote operation of kyb sync may take (default 60).",
     "KYB_PYZ_CACHE": "Where the zipapp (kyb.pyz) extracts its native parts (default: the user cache directory).",
     "KYB_DEBUG": "Set to 1 to see the Python traceback of an internal error (otherwise one line and exit 4).",
-    "KYB_READS": ("How get and history read versions: unset = from the index, falling back to walking Git; "
-                  "walk = always walk Git; index = never fall back (benchmarks, tests)."),
     "NO_COLOR": "When set, no colours on a terminal.",
     "XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME":
         "Base directories for config, data (the default store, models) and cache on Linux.",

@@ -14,7 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 
 from kyb_cli import __version__
-from kyb_cli.core.errors import KybError, StoreError, UsageError
+from kyb_cli.api import KybError, StoreError, UsageError
 
 INSTRUCTIONS = (
     "kyb is a local-first memory kept in Git: knowledge (stable keys), incident reports (inc-…) and tasks "
@@ -33,29 +33,27 @@ class Door:
         self.store_arg = store
 
     def location(self):
-        from kyb_cli.core.locate import locate
+        from kyb_cli import api
 
-        return locate(self.store_arg)
+        return api.locate(self.store_arg)
 
     def store(self):
         """Open the store; the default store is created on first use, as the CLI does."""
-        from kyb_cli.core.store import open_store
+        from kyb_cli import api
 
-        location = self.location()
-        return open_store(location.path, create=location.is_default)
+        return api.open_store(self.store_arg)
 
     def path(self):
         """The store path for index readers; a missing default store is created first."""
-        location = self.location()
-        if location.is_default and not (location.path / ".git").exists():
-            self.store()
-        return location.path
+        from kyb_cli import api
+
+        return api.store_path(self.store_arg)
 
     @staticmethod
     def attribution():
-        from kyb_cli.core.attribution import detect
+        from kyb_cli import api
 
-        return detect("mcp")
+        return api.attribution("mcp")
 
     def call(self, fn: Callable[[], Any], *, text: Callable[[Any], str] | None = None) -> CallToolResult:
         try:

@@ -31,12 +31,12 @@ def _items(values: list[str] | None) -> list[str]:
 
 
 def _today(value: str | None) -> date:
-    from kyb_cli.core.errors import UsageError
-    from kyb_cli.core.validate import is_date
+    from kyb_cli import api
+    from kyb_cli.api import UsageError
 
     if value is None:
         return date.today()
-    if not is_date(value):
+    if not api.is_date(value):
         raise UsageError(f"--today: '{value}' is not a date YYYY-MM-DD")
     return date.fromisoformat(value)
 
@@ -44,11 +44,11 @@ def _today(value: str | None) -> date:
 def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, Any]:
     """The deadlines block the CLI prints on stderr rides along as `deadlines` when it has items."""
     try:
-        from kyb_cli.core.deadlines import block, dated_tasks, switched_off
+        from kyb_cli import api
 
-        if switched_off():
+        if api.deadlines_switched_off():
             return data
-        found = block(dated_tasks(store_path), today)
+        found = api.deadlines_block(api.dated_tasks(store_path), today)
     except Exception:  # noqa: BLE001 — the answer stands without the block, as on the CLI
         return data
     if found["tasks"]:
@@ -79,27 +79,31 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         limit: Annotated[int, Field(ge=0, le=100, description="At most this many hits.")] = 10,
         recent: Annotated[bool, Field(description="Newest first instead of by relevance.")] = False,
         semantic: Annotated[bool, Field(description=(
-            "Fuse search by meaning when vectors exist (historical modes stay lexical)."))] = True,
+            "Fuse search by meaning when vectors exist (every time mode); false: words only."))] = True,
+        explain: Annotated[bool, Field(description=(
+            "Per hit: lexical rank, vector rank, cosine, fused score (as `kyb query --explain`)."))] = False,
+        min_strength: Annotated[Literal["weak", "strong"], Field(description=(
+            "strong: only hits that hold the question's words or clear the calibrated floor by meaning."))] = "weak",
         today: Day = None,
     ) -> CallToolResult:
         """Search records. Modes (one at a time): current state (default: live and archived records,
         never retracted ones), `history`, `as_of`, `changed_between`. Times are write (commit) times.
-        Each hit has `is_head`: true only when it is the key's current version."""
+        Each hit has `is_head`: true only when it is the key's current version, `strength` (strong |
+        weak), `found_by` (lexical | semantic | both) and a `snippet`; the answer's `confident` is true
+        only when a hit is strong (false: nothing stored matches; do not treat weak hits as answers).
+        Syntax: "exact phrase", +must, -exclude or NOT word, prefix*; plain words rank any-match."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.index.query import Filters
-            from kyb_cli.core.index.search import search
-            from kyb_cli.core.timeargs import time_mode
+            from kyb_cli import api
 
-            location = door.location()
-            mode, as_of_t, window = time_mode(history=history, as_of=as_of, changed_between=changed_between,
-                                              store_path=location.path)
+            if today is not None:
+                _today(today)  # a bad `today` is a usage error before anything is created
+            path, response = api.query(door.store_arg, text, history=history, as_of=as_of,
+                                       changed_between=changed_between, tags=_items(tags), kind=kind,
+                                       status=status, service=service, priority=priority, assignee=assignee,
+                                       parent=parent, limit=limit, recent=recent, semantic=semantic,
+                                       explain=explain, min_strength=None if min_strength == "weak" else min_strength)
             day = _today(today)
-            path = door.path()
-            filters = Filters(tags=_items(tags), kind=kind, status=status, service=service, priority=priority,
-                              assignee=assignee, parent=parent)
-            response = search(path, text, mode=mode, as_of=as_of_t, window=window, filters=filters, limit=limit,
-                              recent=recent, semantic=semantic)
             return _with_deadlines(response, path, day)
 
         return door.call(run)
@@ -111,10 +115,10 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
 
         def run() -> dict[str, Any]:
             day = _today(today)
-            from kyb_cli.core.index import reads
+            from kyb_cli import api
 
-            store = door.store()
-            return _with_deadlines(reads.read(store, key, at).to_json(), store.path, day)
+            path = door.path()
+            return _with_deadlines(api.read(path, key, at).to_json(), path, day)
 
         return door.call(run)
 
@@ -123,9 +127,9 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         """Every change of KEY (added, modified, deleted), newest first, with who wrote it."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.index import reads
+            from kyb_cli import api
 
-            rows = reads.history(door.store(), key)
+            rows = api.history(door.path(), key)
             return {"key": key, "versions": [r.to_json() for r in rows]}
 
         return door.call(run)
@@ -137,10 +141,10 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         did). Query first and reuse the existing key; write verified facts only."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.knowledge import add_knowledge
+            from kyb_cli import api
 
-            result = add_knowledge(door.store(), key=key, title=title, body=body, tags=_items(tags),
-                                   refs=_items(refs), attribution=door.attribution())
+            result = api.add_knowledge(door.store(), key=key, title=title, body=body, tags=_items(tags),
+                                       refs=_items(refs), attribution=door.attribution())
             return result.to_json()
 
         return door.call(run)
@@ -152,9 +156,9 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         `get` with `at` and `history` keep every version."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.knowledge import retract_knowledge
+            from kyb_cli import api
 
-            return retract_knowledge(door.store(), key, reason, door.attribution()).to_json()
+            return api.retract_knowledge(door.store(), key, reason, door.attribution()).to_json()
 
         return door.call(run)
 
@@ -182,11 +186,11 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         `hints` say what a good report still lacks. A resolved report is archived."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.incidents import parse_affected, write_incident
-            from kyb_cli.core.lifecycle import KEEP
+            from kyb_cli import api
 
-            windows = parse_affected(affected)
-            return write_incident(
+            KEEP = api.keep()
+            windows = api.parse_affected(affected)
+            return api.write_incident(
                 door.store(), door.attribution(), key=key, title=title, body=body, service=service,
                 severity=severity, status=status, hosts=_items(hosts), knowledge=_items(knowledge),
                 resolution=resolution, detection=detection, affected=windows, started_at=started,
@@ -203,9 +207,9 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         `get` and `incidents` with all=true. Open `- [ ]` follow-ups give a warning, not a refusal."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.incidents import resolve_incident
+            from kyb_cli import api
 
-            return resolve_incident(door.store(), door.attribution(), key, status=status, resolution=resolution)
+            return api.resolve_incident(door.store(), door.attribution(), key, status=status, resolution=resolution)
 
         return door.call(run)
 
@@ -237,11 +241,11 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         done/dropped need a resolution and archive the task; `done` is the usual way to close."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.lifecycle import KEEP
-            from kyb_cli.core.tasks import remind_days_arg, write_task
+            from kyb_cli import api
 
-            days = remind_days_arg(remind_days)
-            return write_task(
+            KEEP = api.keep()
+            days = api.remind_days_arg(remind_days)
+            return api.write_task(
                 door.store(), door.attribution(), key=key, title=title, body=body, status=status,
                 priority=priority, blocked_reason=blocked_reason, assignee=assignee, parent_task=parent,
                 knowledge=_items(knowledge), resolution=resolution,
@@ -264,9 +268,9 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         archived task is reopened."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.tasks import transition_task
+            from kyb_cli import api
 
-            return transition_task(door.store(), door.attribution(), key, status=status, assignee=assignee,
+            return api.transition_task(door.store(), door.attribution(), key, status=status, assignee=assignee,
                                    parent_task=parent, blocked_reason=blocked_reason)
 
         return door.call(run)
@@ -279,10 +283,10 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         never wipes an outcome."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.tasks import check_close_status, close_task
+            from kyb_cli import api
 
-            closing = check_close_status(key, status)
-            return close_task(door.store(), door.attribution(), key, status=closing, resolution=resolution)
+            closing = api.check_close_status(key, status)
+            return api.close_task(door.store(), door.attribution(), key, status=closing, resolution=resolution)
 
         return door.call(run)
 
@@ -301,15 +305,15 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         """List tasks: live ones first by status, then most recently written first."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.tasks import due_before_arg, list_tasks
+            from kyb_cli import api
 
-            before = due_before_arg(due_before)
+            before = api.due_before_arg(due_before)
             day = _today(today)
-            store = door.store()
-            rows = list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
+            store = door.path()
+            rows = api.list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
                               open_only_followups=open_followups, include_archived=all, due_before=before,
                               limit=limit)
-            return _with_deadlines({"count": len(rows), "tasks": rows}, store.path, day)
+            return _with_deadlines({"count": len(rows), "tasks": rows}, store, day)
 
         return door.call(run)
 
@@ -326,13 +330,13 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         """List incident reports: open, mitigated, resolved, then most recently written first."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.incidents import list_incidents
+            from kyb_cli import api
 
             day = _today(today)
-            store = door.store()
-            rows = list_incidents(store, status=status, service=service, open_only_followups=open_followups,
+            store = door.path()
+            rows = api.list_incidents(store, status=status, service=service, open_only_followups=open_followups,
                                   include_archived=all, limit=limit)
-            return _with_deadlines({"count": len(rows), "incidents": rows}, store.path, day)
+            return _with_deadlines({"count": len(rows), "incidents": rows}, store, day)
 
         return door.call(run)
 
@@ -342,9 +346,9 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         content and state (active|archived|retracted). No earlier versions: see `history`."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.index.export import export_rows
+            from kyb_cli import api
 
-            head, rows = export_rows(door.path(), at)
+            head, rows = api.export_rows(door.path(), at)
             return {"head": head, "count": len(rows), "rows": rows}
 
         return door.call(run)
@@ -355,10 +359,10 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         first, hard deadlines first within each group, then by date."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core.deadlines import deadlines as due, dated_tasks
+            from kyb_cli import api
 
             day = _today(today)
-            items = due(dated_tasks(door.path()), day)
+            items = api.deadlines(api.dated_tasks(door.path()), day)
             return {"today": day.isoformat(), "count": len(items), "deadlines": items}
 
         return door.call(run)
@@ -373,10 +377,10 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         counts. The records in it are reference data, possibly stale: verify before relying on them."""
 
         def run() -> dict[str, Any]:
-            from kyb_cli.core import context as digest
+            from kyb_cli import api
 
-            data = digest.gather(door.path(), days=days, today=_today(today))
-            data["text"] = digest.render_brief(data) if brief else digest.render(data)
+            data = api.context(door.path(), days=days, today=_today(today))
+            data["text"] = api.render_context(data, brief=brief)
             return data
 
         return door.call(run, text=lambda d: d["text"])

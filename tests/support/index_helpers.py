@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pygit2
 
-from kyb_cli.core.record import Record, path_of_key
-from kyb_cli.core.store import BLOB_MODE, apply_changes
+from kyb_cli.core.records.keys import path_of_key
+from kyb_cli.core.records.model import Record
+from kyb_cli.core.canon.tree import BLOB_MODE, apply_changes
 
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
 
@@ -39,7 +40,7 @@ def remove(store_path: Path, key: str, when: int = T0) -> str:
 
 
 def query(store_path: Path, text: str = "", **kwargs) -> dict:
-    from kyb_cli.core.index.search import search
+    from kyb_cli.core.search.pipeline import search
 
     return search(store_path, text, **kwargs)
 

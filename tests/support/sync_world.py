@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pygit2
 
-from kyb_cli.core.attribution import Attribution
-from kyb_cli.core.knowledge import add_knowledge, retract_knowledge
-from kyb_cli.core.record import key_of_path
-from kyb_cli.core.store import Store
+from kyb_cli.core.canon.attribution import Attribution
+from kyb_cli.core.kinds.knowledge import add_knowledge, retract_knowledge
+from kyb_cli.core.records.keys import key_of_path
+from kyb_cli.core.canon.repo import Store
+from kyb_cli.core.index import reads
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 ROOT_ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS_DIR), os.environ.get("PYTHONPATH", "")]))}
@@ -48,7 +49,7 @@ class World:
         self.sync(self.clone("seed"))  # the team's store exists on the remote before others clone it
 
     def clone(self, name: str) -> Store:
-        from kyb_cli.core.sync import clone
+        from kyb_cli.core.sync.remote import clone
 
         return clone(str(self.remote), self.root / name)
 
@@ -64,7 +65,7 @@ class World:
         return result.sha
 
     def sync(self, store: Store) -> dict:
-        from kyb_cli.core.sync import sync
+        from kyb_cli.core.sync.integrate import sync
 
         return sync(store, attribution=ATTR)
 
@@ -82,7 +83,7 @@ class World:
             head = store.head_commit()
             trees.add(str(head.tree.id))
             for key, shas in self.written.items():
-                history = {row.sha for row in store.history(key)}
+                history = {row.sha for row in reads.history(store, key)}
                 for sha in shas:
                     assert sha == str(head.id) or store.repo.descendant_of(head.id, pygit2.Oid(hex=sha)), \
                         f"{sha} of {key} not reachable from {store.path.name}"

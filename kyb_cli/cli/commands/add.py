@@ -21,10 +21,10 @@ def add_cmd(key: str, title: str, tags: str, refs: str, body: str | None, body_f
 
     Writing the same key again adds a version (`updated`); an identical write changes nothing.
     """
-    from kyb_cli.core.knowledge import add_knowledge, split_list
+    from kyb_cli import api
 
     text = read_body(body, body_file)
     store = open_store()
-    result = add_knowledge(store, key=key, title=title, body=text, tags=split_list(tags),
-                           refs=split_list(refs), attribution=attribution())
+    result = api.add_knowledge(store, key=key, title=title, body=text, tags=api.split_list(tags),
+                           refs=api.split_list(refs), attribution=attribution())
     emit(result.to_json(), write_reply)

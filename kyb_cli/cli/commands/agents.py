@@ -56,14 +56,14 @@ def install_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...
     skills/kyb/SKILL.md beside each); --project DIR writes that project's files instead. Running
     it again changes nothing; `kyb agents uninstall` removes exactly what it added.
     """
-    from kyb_cli.core.agents import apply, found_agents, plan_install
+    from kyb_cli import api
 
-    agents = found_agents(agent_names)
-    changes, notes = plan_install(agents, project.absolute() if project else None)
+    agents = api.found_agents(agent_names)
+    changes, notes = api.plan_install(agents, project.absolute() if project else None)
     if not agents:  # say so on a pipe too: an empty list alone reads like success
         notes.append(NONE_FOUND)
     if not dry_run:
-        apply(changes)
+        api.apply_agent_changes(changes)
     emit(_report(agents, changes, notes, dry_run), _view)
 
 
@@ -73,10 +73,10 @@ def install_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...
 @common_options
 def uninstall_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...]) -> None:
     """Remove the kyb sections and skills that `kyb agents install` added, leaving the rest as it was."""
-    from kyb_cli.core.agents import apply, known_agents, plan_uninstall
+    from kyb_cli import api
 
-    agents = [a for a in known_agents() if not agent_names or a.name in agent_names]
-    changes = plan_uninstall(agents, project.absolute() if project else None)
+    agents = [a for a in api.known_agents() if not agent_names or a.name in agent_names]
+    changes = api.plan_uninstall(agents, project.absolute() if project else None)
     if not dry_run:
-        apply(changes)
+        api.apply_agent_changes(changes)
     emit(_report(agents, changes, [], dry_run), _view)

@@ -8,7 +8,7 @@ import click
 
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.output import emit
-from kyb_cli.core.errors import Rejected
+from kyb_cli.api import Rejected
 
 
 @click.command("check")
@@ -25,19 +25,19 @@ def check_cmd(paths: tuple[str, ...]) -> None:
     """
     from pathlib import Path
 
-    from kyb_cli.core.check import check_paths, check_store, enclosing_store
-    from kyb_cli.core.errors import StoreError
+    from kyb_cli import api
+    from kyb_cli.api import StoreError
 
     if paths:
-        report = check_paths(paths)
+        report = api.check_paths(paths)
     else:
         location = store_location()
         root = location.path
         if location.is_default:  # inside a store's own checkout, check that store, not the default one
-            root = enclosing_store(Path.cwd().absolute()) or root
+            root = api.enclosing_store(Path.cwd().absolute()) or root
         if not root.is_dir():
             raise StoreError(f"no store at {root}")
-        report = check_store(root)
+        report = api.check_store(root)
     if not report.ok:
         for problem in report.problems:
             sys.stderr.write(f"{problem}\n")

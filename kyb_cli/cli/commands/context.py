@@ -16,11 +16,11 @@ from kyb_cli.cli.deadlines_block import reader_today, today_option
 
 def _give_note(hook: bool, reason: str) -> None:
     """The short note that replaces the digest: inside valid hook JSON in hook mode, else on stderr."""
-    from kyb_cli.core import context as ctx
+    from kyb_cli import api
 
-    note = ctx.unavailable(reason)
+    note = api.context_unavailable(reason)
     if hook:
-        sys.stdout.write(ctx.hook_json(f"kyb {note}") + "\n")
+        sys.stdout.write(api.context_hook_json(f"kyb {note}") + "\n")
     else:
         sys.stderr.write(f"kyb: {note}\n")
 
@@ -50,16 +50,16 @@ def context_cmd(brief: bool, hook: bool, days: int) -> None:
     """A short digest of the store for the start of a session: what changed recently, open
     incidents, deadlines, the most used tags and counts. Records are framed as reference data
     (possibly stale, to be verified), never as instructions. Always exits 0."""
-    from kyb_cli.core import context as ctx
+    from kyb_cli import api
 
     try:
-        data = ctx.gather(store_location().path, days=days, today=reader_today())
-        text = ctx.render_brief(data) if brief else ctx.render(data)
+        data = api.context(store_location().path, days=days, today=reader_today())
+        text = api.render_context(data, brief=brief)
     except Exception as exc:  # noqa: BLE001 — a session start must never fail because of kyb
         _give_note(hook, getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}")
         return
     if hook:
-        sys.stdout.write(ctx.hook_json(text) + "\n")
+        sys.stdout.write(api.context_hook_json(text) + "\n")
         return
     from kyb_cli.cli.output import emit
 

@@ -7,7 +7,7 @@ import click
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.deadlines_block import reader_today, today_option
 from kyb_cli.cli.output import console, dumps, emit, note
-from kyb_cli.core.deadlines import describe
+from kyb_cli import api
 
 
 def deadlines_view(c, d) -> None:
@@ -18,7 +18,7 @@ def deadlines_view(c, d) -> None:
         style = "red" if item["overdue"] else "yellow"
         hard = "[bold]HARD[/bold] " if item["hard"] else ""
         waits = f" — waits on {item['waits_on']}" if item.get("waits_on") else ""
-        c.print(f"{hard}[{style}]{describe(item)}[/{style}]  {item['key']}  {item['title']}{waits}")
+        c.print(f"{hard}[{style}]{api.describe(item)}[/{style}]  {item['key']}  {item['title']}{waits}")
 
 
 @click.command("deadlines")
@@ -33,17 +33,14 @@ def deadlines_cmd(fail_on: str) -> None:
     status is 3 when the condition holds, for CI and pre-commit hooks; the list then goes to stderr
     and stdout stays empty, as on every failure.
     """
-    from kyb_cli.core.deadlines import deadlines, failing, dated_tasks
 
     today = reader_today()
     location = store_location()
     if not (location.is_default and not location.path.exists()):  # a gate must not pass on a wrong path
-        from kyb_cli.core.gitfiles import git_dir
-
-        git_dir(location.path)  # StoreError (exit 4) when it is not a store; no pygit2 needed
-    items = deadlines(dated_tasks(location.path), today)
+        api.git_dir(location.path)  # StoreError (exit 4) when it is not a store; no pygit2 needed
+    items = api.deadlines(api.dated_tasks(location.path), today)
     data = {"today": today.isoformat(), "count": len(items), "deadlines": items}
-    bad = failing(items, fail_on)
+    bad = api.failing(items, fail_on)
     if not bad:
         emit(data, deadlines_view)
         return

@@ -18,9 +18,9 @@ def doctor_cmd() -> None:
     Prints the report (JSON on a pipe), and each problem as one `kyb: doctor: …` line on stderr.
     Exit 0 when healthy (warnings allowed), 4 when there is a problem.
     """
-    from kyb_cli.core.index.doctor import diagnose
+    from kyb_cli import api
 
-    report = diagnose(store_location().path)
+    report = api.diagnose(store_location().path)
     emit(report, _view)
     for line in report["problems"]:
         sys.stderr.write(f"kyb: doctor: {line}\n")

@@ -17,9 +17,9 @@ from kyb_cli.cli.render import write_reply
 def done_cmd(key: str, status: str, resolution: str | None) -> None:
     """Close task KEY. It leaves the tree; its final version stays in search, `get` and `kyb tasks --all`.
     A blank resolution keeps the stored one, so closing twice never wipes an outcome."""
-    from kyb_cli.core.tasks import check_close_status, close_task
+    from kyb_cli import api
 
-    status = check_close_status(key, status)
+    status = api.check_close_status(key, status)
     text = read_resolution(resolution, closing=True)
     store = open_store()
-    emit(close_task(store, attribution(), key, status=status, resolution=text), write_reply)
+    emit(api.close_task(store, attribution(), key, status=status, resolution=text), write_reply)

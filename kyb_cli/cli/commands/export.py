@@ -21,9 +21,9 @@ def export_cmd(at: str | None, fmt: str) -> None:
 
     No earlier versions: use `kyb history KEY` or `kyb query --history` for those.
     """
-    from kyb_cli.core.index.export import export_rows
+    from kyb_cli import api
 
-    _head, rows = export_rows(store_location().path, at)
+    _head, rows = api.export_rows(store_location().path, at)
     text = render(rows, fmt)
     sys.stdout.write(text)
     sys.stdout.flush()

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.commands.get import read_store_path
-from kyb_cli.cli.common import common_options
+from kyb_cli.cli.common import common_options, read_store_path
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import history_view
 
@@ -15,7 +14,7 @@ from kyb_cli.cli.render import history_view
 @common_options
 def history_cmd(key: str) -> None:
     """Every change of KEY (added, modified, deleted), newest first."""
-    from kyb_cli.core.index.reads import history
+    from kyb_cli import api
 
-    rows = history(read_store_path(), key)
+    rows = api.history(read_store_path(), key)
     emit({"key": key, "versions": [r.to_json() for r in rows]}, history_view)

@@ -7,7 +7,7 @@ import click
 from kyb_cli.cli.common import attribution, body_options, common_options, open_store, read_body
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
-from kyb_cli.core.errors import UsageError
+from kyb_cli.api import UsageError
 
 @click.command("incident")
 @click.option("--template", is_flag=True, help="Print the report skeleton and exit.")
@@ -34,21 +34,22 @@ def incident_cmd(template: bool, key, title, service, severity, hosts, status, k
     The reply's `hints` say what a good report still lacks; they never block the write.
     A resolved report is archived: it leaves the tree, its final version stays findable.
     """
-    from kyb_cli.core.incidents import TEMPLATE, parse_affected, write_incident
-    from kyb_cli.core.knowledge import split_list
-    from kyb_cli.core.lifecycle import KEEP
+    from kyb_cli import api
+
+    KEEP = api.keep()
+    split_list = api.split_list
 
     if template:
-        click.echo(TEMPLATE, nl=False)
+        click.echo(api.incident_template(), nl=False)
         return
     missing = [f"--{n}" for n, v in (("key", key), ("title", title), ("service", service),
                                      ("severity", severity)) if v is None]
     if missing:
         raise UsageError(f"incident: {', '.join(missing)} required (body comes from stdin; --template for a skeleton)")
-    windows = parse_affected(affected)
+    windows = api.parse_affected(affected)
     text = read_body(body, body_file)
     store = open_store()
-    reply = write_incident(
+    reply = api.write_incident(
         store, attribution(), key=key, title=title, body=text, service=service, severity=severity,
         status=status, hosts=split_list(hosts), knowledge=split_list(knowledge), resolution=resolution,
         detection=detection, affected=windows, started_at=started, detected_at=detected,

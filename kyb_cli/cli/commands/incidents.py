@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.commands.get import read_store_path
-from kyb_cli.cli.common import common_options
+from kyb_cli.cli.common import common_options, read_store_path
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 
@@ -34,10 +33,10 @@ def incidents_view(c, d) -> None:
 @common_options
 def incidents_cmd(status: str, service: str, open_followups: bool, include_all: bool, limit: int) -> None:
     """List incident reports: status open, mitigated, resolved, then most recently written first."""
-    from kyb_cli.core.incidents import list_incidents
+    from kyb_cli import api
 
-    store = read_store_path()  # listings read the index (core/index/reads.py), no pygit2
-    rows = list_incidents(store, status=status, service=service, open_only_followups=open_followups,
+    store = read_store_path()  # listings read the index, no pygit2
+    rows = api.list_incidents(store, status=status, service=service, open_only_followups=open_followups,
                           include_archived=include_all, limit=limit)
     emit({"count": len(rows), "incidents": rows}, incidents_view)
     print_deadlines_block(store)

@@ -20,11 +20,11 @@ def index_cmd(embed: bool) -> None:
     embeds everything, with a progress bar on a terminal. Vectors already in the user-wide cache
     cost no model time.
     """
-    from kyb_cli.core.index.vectors import embed_all, status
+    from kyb_cli import api
 
     store = open_store()
     if not embed:
-        emit(status(store.path), _view)
+        emit(api.index_status(store.path), _view)
         return
     if sys.stderr.isatty():
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -34,9 +34,9 @@ def index_cmd(embed: bool) -> None:
         with Progress("embedding", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                       console=console(stderr=True), transient=True) as bar:
             task = bar.add_task("embedding", total=None)
-            result = embed_all(store.path, progress=lambda n, total: bar.update(task, completed=n, total=total))
+            result = api.embed_all(store.path, progress=lambda n, total: bar.update(task, completed=n, total=total))
     else:
-        result = embed_all(store.path)
+        result = api.embed_all(store.path)
     emit(result, _view)
 
 

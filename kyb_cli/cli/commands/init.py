@@ -16,18 +16,16 @@ from kyb_cli.cli.output import emit
 @common_options
 def init_cmd(path: Path | None, clone_url: str | None) -> None:
     """Create a store at PATH (default: the store kyb would use here), or clone one with --clone URL."""
-    from kyb_cli.core.store import init_store
+    from kyb_cli import api
 
     target = path.absolute() if path else store_location().path
     if clone_url:
-        from kyb_cli.core.sync import clone
-
-        store = clone(clone_url, target)
+        store = api.clone(clone_url, target)
         data = {"store": str(store.path), "created": True, "cloned_from": clone_url, "head": store.head_sha()}
         emit(data, lambda c, d: c.print(f"Cloned [bold]{d['cloned_from']}[/bold] into [bold]{d['store']}[/bold]"))
         return
     existed = (target / ".git").exists()
-    store = init_store(target)
+    store = api.init_store(target)
     data = {"store": str(store.path), "created": not existed, "head": store.head_sha()}
     emit(data, lambda c, d: c.print(
         f"{'Created' if d['created'] else 'Already a store:'} [bold]{d['store']}[/bold]"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kyb_cli.cli.common import common_options
-from kyb_cli.core.errors import KybError
+from kyb_cli.api import KybError
 
 
 @click.command("mcp")

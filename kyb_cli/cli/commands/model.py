@@ -25,7 +25,7 @@ def pull_cmd(url: str | None, dest: str | None) -> None:
     """Download the pinned model files, verify sha256, resume a broken download, install atomically."""
     import sys
 
-    from kyb_cli.core.embed.pull import pull
+    from kyb_cli import api
 
     progress_bar = None
     tasks: dict[str, int] = {}
@@ -46,9 +46,9 @@ def pull_cmd(url: str | None, dest: str | None) -> None:
 
     if progress_bar is not None:
         with progress_bar:
-            result = pull(dest=dest, url=url, progress=progress)
+            result = api.model_pull(dest=dest, url=url, progress=progress)
     else:
-        result = pull(dest=dest, url=url, progress=progress)
+        result = api.model_pull(dest=dest, url=url, progress=progress)
     emit(result, lambda c, d: c.print(f"model {d['action']}: {d['path']}"))
 
 
@@ -59,9 +59,9 @@ def pull_cmd(url: str | None, dest: str | None) -> None:
 @common_options
 def import_cmd(source: str, dest: str | None) -> None:
     """Copy a local model directory (model.onnx + tokenizer.json) in, after checking it loads."""
-    from kyb_cli.core.embed.pull import import_model
+    from kyb_cli import api
 
-    result = import_model(source, dest)
+    result = api.model_import(source, dest)
     emit(result, lambda c, d: c.print(f"model imported into {d['path']} (fingerprint {d['fingerprint']})"))
 
 
@@ -69,9 +69,9 @@ def import_cmd(source: str, dest: str | None) -> None:
 @common_options
 def status_cmd() -> None:
     """Which model is found, where from, whether it loads, and its fingerprint."""
-    from kyb_cli.core.embed.pull import status
+    from kyb_cli import api
 
-    result = status()
+    result = api.model_status()
 
     def human(c, d):
         if not d.get("found"):

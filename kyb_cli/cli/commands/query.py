@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from kyb_cli.cli.common import common_options, store_location
+from kyb_cli.cli.common import common_options
 from kyb_cli.cli.deadlines_block import deadline_options
 from kyb_cli.cli.output import emit
 
@@ -57,12 +57,16 @@ class QueryCommand(click.Command):
 @click.option("--semantic/--no-semantic", default=True, show_default=True,
               help="Fuse search by meaning (needs the model; every time mode). --no-semantic: words only.")
 @click.option("--explain", is_flag=True, help="Per hit: lexical rank, vector rank, cosine, fused score.")
+@click.option("--min-strength", "min_strength", type=click.Choice(["weak", "strong"]), default="weak",
+              show_default=True, help="strong: only hits that hold the question's words or clear the "
+              "calibrated floor by meaning.")
 @deadline_options
 @common_options
 def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
               changed_between: tuple[str, str] | None, tags: tuple[str, ...], kind: str | None,
               status: str | None, service: str | None, priority: str | None, assignee: str | None,
-              parent: str | None, limit: int, recent: bool, semantic: bool, explain: bool) -> None:
+              parent: str | None, limit: int, recent: bool, semantic: bool, explain: bool,
+              min_strength: str) -> None:
     """Search records; an empty TEXT lists newest first. Any text is a valid query.
 
     \b
@@ -81,28 +85,25 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
     meaning too, so a question in another language or other words finds the record. Vectors missing
     for the slice are embedded within a short budget (KYB_EMBED_BUDGET seconds, default 1.5);
     `pending_vectors` says how many are still missing (`kyb index --embed` fills all).
+
+    \b
+    Syntax: plain words rank any-match; "exact phrase" and +word are required; -word, -"phrase"
+    and NOT word exclude (on both sides, in every mode); prefix* matches word starts; A AND B
+    requires both. Bad syntax is searched as words. Each hit has strength (strong | weak),
+    found_by (lexical | semantic | both) and a snippet; confident is true when a hit is strong.
     """
-    from kyb_cli.core.index.query import Filters
-    from kyb_cli.core.index.search import search
-    from kyb_cli.core.timeargs import time_mode
+    from kyb_cli import api
 
-    location = store_location()
-    path = location.path
-    mode, as_of_t, window = time_mode(history=history, as_of=as_of, changed_between=changed_between,
-                                      store_path=path)
-    if location.is_default and not (path / ".git").exists():
-        from kyb_cli.cli.common import open_store
-
-        open_store()  # the default store is created on first use
-    filters = Filters(tags=_split_tags(tags), kind=kind, status=status, service=service,
-                      priority=priority, assignee=assignee, parent=parent)
-    response = search(path, " ".join(text), mode=mode, as_of=as_of_t, window=window, filters=filters,
-                      limit=limit, recent=recent, semantic=semantic, explain=explain)
+    path, response = api.query(click.get_current_context().meta.get("kyb.store"), " ".join(text),
+                               history=history, as_of=as_of, changed_between=changed_between,
+                               tags=_split_tags(tags), kind=kind, status=status, service=service,
+                               priority=priority, assignee=assignee, parent=parent, limit=limit,
+                               recent=recent, semantic=semantic, explain=explain,
+                               min_strength=None if min_strength == "weak" else min_strength)
     if response.get("semantic_off"):
         from kyb_cli.cli.output import note
-        from kyb_cli.core.embed import off_message
 
-        note(off_message(response["semantic_off"]))
+        note(api.semantic_off_message(response["semantic_off"]))
     emit(response, query_view)
     from kyb_cli.cli.deadlines_block import print_deadlines_block
 
@@ -110,6 +111,7 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
 
 
 def query_view(c: Any, d: dict[str, Any]) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from kyb_cli.cli.render import STATE_STYLE, keep_whole
@@ -122,16 +124,18 @@ def query_view(c: Any, d: dict[str, Any]) -> None:
     for h in d["hits"]:
         version = f"{h['sha'][:10]} {h['committed_at'][:19]}" + ("" if h["is_head"] else " [dim](past)[/dim]")
         state = f"[{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/]"
-        row = [f"[bold]{h['key']}[/bold]", h["title"], state, version, f"{h['score']:.3f}"]
+        title = escape(h["title"]) + (f"\n[dim]{escape(h['snippet'])}[/dim]" if h.get("snippet") else "")
+        row = [f"[bold]{h['key']}[/bold]", title, state, version, f"{h['score']:.3f}"]
         if explain:
             e = h.get("explain") or {}
             row += [_cell(e.get("lexical_rank")), _cell(e.get("vector_rank")), _cell(e.get("cosine"), "{:.3f}"),
                     _cell(e.get("fused"), "{:.4f}")]
-        table.add_row(*row)
+        table.add_row(*row, style="dim" if h.get("strength") == "weak" else None)
     c.print(table)
     semantic = "hybrid" if d.get("semantic") else "lexical"
     pending = f", {d['pending_vectors']} pending vectors" if d.get("pending_vectors") else ""
-    c.print(f"[dim]{d['count']} hit(s), mode {d['mode']}, {semantic}{pending}, "
+    sure = "" if d.get("confident", True) or not d["count"] else ", [bold]no strong hit[/bold]: weak matches only (dim)"
+    c.print(f"[dim]{d['count']} hit(s), mode {d['mode']}, {semantic}{pending}{sure}, "
             f"head {str(d.get('head') or '')[:12]}[/dim]")
 
 

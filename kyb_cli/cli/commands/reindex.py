@@ -14,7 +14,7 @@ from kyb_cli.cli.output import emit
 @common_options
 def reindex_cmd() -> None:
     """Rebuild the search index from every commit; prints counts and the time it took."""
-    from kyb_cli.core.index import rebuild
+    from kyb_cli import api
 
     store = open_store()
     if sys.stderr.isatty():
@@ -22,8 +22,8 @@ def reindex_cmd() -> None:
 
         with Progress(transient=True) as progress:
             task = progress.add_task("indexing commits", total=None)
-            work = rebuild(store.path, progress=lambda n, total: progress.update(task, completed=n, total=total))
+            work = api.rebuild_index(store.path, progress=lambda n, total: progress.update(task, completed=n, total=total))
     else:
-        work = rebuild(store.path)
+        work = api.rebuild_index(store.path)
     emit({k: work[k] for k in ("head", "commits", "keys", "versions", "events", "seconds") if k in work}
          | {"skipped": len(work.get("skipped", []))})

@@ -13,11 +13,11 @@ from kyb_cli.cli.output import emit
 @common_options
 def remote_cmd(url: str | None) -> None:
     """Show the remote `kyb sync` uses, or set it to URL (any Git URL: ssh, https, a path)."""
-    from kyb_cli.core import sync as core
+    from kyb_cli import api
 
     store = open_store()
     if url is None:
-        data = {"remote": core.REMOTE, "url": core.remote_url(store)}
+        data = {"remote": api.REMOTE, "url": api.remote_url(store)}
     else:
-        data = {**core.set_remote(store, url), "changed": True}
+        data = {**api.set_remote(store, url), "changed": True}
     emit(data, lambda c, d: c.print(f"{d['remote']}: {d['url'] or '[dim](none — kyb remote URL sets it)[/dim]'}"))

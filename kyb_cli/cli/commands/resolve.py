@@ -17,8 +17,8 @@ from kyb_cli.cli.render import write_reply
 def resolve_cmd(key: str, status: str, resolution: str | None) -> None:
     """Resolve incident KEY. The report leaves the tree; its final version stays in search, `get`
     and `kyb incidents --all`. Open `- [ ]` follow-ups give a warning, not a refusal."""
-    from kyb_cli.core.incidents import resolve_incident
+    from kyb_cli import api
 
     text = read_resolution(resolution, closing=status.strip() == "resolved")
     store = open_store()
-    emit(resolve_incident(store, attribution(), key, status=status, resolution=text), write_reply)
+    emit(api.resolve_incident(store, attribution(), key, status=status, resolution=text), write_reply)

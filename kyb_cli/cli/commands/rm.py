@@ -15,8 +15,8 @@ from kyb_cli.cli.render import write_reply
 @common_options
 def rm_cmd(key: str, reason: str) -> None:
     """Retract knowledge KEY: it leaves current answers; `get --at` and history keep it."""
-    from kyb_cli.core.knowledge import retract_knowledge
+    from kyb_cli import api
 
     store = open_store()
-    result = retract_knowledge(store, key, reason, attribution())
+    result = api.retract_knowledge(store, key, reason, attribution())
     emit(result.to_json(), write_reply)

@@ -1,4 +1,4 @@
-"""`kyb sync`: fetch from the remote, integrate record by record, push (see kyb_cli.core.sync)."""
+"""`kyb sync`: fetch from the remote, integrate record by record, push (see kyb_cli.core.sync/)."""
 
 from __future__ import annotations
 
@@ -44,18 +44,18 @@ def sync_cmd(background: bool) -> None:
     under `conflicts` with both shas; both versions stay in history. Exit 5 when the remote is
     unreachable: local reads and writes keep working.
     """
-    from kyb_cli.core import sync as core
+    from kyb_cli import api
 
     store = open_store()
     if background:
-        core.background_sync(store, attribution("auto-sync"))
+        api.background_sync(store, attribution("auto-sync"))
         return
     if sys.stderr.isatty():
         from kyb_cli.cli.output import console
 
         with console(stderr=True).status("syncing") as status:
-            result = core.sync(store, attribution=attribution(),
-                               progress=lambda msg: status.update(msg))
+            result = api.sync(store, attribution=attribution(),
+                              progress=lambda msg: status.update(msg))
     else:
-        result = core.sync(store, attribution=attribution())
+        result = api.sync(store, attribution=attribution())
     emit(result, sync_view)

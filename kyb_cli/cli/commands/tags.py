@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.commands.get import read_store_path
-from kyb_cli.cli.common import common_options
+from kyb_cli.cli.common import common_options, read_store_path
 from kyb_cli.cli.output import emit
 
 
@@ -13,9 +12,9 @@ from kyb_cli.cli.output import emit
 @common_options
 def tags_cmd() -> None:
     """Tags of live records, lowercased, most used first."""
-    from kyb_cli.core.index.reads import tags as live_tags
+    from kyb_cli import api
 
-    tags = live_tags(read_store_path())
+    tags = api.tags(read_store_path())
 
     def human(c, d):
         from rich.table import Table

@@ -34,14 +34,15 @@ def task_cmd(key, title, status, priority, blocked_reason, assignee, parent, kno
 
     done/dropped need --resolution and archive the task; `kyb done` is the usual way to close.
     """
-    from kyb_cli.core.knowledge import split_list
-    from kyb_cli.core.lifecycle import KEEP
-    from kyb_cli.core.tasks import remind_days_arg, write_task
+    from kyb_cli import api
 
-    days = remind_days_arg(remind_days)
+    KEEP = api.keep()
+    split_list = api.split_list
+
+    days = api.remind_days_arg(remind_days)
     text = read_body(body, body_file)
     store = open_store()
-    reply = write_task(
+    reply = api.write_task(
         store, attribution(), key=key, title=title, body=text, status=status, priority=priority,
         blocked_reason=blocked_reason, assignee=assignee, parent_task=parent,
         knowledge=split_list(knowledge), resolution=resolution,

@@ -20,9 +20,9 @@ def task_status_cmd(key: str, status: str, assignee: str | None, parent: str | N
                     blocked_reason: str | None) -> None:
     """Move task KEY to open, in_progress or blocked. Title, body, tags, priority, knowledge and
     refs stay; a non-blocked status clears blocked_reason. An archived task is reopened (`created`)."""
-    from kyb_cli.core.tasks import transition_task
+    from kyb_cli import api
 
     store = open_store()
-    reply = transition_task(store, attribution(), key, status=status, assignee=assignee,
+    reply = api.transition_task(store, attribution(), key, status=status, assignee=assignee,
                             parent_task=parent, blocked_reason=blocked_reason)
     emit(reply, write_reply)

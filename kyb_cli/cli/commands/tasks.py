@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.commands.get import read_store_path
-from kyb_cli.cli.common import common_options
+from kyb_cli.cli.common import common_options, read_store_path
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 
@@ -39,11 +38,11 @@ def tasks_view(c, d) -> None:
 @common_options
 def tasks_cmd(status, priority, assignee, parent, open_followups, include_all, due_before, limit) -> None:
     """List tasks: live ones first by status, then most recently written first."""
-    from kyb_cli.core.tasks import due_before_arg, list_tasks
+    from kyb_cli import api
 
-    before = due_before_arg(due_before)
-    store = read_store_path()  # listings read the index (core/index/reads.py), no pygit2
-    rows = list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
+    before = api.due_before_arg(due_before)
+    store = read_store_path()  # listings read the index, no pygit2
+    rows = api.list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
                       open_only_followups=open_followups, include_archived=include_all,
                       due_before=before, limit=limit)
     emit({"count": len(rows), "tasks": rows}, tasks_view)

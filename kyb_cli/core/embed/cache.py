@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS file_digests(
 
 
 def default_cache_path() -> Path:
-    from kyb_cli.core.dirs import cache_dir
+    from kyb_cli.core.config.dirs import cache_dir
 
     return cache_dir() / "embeddings.sqlite3"
 

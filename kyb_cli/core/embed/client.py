@@ -24,7 +24,7 @@ def enabled() -> bool:
 
 def socket_path(model_dir: Path) -> Path:
     """One socket per (user cache dir, model dir); a short /tmp path when the cache path is too long."""
-    from kyb_cli.core.dirs import cache_dir
+    from kyb_cli.core.config.dirs import cache_dir
 
     base = cache_dir()
     name = "embed-" + hashlib.sha256(str(Path(model_dir).resolve()).encode()).hexdigest()[:12] + ".sock"

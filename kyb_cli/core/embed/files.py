@@ -29,7 +29,7 @@ class ModelLocation:
 
 
 def default_model_dir() -> Path:
-    from kyb_cli.core.dirs import data_dir
+    from kyb_cli.core.config.dirs import data_dir
 
     return data_dir() / "models" / MODEL_NAME
 
@@ -45,7 +45,7 @@ def locate_model() -> ModelLocation | str:
         location = ModelLocation(Path(explicit).expanduser(), "KYB_MODEL")
     else:
         try:
-            from kyb_cli.core.config import load_config
+            from kyb_cli.core.config.file import load_config
 
             configured = load_config().get("model")
         except Exception as exc:  # a broken config must not break a query

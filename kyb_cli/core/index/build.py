@@ -19,7 +19,8 @@ from typing import Callable, Iterable
 
 from kyb_cli.core.embed.recipe import passage_hashes
 from kyb_cli.core.index import gitlog, schema
-from kyb_cli.core.record import Record, RecordFormatError, key_of_path, kind_of_key, parse
+from kyb_cli.core.records.keys import key_of_path, kind_of_key
+from kyb_cli.core.records.model import Record, RecordFormatError, parse
 
 _FIELD_TEXT = ("service", "severity", "status", "priority", "assignee", "parent_task", "resolution",
                "detection", "blocked_reason", "waits_on")

@@ -6,15 +6,14 @@ faster than pygit2's, and the catch-up path then needs no pygit2 import at all (
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from kyb_cli.core.canon import git
 from kyb_cli.core.errors import StoreError
-from kyb_cli.core.record import key_of_path
+from kyb_cli.core.records.keys import key_of_path
 
 _BASE = ["-c", "core.quotepath=off", "-c", "log.showSignature=false", "-c", "diff.renames=false"]
 
@@ -28,15 +27,12 @@ class Commit:
 
 
 def available() -> bool:
-    return shutil.which("git") is not None
+    return git.available()
 
 
 def _git(store_path: Path, *args: str, input: bytes | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-    env.pop("GIT_DIR", None)
-    env.pop("GIT_WORK_TREE", None)
-    return subprocess.run(["git", "-C", str(store_path), *_BASE, *args], input=input,
-                          capture_output=True, env=env)
+    """Local plumbing through the one git runner (canon/git.py): scrubbed environment, a deadline."""
+    return git.run(["-C", str(store_path), *_BASE, *args], cwd=Path(store_path), input=input)
 
 
 def head(store_path: Path) -> str | None:

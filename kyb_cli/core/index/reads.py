@@ -1,34 +1,41 @@
 """Per-key reads answered from the sidecar index: `get`, `get --at`, `history`, `tags`, listings.
 
-The Git walk in store.py/catalog.py is the reference; it costs one pass over all of history per read
-(seconds on a big store). The index already knows, per key, every event (content or deleted) with its
-commit, so a read here is a few SQL lookups after `fresh()` brought the index to HEAD, plus one
-`git cat-file --batch` for what the index does not keep: the record bytes (parsed exactly as the walk
-parses them), commit messages (attribution, `Kyb-Reason`) and parents.
+This is the one read model in production. A read is a few SQL lookups after `fresh()` brought the
+index to HEAD, plus one `git cat-file --batch` (canon/git.py) for what the index does not keep: the
+record bytes (parsed as a write would), commit messages (attribution, `Kyb-Reason`) and parents.
+The Git walk that answers the same questions is the test oracle (tests/support/oracle.py); the
+tests compare both, and a divergence is a bug with a test — nothing here falls back to a walk.
 
-Where the index's revision order could name a different commit than the walk would — a version or
-removal made by a merge commit, a `--at` revision off the indexed line, a placeholder for an
-unreadable file — the read is handed to the walk instead. So is any failure of the index path
-(no `git` program, a broken index): never a failure that the walk would not have had.
-`KYB_READS=walk` forces the walk (benchmarks, debugging); `KYB_READS=index` forbids the fallback (tests).
+One question the revision-ordered event log cannot settle on its own is *which commit made a path
+what it is at a revision*, when a merge commit is involved or the revision is off the indexed line
+(a branch, a detached commit): those reads ask git's own history simplification for that one path
+(`git log -1 REV -- PATH`, see `_origin`), which follows the parent that kept the content exactly
+as the oracle does. The first-parent rule for time after merges (docs/ARCHITECTURE.md) refines this.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from kyb_cli.core.attribution import parse_trailers
-from kyb_cli.core.errors import KybError, NotFound, StoreError
-from kyb_cli.core.record import KIND_DIRS, Record, parse, path_of_key, record_field_names
-from kyb_cli.core.timefmt import rfc3339
-from kyb_cli.core.validate import check_key
-from kyb_cli.core.versions import (
-    HistoryRow, Version, change_of, history_row, ranked_tags, retracted_error, retraction_of,
+from kyb_cli.core.records.trailers import parse_trailers
+from kyb_cli.core.errors import NotFound, StoreError
+from kyb_cli.core.records.keys import KIND_DIRS, path_of_key
+from kyb_cli.core.records.model import Record, parse, record_field_names
+from kyb_cli.core.times.format import rfc3339
+from kyb_cli.core.records.validate import check_key
+from kyb_cli.core.records.versions import (
+    CatalogEntry,
+    HistoryRow,
+    Version,
+    change_of,
+    history_row,
+    ranked_tags,
+    retracted_error,
+    retraction_of,
 )
 
 T = TypeVar("T")
@@ -36,46 +43,17 @@ _AUTHOR = re.compile(r"^(.*?) ?<([^>]*)> \d+ [+-]\d{4}$")
 
 
 class Unanswerable(Exception):
-    """The index cannot give the walk's answer for this read; the caller walks Git instead."""
-
-
-def mode() -> str:
-    """`walk`, `index` (no fallback) or `auto` from KYB_READS."""
-    value = os.environ.get("KYB_READS", "").strip().lower()
-    return value if value in ("walk", "index") else "auto"
+    """The revision-ordered event log alone cannot name the commit; `_read` asks git (`_origin`)."""
 
 
 def _path_of(store: Any) -> Path:
     return Path(getattr(store, "path", store))
 
 
-def _store(store: Any):
-    from kyb_cli.core.store import Store
+def _from_index(store: Any, fn: Callable[[Any], T]) -> T:
+    from kyb_cli.core.index.fresh import fresh
 
-    return store if hasattr(store, "repo") else Store(Path(store))
-
-
-def answer(store: Any, from_index: Callable[[Any], T], walk: Callable[[Any], T]) -> T:
-    """`from_index(conn-bearing Fresh)` when the index can answer, else `walk(Store)`."""
-    if mode() == "walk":
-        return walk(_store(store))
-    try:
-        return _from_index(_path_of(store), from_index)
-    except KybError as exc:
-        if not isinstance(exc, StoreError) or mode() == "index":
-            raise  # NotFound, UsageError …: the index's answer, same as the walk's
-    except Unanswerable:
-        pass
-    except Exception:  # noqa: BLE001 — a broken index must never fail a read the walk can answer
-        if mode() == "index":
-            raise
-    return walk(_store(store))
-
-
-def _from_index(path: Path, fn: Callable[[Any], T]) -> T:
-    from kyb_cli.core.index import fresh
-
-    f = fresh(path)
+    f = fresh(_path_of(store))
     try:
         return fn(f)
     finally:
@@ -104,59 +82,66 @@ class Commit:
 
 def cat_file(store_path: Path, specs: list[str]) -> list[tuple[str, str, bytes] | None]:
     """(oid, type, content) or None (missing) for each object spec, in one `git cat-file --batch`."""
-    from kyb_cli.core.index import gitlog
+    from kyb_cli.core.canon import git
 
-    if not specs:
-        return []
-    if any("\n" in s or not s for s in specs):
-        raise Unanswerable("object name with a newline")
-    res = gitlog._git(store_path, "cat-file", "--batch", input=("\n".join(specs) + "\n").encode())
-    if res.returncode != 0:
-        raise StoreError(f"git cat-file failed: {res.stderr.decode(errors='replace').strip()}")
-    out: list[tuple[str, str, bytes] | None] = []
-    data, pos = res.stdout, 0
-    for _spec in specs:
-        nl = data.index(b"\n", pos)
-        header = data[pos:nl].split(b" ")
-        pos = nl + 1
-        if len(header) != 3 or not header[2].isdigit():
-            out.append(None)  # "<spec> missing" / "ambiguous"
-            continue
-        size = int(header[2])
-        out.append((header[0].decode(), header[1].decode(), data[pos:pos + size]))
-        pos += size + 1
-    return out
+    try:
+        return git.cat_file(store_path, specs)
+    except ValueError:
+        raise NotFound("no such revision (an object name with a newline)") from None
 
 
 def _commit(obj: tuple[str, str, bytes] | None) -> Commit:
     if obj is None or obj[1] != "commit":
-        raise Unanswerable("commit not found")
+        raise StoreError("the index names a commit that Git does not hold; run `kyb reindex`")
     return Commit(obj[2])
 
 
 def _blob_id(obj: tuple[str, str, bytes] | None) -> str | None:
     """The id of a blob fetched as `<rev>:<path>`, or None when the path is absent there."""
-    if obj is None:
-        return None
-    if obj[1] != "blob":
-        raise Unanswerable("not a blob")
+    if obj is None or obj[1] != "blob":
+        return None  # absent, or not a file (a directory, a gitlink): not a record version
     return obj[0]
 
 
 def _git_ok(store_path: Path, *args: str) -> tuple[bool, str]:
-    from kyb_cli.core.index import gitlog
+    from kyb_cli.core.canon import git
 
-    res = gitlog._git(store_path, *args)
+    res = git.run(["-C", str(store_path), *args], cwd=store_path)
     return res.returncode == 0, res.stdout.decode(errors="replace").strip()
+
+
+def _origin(store_path: Path, rev: str, path: str) -> tuple[str, int] | None:
+    """(sha, commit time) of the commit that made `path` what it is at `rev` (wrote it, or removed it).
+
+    Git's default history simplification follows, at a merge, a parent that holds the same blob
+    (TREESAME), so the answer is the commit on that side that wrote it. None: never existed there.
+    """
+    ok, out = _git_ok(store_path, "log", "-1", "--format=%H %ct", rev, "--", path)
+    if not ok:
+        raise StoreError(f"git log failed for {path} at {rev}")
+    if not out:
+        return None
+    sha, when = out.split()
+    return sha, int(when)
 
 
 # -- get -------------------------------------------------------------------------------------------
 
 
 def read(store: Any, key: str, at: str | None = None) -> Version:
-    """`Store.read(key, at)`, answered from the index when it can be."""
+    """The record as of HEAD (or `at`), its version's sha and time, and its state.
+
+    An archived incident or task comes back with state `archived`. A retracted knowledge key is
+    NotFound, with details saying when and why, and which `--at` shows its last version."""
     check_key(key)
-    return answer(store, lambda f: _read(f, key, at), lambda s: s.read(key, at=at))
+    return _from_index(store, lambda f: _read_or_origin(f, key, at))
+
+
+def _read_or_origin(f, key: str, at: str | None) -> Version:
+    try:
+        return _read(f, key, at)
+    except Unanswerable:
+        return _read_by_origin(f, key, at)
 
 
 def _key_row(conn, key: str):
@@ -174,11 +159,7 @@ def _read(f, key: str, at: str | None) -> Version:
         deleted = state != "active"
         return _version(f, key, at, vsha, vtime, vblob, ended_sha if deleted else None,
                         ended_at if deleted else None, None)
-    if at.startswith("-"):
-        raise Unanswerable("the walk words this error")
-    ok, rev = _git_ok(f.store_path, "rev-parse", "--verify", "-q", f"{at}^{{commit}}")
-    if not ok:
-        raise Unanswerable("the walk resolves or words the error")
+    rev = _resolve(f.store_path, at)
     row = f.conn.execute("SELECT seq FROM commits WHERE sha = ?", (rev,)).fetchone()
     if row is None:
         raise Unanswerable("revision not on the indexed history")
@@ -197,6 +178,55 @@ def _read(f, key: str, at: str | None) -> Version:
                     (rev, current))
 
 
+def _resolve(store_path: Path, at: str) -> str:
+    """The commit sha `at` names (sha, short sha, HEAD~2, tag, branch); NotFound when none."""
+    if not at or at.startswith("-") or "\n" in at:
+        raise NotFound(f"unknown revision '{at}'")
+    ok, rev = _git_ok(store_path, "rev-parse", "--verify", "-q", "--end-of-options", f"{at}^{{commit}}")
+    if not ok or not rev:
+        raise NotFound(f"unknown revision '{at}'")
+    return rev
+
+
+def _read_by_origin(f, key: str, at: str | None) -> Version:
+    """A read where a merge or an off-line revision is involved: the commits come from `_origin`."""
+    path = path_of_key(key)
+    rev = _resolve(f.store_path, at) if at is not None else (f.head or "")
+    if not rev:
+        raise NotFound(f"no record '{key}'")
+    version = _version_by_origin(f, key, path, rev, at)
+    if at is not None:
+        try:
+            current = _version_by_origin(f, key, path, f.head, None) if f.head else None
+        except NotFound:
+            current = None
+        version.is_head = current is not None and current.sha == version.sha
+    return version
+
+
+def _version_by_origin(f, key: str, path: str, rev: str, at: str | None) -> Version:
+    blob = _blob_id(cat_file(f.store_path, [f"{rev}:{path}"])[0])
+    origin = _origin(f.store_path, rev, path)
+    if blob is not None:
+        assert origin is not None
+        data = cat_file(f.store_path, [blob])[0]
+        return Version(parse(data[2], path=path), origin[0], rfc3339(origin[1]), "active")
+    if origin is None:
+        raise NotFound(f"no record '{key}'" + (f" at {at}" if at else ""))
+    end_sha, end_time = origin
+    last = _origin(f.store_path, f"{end_sha}^1", path)
+    objs = cat_file(f.store_path, [f"{end_sha}^1:{path}", end_sha])
+    if last is None or objs[0] is None or objs[0][1] != "blob":
+        raise StoreError(f"cannot read the version of {path} before {end_sha}")
+    reason = parse_trailers(_commit(objs[1]).message).get("Kyb-Reason")
+    version = Version(parse(objs[0][2], path=path), last[0], rfc3339(last[1]), retraction_of(key),
+                      ended_sha=end_sha, ended_at=rfc3339(end_time), reason=reason)
+    if version.state == "retracted":
+        end_short, origin_short = _short_ids(f.store_path, end_sha, last[0])
+        raise retracted_error(key, version, end_short, origin_short, at)
+    return version
+
+
 def _version(f, key: str, at: str | None, vsha: str, vtime: int, vblob: str, ended_sha: str | None,
              ended_at: int | None, at_check) -> Version:
     """The Version the walk would build; `at_check` = (REV sha, keys row) for `--at` reads."""
@@ -212,7 +242,7 @@ def _version(f, key: str, at: str | None, vsha: str, vtime: int, vblob: str, end
     if any(len(c.parents) > 1 for c in commits):
         raise Unanswerable("a merge wrote this version or removal: the walk follows its parents")
     if objs[1] is None or objs[1][1] != "blob":
-        raise Unanswerable("version blob missing")
+        raise StoreError(f"the index names a version of {path} that Git does not hold; run `kyb reindex`")
     record = parse(objs[1][2], path=path)
     is_head = True
     if at_check is not None:
@@ -250,7 +280,7 @@ def _short_ids(store_path: Path, *shas: str) -> list[str]:
 def history(store: Any, key: str) -> list[HistoryRow]:
     """`Store.history(key)` from the index's events: same rows on linear history (see _history)."""
     check_key(key)
-    return answer(store, lambda f: _history(f, key), lambda s: s.history(key))
+    return _from_index(store, lambda f: _history(f, key))
 
 
 def _history(f, key: str) -> list[HistoryRow]:
@@ -269,16 +299,12 @@ def _history(f, key: str) -> list[HistoryRow]:
         "WHERE e.key = ? ORDER BY e.seq DESC, e.id DESC", (key,)).fetchall()
     if not events:
         raise NotFound(f"no history for '{key}'")
-    specs = []
-    for sha, _when, _blob in events:
-        specs += [sha, f"{sha}^1:{path}", f"{sha}^2:{path}"]
-    objs = cat_file(f.store_path, specs)
+    commits = [_commit(obj) for obj in cat_file(f.store_path, [sha for sha, _when, _blob in events])]
+    specs = [f"{sha}^{n + 1}:{path}" for (sha, _w, _b), c in zip(events, commits) for n in range(len(c.parents))]
+    parent_objs = iter(cat_file(f.store_path, specs))
     rows: list[HistoryRow] = []
-    for i, (sha, when, blob) in enumerate(events):
-        commit = _commit(objs[3 * i])
-        if len(commit.parents) > 2:
-            raise Unanswerable("octopus merge")
-        change = change_of(blob, [_blob_id(objs[3 * i + 1 + n]) for n in range(len(commit.parents))])
+    for (sha, when, blob), commit in zip(events, commits):
+        change = change_of(blob, [_blob_id(next(parent_objs)) for _ in commit.parents])
         if change is None:
             continue
         rows.append(history_row(sha, when, change, commit.message, commit.author))
@@ -292,7 +318,7 @@ def _history(f, key: str) -> list[HistoryRow]:
 
 def tags(store: Any) -> list[dict[str, Any]]:
     """`Store.tags()`: tags of live records (state active at HEAD) with counts, most used first."""
-    return answer(store, _tags, lambda s: s.tags())
+    return _from_index(store, _tags)
 
 
 def _tags(f) -> list[dict[str, Any]]:
@@ -306,16 +332,14 @@ def _tags(f) -> list[dict[str, Any]]:
 _FIELDS = frozenset(record_field_names())
 
 
-def catalog(store: Any, kind: str, walk: Callable[[Any], T]) -> T:
-    """`catalog.walk(store, kind)`: every key of `kind` with its latest version, from `keys`."""
+def catalog(store: Any, kind: str) -> list[CatalogEntry]:
+    """Every key of `kind` ever committed with its latest readable version, from `keys`."""
     if kind not in KIND_DIRS:
         raise ValueError(kind)
-    return answer(store, lambda f: _catalog(f, kind), walk)
+    return _from_index(store, lambda f: _catalog(f, kind))
 
 
-def _catalog(f, kind: str):
-    from kyb_cli.core.catalog import Entry
-
+def _catalog(f, kind: str) -> list[CatalogEntry]:
     top = f.conn.execute("SELECT coalesce(max(seq), 0) FROM commits").fetchone()[0]
     out = []
     for key, state, ended_sha, ended_at, vsha, vtime, doc, seq in f.conn.execute(
@@ -323,12 +347,30 @@ def _catalog(f, kind: str):
             "FROM keys k JOIN versions v ON v.id = k.version_id JOIN commits c ON c.sha = v.sha "
             "WHERE k.kind = ?", (kind,)):
         data = json.loads(doc)
-        if str(data.get("title", "")).startswith(f"{key} (unreadable: "):
-            raise Unanswerable("an unreadable version: the walk lists the newest readable one")
+        if _unreadable(key, data):  # list the newest version that parsed, as a listing always has
+            row = _newest_readable(f.conn, key)
+            if row is None:
+                continue
+            vsha, vtime, data, seq = row
         record = Record(**{k: v for k, v in data.items() if k in _FIELDS})
-        entry = Entry(record, vsha, rfc3339(vtime), top - seq)
+        entry = CatalogEntry(record, vsha, rfc3339(vtime), top - seq)
         if state != "active":
             entry.archived = True
             entry.archived_sha, entry.archived_at = ended_sha, rfc3339(ended_at)
         out.append(entry)
     return out
+
+
+def _unreadable(key: str, data: dict) -> bool:
+    """The index keeps a placeholder for a version that did not parse (index/build.py)."""
+    return str(data.get("title", "")).startswith(f"{key} (unreadable: ")
+
+
+def _newest_readable(conn, key: str):
+    for vsha, vtime, doc, seq in conn.execute(
+            "SELECT v.sha, v.committed_at, v.doc, c.seq FROM versions v JOIN commits c ON c.sha = v.sha "
+            "WHERE v.key = ? ORDER BY c.seq DESC, v.id DESC", (key,)):
+        data = json.loads(doc)
+        if not _unreadable(key, data):
+            return vsha, vtime, data, seq
+    return None

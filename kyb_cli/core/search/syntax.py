@@ -187,7 +187,7 @@ def _unique(items: list[str]) -> list[str]:
 
 def query_plan(text: str) -> tuple[Parsed, Plan]:
     """Parse `text` and build its MATCH strings with the index's own token rules (tokens.py)."""
-    from kyb_cli.core.index.tokens import _CYRILLIC, is_function_word, russian_stem
+    from kyb_cli.core.search.tokens import _CYRILLIC, is_function_word, russian_stem
 
     def stem(token: str) -> str | None:
         return russian_stem(token) if _CYRILLIC.match(token) else None

@@ -1,0 +1,40 @@
+"""kyb's Python API, the porcelain: the only entry into `kyb_cli.core` for every door (CLI, MCP, HTTP).
+
+    from kyb_cli import api
+
+    store = api.open_store()                        # the default store is created on first use
+    api.add_knowledge(store, key="port", title="Port", body="9090", tags=[], refs=[],
+                      attribution=api.attribution("script"))
+    path, reply = api.query(None, "port")            # the same pipeline `kyb query` runs
+    api.read(path, "port").to_json()
+
+Functions are grouped by area (records, work, search, sync, tools, store) and re-exported here.
+Each imports core inside its body, so `import kyb_cli.api` stays light (the `kyb query` hot path
+loads no pygit2, numpy, onnxruntime, rich or platformdirs). The error classes come with it: every
+failure is a KybError with an exit code (docs/ARCHITECTURE.md, "Output contract").
+"""
+
+from kyb_cli.api.records import (
+    add_knowledge, history, is_date, is_store, read, retract_knowledge, split_list, tags,
+)
+from kyb_cli.api.search import (
+    context, context_hook_json, context_unavailable, embed_all, index_status, query, rebuild_index,
+    render_context, semantic_off_message,
+)
+from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_store, store_path
+from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
+from kyb_cli.api.tools import (
+    apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_rows, found_agents,
+    known_agents, model_import, model_pull, model_status, plan_install, plan_uninstall,
+)
+from kyb_cli.api.work import (
+    check_close_status, close_task, dated_tasks, deadlines, deadlines_block, deadlines_switched_off, describe,
+    due_before_arg, failing, incident_template, keep, list_incidents, list_tasks, parse_affected,
+    remind_days_arg, resolve_incident, transition_task, write_incident, write_task,
+)
+from kyb_cli.core.errors import (  # noqa: F401 - re-exported: the doors catch these
+    EXIT_CODES, KybError, LockTimeout, NotFound, Rejected, RemoteError, StoreError, UsageError,
+)
+
+__all__ = [name for name in dir() if not name.startswith("_") and name not in ("records", "search", "store",
+                                                                              "sync", "tools", "work")]

@@ -1,0 +1,17 @@
+"""The one place a write's aftermath happens: a background sync when `sync.auto` is on."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+
+@contextmanager
+def writes(store) -> Iterator[None]:
+    """Around a write: when HEAD moved, start the optional background sync (never blocks, never raises)."""
+    before = store.head_sha()
+    yield
+    if store.head_sha() != before:
+        from kyb_cli.core.sync.background import after_write
+
+        after_write(store)

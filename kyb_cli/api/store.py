@@ -1,0 +1,60 @@
+"""Which store a call works on, opening it, and THE "create the default store on first use" rule."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+
+def locate(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None = None):
+    """`--store PATH` > `KYB_STORE` > the nearest `.kyb.toml` > the default store (a StoreLocation)."""
+    from kyb_cli.core.config.locate import locate as core_locate
+
+    return core_locate(explicit, cwd=cwd)
+
+
+def _ensure_default(location) -> None:
+    """The default store is created on first use; any other missing store is an error of its reader."""
+    if location.is_default and not (location.path / ".git").exists():
+        from kyb_cli.core.canon.repo import open_store as core_open
+
+        core_open(location.path, create=True)
+
+
+def open_store(explicit: str | os.PathLike[str] | None = None):
+    """The Store this call works on (pygit2); the default store is created on first use."""
+    from kyb_cli.core.canon.repo import Store
+
+    location = locate(explicit)
+    _ensure_default(location)
+    return Store(location.path)
+
+
+def store_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The path of the store this call works on, for readers (no pygit2 unless the default store
+    must be created first)."""
+    location = locate(explicit)
+    _ensure_default(location)
+    return location.path
+
+
+def init_store(path: Path):
+    """`kyb init PATH`: create a store (or open the one there)."""
+    from kyb_cli.core.canon.repo import init_store as core_init
+
+    return core_init(Path(path))
+
+
+def git_dir(store_path: Path) -> Path:
+    """The store's Git directory (StoreError when `store_path` is not a store)."""
+    from kyb_cli.core.canon.headfile import git_dir as core_git_dir
+
+    return core_git_dir(store_path)
+
+
+def attribution(transport: str = "cli", **kwargs: Any):
+    """Who is writing (agent, session, workspace, transport) for the commit trailers."""
+    from kyb_cli.core.canon.attribution import detect
+
+    return detect(transport, **kwargs)

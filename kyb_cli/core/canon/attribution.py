@@ -1,0 +1,155 @@
+"""Who wrote a change: agent, session, workspace and transport, recorded as commit trailers.
+
+`KYB_AGENT` / `KYB_SESSION` / `KYB_WORKSPACE` win. Otherwise kyb walks up the process tree and takes
+the nearest known coding agent (so Claude Code inside an Antigravity terminal is Claude Code), with
+the session id that agent exposes in its environment, or its pid and start time. No agent: `human`.
+The labels are client-supplied: an audit aid, not identity.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+# (label, process names, environment variables that carry the agent's own session id)
+KNOWN_AGENTS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("claude-code", ("claude",), ("CLAUDE_SESSION_ID", "CLAUDE_CODE_SESSION_ID")),
+    ("codex", ("codex",), ("CODEX_SESSION_ID", "CODEX_THREAD_ID")),
+    ("gemini", ("gemini",), ("GEMINI_SESSION_ID",)),
+    ("antigravity", ("antigravity",), ("ANTIGRAVITY_SESSION_ID",)),
+    ("cursor", ("cursor", "cursor-agent"), ("CURSOR_SESSION_ID", "CURSOR_TRACE_ID")),
+    ("aider", ("aider",), ("AIDER_SESSION_ID",)),
+    ("opencode", ("opencode",), ("OPENCODE_SESSION_ID",)),
+    ("goose", ("goose",), ("GOOSE_SESSION_ID",)),
+)
+
+
+@dataclass(frozen=True)
+class Attribution:
+    agent: str
+    session: str
+    workspace: str
+    transport: str
+
+    def trailers(self) -> list[tuple[str, str]]:
+        return [
+            ("Kyb-Agent", self.agent),
+            ("Kyb-Session", self.session),
+            ("Kyb-Workspace", self.workspace),
+            ("Kyb-Transport", self.transport),
+        ]
+
+
+def _one_line(value: str) -> str:
+    return " ".join(value.split())
+
+
+def detect(transport: str = "cli", *, environ: dict[str, str] | None = None) -> Attribution:
+    """Attribution for a write made now by this process."""
+    env = os.environ if environ is None else environ
+    agent = env.get("KYB_AGENT", "").strip()
+    session = env.get("KYB_SESSION", "").strip()
+    found = None if agent else _agent_in_process_tree()
+    if not agent and found is None and not Path("/proc/self").exists():
+        agent = _agent_from_env_markers(env)  # no /proc (macOS): the agents' own markers
+    if not agent:
+        if found is not None:
+            agent, pid = found
+            if not session:
+                session = _session_from_env(agent, env) or _pid_session(pid)
+        else:
+            agent = "human"
+    if not session:
+        session = _session_from_env(agent, env) or ""
+    workspace = env.get("KYB_WORKSPACE", "").strip() or _workspace()
+    return Attribution(_one_line(agent), _one_line(session), _one_line(workspace), transport)
+
+
+# Variables some agents set for the commands they run; used only where /proc cannot be walked,
+# because nested agents inherit each other's variables and the process tree is the better witness.
+ENV_MARKERS: tuple[tuple[str, str], ...] = (
+    ("CLAUDECODE", "claude-code"),
+    ("GEMINI_CLI", "gemini"),
+    ("CURSOR_AGENT", "cursor"),
+)
+
+
+def _agent_from_env_markers(env: os._Environ[str] | dict[str, str]) -> str:
+    for var, label in ENV_MARKERS:
+        if env.get(var):
+            return label
+    return ""
+
+
+def _session_from_env(agent: str, env: os._Environ[str] | dict[str, str]) -> str:
+    for label, _names, variables in KNOWN_AGENTS:
+        if label == agent:
+            for var in variables:
+                if env.get(var):
+                    return env[var]
+    return ""
+
+
+def _pid_session(pid: int) -> str:
+    start = _proc_stat(pid)
+    return f"pid-{pid}-{start[1]}" if start else f"pid-{pid}"
+
+
+def _workspace() -> str:
+    try:
+        cwd = Path.cwd()
+    except OSError:
+        return ""
+    for parent in (cwd, *cwd.parents):
+        if (parent / ".git").exists() or (parent / ".kyb.toml").exists():
+            return str(parent)
+    return str(cwd)
+
+
+def _proc_stat(pid: int) -> tuple[int, str] | None:
+    """(parent pid, start time) of a process from /proc; None where /proc is not there."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    rest = raw[raw.rfind(")") + 2:].split()
+    try:
+        return int(rest[1]), rest[19]
+    except (IndexError, ValueError):
+        return None
+
+
+def _process_names(pid: int) -> list[str]:
+    names: list[str] = []
+    try:
+        names.append(Path(f"/proc/{pid}/comm").read_text().strip().lower())
+    except OSError:
+        pass
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        for arg in argv[:2]:
+            if arg:
+                names.append(os.path.basename(arg.decode(errors="replace")).lower())
+    except OSError:
+        pass
+    return names
+
+
+def _agent_in_process_tree(max_depth: int = 40) -> tuple[str, int] | None:
+    """The nearest ancestor process that is a known coding agent, as (label, pid)."""
+    pid = os.getppid()
+    for _ in range(max_depth):
+        if pid <= 1:
+            return None
+        names = _process_names(pid)
+        for label, process_names, _vars in KNOWN_AGENTS:
+            for name in names:
+                stem = name.removesuffix(".js").removesuffix(".exe")
+                if stem in process_names or any(stem.startswith(p + "-") for p in process_names):
+                    return label, pid
+        stat = _proc_stat(pid)
+        if stat is None:
+            return None
+        pid = stat[0]
+    return None

@@ -1,0 +1,76 @@
+"""Read a store's HEAD from the files under `.git/` without importing pygit2.
+
+The query path only needs to know whether HEAD moved since the index was built; importing pygit2
+costs 70-110 ms, more than the whole query. Anything unusual (reftable, odd refs) returns None and
+the caller falls back to pygit2, so this is an optimisation, never the authority.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kyb_cli.core.errors import StoreError
+
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+def git_dir(store_path: Path) -> Path:
+    """The store's Git directory (`.git/`, or where a `.git` file's `gitdir:` points)."""
+    dot = Path(store_path) / ".git"
+    if dot.is_dir():
+        return dot
+    if dot.is_file():
+        try:
+            text = dot.read_text(encoding="utf-8").strip()
+        except OSError:
+            text = ""
+        if text.startswith("gitdir:"):
+            target = Path(text[len("gitdir:"):].strip())
+            return target if target.is_absolute() else (dot.parent / target)
+    if not Path(store_path).exists():
+        raise StoreError(f"no store at {store_path} — create one with `kyb init {store_path}`")
+    raise StoreError(f"{store_path} is not a kyb store (no Git repository) — create one with `kyb init {store_path}`")
+
+
+def _read_ref(gdir: Path, ref: str) -> str | None:
+    try:
+        text = (gdir / ref).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        text = None
+    if text is not None:
+        return text if _SHA.match(text) else None
+    # A worktree keeps branch refs in the common dir.
+    common = gdir
+    try:
+        common_rel = (gdir / "commondir").read_text().strip()
+        common = (gdir / common_rel) if not Path(common_rel).is_absolute() else Path(common_rel)
+        text = (common / ref).read_text(encoding="ascii").strip()
+        if _SHA.match(text):
+            return text
+    except (OSError, UnicodeDecodeError):
+        pass
+    try:
+        packed = (common / "packed-refs").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in packed.splitlines():
+        if line.endswith(" " + ref):
+            sha = line.split(" ", 1)[0]
+            return sha if _SHA.match(sha) else None
+    return None
+
+
+def head_sha(gdir: Path) -> str | None:
+    """HEAD's commit sha, or None when it cannot be told from the files (unborn, unusual layout)."""
+    try:
+        text = (gdir / "HEAD").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if _SHA.match(text):
+        return text
+    if text.startswith("ref:"):
+        ref = text[4:].strip()
+        if ref.startswith("refs/") and ".." not in ref:
+            return _read_ref(gdir, ref)
+    return None

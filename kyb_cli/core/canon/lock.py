@@ -1,0 +1,85 @@
+"""THE flock helper: the store's writer lock (bounded wait) and non-blocking tries (background sync).
+
+`flock` on a file inside `.git/kyb/` serializes writers across processes (agents in parallel). A
+process that dies holding it releases it with its file descriptors, so a lock is never left stale.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from kyb_cli.core.errors import LockTimeout
+
+DEFAULT_TIMEOUT = 10.0
+
+
+def lock_timeout() -> float:
+    """`KYB_LOCK_TIMEOUT` seconds, else 10 (a bad value is a usage error, see core/settings.py)."""
+    from kyb_cli.core.settings import env_float
+
+    return env_float("KYB_LOCK_TIMEOUT", DEFAULT_TIMEOUT)
+
+
+def try_lock(path: Path) -> int | None:
+    """The fd holding an exclusive lock on `path` now, or None when someone else holds it (no wait).
+
+    The caller closes the fd to release it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno not in (errno.EAGAIN, errno.EACCES):
+            raise
+        return None
+
+
+@contextmanager
+def exclusive(path: Path, timeout: float | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on `path`, waiting at most `timeout` seconds, else LockTimeout."""
+    timeout = lock_timeout() if timeout is None else timeout
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    holder = _holder(fd)
+                    raise LockTimeout(
+                        f"the store is locked by another writer{holder} for more than {timeout:g} s; "
+                        "nothing was written — try again, or raise KYB_LOCK_TIMEOUT",
+                        path=str(path),
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _holder(fd: int) -> str:
+    try:
+        pid = os.pread(fd, 32, 0).decode().strip()
+    except OSError:
+        return ""
+    return f" (pid {pid})" if pid.isdigit() else ""

@@ -1,0 +1,61 @@
+"""Which store a command works on.
+
+`--store PATH` > `KYB_STORE` > the nearest `.kyb.toml` walking up from the working directory
+(`store = "path"`, relative to that file) > the default store in the user data directory.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from kyb_cli.core.errors import StoreError
+
+WORKSPACE_FILE = ".kyb.toml"
+
+
+@dataclass(frozen=True)
+class StoreLocation:
+    path: Path
+    source: str  # "--store", "KYB_STORE", ".kyb.toml:<file>", "default"
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == "default"
+
+
+def find_workspace_file(start: Path) -> Path | None:
+    for directory in (start, *start.parents):
+        candidate = directory / WORKSPACE_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def locate(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None = None) -> StoreLocation:
+    if explicit:
+        return StoreLocation(Path(explicit).expanduser().absolute(), "--store")
+    env = os.environ.get("KYB_STORE")
+    if env:
+        return StoreLocation(Path(env).expanduser().absolute(), "KYB_STORE")
+    try:
+        start = (cwd or Path.cwd()).absolute()
+    except OSError:
+        start = None
+    if start is not None:
+        workspace = find_workspace_file(start)
+        if workspace is not None:
+            try:
+                data = tomllib.loads(workspace.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise StoreError(f"{workspace}: cannot read it as TOML ({exc})") from None
+            store = data.get("store")
+            if not isinstance(store, str) or not store.strip():
+                raise StoreError(f"{workspace}: needs a line like store = \"path/to/store\"")
+            path = (workspace.parent / Path(store).expanduser()).absolute()
+            return StoreLocation(path, f".kyb.toml:{workspace}")
+    from kyb_cli.core.config.dirs import default_store_path
+
+    return StoreLocation(default_store_path(), "default")

@@ -1,0 +1,1 @@
+"""The record kinds: knowledge, incidents, tasks, their lifecycle, deadlines and listings."""

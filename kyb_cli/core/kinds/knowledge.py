@@ -1,0 +1,58 @@
+"""Knowledge records: add (an upsert under a stable key) and retract (this was wrong)."""
+
+from __future__ import annotations
+
+from kyb_cli.core.canon.attribution import Attribution
+from kyb_cli.core.records.model import Record, RecordFormatError
+from kyb_cli.core.canon.repo import Store
+from kyb_cli.core.canon.transaction import WriteResult
+from kyb_cli.core.errors import NotFound
+from kyb_cli.core.records.validate import check_key_for_kind
+
+
+def split_list(value: str | None) -> list[str]:
+    """`a, b,,c` -> ["a", "b", "c"]: comma lists as the CLI takes them."""
+    if not value:
+        return []
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[str], refs: list[str],
+                  attribution: Attribution) -> WriteResult:
+    """Write knowledge under `key`: a new version when anything changed, no commit when nothing did.
+
+    Knowledge is a full replace of title, body, tags and refs. Front matter keys kyb does not know
+    (added by hand) are carried over from the current version, so a person's additions survive.
+    """
+    check_key_for_kind(key, "knowledge")
+    record = Record(key=key, title=title, body=body, tags=tags, refs=refs)
+    with store.writing(attribution) as tx:
+        try:
+            current = tx.current(key)
+        except RecordFormatError:  # a broken file may be repaired by writing it anew
+            current = None
+        if current is not None and current.extra:
+            record.extra = dict(current.extra)
+        return tx.put(record)
+
+
+def retract_knowledge(store: Store, key: str, reason: str, attribution: Attribution) -> WriteResult:
+    """Knowledge that was wrong leaves the tree in a commit recording why; its versions stay in history."""
+    with store.writing(attribution) as tx:
+        try:
+            return tx.retract(key, reason)
+        except NotFound:
+            raise _gone(store, key) from None
+
+
+def _gone(store: Store, key: str) -> NotFound:
+    """Why `key` cannot be retracted: it never existed, or it is already retracted (from the index)."""
+    from kyb_cli.core.index.reads import read
+
+    try:
+        read(store.path, key)
+    except NotFound as exc:
+        if exc.details.get("state") == "retracted":
+            return NotFound(f"'{key}' is already retracted")
+        return NotFound(f"no record '{key}'")
+    return NotFound(f"'{key}' is already archived")

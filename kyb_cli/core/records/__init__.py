@@ -1,0 +1,1 @@
+"""Record shapes: the Record model, the key <-> path <-> kind authority, write rules, versions."""

@@ -1,0 +1,286 @@
+"""One record = one Markdown file with TOML front matter between `+++` lines.
+
+    +++
+    key = "checkout-write-path"
+    title = "Checkout write path"
+    tags = ["infra", "checkout"]
+    +++
+
+    Checkout writes go through svc-checkout on node-3, port 9090.
+
+The kind follows from the key prefix (`inc-` incident, `task-` task, anything else knowledge) and so
+does the path (`incidents/`, `tasks/`, `knowledge/`). There is no `updated_at`: write time is the
+commit time Git already keeps. Empty fields are not written, so files stay short enough to edit by hand.
+Front matter keys kyb does not know are kept as they are (`extra`) so a hand-added field survives.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from kyb_cli.core.errors import StoreError
+from kyb_cli.core.records.keys import kind_of_key, path_of_key
+
+# Front matter order: identity, kind fields, deadline fields, then tags and refs.
+# Each entry: name -> type tag ("str", "list", "affected", "bool", "int").
+FIELD_TYPES: dict[str, str] = {
+    "key": "str",
+    "title": "str",
+    "service": "str",
+    "hosts": "list",
+    "severity": "str",
+    "status": "str",
+    "priority": "str",
+    "blocked_reason": "str",
+    "assignee": "str",
+    "parent_task": "str",
+    "knowledge": "list",
+    "resolution": "str",
+    "detection": "str",
+    "affected": "affected",
+    "started_at": "str",
+    "detected_at": "str",
+    "mitigated_at": "str",
+    "resolved_at": "str",
+    "due": "str",
+    "hard": "bool",
+    "remind_days": "int",
+    "expected": "str",
+    "waits_on": "str",
+    "tags": "list",
+    "refs": "list",
+}
+
+INCIDENT_FIELDS = (
+    "service", "hosts", "severity", "status", "knowledge", "resolution", "detection", "affected",
+    "started_at", "detected_at", "mitigated_at", "resolved_at",
+)
+TASK_FIELDS = (
+    "status", "priority", "blocked_reason", "assignee", "parent_task", "knowledge", "resolution",
+    "resolved_at", "due", "hard", "remind_days", "expected", "waits_on",
+)
+KIND_FIELDS = {"knowledge": (), "incident": INCIDENT_FIELDS, "task": TASK_FIELDS}
+
+_CLOSE_RE = re.compile(r"^\+\+\+[ \t]*\r?$", re.MULTILINE)
+
+
+def normalize_body(body: str) -> str:
+    """Bodies are stored without leading blank lines or trailing whitespace (as the original did)."""
+    return body.lstrip("\r\n").rstrip()
+
+
+@dataclass
+class Record:
+    """A record as kyb reads and writes it; `kind` is derived from the key, never stored."""
+
+    key: str
+    title: str
+    body: str = ""
+    service: str = ""
+    hosts: list[str] = field(default_factory=list)
+    severity: str = ""
+    status: str = ""
+    priority: str = ""
+    blocked_reason: str = ""
+    assignee: str = ""
+    parent_task: str = ""
+    knowledge: list[str] = field(default_factory=list)
+    resolution: str = ""
+    detection: str = ""
+    affected: list[dict[str, str]] = field(default_factory=list)
+    started_at: str = ""
+    detected_at: str = ""
+    mitigated_at: str = ""
+    resolved_at: str = ""
+    due: str = ""
+    hard: bool = False
+    remind_days: int | None = None
+    expected: str = ""
+    waits_on: str = ""
+    tags: list[str] = field(default_factory=list)
+    refs: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return kind_of_key(self.key)
+
+    @property
+    def path(self) -> str:
+        return path_of_key(self.key)
+
+    def copy(self, **changes: Any) -> "Record":
+        return replace(self, **changes)
+
+    # -- serialisation -------------------------------------------------------------------------
+
+    def front_matter(self) -> dict[str, Any]:
+        """The fields that are written, in order, empty ones left out."""
+        out: dict[str, Any] = {}
+        for name in FIELD_TYPES:
+            value = getattr(self, name)
+            if name in ("key", "title"):
+                out[name] = value
+            elif value in ("", [], None, False):
+                continue
+            else:
+                out[name] = value
+        for name, value in self.extra.items():
+            if name not in out:
+                out[name] = value
+        return out
+
+    def to_markdown(self) -> str:
+        """The file text: `+++`, TOML, `+++`, a blank line and the body."""
+        toml_text = dump_toml(self.front_matter())
+        body = normalize_body(self.body)
+        return "+++\n" + toml_text + "+++\n" + ("\n" + body + "\n" if body else "")
+
+    def same_content(self, other: "Record") -> bool:
+        """True when writing `other` over `self` would change nothing that is stored."""
+        return self.to_markdown() == other.to_markdown()
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON for replies: key, title, kind, its kind's fields, tags, refs, body."""
+        out: dict[str, Any] = {"key": self.key, "title": self.title, "kind": self.kind}
+        for name in KIND_FIELDS[self.kind]:
+            value = getattr(self, name)
+            if name == "remind_days" and value is None:
+                continue
+            out[name] = value
+        out["tags"] = list(self.tags)
+        out["refs"] = list(self.refs)
+        if self.extra:
+            out["extra"] = dict(self.extra)
+        out["body"] = self.body
+        return out
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+INLINE_WIDTH = 100
+
+
+def dump_toml(data: dict[str, Any]) -> str:
+    """TOML for front matter, in `data`'s order, easy to edit by hand.
+
+    Lists of strings that fit in one line are written inline (`tags = ["infra", "checkout"]`) rather
+    than one item per line; tables (hand-added `[sections]`) come last, as TOML requires.
+    Strings are always quoted and escaped on one line, so no front matter line can read as `+++`.
+    """
+    import tomli_w  # only writers pay for it
+
+    lines: list[str] = []
+    tables: dict[str, Any] = {}
+    for name, value in data.items():
+        if isinstance(value, dict):
+            tables[name] = value
+            continue
+        if (isinstance(value, list) and all(isinstance(v, str) for v in value)
+                and _BARE_KEY.fullmatch(name)):
+            inline = f"{name} = [" + ", ".join(tomli_w.dumps({"v": v})[4:].rstrip("\n") for v in value) + "]"
+            if len(inline) <= INLINE_WIDTH:
+                lines.append(inline + "\n")
+                continue
+        lines.append(tomli_w.dumps({name: value}))
+    text = "".join(lines)
+    if tables:
+        text += ("\n" if text else "") + tomli_w.dumps(tables)
+    return text
+
+
+class RecordFormatError(StoreError):
+    """A file that is not a readable record (bad front matter, wrong types)."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
+        where = f"{path}:{line}: " if path and line else (f"{path}: " if path else "")
+        super().__init__(where + message, path=path, line=line)
+        self.path = path
+        self.line = line
+        self.reason = message
+
+
+def parse(text: str | bytes, *, path: str | None = None) -> Record:
+    """Read a record file; raises RecordFormatError with a line number where it can."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RecordFormatError(f"not UTF-8 ({exc.reason})", path=path, line=1) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    first_nl = text.find("\n")
+    first = text if first_nl < 0 else text[:first_nl]
+    if first.rstrip("\r").rstrip() != "+++":
+        raise RecordFormatError("missing front matter (file must start with +++)", path=path, line=1)
+    start = first_nl + 1
+    close = _CLOSE_RE.search(text, start)
+    if close is None:
+        raise RecordFormatError("unclosed front matter (+++)", path=path, line=1)
+    toml_text = text[start:close.start()]
+    try:
+        data = tomllib.loads(toml_text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise RecordFormatError(
+            f"broken TOML in front matter: {exc.msg if hasattr(exc, 'msg') else exc}",
+            path=path, line=(line + 1) if line else 2,
+        ) from None
+    rest = text[close.end():]
+    if rest.startswith("\n"):
+        rest = rest[1:]
+    record = from_front_matter(data, normalize_body(rest), path=path)
+    return record
+
+
+def from_front_matter(data: dict[str, Any], body: str, *, path: str | None = None) -> Record:
+    """Build a Record from parsed TOML, checking each known field's type."""
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for name, value in data.items():
+        kind = FIELD_TYPES.get(name)
+        if kind is None:
+            extra[name] = value
+            continue
+        values[name] = _check_type(name, kind, value, path)
+    for required in ("key", "title"):
+        if required not in values:
+            raise RecordFormatError(f"front matter has no '{required}'", path=path, line=2)
+    return Record(body=body, extra=extra, **values)
+
+
+def _check_type(name: str, kind: str, value: Any, path: str | None) -> Any:
+    def bad(expected: str) -> RecordFormatError:
+        return RecordFormatError(f"'{name}' must be {expected}, got {type(value).__name__}", path=path)
+
+    if kind == "str":
+        if not isinstance(value, str):
+            # TOML dates are friendly to type by hand; keep them as their ISO text.
+            if hasattr(value, "isoformat") and name in ("due", "expected", "started_at", "detected_at",
+                                                          "mitigated_at", "resolved_at"):
+                return value.isoformat()
+            raise bad("a string")
+        return value
+    if kind == "list":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad("a list of strings")
+        return list(value)
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise bad("true or false")
+        return value
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad("a whole number")
+        return value
+    if kind == "affected":
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise bad("a list of {scope, from, to} tables")
+        return [{str(k): str(v) for k, v in item.items()} for item in value]
+    raise AssertionError(kind)
+
+
+def record_field_names() -> tuple[str, ...]:
+    return tuple(f.name for f in fields(Record))

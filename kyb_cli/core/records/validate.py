@@ -1,0 +1,235 @@
+"""The rules every write passes before anything is written (the original's `Entry::validate`).
+
+Checks run in a fixed order and the first failure wins; each raises `Rejected` (exit 3) with the
+original's message text, so agents that learnt those messages keep understanding them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kyb_cli.core.errors import Rejected
+from kyb_cli.core.records.model import Record
+
+KEY_MAX = 100
+ASSIGNEE_MAX = 80
+BODY_MAX_BYTES = 1024 * 1024  # 1 MiB: a record is a note, not a log dump
+
+KEY_MESSAGE = "key must be a slug: [a-z0-9-], no leading/trailing dash, ≤100 chars"
+
+SEVERITIES = ("low", "medium", "high", "critical")
+PRIORITIES = ("low", "medium", "high", "critical")
+INCIDENT_STATUSES = ("open", "mitigated", "resolved")
+TASK_STATUSES = ("open", "in_progress", "blocked", "done", "dropped")
+TASK_LIVE = ("open", "in_progress", "blocked")
+TASK_TERMINAL = ("done", "dropped")
+
+SECRET_PATTERNS = [
+    re.compile(p)
+    for p in (
+        r"ghp_[A-Za-z0-9]{20,}",
+        r"github_pat_[A-Za-z0-9_]{20,}",
+        r"xox[baprs]-[A-Za-z0-9-]{10,}",
+        r"\bsk-[A-Za-z0-9_-]{24,}",
+        r"AKIA[0-9A-Z]{16}",
+        r"-----BEGIN [A-Z ]*PRIVATE KEY",
+        r"(?i)(password|passwd|пароль)\s*[:=]\s*[^\s\"']{6,}",
+    )
+]
+
+_KEY_RE = re.compile(r"[a-z0-9-]+")
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+MAX_REMIND_DAYS = 366
+
+
+def is_valid_key(key: str) -> bool:
+    return (
+        0 < len(key.encode()) <= KEY_MAX
+        and _KEY_RE.fullmatch(key) is not None
+        and not key.startswith("-")
+        and not key.endswith("-")
+    )
+
+
+def check_key(key: str) -> None:
+    """Raise Rejected unless `key` is a valid slug (also guards paths against traversal)."""
+    if not is_valid_key(key):
+        raise Rejected(KEY_MESSAGE)
+
+
+KIND_PREFIX_MESSAGES = {
+    "incident": "incident keys must start with 'inc-' (e.g. inc-2026-07-22-orders-api-oom)",
+    "task": "task keys must start with 'task-' (e.g. task-raise-log-retention)",
+}
+
+
+def check_key_for_kind(key: str, kind: str) -> None:
+    """The key is a slug and its prefix matches `kind`, both ways: `inc-`/`task-` are reserved for
+    incidents and tasks, and incidents and tasks must use them (the original's VAL-3 messages)."""
+    check_key(key)
+    if kind == "knowledge":
+        if key.startswith("inc-"):
+            raise Rejected("keys starting with 'inc-' are reserved for incident reports")
+        if key.startswith("task-"):
+            raise Rejected("keys starting with 'task-' are reserved for tasks")
+    elif kind in KIND_PREFIX_MESSAGES:
+        if not key.startswith("inc-" if kind == "incident" else "task-"):
+            raise Rejected(KIND_PREFIX_MESSAGES[kind])
+    else:
+        raise Rejected(f"kind must be 'knowledge', 'incident' or 'task', got '{kind}'")
+
+
+def find_secret(text: str) -> str | None:
+    """The first 20 characters of the first secret-looking match, or None."""
+    for pattern in SECRET_PATTERNS:
+        m = pattern.search(text)
+        if m:
+            return m.group(0)[:20]
+    return None
+
+
+def _no_secret(field_name: str, text: str, advice: str = "store secrets as pointers in refs") -> None:
+    hit = find_secret(text)
+    if hit is not None:
+        raise Rejected(f"{field_name} looks like a secret ({hit}…) — {advice}")
+
+
+def validate(record: Record) -> None:
+    """Every rule a record must pass to be written; raises Rejected on the first failure."""
+    check_key(record.key)
+    kind = record.kind
+    if not record.title.strip():
+        raise Rejected("title is empty")
+    body_bytes = len(record.body.encode("utf-8"))
+    if body_bytes > BODY_MAX_BYTES:
+        raise Rejected(
+            f"body is {body_bytes:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB) — "
+            "keep records small and put a pointer to large logs in refs"
+        )
+    _no_secret("body", record.body)
+    for ref in record.refs:
+        hit = find_secret(ref)
+        if hit is not None:
+            raise Rejected(f"refs look like a secret ({hit}…) — refs are pointers, not the secrets")
+
+    if kind != "task":
+        if record.priority:
+            raise Rejected(f"priority is a task-only field (got '{record.priority}' on kind '{kind}')")
+        for name in ("blocked_reason", "assignee", "parent_task"):
+            if getattr(record, name):
+                raise Rejected(f"{name} is a task-only field (kind '{kind}')")
+        for name in ("due", "expected", "waits_on"):
+            if getattr(record, name):
+                raise Rejected(f"{name} is a task-only field (kind '{kind}')")
+        if record.hard or record.remind_days is not None:
+            raise Rejected(f"{'hard' if record.hard else 'remind_days'} is a task-only field (kind '{kind}')")
+
+    if kind == "knowledge":
+        if record.key.startswith("inc-"):  # unreachable through kind_of_key, kept for clarity
+            raise Rejected("keys starting with 'inc-' are reserved for incident reports")
+        for name in ("service", "severity", "status", "resolution", "detection", "started_at",
+                     "detected_at", "mitigated_at", "resolved_at"):
+            if getattr(record, name):
+                raise Rejected(f"{name} belongs to incidents and tasks, not knowledge")
+        for name in ("hosts", "knowledge", "affected"):
+            if getattr(record, name):
+                raise Rejected(f"{name} belongs to incidents and tasks, not knowledge")
+        return
+
+    if kind == "incident":
+        _validate_incident(record)
+    else:
+        _validate_task(record)
+
+
+def _validate_knowledge_links(record: Record) -> None:
+    for link in record.knowledge:
+        if not is_valid_key(link):
+            raise Rejected(f"knowledge link '{link}' is not a valid key slug")
+
+
+def _validate_incident(record: Record) -> None:
+    if not record.service.strip():
+        raise Rejected("incident needs a service (what broke)")
+    if record.severity not in SEVERITIES:
+        raise Rejected("severity must be one of: low|medium|high|critical")
+    status = record.status or "open"
+    if status not in INCIDENT_STATUSES:
+        raise Rejected("status must be one of: open|mitigated|resolved")
+    if status == "resolved" and not record.resolution.strip():
+        raise Rejected("closing an incident needs a resolution: what fixed it, or the accepted outcome")
+    for window in record.affected:
+        scope, start, end = (window.get(k, "") for k in ("scope", "from", "to"))
+        if not (scope.strip() and start.strip() and end.strip()):
+            raise Rejected(
+                f"affected window needs scope, from and to (got scope='{scope}' from='{start}' to='{end}')"
+            )
+    _validate_knowledge_links(record)
+    _no_secret("resolution", record.resolution)
+    _no_secret("detection", record.detection)
+
+
+def _validate_task(record: Record) -> None:
+    status = record.status
+    if status not in TASK_STATUSES:
+        raise Rejected("task status must be one of: open|in_progress|blocked|done|dropped")
+    if record.priority and record.priority not in PRIORITIES:
+        raise Rejected("task priority must be empty or one of: low|medium|high|critical")
+    if record.blocked_reason and status != "blocked":
+        raise Rejected(
+            f"blocked_reason belongs to status=blocked, not '{status}' — clear it or block the task"
+        )
+    if status in TASK_TERMINAL and not record.resolution.strip():
+        raise Rejected("closing a task needs a resolution: what came of it, or why it was dropped")
+    if record.assignee:
+        if not record.assignee.strip():
+            raise Rejected("assignee is blank — leave it out to mark the task unclaimed")
+        if len(record.assignee) > ASSIGNEE_MAX:
+            raise Rejected("assignee must be at most 80 chars — it is a short owner label, not a note")
+        if "\n" in record.assignee or "\r" in record.assignee:
+            raise Rejected("assignee must be a single line")
+    if record.parent_task:
+        if not (is_valid_key(record.parent_task) and record.parent_task.startswith("task-")):
+            raise Rejected(
+                f"parent_task must be empty or a valid task key starting with 'task-' (got '{record.parent_task}')"
+            )
+        if record.parent_task == record.key:
+            raise Rejected(f"a task cannot be its own parent ('{record.key}')")
+    _validate_knowledge_links(record)
+    _no_secret("resolution", record.resolution)
+    _no_secret("blocked_reason", record.blocked_reason)
+    _no_secret("assignee", record.assignee, "use a stable public label")
+    _validate_deadline(record)
+
+
+def is_date(value: str) -> bool:
+    """A calendar date written `YYYY-MM-DD` (what `due`, `expected` and `--today` take)."""
+    import datetime
+
+    if not _DATE_RE.fullmatch(value):
+        return False
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _validate_deadline(record: Record) -> None:
+    """Deadline fields (DL-1): dates are YYYY-MM-DD; a provisional `expected` says what it waits on."""
+    for name in ("due", "expected"):
+        value = getattr(record, name)
+        if value and not is_date(value):
+            raise Rejected(f"{name} must be a date YYYY-MM-DD (got '{value}')")
+    if record.expected and not record.waits_on.strip():
+        raise Rejected("expected is a provisional date — say what it waits on (waits_on)")
+    if record.waits_on and not record.expected:
+        raise Rejected("waits_on belongs to a provisional date — set expected too, or leave it out")
+    if record.waits_on and ("\n" in record.waits_on or "\r" in record.waits_on):
+        raise Rejected("waits_on must be a single line")
+    if record.remind_days is not None and not (0 <= record.remind_days <= MAX_REMIND_DAYS):
+        raise Rejected(f"remind_days must be between 0 and {MAX_REMIND_DAYS} (got {record.remind_days})")
+    if (record.hard or record.remind_days is not None) and not (record.due or record.expected):
+        name = "hard" if record.hard else "remind_days"
+        raise Rejected(f"{name} qualifies a date — set due (or expected) too, or leave {name} out")
+    _no_secret("waits_on", record.waits_on)

@@ -1,0 +1,96 @@
+"""The four questions about time, answered from the index (lexical; vectors plug in later).
+
+- current         the key's version at HEAD, live or archived (its final version); never retracted;
+- history         every content version, current included;
+- as_of T         per key the latest event recorded no later than T in revision order (slice first),
+                  then the match; a retraction in the slice hides knowledge, an archive keeps it;
+- changed_between content versions written inside [A, B] that match; the latest one per key.
+`lexical()` returns a ranked list of (version_id, hit) so a semantic list can be fused with it (RRF).
+"""
+
+from __future__ import annotations
+
+import json
+
+from kyb_cli.core.index import schema
+from kyb_cli.core.search.slice import Filters, candidates, filter_sql
+from kyb_cli.core.times.format import rfc3339
+
+MAX_LIMIT = 100
+_COLUMNS = ("id", "key", "sha", "committed_at", "doc", "hit_state", "score", "is_head")
+_HIDDEN_KEYS = frozenset(("key", "title", "kind", "body", "tags", "refs", "extra"))
+
+
+def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
+            window: tuple[int, int] | None = None, filters: Filters | None = None,
+            limit: int = 10, recent: bool = False) -> list[tuple[int, dict]]:
+    """Ranked (version_id, hit) pairs for one question; an empty or wordless text lists newest first."""
+    filters = filters or Filters()
+    params: dict = {"limit": max(0, min(int(limit), MAX_LIMIT))}
+    if mode == "as_of":
+        params["t"] = int(as_of)  # type: ignore[arg-type]
+    elif mode == "changed_between":
+        params["a"], params["b"] = window  # type: ignore[misc]
+    from kyb_cli.core.search.syntax import query_plan
+
+    plan = query_plan(text)[1]
+    expr = plan.match
+    where = filter_sql(filters, params)
+    if expr is None:  # nothing to rank by: list newest first (without the excluded words)
+        source = "SELECT c.vid, c.state, 0.0 AS score FROM cand c"
+        if plan.exclude:
+            params["x"] = plan.exclude
+            source += " WHERE c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :x)"
+        recent = True
+    else:
+        params["q"] = expr
+        weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
+        source = (f"SELECT c.vid, c.state, -bm25(fts, {weights}) AS score FROM fts "
+                  "JOIN cand c ON c.vid = fts.rowid WHERE fts MATCH :q")
+    # Narrow rows (ids, scores) are filtered, reduced and ordered first; documents are read last.
+    narrow = (f"SELECT m.vid AS vid, m.state AS hit_state, m.score AS score, v.key AS key "
+              f"FROM ({source}) m JOIN versions v ON v.id = m.vid"
+              + (" WHERE " + " AND ".join(where) if where else ""))
+    if mode == "changed_between":
+        narrow = (f"SELECT vid, hit_state, score, key FROM (SELECT n.*, row_number() OVER "
+                  f"(PARTITION BY n.key ORDER BY n.vid DESC) AS rn FROM ({narrow}) n) WHERE rn = 1")
+    order = "vid DESC" if recent else "score DESC, vid DESC"
+    top = f"SELECT * FROM ({narrow}) ORDER BY {order} LIMIT :limit"
+    sql = (f"WITH cand AS MATERIALIZED ({candidates(mode, params)}) "
+           f"SELECT t.vid, v.key, v.sha, v.committed_at, v.doc, t.hit_state, t.score, "
+           f"(k.version_id = v.id AND k.state != 'retracted') AS is_head "
+           f"FROM ({top}) t JOIN versions v ON v.id = t.vid JOIN keys k ON k.key = v.key "
+           f"ORDER BY {'t.' + order.replace(', ', ', t.')}")
+    out: list[tuple[int, dict]] = []
+    for row in conn.execute(sql, params):
+        r = dict(zip(_COLUMNS, row))
+        out.append((r["id"], _hit(r, 0.0 if recent else r["score"])))
+    return out
+
+
+def hits_for(conn, picks: list[tuple[int, str]]) -> dict[int, dict]:
+    """Hits for (version_id, state) pairs found by the vector side, shaped as lexical() shapes them."""
+    out: dict[int, dict] = {}
+    for vid, state in picks:
+        row = conn.execute(
+            "SELECT v.id, v.key, v.sha, v.committed_at, v.doc, ?, 0.0, "
+            "(k.version_id = v.id AND k.state != 'retracted') FROM versions v JOIN keys k ON k.key = v.key "
+            "WHERE v.id = ?", (state, vid)).fetchone()
+        if row is not None:
+            out[vid] = _hit(dict(zip(_COLUMNS, row)), 0.0)
+    return out
+
+
+def _hit(r: dict, score: float) -> dict:
+    doc = json.loads(r["doc"])
+    hit = {"key": doc["key"], "title": doc["title"], "kind": doc["kind"], "body": doc.get("body", ""),
+           "tags": doc.get("tags", [])}
+    for name, value in doc.items():
+        if name not in _HIDDEN_KEYS:
+            hit[name] = value
+    hit["refs"] = doc.get("refs", [])
+    if doc.get("extra"):
+        hit["extra"] = doc["extra"]
+    hit.update(sha=r["sha"], committed_at=rfc3339(r["committed_at"]), state=r["hit_state"],
+               is_head=bool(r["is_head"]), score=round(float(score), 6))
+    return hit

@@ -1,0 +1,101 @@
+"""Time arguments of `--as-of` and `--changed-between`, as Unix seconds of write (commit) time.
+
+- RFC 3339 / ISO 8601 datetimes (`2026-10-11T16:00:00Z`, `…+02:00`, `2026-10-11 16:00`); a datetime
+  without an offset is UTC. Fractions of a second are dropped: commit time has 1 s resolution.
+- A bare date (`2026-10-11`) is the end of that day (23:59:59 UTC) for `--as-of` and for the upper
+  bound of a window, and its start (00:00:00 UTC) for the lower bound.
+- Anything else is a revision (sha, short sha, tag, `HEAD~3`) and means its commit time; no exact
+  tree is selected, so versions written in the same second cannot be told apart by a cutoff.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timezone
+from pathlib import Path
+
+from kyb_cli.core.errors import UsageError
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+
+START = "start"
+END = "end"
+
+
+def parse_time(text: str, *, bound: str, store_path: Path | None = None, resolve=None) -> int:
+    """Unix seconds for `text`; `bound` is END for --as-of and upper bounds, START for lower bounds.
+
+    `resolve(rev) -> epoch seconds` turns a revision into its commit time; without it, `git rev-parse`
+    in the store at `store_path` does (canon/git.py).
+    """
+    text = (text or "").strip()
+    if not text:
+        raise UsageError("an empty time; give a date (2026-10-11), a datetime (2026-10-11T16:00:00Z) or a revision")
+    if _DATE.match(text):
+        try:
+            day = date.fromisoformat(text)
+        except ValueError:
+            raise UsageError(f"'{text}' is not a valid date") from None
+        moment = time(23, 59, 59) if bound == END else time(0, 0, 0)
+        return int(datetime.combine(day, moment, tzinfo=timezone.utc).timestamp())
+    if _DATETIME.match(text):
+        iso = text[:-1] + "+00:00" if text[-1] in "zZ" else text
+        try:
+            value = datetime.fromisoformat(iso)
+        except ValueError:
+            raise UsageError(f"'{text}' is not a valid RFC 3339 datetime") from None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return int(value.timestamp() // 1)
+    if resolve is None:
+        if store_path is None:
+            raise UsageError(f"'{text}' is neither a date nor a datetime")
+        resolve = _revision_resolver(store_path)
+    return resolve(text)
+
+
+def _revision_resolver(store_path: Path):
+    def resolve(rev: str) -> int:
+        from kyb_cli.core.canon import headfile
+        from kyb_cli.core.canon.git import run
+
+        bad = UsageError(f"'{rev}' is not a date (YYYY-MM-DD), an RFC 3339 datetime or a known revision")
+        if rev.startswith("-") or "\n" in rev:
+            raise bad
+        headfile.git_dir(store_path)  # StoreError when there is no store
+        res = run(["-C", str(store_path), "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}"],
+                  cwd=Path(store_path))
+        sha = res.stdout.decode(errors="replace").strip()
+        if res.returncode != 0 or not sha:
+            raise bad
+        res = run(["-C", str(store_path), "show", "-s", "--format=%ct", sha], cwd=Path(store_path))
+        try:
+            return int(res.stdout.decode().strip())
+        except ValueError:
+            raise bad from None
+
+    return resolve
+
+
+def time_mode(*, history: bool = False, as_of: str | None = None,
+              changed_between: tuple[str, str] | list[str] | None = None,
+              store_path: Path | None = None) -> tuple[str, int | None, tuple[int, int] | None]:
+    """(mode, as_of seconds, window) for the query options; one door's checks and texts for all doors."""
+    modes = [m for m, on in (("--history", history), ("--as-of", as_of is not None),
+                             ("--changed-between", bool(changed_between))) if on]
+    if len(modes) > 1:
+        raise UsageError(f"choose one of {', '.join(modes)}")
+    if history:
+        return "history", None, None
+    if as_of is not None:
+        return "as_of", parse_time(as_of, bound=END, store_path=store_path), None
+    if changed_between:
+        if len(changed_between) != 2:
+            raise UsageError("--changed-between takes two times: A B")
+        a = parse_time(changed_between[0], bound=START, store_path=store_path)
+        b = parse_time(changed_between[1], bound=END, store_path=store_path)
+        if a > b:
+            raise UsageError("--changed-between: the start is after the end")
+        return "changed_between", None, (a, b)
+    return "current", None, None

@@ -1,0 +1,1 @@
+"""Tools over a store: check (linter), context digest, agent files, export, doctor."""

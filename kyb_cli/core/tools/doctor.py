@@ -1,0 +1,92 @@
+"""`kyb doctor`: is this store usable, and is search by meaning as good as it can be here?
+
+Problems (unhealthy, exit 4): the store does not open, `git` is missing, the index cannot be built,
+the model is configured but does not load, vectors of an old model still sit in the index.
+Warnings (healthy): no model (search is lexical), vectors pending, older models' vectors in the
+user cache (never served; they only take space). Each line says how to fix it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def diagnose(store_path: Path, load_model: bool = True) -> dict:
+    problems: list[str] = []
+    warnings: list[str] = []
+    report: dict = {"store": {"path": str(store_path)}}
+
+    from kyb_cli.core.canon.git import version
+
+    git = version()
+    if git:
+        report["git"] = {"available": True, "version": git}
+    else:
+        report["git"] = {"available": False}
+        problems.append("git: the `git` program is not on PATH (the index is built with it) — install git")
+
+    try:
+        from kyb_cli.core.canon.repo import Store
+
+        head = Store(Path(store_path)).repo.head.target
+        report["store"].update(ok=True, head=str(head))
+    except Exception as exc:
+        report["store"]["ok"] = False
+        problems.append(f"store: {getattr(exc, 'message', exc)} — check the path, or kyb init")
+
+    fp = None
+    if report["store"].get("ok") and git:
+        try:
+            from kyb_cli.core.search.vectors import status
+
+            idx = status(store_path)
+            fp = idx.get("fingerprint")
+            report["index"] = {"ok": True, **idx}
+            old = {k: v for k, v in idx["vectors"].items() if k != fp}
+            if fp is not None and old:
+                problems.append(f"index: {sum(old.values())} vectors of another model/recipe "
+                                f"({', '.join(old)}) — fix: kyb index --embed (or kyb reindex)")
+            if fp is not None and idx.get("pending_vectors"):
+                warnings.append(f"index: {idx['pending_vectors']} of {idx['versions']} versions have no vector "
+                                "yet (queries embed a few at a time) — fix: kyb index --embed")
+        except Exception as exc:
+            report["index"] = {"ok": False, "reason": str(getattr(exc, "message", exc))}
+            problems.append(f"index: {report['index']['reason']} — fix: kyb reindex")
+
+    report["model"] = _model(load_model)
+    unconfigured = str(report["model"].get("reason") or "").startswith("no model (")
+    if unconfigured:
+        warnings.append(f"model: {report['model'].get('reason')}; search is lexical only — fix: kyb model pull "
+                        "or set KYB_MODEL")
+    elif not report["model"].get("loads"):
+        problems.append(f"model: {report['model'].get('reason')} — fix: kyb model pull, kyb model import DIR "
+                        "or point KYB_MODEL at a good model")
+
+    try:
+        from kyb_cli.core import embed
+
+        per_fp = embed.open_cache().fingerprints()
+        current = report["model"].get("fingerprint")
+        report["cache"] = {"path": str(embed.open_cache().path), "vectors": per_fp}
+        others = {k: v for k, v in per_fp.items() if k != current}
+        if others and (len(per_fp) > 1 or current is not None):
+            warnings.append(f"cache: {sum(others.values())} vectors of other models/recipes ({', '.join(others)}) "
+                            f"are never served; delete {report['cache']['path']} to reclaim the space")
+    except Exception as exc:
+        report["cache"] = {"ok": False, "reason": str(exc)}
+        warnings.append(f"cache: unreadable ({exc}); vectors will be recomputed")
+
+    report.update(healthy=not problems, problems=problems, warnings=warnings)
+    return report
+
+
+def _model(load: bool) -> dict:
+    from kyb_cli.core.embed import current_fingerprint
+
+    if load:
+        from kyb_cli.core.embed.pull import status
+
+        return status()
+    fp, reason, location = current_fingerprint()
+    return {"found": fp is not None, "loads": fp is not None, "fingerprint": fp, "reason": reason,
+            "path": str(location.path) if location else None}

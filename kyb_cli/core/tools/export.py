@@ -1,0 +1,89 @@
+"""`kyb export`: one row per key that existed by a revision, its latest content and state there."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kyb_cli.core.index.fresh import Fresh
+from kyb_cli.core.index.fresh import with_index
+from kyb_cli.core.times.format import rfc3339
+
+ROW_SQL = ("SELECT v.doc, v.sha, v.committed_at FROM versions v WHERE v.id = ?")
+
+
+def _row(conn, vid: int, state: str, ended_sha: str | None, ended_at: int | None) -> dict:
+    doc, sha, when = conn.execute(ROW_SQL, (vid,)).fetchone()
+    row = json.loads(doc)
+    row.update(state=state, sha=sha, committed_at=rfc3339(when))
+    if ended_sha:
+        prefix = "archived" if state == "archived" else "retracted"
+        row[f"{prefix}_sha"] = ended_sha
+        row[f"{prefix}_at"] = rfc3339(ended_at) if ended_at is not None else None
+    return row
+
+
+def export_rows(store_path: Path, at: str | None = None) -> tuple[str | None, list[dict]]:
+    """(commit, rows sorted by key). Without `at`, the index's keys table is the answer."""
+
+    def run(f: Fresh) -> tuple[str | None, list[dict]]:
+        if at is None:
+            rows = [
+                _row(f.conn, vid, state, ended_sha, ended_at)
+                for _key, vid, state, ended_sha, ended_at in f.conn.execute(
+                    "SELECT key, version_id, state, ended_sha, ended_at FROM keys ORDER BY key").fetchall()
+            ]
+            return f.head, rows
+        return _rows_at(f, at)
+
+    return with_index(store_path, run)
+
+
+def _rows_at(f: Fresh, at: str) -> tuple[str, list[dict]]:
+    """State at REV: present in REV's tree = active; else the last event among REV's ancestors."""
+    import pygit2
+
+    from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path
+    from kyb_cli.core.canon.repo import Store
+
+    store = Store(f.store_path)
+    commit = store.resolve(at)
+    ancestors = {str(c.id) for c in store.repo.walk(commit.id, pygit2.enums.SortMode.NONE)}
+    present: dict[str, str] = {}
+    for directory in RECORD_DIRS:
+        try:
+            tree = commit.tree[directory]
+        except KeyError:
+            continue
+        for entry in tree:
+            key = key_of_path(f"{directory}/{entry.name}")
+            if key is not None:
+                present[key] = str(entry.id)
+    conn = f.conn
+    last: dict[str, tuple] = {}
+    for key, action, vid, blob, sha, when in conn.execute(
+            "SELECT e.key, e.action, e.version_id, e.blob, c.sha, e.committed_at FROM events e "
+            "JOIN commits c ON c.seq = e.seq ORDER BY e.id"):
+        if sha in ancestors:
+            last[key] = (action, vid, blob, sha, when)
+    rows: list[dict] = []
+    for key in sorted(set(last) | set(present)):
+        if key in present:
+            vid = _version_with_blob(conn, key, present[key], ancestors)
+            if vid is None:
+                continue  # unreadable file at REV
+            rows.append(_row(conn, vid, "active", None, None))
+            continue
+        action, vid, _blob, sha, when = last[key]
+        state = "retracted" if not (key.startswith("inc-") or key.startswith("task-")) else "archived"
+        rows.append(_row(conn, vid, state, sha if action == "deleted" else None, when))
+    return str(commit.id), rows
+
+
+def _version_with_blob(conn, key: str, blob: str, ancestors: set[str]) -> int | None:
+    best = None
+    for vid, sha in conn.execute("SELECT id, sha FROM versions WHERE key = ? AND blob = ? ORDER BY id",
+                                 (key, blob)):
+        if sha in ancestors:
+            best = vid
+    return best

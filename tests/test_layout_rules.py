@@ -1,0 +1,35 @@
+"""The doors (CLI, MCP, devtools) reach the core only through the porcelain, `kyb_cli.api`."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[1] / "kyb_cli"
+DOORS = ("cli", "mcp", "devtools")
+
+
+def _imports(path: Path) -> list[str]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out.append(node.module)
+        elif isinstance(node, ast.Import):
+            out += [alias.name for alias in node.names]
+    return out
+
+
+def test_doors_import_no_core_module_only_the_api():
+    offenders = [f"{path.relative_to(PKG.parent)}: {name}"
+                 for door in DOORS for path in sorted((PKG / door).rglob("*.py"))
+                 for name in _imports(path) if name == "kyb_cli.core" or name.startswith("kyb_cli.core.")]
+    assert offenders == []
+
+
+def test_api_functions_import_core_lazily():
+    """`import kyb_cli.api` loads no core module beyond the error classes (the query hot path)."""
+    allowed = {"kyb_cli.core.errors"}
+    for path in sorted((PKG / "api").glob("*.py")):
+        top = [n for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        names = [n.module for n in top if isinstance(n, ast.ImportFrom) and n.module]
+        assert not [m for m in names if m.startswith("kyb_cli.core") and m not in allowed], path.name
