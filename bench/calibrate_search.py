@@ -85,9 +85,9 @@ def load_set(name: str) -> tuple[list[dict], list[dict]]:
 
 
 def build_store(path: Path, docs: list[dict]) -> None:
-    from kyb_cli.core.attribution import detect
-    from kyb_cli.core.record import Record
-    from kyb_cli.core.store import init_store
+    from kyb_cli.core.canon.attribution import detect
+    from kyb_cli.core.records.model import Record
+    from kyb_cli.core.canon.repo import init_store
 
     store = init_store(path)
     with store.writing(detect("cli")) as tx:
@@ -116,8 +116,13 @@ def _vecs(texts: list[str], kind: str) -> list[list[float]]:
 def dump(set_name: str) -> None:
     import numpy as np
 
+    from kyb_cli.core.embed import recipe
+
+    if os.environ.get("KYB_CALIBRATE_CHUNK"):  # try another chunk size: UNITS,OVERLAP (evidence only)
+        recipe.CHUNK_UNITS, recipe.OVERLAP_UNITS = (int(x) for x in os.environ["KYB_CALIBRATE_CHUNK"].split(","))
+
     from kyb_cli.core.embed.recipe import passages, passage_text
-    from kyb_cli.core.index import fresh
+    from kyb_cli.core.index.fresh import fresh
     from kyb_cli.core.search.lexical import lexical
     from kyb_cli.core.search.tokens import _CYRILLIC, is_function_word, russian_stem
     from kyb_cli.core.search.relevance import term_hits, term_weights
@@ -125,8 +130,8 @@ def dump(set_name: str) -> None:
 
     docs, qs = load_set(set_name)
     from kyb_cli.core.errors import KybError
-    from kyb_cli.core.record import Record
-    from kyb_cli.core.validate import validate as validate_record
+    from kyb_cli.core.records.model import Record
+    from kyb_cli.core.records.validate import validate as validate_record
 
     ok = []
     for d in docs:
