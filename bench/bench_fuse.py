@@ -1,4 +1,4 @@
-"""Attention fusion for the shared int8 e5 graph, measured and NOT adopted (issue 4's >= 30/s try).
+"""Attention fusion for the shared int8 e5 graph, measured and NOT adopted (the >= 30 passages/s try).
 
     KYB_MODEL=../shared/models/multilingual-e5-small python bench/bench_fuse.py
 

@@ -1,4 +1,4 @@
-"""Record files round-trip byte-stable (STO-6), through the library and through the CLI."""
+"""Record files round-trip byte-stable (rule "file format"), through the library and through the CLI."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Validation exactly as the original (VAL-1, VAL-2, VAL-3, VAL-5, VAL-6) plus the body size limit."""
+"""Validation exactly as the original (rules "key slugs", "titles", "key prefixes", "secret patterns", "refs") plus the body size limit."""
 
 from __future__ import annotations
 

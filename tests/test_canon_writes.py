@@ -1,4 +1,4 @@
-"""Writes are commits (STO-9..11 and issue 2): one commit per write, only that file, attributed."""
+"""Writes are commits (rules "commits", "no-op write", "created vs updated"): one commit per write, only that file, attributed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Deadlines (DL-1..DL-7): selection and order of the block, stderr output, switches, the CI gate."""
+"""Deadlines (rules of the deadlines section): selection and order of the block, stderr output, switches, the CI gate."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion rules (SRCH-10): K = 60, lexical 0.4, semantic 0.6, ties by key."""
+"""Reciprocal rank fusion rules (rule "hybrid fusion"): K = 60, lexical 0.4, semantic 0.6, ties by key."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Incidents: validation (VAL-10), hints (VAL-14), timeline (VAL-11), resolve/archive (API-4, API-6),
-follow-ups (VAL-13, VAL-15), keep-if-omitted tags (VAL-7), listings (SRCH-13)."""
+"""Incidents: validation (rule "incident rules"), hints (rule "incident hints"), timeline (rule "incident timeline"), resolve/archive (rules "archive on close", "close with a resolution"),
+follow-ups (rules "follow-ups", "loose-ends warning"), keep-if-omitted tags (rule "tags kept if omitted"), listings (rule "listings")."""
 
 from __future__ import annotations
 
@@ -260,7 +260,7 @@ def test_resolve_cli_failure_leaves_stdout_empty(cli, store):
     assert (res.code, res.stdout) == (3, "")
 
 
-# -- listings (SRCH-13) ------------------------------------------------------------------------------
+# -- listings (rule "listings") ------------------------------------------------------------------------------
 
 def _three(store):
     inc(store, key="inc-a", service="Orders_API")
@@ -325,7 +325,7 @@ def test_incidents_status_filter_outside_its_values_is_a_usage_error(cli, store)
 
 
 def test_catalog_sees_a_plain_git_rm_as_archived(store):
-    """STO-4: a deletion by hand means the same as kyb's archive commit."""
+    """Rule "archive vs retraction": a deletion by hand means the same as kyb's archive commit."""
     inc(store, key="inc-gone")
     repo = store.repo
     head = store.head_commit()

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "kyb_cli"
-DOORS = ("cli", "mcp", "devtools")
+DOORS = ("cli", "mcp", "serve", "devtools")  # a door that does not exist yet has no files to check
 
 
 def _imports(path: Path) -> list[str]:
@@ -33,3 +33,18 @@ def test_api_functions_import_core_lazily():
         top = [n for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, (ast.Import, ast.ImportFrom))]
         names = [n.module for n in top if isinstance(n, ast.ImportFrom) and n.module]
         assert not [m for m in names if m.startswith("kyb_cli.core") and m not in allowed], path.name
+
+
+def test_import_linter_contracts_are_kept():
+    """The layering rule of docs/ARCHITECTURE.md, as import-linter contracts in pyproject.toml."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    exe = shutil.which("lint-imports", path=os.path.dirname(sys.executable)) or shutil.which("lint-imports")
+    assert exe, "import-linter is part of the test extra: pip install -e '.[test]'"
+    env = dict(os.environ, PYTHONPATH=str(PKG.parent))
+    proc = subprocess.run([exe, "--no-cache"], cwd=PKG.parent, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "0 broken" in proc.stdout

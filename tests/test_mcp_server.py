@@ -212,3 +212,16 @@ def test_kyb_mcp_without_the_sdk_exits_4(cli, monkeypatch):
     assert res.code == 4
     assert "install kyb-cli[mcp]" in res.stderr
     assert res.stdout == ""
+
+
+def test_readonly_server_lists_only_read_only_tools():
+    import asyncio
+
+    from kyb_cli.mcp.server import build_server
+    from kyb_cli.mcp.tools import READ, TOOLS
+
+    names = {t.name for t in asyncio.run(build_server(None, readonly=True).list_tools())}
+    assert names == {name for name, ann in TOOLS.items() if ann is READ}
+    assert "add" not in names and "retract" not in names and "query" in names
+    everything = {t.name for t in asyncio.run(build_server(None).list_tools())}
+    assert everything == set(TOOLS)

@@ -1,5 +1,5 @@
-"""Tasks: VAL-8/9/12, API-6 (done), API-8 (task-status), parent cycles, keep-if-omitted fields,
-get --at / history reconstruction, listings (SRCH-13)."""
+"""Tasks: rules "task rules", "task-only fields", "task resolved_at", rule "close with a resolution" (done), rule "task transitions" (task-status), parent cycles, keep-if-omitted fields,
+get --at / history reconstruction, listings (rule "listings")."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def rejected(store, fn, *args, match, **kw):
     assert store.head_sha() == before  # a rejected write changes nothing
 
 
-# -- VAL-8 matrices ---------------------------------------------------------------------------------
+# -- rule "task rules" matrices ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("status", ["open", "in_progress", "blocked", "done", "dropped"])
 def test_task_status_lifecycle(store, status):
@@ -173,7 +173,7 @@ def test_task_key_needs_task_prefix(store):
     rejected(store, task, key="raise-retention", match="task keys must start with 'task-'")
 
 
-# -- task-status (API-8) -------------------------------------------------------------------------------
+# -- task-status (rule "task transitions") -------------------------------------------------------------------------------
 
 def test_task_status_changes_only_what_it_names(store):
     task(store, body="the body", priority="high", assignee="agent-a", parent_task="task-p", tags=["ops"],
@@ -215,10 +215,10 @@ def test_task_status_never_archives_and_reopens_an_archived_task(store):
     reply = transition_task(store, ATT, "task-x", status="in_progress", assignee="agent-b")
     assert reply["action"] == "created" and "archived" not in reply
     v = reads.read(store, "task-x")
-    assert v.state == "active" and v.record.resolution == "shipped"  # transitions keep the outcome (VAL-12)
+    assert v.state == "active" and v.record.resolution == "shipped"  # transitions keep the outcome (rule "task resolved_at")
 
 
-# -- done (API-6) ------------------------------------------------------------------------------------
+# -- done (rule "close with a resolution") ------------------------------------------------------------------------------------
 
 def test_done_archives_in_a_second_commit(store):
     task(store)
@@ -284,7 +284,7 @@ def test_done_cli_refuses_live_status_and_reads_stdin(cli, store):
     assert reads.read(store, "task-x").record.resolution == "shipped it"
 
 
-# -- keep-if-omitted (VAL-7, DL-2) --------------------------------------------------------------------
+# -- keep-if-omitted (rules "tags kept if omitted", "deadline fields kept if omitted") --------------------------------------------------------------------
 
 def test_rewrite_keeps_tags_and_deadline_fields_it_omits(cli, store):
     base = ["task", "--key", "task-x", "--title", "Renew cert"]
@@ -372,7 +372,7 @@ def test_get_at_and_history_reconstruct_who_held_a_task_in_which_status(cli, sto
     assert all(r["agent"] == "tester" for r in rows)
 
 
-# -- listings (SRCH-13) ---------------------------------------------------------------------------------
+# -- listings (rule "listings") ---------------------------------------------------------------------------------
 
 def _tasks(store):
     task(store, key="task-a", priority="high", assignee="Agent-A", due="2026-12-01")

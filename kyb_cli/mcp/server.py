@@ -106,12 +106,13 @@ def validation_text(exc) -> str:
     return "; ".join(parts)
 
 
-def build_server(store: str | None = None) -> MCPServer:
+def build_server(store: str | None = None, *, readonly: bool = False, door: "Door | None" = None) -> MCPServer:
+    """The kyb MCP server; `readonly` keeps only the read-only tools, `door` picks another transport's door."""
     from kyb_cli.mcp.tools import register
 
     server = KybServer(name="kyb", title="kyb memory", version=__version__, instructions=INSTRUCTIONS,
                        log_level="WARNING")  # the SDK logs to stderr; INFO would narrate every call
-    register(server, Door(store))
+    register(server, door or Door(store), readonly=readonly)
     return server
 
 

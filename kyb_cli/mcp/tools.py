@@ -56,11 +56,17 @@ def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, 
     return data
 
 
-def register(server, door) -> None:  # noqa: C901 — one flat list of tools reads best
-    """Add every tool to `server`; `door` resolves the store and shapes answers and errors."""
+class Tools:
+    """The kyb tools, one method per CLI command; `door` resolves the store and shapes answers and errors.
 
-    @server.tool(annotations=READ)
-    def query(
+    Each method is registered as it is (its name is the tool name, its signature the input schema,
+    its docstring the description); TOOLS below says which are read-only."""
+
+    def __init__(self, door) -> None:
+        self.door = door
+
+
+    def query(self,
         text: Annotated[str, Field(description="Words to search; empty lists newest first. Any text is valid.")] = "",
         history: Annotated[bool, Field(description="Search every content version, current included.")] = False,
         as_of: Annotated[str | None, Field(description=(
@@ -98,7 +104,7 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
 
             if today is not None:
                 _today(today)  # a bad `today` is a usage error before anything is created
-            path, response = api.query(door.store_arg, text, history=history, as_of=as_of,
+            path, response = api.query(self.door.store_arg, text, history=history, as_of=as_of,
                                        changed_between=changed_between, tags=_items(tags), kind=kind,
                                        status=status, service=service, priority=priority, assignee=assignee,
                                        parent=parent, limit=limit, recent=recent, semantic=semantic,
@@ -106,10 +112,9 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
             day = _today(today)
             return _with_deadlines(response, path, day)
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=READ)
-    def get(key: Key, at: Rev = None, today: Day = None) -> CallToolResult:
+    def get(self, key: Key, at: Rev = None, today: Day = None) -> CallToolResult:
         """Read record KEY with its state, version sha and commit time; `at` reads it as it stood at
         any revision. A retracted or archived record says so and still shows its last content."""
 
@@ -117,25 +122,23 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
             day = _today(today)
             from kyb_cli import api
 
-            path = door.path()
+            path = self.door.path()
             return _with_deadlines(api.read(path, key, at).to_json(), path, day)
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=READ)
-    def history(key: Key) -> CallToolResult:
+    def history(self, key: Key) -> CallToolResult:
         """Every change of KEY (added, modified, deleted), newest first, with who wrote it."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            rows = api.history(door.path(), key)
+            rows = api.history(self.door.path(), key)
             return {"key": key, "versions": [r.to_json() for r in rows]}
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=WRITE)
-    def add(key: Key, title: Annotated[str, Field(description="Short title.")], body: Text = "",
+    def add(self, key: Key, title: Annotated[str, Field(description="Short title.")], body: Text = "",
             tags: Tags = [], refs: Refs = []) -> CallToolResult:  # noqa: B006
         """Write knowledge KEY (an upsert: a new version when anything changed, no commit when nothing
         did). Query first and reuse the existing key; write verified facts only."""
@@ -143,14 +146,13 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            result = api.add_knowledge(door.store(), key=key, title=title, body=body, tags=_items(tags),
-                                       refs=_items(refs), attribution=door.attribution())
+            result = api.add_knowledge(self.door.store(), key=key, title=title, body=body, tags=_items(tags),
+                                       refs=_items(refs), attribution=self.door.attribution())
             return result.to_json()
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=RETRACT)
-    def retract(key: Key, reason: Annotated[str, Field(description="Why this knowledge was wrong (recorded).")]
+    def retract(self, key: Key, reason: Annotated[str, Field(description="Why this knowledge was wrong (recorded).")]
                 ) -> CallToolResult:
         """Retract knowledge KEY that was wrong (the CLI's `kyb rm`): it leaves current answers;
         `get` with `at` and `history` keep every version."""
@@ -158,12 +160,11 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.retract_knowledge(door.store(), key, reason, door.attribution()).to_json()
+            return api.retract_knowledge(self.door.store(), key, reason, self.door.attribution()).to_json()
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=WRITE)
-    def incident(
+    def incident(self,
         key: Annotated[str, Field(description="inc-<yyyy-mm-dd>-<slug>.")],
         title: Annotated[str, Field(description="What happened, in one line.")],
         service: Annotated[str, Field(description="What broke.")],
@@ -191,15 +192,14 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
             KEEP = api.keep()
             windows = api.parse_affected(affected)
             return api.write_incident(
-                door.store(), door.attribution(), key=key, title=title, body=body, service=service,
+                self.door.store(), self.door.attribution(), key=key, title=title, body=body, service=service,
                 severity=severity, status=status, hosts=_items(hosts), knowledge=_items(knowledge),
                 resolution=resolution, detection=detection, affected=windows, started_at=started,
                 detected_at=detected, tags=KEEP if tags is None else _items(tags), refs=_items(refs))
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=WRITE)
-    def resolve(key: Key,
+    def resolve(self, key: Key,
                 status: Annotated[str, Field(description="resolved|mitigated (or open to reopen).")] = "resolved",
                 resolution: Annotated[str, Field(description="What fixed it; empty keeps the stored one.")] = ""
                 ) -> CallToolResult:
@@ -209,12 +209,11 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.resolve_incident(door.store(), door.attribution(), key, status=status, resolution=resolution)
+            return api.resolve_incident(self.door.store(), self.door.attribution(), key, status=status, resolution=resolution)
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=WRITE)
-    def task(
+    def task(self,
         key: Annotated[str, Field(description="task-<slug>.")],
         title: Annotated[str, Field(description="What is to be done.")],
         body: Text = "",
@@ -246,7 +245,7 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
             KEEP = api.keep()
             days = api.remind_days_arg(remind_days)
             return api.write_task(
-                door.store(), door.attribution(), key=key, title=title, body=body, status=status,
+                self.door.store(), self.door.attribution(), key=key, title=title, body=body, status=status,
                 priority=priority, blocked_reason=blocked_reason, assignee=assignee, parent_task=parent,
                 knowledge=_items(knowledge), resolution=resolution,
                 tags=KEEP if tags is None else _items(tags), refs=_items(refs),
@@ -254,10 +253,9 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
                 expected=KEEP if expected is None else expected.strip(),
                 waits_on=KEEP if waits_on is None else waits_on.strip())
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=WRITE)
-    def task_status(
+    def task_status(self,
         key: Key,
         status: Annotated[str, Field(description="open|in_progress|blocked (close with `done`).")],
         assignee: Annotated[str | None, Field(description="New owner label; '' unclaims; null keeps.")] = None,
@@ -270,13 +268,12 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.transition_task(door.store(), door.attribution(), key, status=status, assignee=assignee,
+            return api.transition_task(self.door.store(), self.door.attribution(), key, status=status, assignee=assignee,
                                    parent_task=parent, blocked_reason=blocked_reason)
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=WRITE)
-    def done(key: Key, status: Annotated[str, Field(description="done|dropped.")] = "done",
+    def done(self, key: Key, status: Annotated[str, Field(description="done|dropped.")] = "done",
              resolution: Annotated[str, Field(description=(
                  "What came of it, or why it was dropped; empty keeps the stored one."))] = "") -> CallToolResult:
         """Close task KEY as done (or dropped) with a resolution; closing archives it. Closing twice
@@ -286,12 +283,11 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
             from kyb_cli import api
 
             closing = api.check_close_status(key, status)
-            return api.close_task(door.store(), door.attribution(), key, status=closing, resolution=resolution)
+            return api.close_task(self.door.store(), self.door.attribution(), key, status=closing, resolution=resolution)
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=READ)
-    def tasks(
+    def tasks(self,
         status: Annotated[str, Field(description="open|in_progress|blocked|done|dropped (includes archived).")] = "",
         priority: Annotated[str, Field(description="low|medium|high|critical.")] = "",
         assignee: Annotated[str, Field(description="Exact owner label.")] = "",
@@ -309,16 +305,15 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
 
             before = api.due_before_arg(due_before)
             day = _today(today)
-            store = door.path()
+            store = self.door.path()
             rows = api.list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
                               open_only_followups=open_followups, include_archived=all, due_before=before,
                               limit=limit)
             return _with_deadlines({"count": len(rows), "tasks": rows}, store, day)
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=READ)
-    def incidents(
+    def incidents(self,
         status: Annotated[str, Field(description="open|mitigated|resolved (an explicit status includes archived).")
                           ] = "",
         service: Annotated[str, Field(description="Only this service (any case).")] = "",
@@ -333,28 +328,26 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
             from kyb_cli import api
 
             day = _today(today)
-            store = door.path()
+            store = self.door.path()
             rows = api.list_incidents(store, status=status, service=service, open_only_followups=open_followups,
                                   include_archived=all, limit=limit)
             return _with_deadlines({"count": len(rows), "incidents": rows}, store, day)
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=READ)
-    def export(at: Rev = None) -> CallToolResult:
+    def export(self, at: Rev = None) -> CallToolResult:
         """A snapshot: one row per key that existed by revision `at` (default now), with its latest
         content and state (active|archived|retracted). No earlier versions: see `history`."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            head, rows = api.export_rows(door.path(), at)
+            head, rows = api.export_rows(self.door.path(), at)
             return {"head": head, "count": len(rows), "rows": rows}
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=READ)
-    def deadlines(today: Day = None) -> CallToolResult:
+    def deadlines(self, today: Day = None) -> CallToolResult:
         """Open tasks that are overdue or due within their reminder window (default 3 days): overdue
         first, hard deadlines first within each group, then by date."""
 
@@ -362,13 +355,12 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
             from kyb_cli import api
 
             day = _today(today)
-            items = api.deadlines(api.dated_tasks(door.path()), day)
+            items = api.deadlines(api.dated_tasks(self.door.path()), day)
             return {"today": day.isoformat(), "count": len(items), "deadlines": items}
 
-        return door.call(run)
+        return self.door.call(run)
 
-    @server.tool(annotations=READ)
-    def context(
+    def context(self,
         brief: Annotated[bool, Field(description="About 50 tokens instead of the full digest.")] = False,
         days: Annotated[int, Field(ge=0, le=3650, description="How far back 'changed recently' reaches.")] = 7,
         today: Day = None,
@@ -379,8 +371,37 @@ def register(server, door) -> None:  # noqa: C901 — one flat list of tools rea
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            data = api.context(door.path(), days=days, today=_today(today))
+            data = api.context(self.door.path(), days=days, today=_today(today))
             data["text"] = api.render_context(data, brief=brief)
             return data
 
-        return door.call(run, text=lambda d: d["text"])
+        return self.door.call(run, text=lambda d: d["text"])
+
+
+# name -> annotations; READ tools are the ones a read-only server keeps.
+TOOLS: dict[str, ToolAnnotations] = {
+    "query": READ,
+    "get": READ,
+    "history": READ,
+    "add": WRITE,
+    "retract": RETRACT,
+    "incident": WRITE,
+    "resolve": WRITE,
+    "task": WRITE,
+    "task_status": WRITE,
+    "done": WRITE,
+    "tasks": READ,
+    "incidents": READ,
+    "export": READ,
+    "deadlines": READ,
+    "context": READ,
+}
+
+
+def register(server, door, *, readonly: bool = False) -> None:
+    """Add every tool (only the read-only ones when `readonly`) to `server`."""
+    tools = Tools(door)
+    for name, annotations in TOOLS.items():
+        if readonly and annotations is not READ:
+            continue
+        server.tool(annotations=annotations)(getattr(tools, name))

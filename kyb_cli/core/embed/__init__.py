@@ -7,7 +7,7 @@ or broken model: callers get a one-line reason and go lexical.
 API for the index and the fusion step:
 
     locate_model() -> ModelLocation | str          # KYB_MODEL > config `model` > default dir; str = why not
-    passage_text(record) -> str                     # EMB-5 recipe text (no prefix)
+    passage_text(record) -> str                     # Rule "passage text" recipe text (no prefix)
     passage_input(text) / query_input(q) -> str     # what the model is handed (prefix added)
     text_hash(model_input) -> str                   # sha256 hex: the cache key of one model input
     current_fingerprint() -> (fingerprint | None, reason | None)   # model files + recipe

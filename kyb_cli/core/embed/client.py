@@ -19,7 +19,9 @@ from pathlib import Path
 
 
 def enabled() -> bool:
-    return os.environ.get("KYB_EMBED_HELPER", "1") not in ("0", "off", "false", "no")
+    from kyb_cli.core.settings import env_off
+
+    return not env_off("KYB_EMBED_HELPER")
 
 
 def socket_path(model_dir: Path) -> Path:
@@ -73,7 +75,9 @@ def embed_via_helper(model_dir: Path, fingerprint: str, inputs: list[str],
     """Vectors (float32 bytes) for `inputs` from the helper, starting it if needed; else (None, why)."""
     path = socket_path(model_dir)
     header = {"op": "embed", "fingerprint": fingerprint, "inputs": inputs}
-    start_timeout = float(os.environ.get("KYB_HELPER_START_TIMEOUT", "20"))
+    from kyb_cli.core.settings import env_float
+
+    start_timeout = env_float("KYB_HELPER_START_TIMEOUT", 20.0)
     proc: subprocess.Popen | None = None
     deadline = None
     restarts = 0

@@ -1,4 +1,4 @@
-"""The model itself: onnxruntime + tokenizers + numpy, loaded from a directory (EMB-1..3).
+"""The model itself: onnxruntime + tokenizers + numpy, loaded from a directory (rules "model files", "pooling").
 
 Only this module (and the helper process that wraps it) imports numpy and onnxruntime. Inputs are
 model inputs, prefixes already added (see recipe.py). Batches are sorted by length so padding is
@@ -116,7 +116,7 @@ class Embedder:
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0  # zero vectors are left as they are (EMB-3)
+        norms[norms == 0] = 1.0  # zero vectors are left as they are (rule "pooling")
         return (pooled / norms).astype(np.float32)
 
     def embed(self, inputs: list[str], batch: int = BATCH, budget: int = BATCH_TOKENS):

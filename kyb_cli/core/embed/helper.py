@@ -134,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--socket", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--fingerprint", required=True)
-    parser.add_argument("--idle", type=float, default=float(os.environ.get("KYB_HELPER_IDLE", "600")))
+    from kyb_cli.core.settings import env_float
+
+    parser.add_argument("--idle", type=float, default=env_float("KYB_HELPER_IDLE", 600.0))
     args = parser.parse_args(argv)
     sock_path = Path(args.socket)
     sock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

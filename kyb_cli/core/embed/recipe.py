@@ -3,7 +3,7 @@
 Everything that changes what the model is handed lives here, and all of it is part of the
 fingerprint (`RECIPE`), so changing the recipe can never serve a vector made by the old one.
 A version is embedded as one or more *passages*: a body that fits the model's 512 tokens is one
-passage (title, then the body; incidents add service and hosts, as EMB-5 of the original); a longer
+passage (title, then the body; incidents add service and hosts, as rule "passage text" of the original); a longer
 body is cut into overlapping chunks, each carrying the title, so the end of a long record is seen by
 vectors too. A version scores by its best passage. Chunks are measured in estimated tokens (CJK
 characters count as about one token each, other text about four characters a token), since the
@@ -69,7 +69,7 @@ def _header(record: Any) -> str:
 
 
 def passage_text(record: Any) -> str:
-    """The first passage of a record (a Record or a mapping), without the prefix (EMB-5)."""
+    """The first passage of a record (a Record or a mapping), without the prefix (rule "passage text")."""
     return passages(record)[0]
 
 

@@ -4,7 +4,7 @@ Tables
 - `meta`      schema version and the commit the index reflects (`head`).
 - `commits`   every indexed commit in revision order (`seq`: parents before children).
 - `versions`  one row per content version of a key (a distinct text the key had), with its commit;
-              `id` is the integer a vector table joins on (issue 4), and grows in revision order.
+              `id` is the integer a vector table joins on, and grows in revision order.
 - `events`    per key, in revision order: `content` (a version became the key's text) or `deleted`
               (retracted knowledge / archived incident or task; `version_id` is the final text).
 - `keys`      the state at `head`: last event, last version, state active|archived|retracted.

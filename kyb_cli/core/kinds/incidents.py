@@ -60,7 +60,7 @@ State it and mark the confidence.
 
 
 def hints(record: Record) -> list[str]:
-    """VAL-14: what a good report has and this one lacks, in the original's order and words."""
+    """Rule "incident hints": what a good report has and this one lacks, in the original's order and words."""
     out = []
     if not record.detection.strip():
         out.append(HINTS[0])
@@ -74,7 +74,7 @@ def hints(record: Record) -> list[str]:
 
 
 def stamp_timeline(record: Record, stored: Record | None, now: str | None = None) -> None:
-    """VAL-11: inherit blank stamps from the stored version, then stamp what the status implies."""
+    """Rule "incident timeline": inherit blank stamps from the stored version, then stamp what the status implies."""
     now = now or now_utc_z()
     if stored is not None:
         for name in TIMELINE:
@@ -130,7 +130,7 @@ def write_incident(store, attribution, *, key: str, title: str, body: str = "", 
 
 def resolve_incident(store, attribution, key: str, *, status: str = "resolved",
                      resolution: str = "") -> dict[str, Any]:
-    """API-6: change status (default resolved); a blank resolution keeps the stored one."""
+    """Rule "close with a resolution": change status (default resolved); a blank resolution keeps the stored one."""
     check_key(key)
     with store.writing(attribution) as tx:
         prev = stored_of_kind(tx, key, "incident", "an incident report")
@@ -156,7 +156,7 @@ def incident_row(entry) -> dict[str, Any]:
 
 def list_incidents(store, *, status: str = "", service: str = "", open_only_followups: bool = False,
                    include_archived: bool = False, limit: int = 50) -> list[dict[str, Any]]:
-    """SRCH-13: filter, drop archived unless asked (or a status/follow-up filter is set), order, cut."""
+    """Rule "listings": filter, drop archived unless asked (or a status/follow-up filter is set), order, cut."""
     from kyb_cli.core.kinds.catalog import catalog
 
     check_filter("status", status, STATUS_ORDER)

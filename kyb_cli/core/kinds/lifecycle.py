@@ -44,7 +44,7 @@ def kept(value: Any, stored: Any, default: Any) -> Any:
 
 
 def open_followups(body: str) -> int:
-    """Lines whose left-trimmed text starts with `- [ ]` (VAL-13); `- [x]` and `- []` do not count."""
+    """Lines whose left-trimmed text starts with `- [ ]` (rule "follow-ups"); `- [x]` and `- []` do not count."""
     return sum(1 for line in body.splitlines() if line.lstrip().startswith("- [ ]"))
 
 
@@ -119,7 +119,7 @@ def check_filter(name: str, value: str, allowed: tuple[str, ...]) -> None:
 
 def select_rows(entries, to_row, order, *, status: str, filters: dict[str, str], open_only_followups: bool,
                 include_archived: bool, limit: int, extra=None) -> list[dict[str, Any]]:
-    """Shared listing rule (SRCH-13) for incidents and tasks; `filters` are exact (service: any case)."""
+    """Shared listing rule (rule "listings") for incidents and tasks; `filters` are exact (service: any case)."""
     status = status.strip()
     show_archived = include_archived or bool(status) or open_only_followups
     rows = []

@@ -1,6 +1,6 @@
 """Tasks (`task-…`): write, move between live statuses, close (done/dropped archive), list.
 
-Rules are the original's (VAL-8, VAL-12, API-6..8): the parent chain is checked for cycles through
+Rules are the original's (rules "task rules", "task resolved_at", "close with a resolution", "task transitions"): the parent chain is checked for cycles through
 stored versions under the writer lock, so a rejected write changes nothing; a dangling parent is
 allowed and reported. Tags and deadline fields a rewrite omits are kept; an explicit empty clears.
 """
@@ -96,7 +96,7 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
                     setattr(record, name, DEADLINE_DEFAULTS[name])
         if prev is not None:
             record.extra = dict(prev.extra)
-        # VAL-12: a terminal write keeps the tree file's resolved_at, else stamps now; a live one has none.
+        # Rule "task resolved_at": a terminal write keeps the tree file's resolved_at, else stamps now; a live one has none.
         if status in TASK_TERMINAL:
             live = tx.current(key)
             record.resolved_at = live.resolved_at if live is not None and live.resolved_at else now_utc_z()
@@ -108,7 +108,7 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
 
 def transition_task(store, attribution, key: str, *, status: str, assignee: str | None = None,
                     parent_task: str | None = None, blocked_reason: str | None = None) -> dict[str, Any]:
-    """API-8: move between live statuses, changing only what is named; never closes or archives."""
+    """Rule "task transitions": move between live statuses, changing only what is named; never closes or archives."""
     check_key(key)
     status = status.strip()
     if status in TASK_TERMINAL:
@@ -141,7 +141,7 @@ def transition_task(store, attribution, key: str, *, status: str, assignee: str 
 
 
 def close_task(store, attribution, key: str, *, status: str = "done", resolution: str = "") -> dict[str, Any]:
-    """API-6 for tasks: default done; a blank resolution keeps the stored one (closing twice is safe)."""
+    """Rule "close with a resolution" for tasks: default done; a blank resolution keeps the stored one (closing twice is safe)."""
     check_key(key)
     with store.writing(attribution) as tx:
         prev = stored_of_kind(tx, key, "task", "a task")
@@ -172,7 +172,7 @@ def task_row(entry) -> dict[str, Any]:
 def list_tasks(store, *, status: str = "", priority: str = "", assignee: str = "", parent: str = "",
                open_only_followups: bool = False, include_archived: bool = False,
                due_before: date | None = None, limit: int = 50) -> list[dict[str, Any]]:
-    """SRCH-13 for tasks; `due_before` keeps tasks due on or before that date."""
+    """Rule "listings" for tasks; `due_before` keeps tasks due on or before that date."""
     from kyb_cli.core.kinds.catalog import catalog
 
     check_filter("status", status, TASK_STATUSES)

@@ -65,7 +65,7 @@ KIND_PREFIX_MESSAGES = {
 
 def check_key_for_kind(key: str, kind: str) -> None:
     """The key is a slug and its prefix matches `kind`, both ways: `inc-`/`task-` are reserved for
-    incidents and tasks, and incidents and tasks must use them (the original's VAL-3 messages)."""
+    incidents and tasks, and incidents and tasks must use them (the original's messages, rule "key prefixes")."""
     check_key(key)
     if kind == "knowledge":
         if key.startswith("inc-"):
@@ -216,7 +216,7 @@ def is_date(value: str) -> bool:
 
 
 def _validate_deadline(record: Record) -> None:
-    """Deadline fields (DL-1): dates are YYYY-MM-DD; a provisional `expected` says what it waits on."""
+    """Deadline fields (rule "deadline fields"): dates are YYYY-MM-DD; a provisional `expected` says what it waits on."""
     for name in ("due", "expected"):
         value = getattr(record, name)
         if value and not is_date(value):

@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion of the lexical (BM25) list and the vector list (SRCH-10), adapted to
+"""Reciprocal rank fusion of the lexical (BM25) list and the vector list (rule "hybrid fusion"), adapted to
 the question and to how decisive each side is.
 
 score(item) = W_LEX * c(item)^COVER_POWER/(K + lexical rank) + W_SEM/(K_SEM + vector rank), ranks

@@ -92,7 +92,7 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     the key (one hit per key).
 
     A lexical hit is reused; a semantic-only one is read from the index (it already passed the same
-    slice, filters and operators). `score` is the cosine when the hit has one, else BM25 (as SRCH-10).
+    slice, filters and operators). `score` is the cosine when the hit has one, else BM25 (as rule "hybrid fusion").
     """
     from kyb_cli.core.search import relevance
     from kyb_cli.core.search.fusion import rrf
