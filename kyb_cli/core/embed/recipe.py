@@ -109,6 +109,9 @@ def _restart(text: str, back: int, end: int) -> int:
 
 def chunks(body: str) -> list[str]:
     """The body's chunks: the whole body when it fits, else overlapping windows (see CHUNK_UNITS)."""
+    # MAX_PASSAGES chunks never reach past this many characters (CHUNK_UNITS*4 each, less overlap):
+    # a 1 MiB body costs no more to cut than a 40 kB one.
+    body = body[:MAX_PASSAGES * CHUNK_UNITS * 6]
     units = [0.0]
     for ch in body:
         units.append(units[-1] + _units(ch))

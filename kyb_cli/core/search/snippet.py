@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 LIMIT = 240
+SCAN = 50_000  # characters of a body searched for the window (bodies may be 1 MiB)
 _PIECES = re.compile(r"[^\n.!?。！？]*(?:[.!?。！？]+|\n|$)")
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 STEM = 5
@@ -45,7 +46,7 @@ def snippet(body: str, words: list[str], passage: str | None = None, limit: int 
     """The best window of `body` for the question `words` (folded tokens); `passage` = the body
     text of the best vector passage, used when no word matches."""
     wanted = {_stem(w.lower()) for w in words if w}
-    pieces = _pieces(body)
+    pieces = _pieces(body[:SCAN])
     if not pieces:
         return ""
     best, best_score = None, 0
