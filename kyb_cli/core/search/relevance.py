@@ -38,6 +38,8 @@ class Calibration:
     center_q: bytes | None = None       # float32 mean of query vectors (None: not centred)
     center_p: bytes | None = None       # float32 mean of passage vectors
     lexical_cover: float = LEXICAL_COVER
+    lexical_boost: float = 0.0          # a hit's semantic score + lexical_boost * its word coverage
+                                        # (fitted by bench/calibrate_search.py pipeline; 0 so far)
     source: str = "none"
 
 
@@ -64,6 +66,7 @@ def calibration(fingerprint: str | None) -> Calibration:
     return Calibration(floor=float(entry["floor"]), center_q=_pack(entry.get("center_q")),
                        center_p=_pack(entry.get("center_p")),
                        lexical_cover=float(entry.get("lexical_cover", LEXICAL_COVER)),
+                       lexical_boost=float(entry.get("lexical_boost", 0.0)),
                        source=str(entry.get("source", "")))
 
 
@@ -130,7 +133,8 @@ def coverage(held: set[int], weights: list[float]) -> float:
 def grade(hit: dict, *, lexical: bool, cover: float, whole: bool, sem_score: float | None,
           cal: Calibration) -> None:
     """Set `strength` and `found_by` on one hit. `whole`: it holds an identifier question as written."""
-    sem_strong = cal.floor is not None and sem_score is not None and sem_score >= cal.floor
+    sem_strong = (cal.floor is not None and sem_score is not None
+                  and sem_score + cal.lexical_boost * cover >= cal.floor)
     lex_strong = lexical and (whole or cover >= cal.lexical_cover - 1e-9)
     hit["strength"] = "strong" if (lex_strong or sem_strong) else "weak"
     if lexical and sem_strong:
