@@ -1,7 +1,8 @@
 """Search quality on the dev set (bench/evalset/): lexical, vectors only and hybrid, per kind.
 
     KYB_MODEL=../shared/models/multilingual-e5-small python bench/eval_devset.py [--verbose]
-        [--modes lexical,vectors,hybrid] [--kinds paraphrase_en,...] [--json out.json] [--rebuild]
+        [--modes lexical,vectors,hybrid] [--kinds paraphrase_en,...] [--split all|fit|check]
+        [--json out.json] [--against old.json] [--rebuild]
 
 176 public documents and 315 questions (bench/evalset/LICENSES.md). The store is built once with
 `git fast-import` (one commit per document, as kyb writes them) and cached under
@@ -99,6 +100,8 @@ def engine():
     try:
         from kyb_cli import api
 
+        if not Path(api.__file__).resolve().is_relative_to(code_dir()):
+            raise ImportError("kyb_cli.api of another checkout")  # an editable install's finder
         query, embed_all = api.query, api.embed_all
     except (ImportError, AttributeError):
         from kyb_cli.core.index.search import search as core_search
@@ -150,7 +153,9 @@ def ask(store: Path, questions: list[dict], modes: list[str], verbose: bool) -> 
             if mode == "vectors":
                 os.environ["KYB_SEARCH_RANKING"] = "vectors"
             try:
+                t0 = time.perf_counter()
                 r = search(store, q["query"], semantic=mode != "lexical")
+                took = time.perf_counter() - t0
             finally:
                 os.environ.pop("KYB_SEARCH_RANKING", None)
             if mode != "lexical" and not r.get("semantic"):
@@ -159,9 +164,12 @@ def ask(store: Path, questions: list[dict], modes: list[str], verbose: bool) -> 
                 sys.exit("eval_devset: this code ignores KYB_SEARCH_RANKING=vectors (no vectors-only ranking)")
             hits = r["hits"]
             rank = rank_of(hits, q["relevant"])
-            row[mode] = {"rank": rank, "top": [h["key"] for h in hits[:3]], "count": r["count"],
+            row[mode] = {"rank": rank, "top": [h["key"] for h in hits[:3]], "count": r["count"], "ms": round(took * 1000, 1),
                          "confident": r.get("confident"),
-                         "strong": sum(1 for h in hits if h.get("strength") == "strong")}
+                         "strong": sum(1 for h in hits if h.get("strength") == "strong"),
+                         "strong_relevant": sum(1 for h in hits if h.get("strength") == "strong"
+                                                and h["key"] in q["relevant"]),
+                         "found_by": hits[rank - 1].get("found_by") if rank else None}
             if verbose and q["relevant"] and rank != 1:
                 print(f"  {mode:7} {q['kind']:14} {q['id']} rank {rank}: {q['query']!r} -> {q['relevant'][0]}; "
                       f"top {row[mode]['top']}")
@@ -197,11 +205,17 @@ def summarize(rows: list[dict], modes: list[str]) -> dict:
         on = [r[mode]["confident"] for r in rows if r["kind"] != "off_topic"]
         off = [r[mode]["confident"] for r in rows if r["kind"] == "off_topic"]
         if any(c is not None for c in on + off):
+            on_rows = [r for r in rows if r["kind"] != "off_topic"]
+            strong = sum(r[mode]["strong"] for r in on_rows)
             out["confident"][mode] = {
                 "on_topic_confident_true": round(sum(1 for c in on if c is True) / max(len(on), 1), 4),
                 "off_topic_confident_false": round(sum(1 for c in off if c is False) / max(len(off), 1), 4),
                 "n_on": len(on), "n_off": len(off),
+                # of the strong hits given to on-topic questions, the share that is a right answer
+                "strong_precision": round(sum(r[mode]["strong_relevant"] for r in on_rows) / strong, 4) if strong else None,
             }
+        ms = sorted(r[mode]["ms"] for r in rows)
+        out.setdefault("latency_ms", {})[mode] = {"p50": ms[len(ms) // 2], "p90": ms[int(len(ms) * 0.9)], "max": ms[-1]}
         off_rows = [r for r in rows if r["kind"] == "off_topic"]
         out.setdefault("off_topic_hits", {})[mode] = {
             "mean_count": round(sum(r[mode]["count"] for r in off_rows) / max(len(off_rows), 1), 2),
@@ -218,15 +232,20 @@ def markdown(summary: dict, modes: list[str]) -> str:
         cells = [f"{v['top1']:.2f} / {v['top3']:.2f} / {v['mrr10']:.3f}" for v in (per[m] for m in modes)]
         lines.append(f"| {kind} ({n}) | " + " | ".join(cells) + " |")
     if summary["confident"]:
-        lines += ["", "| mode | on-topic confident:true | off-topic confident:false |", "|---|---|---|"]
+        lines += ["", "| mode | on-topic confident:true | off-topic confident:false | strong hits that are right |",
+                  "|---|---|---|---|"]
         for mode, c in summary["confident"].items():
+            sp = "-" if c["strong_precision"] is None else f"{c['strong_precision']:.2f}"
             lines.append(f"| {mode} | {c['on_topic_confident_true']:.2f} ({c['n_on']}) | "
-                         f"{c['off_topic_confident_false']:.2f} ({c['n_off']}) |")
+                         f"{c['off_topic_confident_false']:.2f} ({c['n_off']}) | {sp} |")
     else:
         lines += ["", "(responses carry no `confident`: relevance signal not in this code)"]
     if summary.get("off_topic_hits"):
         lines.append("\noff-topic questions, mean hits / mean strong hits: " + "; ".join(
             f"{m} {v['mean_count']:.1f} / {v['mean_strong']:.1f}" for m, v in summary["off_topic_hits"].items()))
+    if summary.get("latency_ms"):
+        lines.append("in-process query latency p50 / p90 ms (warm, this machine's load): " + "; ".join(
+            f"{m} {v['p50']:.0f} / {v['p90']:.0f}" for m, v in summary["latency_ms"].items()))
     if summary.get("cross_language_by_lang"):
         lines.append("cross-language top-3 by language (" + "/".join(modes) + "): " + "; ".join(
             f"{lang} " + "/".join(f"{v[m]['top3']:.2f}" for m in modes)
@@ -234,12 +253,41 @@ def markdown(summary: dict, modes: list[str]) -> str:
     return "\n".join(lines)
 
 
+def compare(rows: list[dict], old_path: Path, modes: list[str], verbose: bool) -> str:
+    """Per kind and mode, how many questions ranked better / worse than in an earlier JSON result."""
+    old = {r["id"]: r for r in json.loads(old_path.read_text(encoding="utf-8"))["questions"]}
+    worse_list = []
+    lines = [f"\nagainst {old_path}: better / worse rank (top-10; missing counts as 11)"]
+    for kind in [k for k in checks.KINDS if k != "off_topic"]:
+        cells = []
+        for mode in modes:
+            better = worse = 0
+            for r in rows:
+                o = old.get(r["id"], {}).get(mode)
+                if r["kind"] != kind or o is None:
+                    continue
+                a, b = o["rank"] or 11, r[mode]["rank"] or 11
+                better += b < a
+                worse += b > a
+                if b > a:
+                    worse_list.append(f"  {mode:7} {r['id']} {a} -> {b}: {r['query']!r}")
+            cells.append(f"{mode} +{better}/-{worse}")
+        lines.append(f"  {kind:15} " + "  ".join(cells))
+    if verbose and worse_list:
+        lines += ["worse:"] + worse_list
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--modes", default=",".join(MODES), help="comma list of lexical,vectors,hybrid")
     ap.add_argument("--kinds", help="comma list of kinds to ask (default: all)")
+    ap.add_argument("--split", choices=("all", "fit", "check"), default="all",
+                    help="ask only one half of the questions (fixed by id): tune on fit, report on check")
     ap.add_argument("--json", type=Path, help="where to write the figures (default: <cache>/results.json)")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached store")
+    ap.add_argument("--against", type=Path, metavar="OLD.json",
+                    help="also count questions ranked better / worse than in an earlier result file")
     ap.add_argument("--verbose", action="store_true", help="print every question not ranked first")
     args = ap.parse_args()
     modes = [m for m in args.modes.split(",") if m]
@@ -259,13 +307,15 @@ def main() -> None:
     if args.kinds:
         wanted = set(args.kinds.split(","))
         questions = [q for q in questions if q["kind"] in wanted]
+    if args.split != "all":
+        questions = [q for q in questions if checks.split_of(q) == args.split]
     store, prep_s = prepare(docs, args.rebuild, embed=modes != ["lexical"])
     started = time.monotonic()
     rows = ask(store, questions, modes, args.verbose)
     ask_s = time.monotonic() - started
     summary = summarize(rows, modes)
     load = os.getloadavg()
-    meta = {"documents": len(docs), "questions": len(questions), "code": str(code_dir()),
+    meta = {"documents": len(docs), "questions": len(questions), "split": args.split, "code": str(code_dir()),
             "store": str(store), "model": os.environ.get("KYB_MODEL"), "prepare_s": round(prep_s, 1),
             "ask_s": round(ask_s, 1), "loadavg": [round(x, 2) for x in load]}
     out = args.json or cache_dir(checks.DOCS) / "results.json"
@@ -274,6 +324,8 @@ def main() -> None:
     print(f"{len(docs)} documents, {len(questions)} questions; code {meta['code']}; "
           f"prepare {prep_s:.1f} s, questions {ask_s:.1f} s; load {load[0]:.2f}")
     print(markdown(summary, modes))
+    if args.against:
+        print(compare(rows, args.against, modes, args.verbose))
     print(f"\nJSON: {out}")
 
 

@@ -16,15 +16,20 @@ import pytest
 from bench.evalset import checks
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = checks.load(checks.DOCS)
+DOCS = checks.load(checks.DOCS) if checks.DOCS.exists() else []
+needs_docs = pytest.mark.skipif(not DOCS, reason=(
+    "the dev set's documents are public text kept outside this repository: run "
+    "bench/evalset/extract_docs.py, or put them at ../shared/evalset/docs.jsonl (bench/evalset/README.md)"))
 QUESTIONS = checks.load(checks.QUESTIONS)
 OPEN_LICENCES = {"Apache-2.0", "CC-BY-4.0", "MIT"}
 
 
+@needs_docs
 def test_dev_set_breaks_none_of_its_rules():
     assert checks.problems() == []
 
 
+@needs_docs
 def test_dev_set_has_the_counts_the_issue_asks_for():
     kinds = Counter(q["kind"] for q in QUESTIONS)
     assert len(DOCS) >= 150 and len(QUESTIONS) >= 150
@@ -36,12 +41,14 @@ def test_dev_set_has_the_counts_the_issue_asks_for():
     assert len({q["lang"] for q in QUESTIONS if q["kind"] == "off_topic"}) >= 5
 
 
+@needs_docs
 def test_some_bodies_are_longer_than_the_model_window():
     # 512 e5 tokens are roughly 2,000 characters of English: chunking must have something to find
     assert sum(1 for d in DOCS if len(d["body"]) > 4000) >= 40
     assert max(len(d["body"]) for d in DOCS) <= 6000 + 200
 
 
+@needs_docs
 def test_every_document_names_an_open_licence_and_a_recorded_source():
     licences = (checks.HERE / "LICENSES.md").read_text(encoding="utf-8")
     for d in DOCS:
@@ -50,6 +57,7 @@ def test_every_document_names_an_open_licence_and_a_recorded_source():
         assert f"[{repo}](https://github.com/{repo})" in licences, repo
 
 
+@needs_docs
 def test_prometheus_operator_runbooks_are_kept_out():
     # that set is the independent check: none of its alerts may be learnt from here
     assert not [d["key"] for d in DOCS if "prometheus-operator" in d["source"]]
@@ -107,6 +115,7 @@ def test_unknown_keys_and_answers_to_off_topic_questions_are_flagged():
     assert any(p.startswith("o1:") for p in found)
 
 
+@needs_docs
 def test_lexical_run_of_the_dev_set_finds_one_word_identifiers_first(tmp_path):
     """The runner builds a store from the documents and asks (lexical only: no model needed).
     Identifiers without a space are one lexical token or a phrase: lexical search ranks them first.
@@ -129,3 +138,12 @@ def test_lexical_run_of_the_dev_set_finds_one_word_identifiers_first(tmp_path):
 @pytest.mark.parametrize("kind", checks.KINDS)
 def test_every_kind_has_questions(kind):
     assert any(q["kind"] == kind for q in QUESTIONS)
+
+
+def test_questions_alone_have_the_counts_the_issue_asks_for():
+    """What can be checked without the documents (CI has only the questions)."""
+    kinds = Counter(q["kind"] for q in QUESTIONS)
+    assert len(QUESTIONS) >= 150 and kinds["off_topic"] >= 30 and kinds["identifier"] >= 30
+    assert len({q["lang"] for q in QUESTIONS}) >= 6
+    assert all(q["relevant"] == [] for q in QUESTIONS if q["kind"] == "off_topic")
+    assert all(q["relevant"] for q in QUESTIONS if q["kind"] != "off_topic")

@@ -16,8 +16,8 @@ from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 TOOLS = {"query", "get", "history", "add", "retract", "incident", "resolve", "task", "task_status", "done",
-         "tasks", "incidents", "export", "context", "deadlines"}
-READ_ONLY = {"query", "get", "history", "tasks", "incidents", "export", "context", "deadlines"}
+         "tasks", "incidents", "export", "context", "deadlines", "log"}
+READ_ONLY = {"query", "get", "history", "tasks", "incidents", "export", "context", "deadlines", "log"}
 
 
 class Client:
@@ -225,3 +225,17 @@ def test_readonly_server_lists_only_read_only_tools():
     assert "add" not in names and "retract" not in names and "query" in names
     everything = {t.name for t in asyncio.run(build_server(None).list_tools())}
     assert everything == set(TOOLS)
+
+
+def test_mcp_log_get_version_blocked_by_and_as_of_event(mcp):
+    mcp.ok("add", key="svc-port-mcp", title="Service port", body="port 8080")
+    mcp.ok("add", key="svc-port-mcp", title="Service port", body="port 9090", effective_at="2000-01-01")
+    assert mcp.ok("get", key="svc-port-mcp", version=1)["body"] == "port 8080"
+    rows = mcp.ok("log", key="svc-port-mcp")["log"]
+    assert [r["action"] for r in rows] == ["update", "add"] and rows[0]["transport"] == "mcp"
+    hits = mcp.ok("query", text="svc port", semantic=False, as_of_event="2010-01-01")["hits"]
+    assert [h["body"] for h in hits if h["key"] == "svc-port-mcp"] == ["port 9090"]
+    mcp.ok("task", key="task-mcp-a", title="a")
+    mcp.ok("task", key="task-mcp-b", title="b", blocked_by=["task-mcp-a"])
+    ready = [r["key"] for r in mcp.ok("tasks", ready=True)["tasks"]]
+    assert "task-mcp-a" in ready and "task-mcp-b" not in ready

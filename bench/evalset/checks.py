@@ -22,7 +22,23 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DOCS = HERE / "docs.jsonl"
+
+
+def docs_path() -> Path:
+    """Where the documents are: $KYB_EVALSET_DOCS, else bench/evalset/docs.jsonl (made by
+    extract_docs.py from the fetched repositories), else ../shared/evalset/docs.jsonl beside the checkout.
+
+    The documents are public text taken from other repositories, so they are not committed here
+    (bench/evalset/README.md, "Where the documents live"); the questions are ours and are."""
+    import os
+
+    env = os.environ.get("KYB_EVALSET_DOCS")
+    candidates = ([Path(env)] if env else []) + [HERE / "docs.jsonl",
+                                                 HERE.parents[1].parent / "shared" / "evalset" / "docs.jsonl"]
+    return next((c for c in candidates if c.exists()), candidates[0])
+
+
+DOCS = docs_path()
 QUESTIONS = HERE / "questions.jsonl"
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # kyb's own (kyb_cli index schema)
 
@@ -36,6 +52,14 @@ STOPWORDS = frozenset("""a an and are as at be been but by can could do does for
 into is it its may must my no not of on once one or our should so than that the their them then there
 these they this to up us was we what when where which while who whose why will with without you your
 all any each every own same such only very just also""".split())
+
+
+def split_of(question: dict) -> str:
+    """"fit" or "check", half each, fixed by the question's id: tune thresholds on one half and
+    report on the other (bench/eval_devset.py --split), so a calibration is not scored on its own data."""
+    import hashlib
+
+    return "fit" if hashlib.sha256(question["id"].encode()).digest()[0] % 2 == 0 else "check"
 
 
 def load(path: Path) -> list[dict]:

@@ -15,7 +15,7 @@ failure is a KybError with an exit code (docs/ARCHITECTURE.md, "Output contract"
 """
 
 from kyb_cli.api.records import (
-    add_knowledge, history, is_date, is_store, read, retract_knowledge, split_list, tags,
+    add_knowledge, edit_text, event_time, history, is_date, save_edit, is_store, read, retract_knowledge, split_list, tags,
 )
 from kyb_cli.api.search import (
     context, context_hook_json, context_unavailable, embed_all, index_status, query, rebuild_index,
@@ -25,7 +25,7 @@ from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_sto
 from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
 from kyb_cli.api.tools import (
     apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_rows, found_agents,
-    known_agents, model_import, model_pull, model_status, plan_install, plan_uninstall,
+    known_agents, log, model_import, model_pull, model_status, plan_install, plan_uninstall,
 )
 from kyb_cli.api.work import (
     check_close_status, close_task, dated_tasks, deadlines, deadlines_block, deadlines_switched_off, describe,

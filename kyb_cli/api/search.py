@@ -19,13 +19,16 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
           tags: list[str] | tuple[str, ...] = (), kind: str | None = None, status: str | None = None,
           service: str | None = None, priority: str | None = None, assignee: str | None = None,
           parent: str | None = None, limit: int = 10, recent: bool = False, semantic: bool = True,
-          explain: bool = False, min_strength: str | None = None) -> tuple[Path, dict[str, Any]]:
+          explain: bool = False, as_of_event: str | None = None,
+          min_strength: str | None = None) -> tuple[Path, dict[str, Any]]:
     """(store path, response) for one query; `store` is the explicit --store (else the usual lookup).
 
     The response is `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors`,
     `semantic_off`); each hit has `strength`, `found_by` and `snippet`. `min_strength="strong"`
     keeps only strong hits (docs/SEARCH.md "How sure is an answer").
-    Time arguments are checked before anything is created, so a bad `--as-of` writes nothing."""
+    Time arguments are checked before anything is created, so a bad `--as-of` writes nothing.
+    `as_of_event` T asks what was true in the world at T (event time), by what the store knows now,
+    or at `as_of` W when both are given (bi-temporal)."""
     from kyb_cli.core.search.pipeline import search
     from kyb_cli.core.search.slice import Filters
     from kyb_cli.core.times.parse import time_mode
@@ -33,11 +36,20 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     location = locate(store)
     mode, as_of_t, window = time_mode(history=history, as_of=as_of, changed_between=changed_between,
                                       store_path=location.path)
+    event_t = None
+    if as_of_event is not None:
+        from kyb_cli.core.errors import UsageError
+        from kyb_cli.core.times.parse import END, parse_time
+
+        if mode in ("history", "changed_between"):
+            raise UsageError("--as-of-event combines with --as-of only (not --history or --changed-between)")
+        event_t = parse_time(as_of_event, bound=END, store_path=location.path)
+        mode = "as_of_event"
     _ensure_default(location)
     filters = Filters(tags=list(tags), kind=kind, status=status, service=service, priority=priority,
                       assignee=assignee, parent=parent)
     response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
-                      limit=limit, recent=recent, semantic=semantic, explain=explain,
+                      limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
                       min_strength=min_strength)
     return location.path, response
 

@@ -82,3 +82,16 @@ def model_status() -> dict:
     from kyb_cli.core.embed.pull import status
 
     return status()
+
+
+def log(store_path: Path, *, since: str | None = None, until: str | None = None, agent: str = "",
+        author: str = "", kind: str = "", key: str = "", limit: int = 50) -> list[dict[str, Any]]:
+    """The store's activity, newest first (`kyb log`): every commit, kyb's, by hand or a merge.
+
+    `since`/`until` take what `--as-of` takes (a date, a datetime, a revision)."""
+    from kyb_cli.core.times.parse import END, START, parse_time
+    from kyb_cli.core.tools.activity import log as core
+
+    lo = parse_time(since, bound=START, store_path=store_path) if since else None
+    hi = parse_time(until, bound=END, store_path=store_path) if until else None
+    return core(store_path, since=lo, until=hi, agent=agent, author=author, kind=kind, key=key, limit=limit)

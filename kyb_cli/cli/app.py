@@ -21,6 +21,8 @@ COMMANDS: dict[str, str] = {
     "add": "add:add_cmd",
     "get": "get:get_cmd",
     "history": "history:history_cmd",
+    "edit": "edit:edit_cmd",
+    "log": "log:log_cmd",
     "rm": "rm:rm_cmd",
     "tags": "tags:tags_cmd",
     "sync": "sync:sync_cmd",

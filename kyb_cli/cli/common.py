@@ -124,3 +124,10 @@ def body_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--file", "body_file", metavar="PATH", help="Read the body from a file (- for stdin).")(func)
     func = click.option("--body", "body", metavar="TEXT", help="The body (Markdown); default: stdin.")(func)
     return func
+
+
+def fields_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`--fields a,b,c`: keep only these fields of each row, in JSON and as the table's columns."""
+    return click.option("--fields", "fields", metavar="A,B,C", expose_value=False,
+                        callback=meta_callback("kyb.fields"),
+                        help="Keep only these fields of each row (JSON and table columns).")(func)

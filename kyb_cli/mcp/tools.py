@@ -72,6 +72,9 @@ class Tools:
         as_of: Annotated[str | None, Field(description=(
             "Search the store as it was at T: RFC 3339 datetime (no offset = UTC), a date (end of that day, "
             "UTC) or a revision (its commit time)."))] = None,
+        as_of_event: Annotated[str | None, Field(description=(
+            "What was true in the world at T (event time: effective_at, else write time), by what the store "
+            "knows now, or knew at `as_of` when both are given."))] = None,
         changed_between: Annotated[list[str] | None, Field(min_length=2, max_length=2, description=(
             "[A, B]: versions written in this window (dates: A from 00:00:00, B to 23:59:59 UTC); the latest "
             "match per key."))] = None,
@@ -108,13 +111,17 @@ class Tools:
                                        changed_between=changed_between, tags=_items(tags), kind=kind,
                                        status=status, service=service, priority=priority, assignee=assignee,
                                        parent=parent, limit=limit, recent=recent, semantic=semantic,
-                                       explain=explain, min_strength=None if min_strength == "weak" else min_strength)
+                                       explain=explain, as_of_event=as_of_event,
+                                       min_strength=None if min_strength == "weak" else min_strength)
             day = _today(today)
             return _with_deadlines(response, path, day)
 
         return self.door.call(run)
 
-    def get(self, key: Key, at: Rev = None, today: Day = None) -> CallToolResult:
+    def get(self, key: Key, at: Rev = None, today: Day = None,
+            version: Annotated[int | None, Field(description=(
+                "Content version N of the key: 1 is the first, -1 the one before the current."))] = None,
+            ) -> CallToolResult:
         """Read record KEY with its state, version sha and commit time; `at` reads it as it stood at
         any revision. A retracted or archived record says so and still shows its last content."""
 
@@ -123,7 +130,7 @@ class Tools:
             from kyb_cli import api
 
             path = self.door.path()
-            return _with_deadlines(api.read(path, key, at).to_json(), path, day)
+            return _with_deadlines(api.read(path, key, at, version=version).to_json(), path, day)
 
         return self.door.call(run)
 
@@ -139,15 +146,19 @@ class Tools:
         return self.door.call(run)
 
     def add(self, key: Key, title: Annotated[str, Field(description="Short title.")], body: Text = "",
-            tags: Tags = [], refs: Refs = []) -> CallToolResult:  # noqa: B006
+            tags: Tags = [], refs: Refs = [],  # noqa: B006
+            effective_at: Annotated[str | None, Field(description=(
+                "When the fact became true in the world (date or RFC 3339); default: when written."))] = None,
+            ) -> CallToolResult:
         """Write knowledge KEY (an upsert: a new version when anything changed, no commit when nothing
         did). Query first and reuse the existing key; write verified facts only."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
+            when = api.event_time(effective_at)
             result = api.add_knowledge(self.door.store(), key=key, title=title, body=body, tags=_items(tags),
-                                       refs=_items(refs), attribution=self.door.attribution())
+                                       refs=_items(refs), attribution=self.door.attribution(), effective_at=when)
             return result.to_json()
 
         return self.door.call(run)
@@ -182,6 +193,8 @@ class Tools:
         detected: Annotated[str, Field(description="When it was detected (default: now).")] = "",
         tags: Annotated[list[str] | None, Field(description="Tags; null keeps the stored ones, [] clears.")] = None,
         refs: Refs = [],  # noqa: B006
+        effective_at: Annotated[str | None, Field(description=(
+            "When it became true in the world, if not started/detected (date or RFC 3339)."))] = None,
     ) -> CallToolResult:
         """Write incident report KEY (a rewrite replaces it; tags are kept unless given). The reply's
         `hints` say what a good report still lacks. A resolved report is archived."""
@@ -195,7 +208,8 @@ class Tools:
                 self.door.store(), self.door.attribution(), key=key, title=title, body=body, service=service,
                 severity=severity, status=status, hosts=_items(hosts), knowledge=_items(knowledge),
                 resolution=resolution, detection=detection, affected=windows, started_at=started,
-                detected_at=detected, tags=KEEP if tags is None else _items(tags), refs=_items(refs))
+                detected_at=detected, tags=KEEP if tags is None else _items(tags), refs=_items(refs),
+                effective_at=api.event_time(effective_at))
 
         return self.door.call(run)
 
@@ -222,6 +236,8 @@ class Tools:
         blocked_reason: Annotated[str, Field(description="Why it is blocked (only with status blocked).")] = "",
         assignee: Annotated[str, Field(description="Short owner label, one line.")] = "",
         parent: Annotated[str, Field(description="Parent task key (task-…).")] = "",
+        blocked_by: Annotated[list[str] | None, Field(description=(
+            "Task keys this task waits on; null keeps the stored ones, [] clears."))] = None,
         knowledge: Keys = [],  # noqa: B006
         resolution: Annotated[str, Field(description="Outcome (needed for done/dropped).")] = "",
         tags: Annotated[list[str] | None, Field(description="Tags; null keeps the stored ones, [] clears.")] = None,
@@ -235,6 +251,8 @@ class Tools:
                             ] = None,
         waits_on: Annotated[str | None, Field(description="The event the expected date depends on; null keeps.")
                             ] = None,
+        effective_at: Annotated[str | None, Field(description=(
+            "When this became true in the world (date or RFC 3339); default: when written."))] = None,
     ) -> CallToolResult:
         """Write task KEY (a rewrite replaces it, but omitted tags and deadline fields are kept).
         done/dropped need a resolution and archive the task; `done` is the usual way to close."""
@@ -251,7 +269,9 @@ class Tools:
                 tags=KEEP if tags is None else _items(tags), refs=_items(refs),
                 due=KEEP if due is None else due.strip(), hard=KEEP if hard is None else hard, remind_days=days,
                 expected=KEEP if expected is None else expected.strip(),
-                waits_on=KEEP if waits_on is None else waits_on.strip())
+                waits_on=KEEP if waits_on is None else waits_on.strip(),
+                blocked_by=KEEP if blocked_by is None else _items(blocked_by),
+                effective_at=api.event_time(effective_at))
 
         return self.door.call(run)
 
@@ -294,6 +314,8 @@ class Tools:
         parent: Annotated[str, Field(description="Only children of this task.")] = "",
         open_followups: Annotated[bool, Field(description="Only tasks with open `- [ ]` follow-ups.")] = False,
         all: Annotated[bool, Field(description="Include archived (done/dropped) tasks.")] = False,  # noqa: A002
+        ready: Annotated[bool, Field(description=(
+            "Only open tasks none of whose blockers is still live: what can be started now."))] = False,
         due_before: Annotated[str | None, Field(description="Only tasks due on or before YYYY-MM-DD.")] = None,
         limit: Annotated[int, Field(ge=0, description="At most N rows (max 200).")] = 50,
         today: Day = None,
@@ -308,7 +330,7 @@ class Tools:
             store = self.door.path()
             rows = api.list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
                               open_only_followups=open_followups, include_archived=all, due_before=before,
-                              limit=limit)
+                              limit=limit, ready=ready)
             return _with_deadlines({"count": len(rows), "tasks": rows}, store, day)
 
         return self.door.call(run)
@@ -344,6 +366,27 @@ class Tools:
 
             head, rows = api.export_rows(self.door.path(), at)
             return {"head": head, "count": len(rows), "rows": rows}
+
+        return self.door.call(run)
+
+    def log(self,
+        since: Annotated[str | None, Field(description="Only commits at or after this time (date, RFC 3339, revision).")] = None,
+        until: Annotated[str | None, Field(description="Only commits at or before this time.")] = None,
+        agent: Annotated[str, Field(description="Only commits by this agent label (any case).")] = "",
+        author: Annotated[str, Field(description="Only commits whose author contains this.")] = "",
+        kind: Annotated[Literal["knowledge", "incident", "task"] | None, Field(description="Only this kind.")] = None,
+        key: Annotated[str, Field(description="Only commits touching this record.")] = "",
+        limit: Annotated[int, Field(ge=0, le=1000, description="At most this many commits.")] = 50,
+    ) -> CallToolResult:
+        """The store's activity, newest first: every commit (kyb's writes, hand commits, merges) with who
+        made it. Use it to review what other agents wrote lately."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli import api
+
+            rows = api.log(self.door.path(), since=since, until=until, agent=agent, author=author,
+                           kind=kind or "", key=key, limit=limit)
+            return {"count": len(rows), "log": rows}
 
         return self.door.call(run)
 
@@ -393,6 +436,7 @@ TOOLS: dict[str, ToolAnnotations] = {
     "tasks": READ,
     "incidents": READ,
     "export": READ,
+    "log": READ,
     "deadlines": READ,
     "context": READ,
 }

@@ -14,17 +14,21 @@ from kyb_cli.cli.render import write_reply
 @click.option("--title", required=True, help="Short title.")
 @click.option("--tags", default="", help="Comma-separated tags.")
 @click.option("--refs", default="", help="Comma-separated pointers (paths, URLs, where a secret lives).")
+@click.option("--effective-at", "effective_at", default=None, metavar="TIME",
+              help="When the fact became true in the world (date or datetime); default: when written.")
 @body_options
 @common_options
-def add_cmd(key: str, title: str, tags: str, refs: str, body: str | None, body_file: str | None) -> None:
+def add_cmd(key: str, title: str, tags: str, refs: str, effective_at: str | None, body: str | None,
+            body_file: str | None) -> None:
     """Write knowledge KEY; the body comes from stdin, --body or --file.
 
     Writing the same key again adds a version (`updated`); an identical write changes nothing.
     """
     from kyb_cli import api
 
+    when = api.event_time(effective_at)
     text = read_body(body, body_file)
     store = open_store()
     result = api.add_knowledge(store, key=key, title=title, body=text, tags=api.split_list(tags),
-                           refs=api.split_list(refs), attribution=attribution())
+                               refs=api.split_list(refs), attribution=attribution(), effective_at=when)
     emit(result.to_json(), write_reply)

@@ -1,4 +1,4 @@
-"""`kyb get KEY [--at REV]`: a record now, or as it stood at any revision Git can resolve."""
+"""`kyb get KEY [--at REV | --version N]`: a record now, at any revision Git can resolve, or by version number."""
 
 from __future__ import annotations
 
@@ -13,13 +13,15 @@ from kyb_cli.cli.render import record_view
 @click.command("get")
 @click.argument("key")
 @click.option("--at", "at", metavar="REV", help="A revision: sha, short sha, HEAD~2, tag, branch.")
+@click.option("--version", "version", type=int, default=None, metavar="N",
+              help="Content version N: 1 is the first, -1 the one before the current (`kyb history` numbers them).")
 @deadline_options
 @common_options
-def get_cmd(key: str, at: str | None) -> None:
+def get_cmd(key: str, at: str | None, version: int | None) -> None:
     """Show record KEY with its state, version sha and commit time."""
     from kyb_cli import api
 
     path = read_store_path()
-    version = api.read(path, key, at=at)
-    emit(version.to_json(), record_view)
+    found = api.read(path, key, at=at, version=version)
+    emit(found.to_json(), record_view)
     print_deadlines_block(path)

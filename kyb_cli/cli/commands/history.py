@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, read_store_path
+from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import history_view
 
 
 @click.command("history")
 @click.argument("key")
+@fields_option
 @common_options
 def history_cmd(key: str) -> None:
     """Every change of KEY (added, modified, deleted), newest first."""

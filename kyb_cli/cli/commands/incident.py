@@ -25,10 +25,12 @@ from kyb_cli.api import UsageError
 @click.option("--detected", default="", help="When it was detected (default: now).")
 @click.option("--tags", default=None, help="Comma-separated tags; omitted keeps the stored ones, '' clears.")
 @click.option("--refs", default="", help="Comma-separated pointers.")
+@click.option("--effective-at", "effective_at", default=None, metavar="TIME",
+              help="When this became true in the world (date or datetime); default: when written.")
 @body_options
 @common_options
 def incident_cmd(template: bool, key, title, service, severity, hosts, status, knowledge, resolution,
-                 detection, affected, started, detected, tags, refs, body, body_file) -> None:
+                 detection, affected, started, detected, tags, refs, effective_at, body, body_file) -> None:
     """Write incident report KEY (a rewrite replaces it; tags are kept unless given).
 
     The reply's `hints` say what a good report still lacks; they never block the write.
@@ -47,12 +49,13 @@ def incident_cmd(template: bool, key, title, service, severity, hosts, status, k
     if missing:
         raise UsageError(f"incident: {', '.join(missing)} required (body comes from stdin; --template for a skeleton)")
     windows = api.parse_affected(affected)
+    when = api.event_time(effective_at)
     text = read_body(body, body_file)
     store = open_store()
     reply = api.write_incident(
         store, attribution(), key=key, title=title, body=text, service=service, severity=severity,
         status=status, hosts=split_list(hosts), knowledge=split_list(knowledge), resolution=resolution,
         detection=detection, affected=windows, started_at=started, detected_at=detected,
-        tags=KEEP if tags is None else split_list(tags), refs=split_list(refs),
+        tags=KEEP if tags is None else split_list(tags), refs=split_list(refs), effective_at=when,
     )
     emit(reply, write_reply)

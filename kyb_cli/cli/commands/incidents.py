@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, read_store_path
+from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 
@@ -30,6 +30,7 @@ def incidents_view(c, d) -> None:
 @click.option("--all", "include_all", is_flag=True, help="Include archived (resolved) reports.")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(0, None), help="At most N rows (max 200).")
 @deadline_options
+@fields_option
 @common_options
 def incidents_cmd(status: str, service: str, open_followups: bool, include_all: bool, limit: int) -> None:
     """List incident reports: status open, mitigated, resolved, then most recently written first."""

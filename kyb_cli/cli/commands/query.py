@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from kyb_cli.cli.common import common_options
+from kyb_cli.cli.common import common_options, fields_option
 from kyb_cli.cli.deadlines_block import deadline_options
 from kyb_cli.cli.output import emit
 
@@ -43,6 +43,9 @@ class QueryCommand(click.Command):
 @click.option("--history", is_flag=True, help="Search every content version (current included).")
 @click.option("--as-of", "as_of", metavar="T",
               help="Search the store as it was at T: per key the latest version recorded by T, then the match.")
+@click.option("--as-of-event", "as_of_event", metavar="T",
+              help="What was true in the world at T: per key the latest version effective by T (event time); "
+                   "with --as-of W, as the store knew it at W.")
 @click.option("--changed-between", "changed_between", nargs=2, metavar="A B",
               help="Search versions written in [A, B]; the latest matching one per key.")
 @click.option("--tag", "tags", multiple=True, help="Only records with this tag (repeat or comma list: AND).")
@@ -61,12 +64,13 @@ class QueryCommand(click.Command):
               show_default=True, help="strong: only hits that hold the question's words or clear the "
               "calibrated floor by meaning.")
 @deadline_options
+@fields_option
 @common_options
 def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
               changed_between: tuple[str, str] | None, tags: tuple[str, ...], kind: str | None,
               status: str | None, service: str | None, priority: str | None, assignee: str | None,
               parent: str | None, limit: int, recent: bool, semantic: bool, explain: bool,
-              min_strength: str) -> None:
+              as_of_event: str | None, min_strength: str) -> None:
     """Search records; an empty TEXT lists newest first. Any text is a valid query.
 
     \b
@@ -75,7 +79,9 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
       --history                  every content version, current included
       --as-of T                  the store as it was at T (slice first, then match)
       --changed-between A B      versions written in the window, the latest match per key
-    Times are write times (Git commit time), not event times. T, A and B are RFC 3339 datetimes
+      --as-of-event T [--as-of W]  what was true in the world at T (effective_at, else write time),
+                                 by what the store knows now (or knew at W)
+    Times are write times (Git commit time), except --as-of-event's T. T, A and B are RFC 3339 datetimes
     (2026-10-11T16:00:00Z; no offset = UTC), bare dates (end of day 23:59:59 UTC for --as-of and B,
     00:00:00 UTC for A) or revisions (sha, tag, HEAD~3 = that commit's time). Versions written in
     the same second cannot be told apart by a time. Each hit has is_head: true only when it is the
@@ -98,7 +104,7 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
                                history=history, as_of=as_of, changed_between=changed_between,
                                tags=_split_tags(tags), kind=kind, status=status, service=service,
                                priority=priority, assignee=assignee, parent=parent, limit=limit,
-                               recent=recent, semantic=semantic, explain=explain,
+                               recent=recent, semantic=semantic, explain=explain, as_of_event=as_of_event,
                                min_strength=None if min_strength == "weak" else min_strength)
     if response.get("semantic_off"):
         from kyb_cli.cli.output import note

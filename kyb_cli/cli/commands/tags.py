@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, read_store_path
+from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.output import emit
 
 
 @click.command("tags")
+@fields_option
 @common_options
 def tags_cmd() -> None:
     """Tags of live records, lowercased, most used first."""

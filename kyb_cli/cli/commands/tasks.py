@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, read_store_path
+from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 
@@ -32,18 +32,23 @@ def tasks_view(c, d) -> None:
 @click.option("--parent", "--parent-task", "parent", default="", help="Only children of this task.")
 @click.option("--open-followups", is_flag=True, help="Only tasks with open `- [ ]` follow-ups (archived too).")
 @click.option("--all", "include_all", is_flag=True, help="Include archived (done/dropped) tasks.")
+@click.option("--ready", is_flag=True, help="Only open tasks whose blockers are all closed: what can be started now.")
 @click.option("--due-before", default=None, metavar="DATE", help="Only tasks due on or before DATE (YYYY-MM-DD).")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(0, None), help="At most N rows (max 200).")
 @deadline_options
+@fields_option
 @common_options
-def tasks_cmd(status, priority, assignee, parent, open_followups, include_all, due_before, limit) -> None:
+def tasks_cmd(status, priority, assignee, parent, open_followups, include_all, ready, due_before, limit) -> None:
     """List tasks: live ones first by status, then most recently written first."""
     from kyb_cli import api
 
     before = api.due_before_arg(due_before)
+    if ready and (status or include_all or open_followups):
+        raise api.UsageError("--ready lists open tasks that can start now; it does not combine with "
+                             "--status, --all or --open-followups")
     store = read_store_path()  # listings read the index, no pygit2
     rows = api.list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
                       open_only_followups=open_followups, include_archived=include_all,
-                      due_before=before, limit=limit)
+                      due_before=before, limit=limit, ready=ready)
     emit({"count": len(rows), "tasks": rows}, tasks_view)
     print_deadlines_block(store)

@@ -98,7 +98,8 @@ def write_incident(store, attribution, *, key: str, title: str, body: str = "", 
                    severity: str = "", status: str = "open", hosts: list[str] | None = None,
                    knowledge: list[str] | None = None, resolution: str = "", detection: str = "",
                    affected: list[dict[str, str]] | None = None, started_at: str = "",
-                   detected_at: str = "", tags: Any = KEEP, refs: list[str] | None = None) -> dict[str, Any]:
+                   detected_at: str = "", tags: Any = KEEP, refs: list[str] | None = None,
+                   effective_at: str = "") -> dict[str, Any]:
     """Write an incident report wholesale (tags kept when omitted); a resolved one is archived."""
     check_key(key)
     if kind_of_key(key) != "incident":
@@ -107,6 +108,7 @@ def write_incident(store, attribution, *, key: str, title: str, body: str = "", 
         key=key, title=title, body=body, service=service, severity=severity, status=status,
         hosts=list(hosts or []), knowledge=list(knowledge or []), resolution=resolution,
         detection=detection, affected=list(affected or []), started_at=started_at.strip(),
+        effective_at=effective_at,
         detected_at=detected_at.strip(), refs=list(refs or []),
     )
     with store.writing(attribution) as tx:

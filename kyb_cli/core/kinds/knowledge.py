@@ -18,14 +18,15 @@ def split_list(value: str | None) -> list[str]:
 
 
 def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[str], refs: list[str],
-                  attribution: Attribution) -> WriteResult:
+                  attribution: Attribution, effective_at: str = "") -> WriteResult:
     """Write knowledge under `key`: a new version when anything changed, no commit when nothing did.
 
     Knowledge is a full replace of title, body, tags and refs. Front matter keys kyb does not know
     (added by hand) are carried over from the current version, so a person's additions survive.
+    `effective_at` (event time) belongs to this version only: a rewrite without it is effective when written.
     """
     check_key_for_kind(key, "knowledge")
-    record = Record(key=key, title=title, body=body, tags=tags, refs=refs)
+    record = Record(key=key, title=title, body=body, tags=tags, refs=refs, effective_at=effective_at)
     with store.writing(attribution) as tx:
         try:
             current = tx.current(key)

@@ -57,6 +57,26 @@ def check_parent_chain(tx, key: str, parent: str) -> None:
         node = found[0].parent_task.strip()
 
 
+def check_blocker_graph(tx, key: str, blockers: list[str]) -> None:
+    """Follow `blocked_by` links through stored versions; refuse a write that would close a cycle.
+
+    Cycles are refused as parent cycles are (rule "task rules"): a task that waits on itself, however
+    far round, could never become ready."""
+    stack = [(b, [key, b]) for b in blockers]
+    seen: set[str] = set()
+    while stack:
+        node, path = stack.pop()
+        if node == key:
+            raise Rejected("blocked_by would create a cycle: " + " -> ".join(path))
+        if node in seen:
+            continue
+        seen.add(node)
+        found = stored_version(tx, node) if kind_of_key(node) == "task" else None
+        if found is None:
+            continue
+        stack += [(n, path + [n]) for n in found[0].blocked_by]
+
+
 def _task_extras(tx, record: Record, reply: dict[str, Any]) -> dict[str, Any]:
     if not reply.get("changed"):
         return reply
@@ -65,6 +85,9 @@ def _task_extras(tx, record: Record, reply: dict[str, Any]) -> dict[str, Any]:
         reply["unknown_knowledge"] = unknown
     if record.parent_task and stored_version(tx, record.parent_task) is None:
         reply["unknown_parent"] = record.parent_task
+    unknown_blockers = [b for b in record.blocked_by if stored_version(tx, b) is None]
+    if unknown_blockers:
+        reply["unknown_blockers"] = unknown_blockers
     return reply
 
 
@@ -72,21 +95,25 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
                priority: str = "", blocked_reason: str = "", assignee: str = "", parent_task: str = "",
                knowledge: list[str] | None = None, resolution: str = "", tags: Any = KEEP,
                refs: list[str] | None = None, due: Any = KEEP, hard: Any = KEEP, remind_days: Any = KEEP,
-               expected: Any = KEEP, waits_on: Any = KEEP) -> dict[str, Any]:
-    """Write a task wholesale; done/dropped need a resolution and archive the task."""
+               expected: Any = KEEP, waits_on: Any = KEEP, blocked_by: Any = KEEP,
+               effective_at: str = "") -> dict[str, Any]:
+    """Write a task wholesale; done/dropped need a resolution and archive the task.
+
+    `blocked_by` (task keys this one waits on) follows the tags rule: omitted keeps, [] clears."""
     check_key(key)
     if kind_of_key(key) != "task":
         raise Rejected("task keys must start with 'task-' (e.g. task-raise-log-retention)")
     record = Record(
         key=key, title=title, body=body, status=status, priority=priority,
         blocked_reason=blocked_reason, assignee=assignee.strip(), parent_task=parent_task.strip(),
-        knowledge=list(knowledge or []), resolution=resolution, refs=list(refs or []),
+        knowledge=list(knowledge or []), resolution=resolution, refs=list(refs or []), effective_at=effective_at,
     )
     given = {"due": due, "hard": hard, "remind_days": remind_days, "expected": expected, "waits_on": waits_on}
     with store.writing(attribution) as tx:
         found = stored_version(tx, key)
         prev = found[0] if found else None
         record.tags = list(kept(tags, prev.tags if prev else None, []))
+        record.blocked_by = _unique(kept(blocked_by, prev.blocked_by if prev else None, []))
         for name in DEADLINE_FIELDS:
             value = kept(given[name], getattr(prev, name) if prev else None, DEADLINE_DEFAULTS[name])
             setattr(record, name, DEADLINE_DEFAULTS[name] if value in ("", None) else value)
@@ -102,6 +129,7 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
             record.resolved_at = live.resolved_at if live is not None and live.resolved_at else now_utc_z()
         validate(record)
         check_parent_chain(tx, key, record.parent_task)
+        check_blocker_graph(tx, key, record.blocked_by)
         reply = write_and_close(tx, record, verb=None, closed=is_closed(record))
         return _task_extras(tx, record, reply)
 
@@ -162,6 +190,7 @@ def task_row(entry) -> dict[str, Any]:
     return {
         "key": r.key, "title": r.title, "status": r.status or "open", "priority": r.priority,
         "blocked_reason": r.blocked_reason, "assignee": r.assignee, "parent_task": r.parent_task,
+        "blocked_by": list(r.blocked_by),
         "knowledge": r.knowledge, "resolution": r.resolution, "resolved_at": r.resolved_at,
         "due": r.due, "hard": r.hard, "remind_days": r.remind_days, "expected": r.expected,
         "waits_on": r.waits_on, "open_followups": open_followups(r.body), "tags": r.tags,
@@ -171,12 +200,15 @@ def task_row(entry) -> dict[str, Any]:
 
 def list_tasks(store, *, status: str = "", priority: str = "", assignee: str = "", parent: str = "",
                open_only_followups: bool = False, include_archived: bool = False,
-               due_before: date | None = None, limit: int = 50) -> list[dict[str, Any]]:
-    """Rule "listings" for tasks; `due_before` keeps tasks due on or before that date."""
+               due_before: date | None = None, limit: int = 50, ready: bool = False) -> list[dict[str, Any]]:
+    """Rule "listings" for tasks; `due_before` keeps tasks due on or before that date; `ready`: see ready_rows."""
     from kyb_cli.core.kinds.catalog import catalog
 
     check_filter("status", status, TASK_STATUSES)
     check_filter("priority", priority, PRIORITIES)
+    if ready:
+        return ready_rows(catalog(store, "task"), priority=priority.strip(), assignee=assignee.strip(),
+                          parent=parent.strip(), due_before=due_before, limit=limit)
 
     def due_ok(entry) -> bool:
         return bool(entry.record.due) and entry.record.due <= due_before.isoformat()
@@ -223,3 +255,49 @@ def check_close_status(key: str, status: str) -> str:
         raise Rejected(f"kyb done closes a task: --status done|dropped (got '{status}'); "
                        f"use `kyb task-status {key} --status …` to move it between live statuses")
     return status.strip()
+
+
+PRIORITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3, "": 4}
+
+
+def ready_rows(entries, *, priority: str = "", assignee: str = "", parent: str = "",
+               due_before: date | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    """`kyb tasks --ready`: open tasks none of whose blockers is still live, what can be started now.
+
+    A blocker that is done or dropped (archived) no longer blocks; one that is open, in progress or
+    blocked does; a blocker key that names no task blocks nothing (the write reported it as
+    `unknown_blockers`). Order: priority (critical first, unranked last), then due date (earliest
+    first, none last), then the most recently written."""
+    entries = list(entries)
+    live = {e.record.key for e in entries if not e.archived}
+    rows = []
+    for entry in entries:
+        r = entry.record
+        if entry.archived or (r.status or "open") != "open":
+            continue
+        if any(b in live for b in r.blocked_by):
+            continue
+        if (priority and r.priority != priority) or (assignee and r.assignee != assignee) or \
+                (parent and r.parent_task != parent):
+            continue
+        if due_before is not None and not (r.due and r.due <= due_before.isoformat()):
+            continue
+        rows.append((entry, task_row(entry)))
+    rows.sort(key=lambda er: (PRIORITY_RANK.get(er[0].record.priority, 4), er[0].record.due or "9999-99-99",
+                              er[0].order, er[0].record.key))
+    limit = max(0, min(int(limit), 200))
+    return [row for _entry, row in rows[:limit]]
+
+
+def blocks_of(entries, key: str) -> list[str]:
+    """Live tasks that list `key` in their `blocked_by` (what `kyb get` of a task shows as `blocks`)."""
+    return sorted(e.record.key for e in entries if not e.archived and key in e.record.blocked_by)
+
+
+def _unique(values) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        v = v.strip()
+        if v and v not in out:
+            out.append(v)
+    return out

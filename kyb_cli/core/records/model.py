@@ -37,6 +37,7 @@ FIELD_TYPES: dict[str, str] = {
     "blocked_reason": "str",
     "assignee": "str",
     "parent_task": "str",
+    "blocked_by": "list",
     "knowledge": "list",
     "resolution": "str",
     "detection": "str",
@@ -50,6 +51,7 @@ FIELD_TYPES: dict[str, str] = {
     "remind_days": "int",
     "expected": "str",
     "waits_on": "str",
+    "effective_at": "str",
     "tags": "list",
     "refs": "list",
 }
@@ -59,7 +61,7 @@ INCIDENT_FIELDS = (
     "started_at", "detected_at", "mitigated_at", "resolved_at",
 )
 TASK_FIELDS = (
-    "status", "priority", "blocked_reason", "assignee", "parent_task", "knowledge", "resolution",
+    "status", "priority", "blocked_reason", "assignee", "parent_task", "blocked_by", "knowledge", "resolution",
     "resolved_at", "due", "hard", "remind_days", "expected", "waits_on",
 )
 KIND_FIELDS = {"knowledge": (), "incident": INCIDENT_FIELDS, "task": TASK_FIELDS}
@@ -87,6 +89,7 @@ class Record:
     blocked_reason: str = ""
     assignee: str = ""
     parent_task: str = ""
+    blocked_by: list[str] = field(default_factory=list)
     knowledge: list[str] = field(default_factory=list)
     resolution: str = ""
     detection: str = ""
@@ -100,6 +103,7 @@ class Record:
     remind_days: int | None = None
     expected: str = ""
     waits_on: str = ""
+    effective_at: str = ""  # when the fact became true in the world (event time); write time is the commit's
     tags: list[str] = field(default_factory=list)
     refs: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -151,6 +155,8 @@ class Record:
             if name == "remind_days" and value is None:
                 continue
             out[name] = value
+        if self.effective_at:
+            out["effective_at"] = self.effective_at
         out["tags"] = list(self.tags)
         out["refs"] = list(self.refs)
         if self.extra:

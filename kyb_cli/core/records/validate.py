@@ -115,7 +115,7 @@ def validate(record: Record) -> None:
     if kind != "task":
         if record.priority:
             raise Rejected(f"priority is a task-only field (got '{record.priority}' on kind '{kind}')")
-        for name in ("blocked_reason", "assignee", "parent_task"):
+        for name in ("blocked_reason", "assignee", "parent_task", "blocked_by"):
             if getattr(record, name):
                 raise Rejected(f"{name} is a task-only field (kind '{kind}')")
         for name in ("due", "expected", "waits_on"):
@@ -164,6 +164,8 @@ def _validate_incident(record: Record) -> None:
             raise Rejected(
                 f"affected window needs scope, from and to (got scope='{scope}' from='{start}' to='{end}')"
             )
+    if record.effective_at and not is_event_time(record.effective_at):
+        raise Rejected(f"effective_at must be a date or an RFC 3339 datetime (got '{record.effective_at}')")
     _validate_knowledge_links(record)
     _no_secret("resolution", record.resolution)
     _no_secret("detection", record.detection)
@@ -195,6 +197,11 @@ def _validate_task(record: Record) -> None:
             )
         if record.parent_task == record.key:
             raise Rejected(f"a task cannot be its own parent ('{record.key}')")
+    for blocker in record.blocked_by:
+        if not (is_valid_key(blocker) and blocker.startswith("task-")):
+            raise Rejected(f"blocked_by must list valid task keys starting with 'task-' (got '{blocker}')")
+        if blocker == record.key:
+            raise Rejected(f"a task cannot be blocked by itself ('{record.key}')")
     _validate_knowledge_links(record)
     _no_secret("resolution", record.resolution)
     _no_secret("blocked_reason", record.blocked_reason)
@@ -233,3 +240,16 @@ def _validate_deadline(record: Record) -> None:
         name = "hard" if record.hard else "remind_days"
         raise Rejected(f"{name} qualifies a date — set due (or expected) too, or leave {name} out")
     _no_secret("waits_on", record.waits_on)
+
+
+def is_event_time(value: str) -> bool:
+    """A date (YYYY-MM-DD) or an RFC 3339 datetime with an offset, as `effective_at` is stored."""
+    from datetime import datetime
+
+    if is_date(value):
+        return True
+    try:
+        moment = datetime.fromisoformat(value[:-1] + "+00:00" if value[-1:] in "zZ" else value)
+    except ValueError:
+        return False
+    return moment.tzinfo is not None

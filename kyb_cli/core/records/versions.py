@@ -29,6 +29,7 @@ class Version:
     ended_at: str | None = None
     reason: str | None = None
     is_head: bool = True  # this version is the key's current one (False: an older version, via --at)
+    related: dict[str, Any] = field(default_factory=dict)  # what other records say of it (a task's `blocks`)
 
     def to_json(self) -> dict[str, Any]:
         """The record's fields, then `state`, `sha`, `committed_at`, `is_head`; for a record that left
@@ -44,6 +45,7 @@ class Version:
             out[f"{prefix}_at"] = self.ended_at
             if self.reason:
                 out["reason"] = self.reason
+        out.update(self.related)
         return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from kyb_cli.core.index import schema
-from kyb_cli.core.search.slice import Filters, candidates, filter_sql
+from kyb_cli.core.search.slice import Filters, candidates, filter_sql, time_params
 from kyb_cli.core.times.format import rfc3339
 
 MAX_LIMIT = 100
@@ -23,14 +23,11 @@ _HIDDEN_KEYS = frozenset(("key", "title", "kind", "body", "tags", "refs", "extra
 
 def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
             window: tuple[int, int] | None = None, filters: Filters | None = None,
-            limit: int = 10, recent: bool = False) -> list[tuple[int, dict]]:
+            limit: int = 10, recent: bool = False, as_of_event: int | None = None) -> list[tuple[int, dict]]:
     """Ranked (version_id, hit) pairs for one question; an empty or wordless text lists newest first."""
     filters = filters or Filters()
     params: dict = {"limit": max(0, min(int(limit), MAX_LIMIT))}
-    if mode == "as_of":
-        params["t"] = int(as_of)  # type: ignore[arg-type]
-    elif mode == "changed_between":
-        params["a"], params["b"] = window  # type: ignore[misc]
+    time_params(mode, params, as_of=as_of, window=window, as_of_event=as_of_event)
     from kyb_cli.core.search.syntax import query_plan
 
     plan = query_plan(text)[1]
@@ -91,6 +88,7 @@ def _hit(r: dict, score: float) -> dict:
     hit["refs"] = doc.get("refs", [])
     if doc.get("extra"):
         hit["extra"] = doc["extra"]
+    hit["effective_at"] = doc.get("effective_at") or doc.get("started_at") or doc.get("detected_at") or None
     hit.update(sha=r["sha"], committed_at=rfc3339(r["committed_at"]), state=r["hit_state"],
                is_head=bool(r["is_head"]), score=round(float(score), 6))
     return hit

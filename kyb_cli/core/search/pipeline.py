@@ -16,7 +16,7 @@ from kyb_cli.core.search.slice import Filters
 def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: int | None = None,
            window: tuple[int, int] | None = None, filters: Filters | None = None, limit: int = 10,
            recent: bool = False, semantic: bool = False, explain: bool = False,
-           min_strength: str | None = None) -> dict:
+           as_of_event: int | None = None, min_strength: str | None = None) -> dict:
     """The response `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors` when vectors ran).
 
     The question's operators (search/syntax.py) hold on both sides. With `semantic`, a question with
@@ -36,14 +36,15 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     def run(f: Fresh) -> dict:
         n = fusion_candidates(limit) if (hybrid or strong_only) else limit
         ranked = lexical(f.conn, text, mode=mode, as_of=as_of, window=window, filters=filters,
-                         limit=n, recent=recent)
+                         limit=n, recent=recent, as_of_event=as_of_event)
         out: dict = {"semantic": False}
         side = None
         if hybrid:
             from kyb_cli.core.search.slice import Slice
             from kyb_cli.core.search.vectors import semantic_side
 
-            side = semantic_side(f.conn, parsed.positive_text, Slice(mode, as_of, window, filters or Filters()), n,
+            side = semantic_side(f.conn, parsed.positive_text,
+                                 Slice(mode, as_of, window, filters or Filters(), as_of_event), n,
                                  require=plan.require, exclude=plan.exclude)
             if side.ranked is not None:
                 out.update(semantic=True, pending_vectors=side.pending)
@@ -61,7 +62,13 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         return {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": mode, "head": f.head}
 
     response = with_index(store_path, run)
-    if mode == "as_of" and as_of is not None:
+    if mode == "as_of_event" and as_of_event is not None:
+        from kyb_cli.core.times.format import rfc3339
+
+        response["as_of_event"] = rfc3339(as_of_event)
+        if as_of is not None:
+            response["as_of"] = rfc3339(as_of)
+    elif mode == "as_of" and as_of is not None:
         from kyb_cli.core.times.format import rfc3339
 
         response["as_of"] = rfc3339(as_of)

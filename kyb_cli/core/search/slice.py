@@ -5,7 +5,10 @@ the semantic side (vectors.py) ranks inside it, so fusion never mixes answers fr
 - current         the key's version at HEAD, live or archived (its final version); never retracted;
 - history         every content version, current included;
 - as_of T         per key the latest event recorded no later than T (a retraction hides knowledge);
-- changed_between content versions written inside [A, B].
+- changed_between content versions written inside [A, B];
+- as_of_event T   per key the latest version whose effective time (`effective_at`, for incidents
+                  `started_at`/`detected_at`, else its write time) is no later than T: what was true
+                  in the world at T by what the store knows (now, or at W with `as_of`: bi-temporal).
 """
 
 from __future__ import annotations
@@ -40,7 +43,39 @@ def candidates(mode: str, params: dict) -> str:
     if mode == "changed_between":
         return ("SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key "
                 "WHERE v.committed_at BETWEEN :a AND :b")
+    if mode == "as_of_event":
+        # The store's knowledge at W (`:t`; now when no --as-of): which keys stood and in what state,
+        # as the as_of slice says; then, among the versions known by W, the latest effective by T.
+        known = ("SELECT v.key AS key, c.state AS state FROM (" + candidates("as_of", params) + ") c "
+                 "JOIN versions v ON v.id = c.vid")
+        return (
+            "SELECT vid, state FROM (SELECT v.id AS vid, st.state AS state, row_number() OVER "
+            f"(PARTITION BY v.key ORDER BY {EFFECTIVE} DESC, v.id DESC) AS rn "
+            f"FROM versions v JOIN ({known}) st ON st.key = v.key "
+            f"WHERE {EFFECTIVE} <= :te AND v.id IN "
+            "(SELECT version_id FROM events WHERE action = 'content' AND committed_at <= :t)) WHERE rn = 1"
+        )
     raise ValueError(mode)
+
+
+# A version's effective time in Unix seconds: when the fact became true in the world, as the record
+# says (effective_at; for incidents started_at, else detected_at), else when it was written.
+EFFECTIVE = ("coalesce(unixepoch(nullif(json_extract(v.doc, '$.effective_at'), '')), "
+             "unixepoch(nullif(json_extract(v.doc, '$.started_at'), '')), "
+             "unixepoch(nullif(json_extract(v.doc, '$.detected_at'), '')), v.committed_at)")
+NOW_AND_EVER = 2 ** 62  # `:t` when an as_of_event question has no --as-of: everything known now
+
+
+def time_params(mode: str, params: dict, *, as_of: int | None, window: tuple[int, int] | None,
+                as_of_event: int | None = None) -> None:
+    """Put a mode's time values into `params` (`:t`, `:a`/`:b`, `:te`)."""
+    if mode == "as_of":
+        params["t"] = int(as_of)  # type: ignore[arg-type]
+    elif mode == "changed_between":
+        params["a"], params["b"] = window  # type: ignore[misc]
+    elif mode == "as_of_event":
+        params["te"] = int(as_of_event)  # type: ignore[arg-type]
+        params["t"] = int(as_of) if as_of is not None else NOW_AND_EVER
 
 
 def filter_sql(filters: Filters, params: dict) -> list[str]:
@@ -69,14 +104,12 @@ class Slice:
     as_of: int | None = None
     window: tuple[int, int] | None = None
     filters: Filters = field(default_factory=Filters)
+    as_of_event: int | None = None
 
     def sql(self) -> tuple[str, str, dict]:
         """(WITH clause defining `cand`, extra WHERE on versions v, params)."""
         params: dict = {}
-        if self.mode == "as_of":
-            params["t"] = int(self.as_of)  # type: ignore[arg-type]
-        elif self.mode == "changed_between":
-            params["a"], params["b"] = self.window  # type: ignore[misc]
+        time_params(self.mode, params, as_of=self.as_of, window=self.window, as_of_event=self.as_of_event)
         where = filter_sql(self.filters, params)
         return (f"WITH cand AS MATERIALIZED ({candidates(self.mode, params)}) ",
                 "".join(f" AND {w}" for w in where), params)

@@ -78,6 +78,24 @@ def _revision_resolver(store_path: Path):
     return resolve
 
 
+def event_time_arg(text: str | None) -> str:
+    """`--effective-at TIME` as stored: '' when not given, else RFC 3339 in UTC (`2026-12-01T15:50:00Z`).
+
+    A date means the start of that day (UTC); a datetime without an offset is UTC. Revisions are not
+    event times (they are write times), so only dates and datetimes are taken."""
+    text = (text or "").strip()
+    if not text:
+        return ""
+    if not (_DATE.match(text) or _DATETIME.match(text)):
+        raise UsageError(f"--effective-at: '{text}' is neither a date (2026-12-01) nor a datetime "
+                         "(2026-12-01T15:50:00Z)")
+    try:
+        seconds = parse_time(text, bound=START)
+    except UsageError as exc:
+        raise UsageError(f"--effective-at: {exc.message}") from None
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def time_mode(*, history: bool = False, as_of: str | None = None,
               changed_between: tuple[str, str] | list[str] | None = None,
               store_path: Path | None = None) -> tuple[str, int | None, tuple[int, int] | None]:
