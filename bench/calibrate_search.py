@@ -69,10 +69,11 @@ def load_set(name: str) -> tuple[list[dict], list[dict]]:
         qs = [{"text": q, "kind": g, "expected": [k]} for g, cases in E.GROUPS.items() for q, k in cases]
         qs += [{"text": q, "kind": "off-topic", "expected": []} for q in SMALL_OFF_TOPIC]
         return docs, qs
-    base = Path(os.environ.get("KYB_EVALSET", ROOT / "bench" / "evalset"))
-    docs = [json.loads(line) for line in (base / "docs.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    from evalset import checks  # where the documents live (they are not committed): bench/evalset/README.md
+
+    docs = [json.loads(line) for line in checks.DOCS.read_text(encoding="utf-8").splitlines() if line.strip()]
     qs = []
-    for path in sorted(base.glob("questions*.jsonl")):
+    for path in [checks.QUESTIONS]:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 q = json.loads(line)
