@@ -145,7 +145,7 @@ def _installed_extras() -> tuple[str, ...]:
                 metadata.distribution(name)
         except metadata.PackageNotFoundError:
             sys.stderr.write(f"zipapp: extra [{extra}] is not installed here, so `kyb {extra}` will not work "
-                             f"in the zipapp (pip install 'kyb-cli[{extra}]', or build with --pip)\n")
+                             f"in the zipapp (install kyb here with it: pip install -e '.[{extra}]', or build with --pip)\n")
             continue
         found.append(extra)
     return tuple(found)

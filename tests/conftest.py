@@ -20,12 +20,40 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_MODEL = ROOT.parent / "shared" / "models" / "multilingual-e5-small"
 
 
+TEST_GIT_NAME = "kyb test"
+TEST_GIT_EMAIL = "test@kyb.invalid"
+
+
 @pytest.fixture(autouse=True)
 def isolated_dirs(tmp_path_factory, monkeypatch):
-    """Config, data and cache under a temp dir: no test sees the user's or another test's."""
+    """HOME, config, data, cache and Git's config under a temp dir: no test sees the user's machine.
+
+    The suite passes on a machine with no ~/.gitconfig and as any user (rule: tests are hermetic).
+    `git` run by a test reads only GIT_CONFIG_GLOBAL, a file written here
+    with a test identity; no system config (GIT_CONFIG_NOSYSTEM). kyb's own commits (pygit2) read
+    the fake HOME, which has no .gitconfig, so they are signed `kyb <kyb@localhost>` as on a fresh
+    machine; libgit2 fixes its config search path when first used, so in-process commits get it
+    pointed at the fake HOME here too.
+    """
     home = tmp_path_factory.mktemp("home")
-    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")):
+    monkeypatch.setenv("HOME", str(home))
+    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache"),
+                     ("XDG_STATE_HOME", "state")):
         monkeypatch.setenv(var, str(home / sub))
+    gitconfig = home / "test.gitconfig"
+    gitconfig.write_text(f"[user]\n\tname = {TEST_GIT_NAME}\n\temail = {TEST_GIT_EMAIL}\n"
+                         "[init]\n\tdefaultBranch = main\n")
+    for var in [v for v in os.environ if v.startswith("GIT_")]:
+        monkeypatch.delenv(var, raising=False)  # GIT_DIR, GIT_AUTHOR_* … of the calling shell
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for var in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "PRE_COMMIT_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    import pygit2
+
+    for level, path in ((pygit2.enums.ConfigLevel.GLOBAL, home), (pygit2.enums.ConfigLevel.XDG, home / "config" / "git"),
+                        (pygit2.enums.ConfigLevel.SYSTEM, home / "no-system-config")):
+        pygit2.settings.search_path[level] = str(path)
     # The real model (CI sets KYB_MODEL) is only for the tests that ask for it by name; the rest
     # run as a user without a model would, unless they set up the tiny model themselves.
     for var in ("KYB_STORE", "KYB_CONFIG", "KYB_AGENT", "KYB_SESSION", "KYB_WORKSPACE", "KYB_OUTPUT",

@@ -73,7 +73,8 @@ def test_nearest_agent_wins_when_nested(env, store_path, tmp_path, outer, inner,
 
 def test_session_is_the_agent_process_when_it_exposes_none(env, store_path, tmp_path):
     """Two writes under the same agent process share a session; a new agent process is a new session."""
-    script = f"import subprocess, sys; [subprocess.check_call({kyb_argv('a')!r} if i == 0 else {kyb_argv('b')!r}, " \
+    script = f"import subprocess, sys; [subprocess.check_call({kyb_argv('a') + ['--body', 'b']!r} if i == 0 else " \
+             f"{kyb_argv('b') + ['--body', 'b']!r}, " \
              f"stdin=subprocess.DEVNULL) for i in range(2)]"
     subprocess.run([named(tmp_path, "claude"), "-c", script], env=env, check=True, capture_output=True)
     log = subprocess.run(["git", "-C", str(store_path), "log", "-2", "--format=%B%x00"], capture_output=True,

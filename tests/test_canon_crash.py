@@ -134,6 +134,7 @@ while True:
 """
 
 
+@pytest.mark.slow  # dozens of killed writer processes: ~6 s
 def test_random_kills_keep_the_invariants(store_path):
     rng = random.Random(20261129)
     store = Store(store_path)

@@ -21,18 +21,26 @@ def quick_start_commands() -> list[str]:
     return block.splitlines()
 
 
-def test_quick_start_first_command_installs():
-    assert quick_start_commands()[0] == "python3 -m pip install ."
+def test_quick_start_first_command_installs_from_this_repository_with_the_mcp_extra():
+    """pipx (or `./dev setup`) works on Debian's externally-managed Python, where `pip install .` is refused."""
+    first = quick_start_commands()[0]
+    assert first.split("#")[0].strip() == "pipx install '.[mcp]'"
+    assert 'mcp = ["mcp' in (DOC.parent / "pyproject.toml").read_text()
 
 
 def test_quick_start_works_verbatim_from_a_fresh_install(tmp_path):
-    """Runs every line after the install (the installed `kyb` is this test's) in bash, in a fresh home."""
+    """Runs every line after the install (the installed `kyb` is this test's) in bash, in a fresh home
+    where Claude Code and Codex are installed (their home directories exist), and checks that the
+    last line wired both: MCP server and SessionStart hook in their own files."""
+    import tomllib
+
     script = "\n".join(quick_start_commands()[1:])
     home = tmp_path / "home"
-    home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KYB_")}
+    (home / ".claude").mkdir(parents=True)
+    (home / ".codex").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KYB_", "GIT_"))}
     env.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"),
-               XDG_CACHE_HOME=str(home / "cache"),
+               XDG_CACHE_HOME=str(home / "cache"), GIT_CONFIG_NOSYSTEM="1",
                PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""))
     proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)
@@ -43,6 +51,19 @@ def test_quick_start_works_verbatim_from_a_fresh_install(tmp_path):
     assert [v["change"] for v in lines[3]["versions"]] == ["modified", "added"]
     assert lines[4]["body"].endswith("port 8080.") and lines[4]["sha"] == lines[0]["sha"]
     assert (home / "data" / "kyb" / "store" / "knowledge" / "checkout-write-path.md").exists()
+    wired = lines[5]
+    assert wired["agents"] == ["claude", "codex"] and not wired["dry_run"]
+    assert json.loads((home / ".claude.json").read_text())["mcpServers"]["kyb"]["args"] == ["mcp"]
+    assert tomllib.loads((home / ".codex" / "config.toml").read_text())["mcp_servers"]["kyb"]["command"] == "kyb"
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    (command,) = [h["command"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]
+    assert (home / ".codex" / "hooks.json").exists()
+    # the hook Claude Code will run at the next session start: the digest names the fact just written
+    hook = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert hook.returncode == 0, hook.stderr
+    context = json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "checkout-write-path" in context
 
 
 def test_exit_code_table_matches_the_code():

@@ -43,7 +43,7 @@ def test_brief_is_about_fifty_tokens(cli, store):
     assert res.code == 0
     text = res.json["text"]
     assert 30 <= tokens(text) <= 75, (tokens(text), text)
-    assert "2 knowledge records, 1 open incidents, 2 live tasks (1 overdue)" in text
+    assert "2 knowledge records, 1 open incident, 2 live tasks (1 overdue)" in text
     assert "top tags: db," in text  # the most used tag first
     assert "kyb query" in text
 

@@ -66,7 +66,7 @@ def test_bash_completes_commands_options_and_choices():
     assert bash_complete("kyb", "add", "--ti") == ["--title"]
     assert bash_complete("kyb", "--store", "/tmp/s", "ag") == ["agents"]
     assert bash_complete("kyb", "agents", "") == ["install", "uninstall"]
-    assert bash_complete("kyb", "agents", "install", "--agent", "c") == ["claude", "codex"]
+    assert bash_complete("kyb", "agents", "install", "--agent", "c") == ["claude", "codex", "cursor"]
 
 
 def test_bash_skips_option_values_when_finding_the_command(tmp_path):

@@ -12,11 +12,14 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 # The interpreter the venv was made from: same Python and platform, none of the venv's packages.
 BASE_PYTHON = getattr(sys, "_base_executable", sys.executable)
 
 
+@pytest.mark.slow  # builds the 75 MB zipapp: ~20 s
 def test_zipapp_is_self_contained_and_writes_and_reads(tmp_path):
     pyz = tmp_path / "kyb.pyz"
     built = subprocess.run([sys.executable, str(ROOT / "zipapp.py"), "-o", str(pyz)],

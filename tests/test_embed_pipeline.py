@@ -106,7 +106,8 @@ def test_no_model_is_a_reason_not_a_traceback(tmp_path, monkeypatch):
     vector, reason = embed.query_vector("where does checkout write")
     assert vector is None and "model.onnx" in reason
     assert embed.off_message(reason).startswith("semantic search off: ")
-    assert embed.off_message(reason).endswith("— fix: kyb model pull or set KYB_MODEL")
+    assert embed.off_message(reason).endswith("— fix: " + embed.MODEL_FIX)
+    assert "kyb model import DIR" in embed.MODEL_FIX  # the offline way is named first
     result = embed.passage_vectors(["a", "b"])
     assert (result.vectors, result.pending, result.reason) == ({}, 2, reason)
 

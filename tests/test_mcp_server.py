@@ -210,7 +210,7 @@ def test_kyb_mcp_without_the_sdk_exits_4(cli, monkeypatch):
     monkeypatch.setitem(sys.modules, "mcp", None)
     res = cli("mcp")
     assert res.code == 4
-    assert "install kyb-cli[mcp]" in res.stderr
+    assert "pipx install --force '.[mcp]'" in res.stderr and "kyb-cli[mcp]" not in res.stderr
     assert res.stdout == ""
 
 

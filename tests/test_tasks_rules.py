@@ -413,9 +413,14 @@ def test_tasks_due_before_is_inclusive(store):
 
 
 def test_tasks_limit_default_and_cap(store):
+    """A limit over the listing maximum is a usage error in the core too (every door), never a silent cut."""
+    from kyb_cli.core.errors import UsageError
+
     _tasks(store)
     assert len(list_tasks(store, limit=2)) == 2
-    assert len(list_tasks(store, limit=10_000, include_archived=True)) == 5
+    assert len(list_tasks(store, limit=200, include_archived=True)) == 5
+    with pytest.raises(UsageError, match="between 0 and 200"):
+        list_tasks(store, limit=10_000, include_archived=True)
 
 
 def test_tasks_cli_lists_and_rejects_bad_due_before(cli, store):

@@ -15,7 +15,8 @@ failure is a KybError with an exit code (docs/ARCHITECTURE.md, "Output contract"
 """
 
 from kyb_cli.api.records import (
-    add_knowledge, edit_text, event_time, history, is_date, save_edit, is_store, read, retract_knowledge, split_list, tags,
+    add_knowledge, check_knowledge_key, edit_text, event_time, history, is_date, is_store, read,
+    retract_knowledge, save_edit, split_list, tags,
 )
 from kyb_cli.api.search import (
     context, context_hook_json, context_unavailable, embed_all, index_status, query, rebuild_index,
@@ -27,7 +28,8 @@ from kyb_cli.api.tools import (
     apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_rows, found_agents,
     known_agents, log, model_import, model_pull, model_status, plan_install, plan_uninstall,
 )
-from kyb_cli.api.work import (
+from kyb_cli.api.work import (  # noqa: I001
+    LISTING_MAX_LIMIT,
     check_close_status, close_task, dated_tasks, deadlines, deadlines_block, deadlines_switched_off, describe,
     due_before_arg, failing, incident_template, keep, list_incidents, list_tasks, parse_affected,
     remind_days_arg, resolve_incident, transition_task, write_incident, write_task,

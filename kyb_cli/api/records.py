@@ -30,6 +30,16 @@ def retract_knowledge(store, key: str, reason: str, attribution):
         return core(store, key, reason, attribution)
 
 
+def check_knowledge_key(key: str, title: str) -> None:
+    """The key and title rules of a knowledge write, checked before anything else is (Rejected, exit 3)."""
+    from kyb_cli.core.errors import Rejected
+    from kyb_cli.core.records.validate import check_key_for_kind
+
+    check_key_for_kind(key, "knowledge")
+    if not title.strip():
+        raise Rejected("title is empty")
+
+
 def split_list(value: str | None) -> list[str]:
     """`a, b,,c` -> ["a", "b", "c"]: comma lists as the doors take them."""
     from kyb_cli.core.kinds.knowledge import split_list as core

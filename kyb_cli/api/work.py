@@ -6,6 +6,10 @@ from typing import Any
 
 from kyb_cli.api._writes import writes
 
+# The most rows `kyb tasks` / `kyb incidents` answer; more is a usage error in every door
+# (the core's rule, kyb_cli.core.kinds.lifecycle.LISTING_MAX_LIMIT; a test keeps them equal).
+LISTING_MAX_LIMIT = 200
+
 
 def write_incident(store, *args: Any, **kwargs: Any) -> dict[str, Any]:
     """Open or update an incident (closing it archives it in a second commit)."""

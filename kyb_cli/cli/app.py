@@ -12,8 +12,8 @@ import sys
 import click
 
 from kyb_cli import __version__
-from kyb_cli.cli.common import meta_callback
 from kyb_cli.api import KybError
+from kyb_cli.cli.common import HintGroup, help_hint, meta_callback
 
 # name -> "module:function" under kyb_cli.cli.commands; keep alphabetical within groups.
 COMMANDS: dict[str, str] = {
@@ -54,7 +54,7 @@ Output is JSON when stdout is not a terminal or with --json.
 Write time is commit time: every change is one Git commit, its sha the version id."""
 
 
-class LazyGroup(click.Group):
+class LazyGroup(HintGroup):
     """A group whose commands are imported on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -117,8 +117,7 @@ def main() -> None:
     try:
         code = cli.main(prog_name="kyb", standalone_mode=False)
     except click.exceptions.ClickException as exc:
-        where = f"`{exc.ctx.command_path} --help`" if getattr(exc, "ctx", None) is not None else "`kyb --help`"
-        sys.stderr.write(f"kyb: {exc.format_message()} (see {where})\n")
+        sys.stderr.write(f"kyb: {exc.format_message()} (see {help_hint(exc)})\n")
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         sys.stderr.write("kyb: interrupted\n")

@@ -11,6 +11,28 @@ import click
 from kyb_cli.api import UsageError
 
 
+class HintGroup(click.Group):
+    """A group that remembers which subcommand a usage error belongs to, so the error line can say
+    `see kyb agents install --help` and not `kyb --help` (Click raises some parse errors, such as
+    an option missing its value, before the subcommand's context exists)."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.ClickException as exc:
+            if getattr(exc, "ctx", None) is None and not getattr(exc, "kyb_help", None) \
+                    and ctx.invoked_subcommand:
+                exc.kyb_help = f"{ctx.command_path} {ctx.invoked_subcommand}"  # type: ignore[union-attr]
+            raise
+
+
+def help_hint(exc: BaseException) -> str:
+    """`kyb query --help`: the help of the command a usage error came from (else `kyb --help`)."""
+    ctx = getattr(exc, "ctx", None)
+    path = getattr(exc, "kyb_help", None) or (ctx.command_path if ctx is not None else "kyb")
+    return f"`{path} --help`"
+
+
 def meta_callback(name: str):
     """An option callback that puts a given value into click's context meta under `name`."""
 

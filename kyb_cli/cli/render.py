@@ -5,6 +5,34 @@ from __future__ import annotations
 from typing import Any
 
 STATE_STYLE = {"active": "green", "archived": "yellow", "retracted": "red"}
+# Rows that need attention stand out on a terminal: critical red, high yellow (priority, severity).
+EMPHASIS = {"critical": "bold red", "high": "yellow"}
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 task`, `3 tasks`."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def snippet(body: str, width: int = 60) -> str:
+    """The first line of text of a body, cut to `width`: what a hit is about, at a glance."""
+    for line in body.splitlines():
+        line = " ".join(line.split()).lstrip("#>-* ").strip()
+        if line and not line.startswith("```"):
+            return line if len(line) <= width else line[:width - 1] + "…"
+    return ""
+
+
+def is_overdue(row: dict[str, Any], today: Any = None) -> bool:
+    """A live task whose due date is behind today (the deadlines block's rule, for highlighting)."""
+    from datetime import date
+
+    if not row.get("due") or row.get("archived") or row.get("status") not in ("open", "in_progress", "blocked"):
+        return False
+    try:
+        return date.fromisoformat(row["due"]) < (today or date.today())
+    except ValueError:
+        return False
 
 
 def keep_whole(column: Any, keys: list[str]) -> None:
@@ -30,9 +58,10 @@ def write_reply(c: Any, d: dict[str, Any]) -> None:
 
 
 def record_view(c: Any, d: dict[str, Any]) -> None:
-    from rich.markdown import Markdown
+    from rich.markup import escape
     from rich.panel import Panel
     from rich.table import Table
+    from rich.text import Text
 
     meta = Table.grid(padding=(0, 1))
     meta.add_column(style="dim")
@@ -46,14 +75,19 @@ def record_view(c: Any, d: dict[str, Any]) -> None:
     shown.update(shown.pop("extra", None) or {})
     for name, value in shown.items():
         if name in ("key", "title", "kind", "state", "sha", "committed_at", "body", "is_head") \
-                or value in ("", [], None):
-            continue
+                or value in ("", [], None) or value is False:
+            continue  # a flag that is off (`hard = false`) says nothing: no `hard  False` line
+        if value is True:
+            value = "yes"
+        elif name in ("priority", "severity") and value in EMPHASIS:
+            value = f"[{EMPHASIS[value]}]{value}[/]"
         if isinstance(value, list):
             value = ", ".join(v if isinstance(v, str) else str(v) for v in value)
         meta.add_row(name, str(value))
-    c.print(Panel(meta, title=f"[bold]{d['title']}[/bold]", title_align="left"))
+    c.print(Panel(meta, title=f"[bold]{escape(d['title'])}[/bold]", title_align="left"))
     if d.get("body"):
-        c.print(Markdown(d["body"]))
+        # The body as written: every line break kept, no Markdown reflow, no markup (`[x]` stays).
+        c.print(Text(d["body"]))
 
 
 def history_view(c: Any, d: dict[str, Any]) -> None:

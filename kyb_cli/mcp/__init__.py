@@ -1,1 +1,1 @@
-"""The MCP door (`kyb mcp`): needs the optional SDK, `pip install kyb-cli[mcp]`."""
+"""The MCP door (`kyb mcp`): needs the optional SDK, kyb's `mcp` extra (`pipx install '.[mcp]'`)."""

@@ -317,7 +317,7 @@ class Tools:
         ready: Annotated[bool, Field(description=(
             "Only open tasks none of whose blockers is still live: what can be started now."))] = False,
         due_before: Annotated[str | None, Field(description="Only tasks due on or before YYYY-MM-DD.")] = None,
-        limit: Annotated[int, Field(ge=0, description="At most N rows (max 200).")] = 50,
+        limit: Annotated[int, Field(ge=0, le=200, description="At most N rows (max 200).")] = 50,
         today: Day = None,
     ) -> CallToolResult:
         """List tasks: live ones first by status, then most recently written first."""
@@ -341,7 +341,7 @@ class Tools:
         service: Annotated[str, Field(description="Only this service (any case).")] = "",
         open_followups: Annotated[bool, Field(description="Only reports with open `- [ ]` follow-ups.")] = False,
         all: Annotated[bool, Field(description="Include archived (resolved) reports.")] = False,  # noqa: A002
-        limit: Annotated[int, Field(ge=0, description="At most N rows (max 200).")] = 50,
+        limit: Annotated[int, Field(ge=0, le=200, description="At most N rows (max 200).")] = 50,
         today: Day = None,
     ) -> CallToolResult:
         """List incident reports: open, mitigated, resolved, then most recently written first."""

@@ -23,11 +23,18 @@ def add_cmd(key: str, title: str, tags: str, refs: str, effective_at: str | None
     """Write knowledge KEY; the body comes from stdin, --body or --file.
 
     Writing the same key again adds a version (`updated`); an identical write changes nothing.
+    An empty body from stdin or a file is refused (exit 2); `--body ''` writes none on purpose.
     """
     from kyb_cli import api
 
     when = api.event_time(effective_at)
     text = read_body(body, body_file)
+    if body is None and not text.strip():  # `kyb add … </dev/null`: a forgotten pipe, not a record
+        api.check_knowledge_key(key, title)  # a bad key or title is still the first thing said
+
+        where = "the body on stdin" if body_file in (None, "-") else f"--file {body_file}"
+        raise api.UsageError(f"{where} is empty: nothing was written — give the body on stdin, with --body TEXT "
+                         "or --file PATH (`--body ''` writes a record without a body on purpose)")
     store = open_store()
     result = api.add_knowledge(store, key=key, title=title, body=text, tags=api.split_list(tags),
                                refs=api.split_list(refs), attribution=attribution(), effective_at=when)

@@ -6,20 +6,21 @@ from pathlib import Path
 
 import click
 
-from kyb_cli.cli.common import common_options
+from kyb_cli.cli.common import HintGroup, common_options
 from kyb_cli.cli.output import emit
 
-AGENT_CHOICE = click.Choice(["claude", "codex", "gemini"])
-NONE_FOUND = ("no coding agents found (looked for ~/.claude, ~/.codex, ~/.gemini): nothing written; "
+AGENT_CHOICE = click.Choice(["claude", "codex", "gemini", "cursor"])
+NONE_FOUND = ("no coding agents found (looked for ~/.claude, ~/.codex, ~/.gemini, ~/.cursor): nothing written; "
               "use --agent NAME to write one anyway")
 
 
 def _scope_options(func):
     func = click.option("--agent", "agent_names", multiple=True, type=AGENT_CHOICE,
                         help="Only this agent (repeatable); default: every agent whose home directory exists.")(func)
-    func = click.option("--project", "project", type=click.Path(file_okay=False, path_type=Path),
-                        help="Write the project's CLAUDE.md/AGENTS.md/GEMINI.md in this directory "
-                             "instead of the user-level files.")(func)
+    func = click.option("--project", "project", is_flag=False, flag_value=".", default=None, metavar="[DIR]",
+                        type=click.Path(file_okay=False, path_type=Path),
+                        help="The project's files (this directory, or DIR) instead of the user-level ones: "
+                             "CLAUDE.md/AGENTS.md/GEMINI.md, .mcp.json, .claude/, .codex/, .gemini/, .cursor/.")(func)
     return func
 
 
@@ -40,28 +41,53 @@ def _report(agents, changes, notes, dry_run: bool) -> dict:
             "changes": [c.to_json(with_diff=dry_run) for c in changes], "notes": notes}
 
 
-@click.group("agents")
+@click.group("agents", cls=HintGroup)
 def agents_group() -> None:
-    """Wire kyb into the coding agents found here (Claude Code, Codex, Gemini CLI)."""
+    """Wire kyb into the coding agents found here (Claude Code, Codex, Gemini CLI, Cursor)."""
+
+
+def _wiring_options(func):
+    func = click.option("--hook", is_flag=True,
+                        help="Also install the SessionStart hook (`kyb context --hook-json`) where the agent "
+                             "has one (Claude Code, Codex, Gemini CLI).")(func)
+    func = click.option("--mcp", is_flag=True,
+                        help="Also register `kyb mcp` in each agent's MCP configuration file.")(func)
+    return func
 
 
 @agents_group.command("install")
 @click.option("--dry-run", is_flag=True, help="Show what would change (a diff) and write nothing.")
+@_wiring_options
 @_scope_options
 @common_options
-def install_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...]) -> None:
-    """Add a short marked kyb section to each agent's always-loaded instructions and a kyb skill.
+def install_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...], mcp: bool, hook: bool) -> None:
+    """Add a short marked kyb section to each agent's always-loaded instructions and a kyb skill;
+    --mcp registers the MCP server, --hook the session-start digest, in each agent's own files.
 
-    User-level by default (~/.claude/CLAUDE.md, ~/.codex/AGENTS.md, ~/.gemini/GEMINI.md and
-    skills/kyb/SKILL.md beside each); --project DIR writes that project's files instead. Running
-    it again changes nothing; `kyb agents uninstall` removes exactly what it added.
+    \b
+    User level by default:
+      claude  ~/.claude/CLAUDE.md, ~/.claude/skills/kyb/SKILL.md; --mcp ~/.claude.json;
+              --hook ~/.claude/settings.json
+      codex   ~/.codex/AGENTS.md, ~/.agents/skills/kyb/SKILL.md; --mcp ~/.codex/config.toml;
+              --hook ~/.codex/hooks.json
+      gemini  ~/.gemini/GEMINI.md, ~/.gemini/skills/kyb/SKILL.md; --mcp/--hook ~/.gemini/settings.json
+      cursor  --mcp ~/.cursor/mcp.json (MCP only)
+    --project [DIR] writes the project's files instead (.mcp.json, .claude/settings.json,
+    .codex/config.toml, .codex/hooks.json, .agents/skills/, .gemini/settings.json, .cursor/mcp.json).
+    Running it again changes nothing; `kyb agents uninstall` removes exactly what it added and
+    leaves every other byte of those files as it was.
     """
+    import shutil
+
     from kyb_cli import api
 
     agents = api.found_agents(agent_names)
-    changes, notes = api.plan_install(agents, project.absolute() if project else None)
+    changes, notes = api.plan_install(agents, project.absolute() if project else None, mcp=mcp, hook=hook)
     if not agents:  # say so on a pipe too: an empty list alone reads like success
         notes.append(NONE_FOUND)
+    if (mcp or hook) and agents and shutil.which("kyb") is None:
+        notes.append("`kyb` is not on PATH: agents start `kyb mcp` / `kyb context --hook-json` by name — "
+                     "install it with pipx (README, Quick start) or put kyb's bin directory on PATH")
     if not dry_run:
         api.apply_agent_changes(changes)
     emit(_report(agents, changes, notes, dry_run), _view)
@@ -72,7 +98,8 @@ def install_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...
 @_scope_options
 @common_options
 def uninstall_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...]) -> None:
-    """Remove the kyb sections and skills that `kyb agents install` added, leaving the rest as it was."""
+    """Remove what `kyb agents install` added (sections, skills, MCP entries, hooks), leaving the rest
+    of every file byte for byte as it was."""
     from kyb_cli import api
 
     agents = [a for a in api.known_agents() if not agent_names or a.name in agent_names]

@@ -7,19 +7,25 @@ import click
 from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
+from kyb_cli.api import LISTING_MAX_LIMIT
 
 
 def incidents_view(c, d) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
-    from kyb_cli.cli.render import keep_whole
+    from kyb_cli.cli.render import EMPHASIS, keep_whole, plural
 
-    table = Table("key", "status", "severity", "service", "follow-ups", "title", title=f"{d['count']} incident(s)")
+    table = Table("key", "status", "severity", "service", "follow-ups", "title",
+                  title=plural(d["count"], "incident"))
     keep_whole(table.columns[0], [row["key"] for row in d["incidents"]])
     for row in d["incidents"]:
         status = row["status"] + (" (archived)" if row["archived"] else "")
-        table.add_row(row["key"], status, row["severity"], row["service"], str(row["open_followups"] or ""),
-                      row["title"])
+        severity = row["severity"]
+        if severity in EMPHASIS and not row["archived"]:
+            severity = f"[{EMPHASIS[severity]}]{severity}[/]"
+        table.add_row(row["key"], status, severity, escape(row["service"]), str(row["open_followups"] or ""),
+                      escape(row["title"]))
     c.print(table)
 
 
@@ -28,7 +34,8 @@ def incidents_view(c, d) -> None:
 @click.option("--service", default="", help="Only this service (any case).")
 @click.option("--open-followups", is_flag=True, help="Only reports with open `- [ ]` follow-ups (archived too).")
 @click.option("--all", "include_all", is_flag=True, help="Include archived (resolved) reports.")
-@click.option("--limit", default=50, show_default=True, type=click.IntRange(0, None), help="At most N rows (max 200).")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(0, LISTING_MAX_LIMIT),
+              help=f"At most N rows (≤{LISTING_MAX_LIMIT}; more is a usage error).")
 @deadline_options
 @fields_option
 @common_options

@@ -8,6 +8,13 @@ from kyb_cli.cli.common import common_options
 from kyb_cli.api import KybError
 
 
+# kyb is installed from its repository (it is not on PyPI), so the hint names commands that work
+# there; the SDK itself is the published `mcp` package.
+MCP_MISSING = ("kyb mcp needs the MCP SDK (kyb's `mcp` extra): in a clone of the kyb repository run "
+               "`pipx install --force '.[mcp]'` (or `./dev setup`), or add it to kyb's own environment "
+               "with `python -m pip install 'mcp>=2.3,<3'`")
+
+
 @click.command("mcp")
 @common_options
 def mcp_cmd() -> None:
@@ -15,12 +22,13 @@ def mcp_cmd() -> None:
     incidents, export, context and deadlines over MCP on stdin/stdout, until the client hangs up.
 
     The store is the one the CLI would use (--store, KYB_STORE, .kyb.toml, default), resolved on
-    every call. Writes are attributed with transport `mcp`. Needs `pip install kyb-cli[mcp]`.
+    every call. Writes are attributed with transport `mcp`. Needs kyb's `mcp` extra (the MCP SDK):
+    from a clone of the kyb repository, `pipx install --force '.[mcp]'` or `./dev setup`.
     """
     try:
         import mcp.server.mcpserver  # noqa: F401
     except ImportError:
-        raise KybError("kyb mcp needs the MCP SDK: install kyb-cli[mcp] (pip install 'kyb-cli[mcp]')") from None
+        raise KybError(MCP_MISSING) from None
     from kyb_cli.mcp.server import serve
 
     serve(click.get_current_context().meta.get("kyb.store"))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options
+from kyb_cli.cli.common import HintGroup, common_options
 from kyb_cli.cli.output import emit
 
 
-@click.group("model")
+@click.group("model", cls=HintGroup)
 def model_cmd() -> None:
     """The embedding model for semantic search (multilingual-e5-small, int8 ONNX).
 

@@ -17,7 +17,8 @@ def _split_tags(values: tuple[str, ...]) -> list[str]:
 
 
 class QueryCommand(click.Command):
-    """Any text is a query (`-x`, `*`, emoji), but a mistyped `--option` is a usage error, not text.
+    """Any text is a query (`-x`, `*`, emoji), but a mistyped `--option` is a usage error, not text,
+    and `-h` is help.
 
     Words that start with one dash are searched as text; an unknown `--long` option before `--`
     is refused with a did-you-mean, so `--histroy` never silently turns into a current-state search.
@@ -25,6 +26,9 @@ class QueryCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = {opt for param in self.get_params(ctx) for opt in (*param.opts, *param.secondary_opts)}
+        # `-h` alone is help, as for every other command; `-dash`, `-x` stay text (`-- -h` searches it).
+        dash = args.index("--") if "--" in args else len(args)
+        args = ["--help" if i < dash and arg == "-h" else arg for i, arg in enumerate(args)]
         for arg in args:
             if arg == "--":
                 break
@@ -55,7 +59,7 @@ class QueryCommand(click.Command):
 @click.option("--priority", help="Only this priority (exact).")
 @click.option("--assignee", help="Only this assignee (exact).")
 @click.option("--parent", help="Only sub-tasks of this task key.")
-@click.option("--limit", type=click.IntRange(0, 100), default=10, show_default=True, help="At most this many hits (≤100).")
+@click.option("--limit", type=click.IntRange(0, 100), default=10, show_default=True, help="At most this many hits (≤100; more is a usage error).")
 @click.option("--recent", is_flag=True, help="Newest first instead of by relevance.")
 @click.option("--semantic/--no-semantic", default=True, show_default=True,
               help="Fuse search by meaning (needs the model; every time mode). --no-semantic: words only.")
@@ -72,6 +76,9 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
               parent: str | None, limit: int, recent: bool, semantic: bool, explain: bool,
               as_of_event: str | None, min_strength: str) -> None:
     """Search records; an empty TEXT lists newest first. Any text is a valid query.
+
+    -h is help, as for every command; to search for a word that starts with a dash, put it after
+    `--` (`kyb query -- -h`).
 
     \b
     Modes (one at a time):
@@ -120,18 +127,23 @@ def query_view(c: Any, d: dict[str, Any]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from kyb_cli.cli.render import STATE_STYLE, keep_whole
+    from kyb_cli.cli.render import EMPHASIS, STATE_STYLE, keep_whole, plural, snippet
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
     explain = any("explain" in h for h in d["hits"])
-    for col in ("key", "title", "state", "version", "score") + (("lex", "vec", "cosine", "fused"),)[0] * explain:
+    scored = any(h.get("score") for h in d["hits"])  # a listing (no text) has no relevance to show
+    columns = ("key", "title", "state", "version") + ("score",) * scored \
+        + ("lex", "vec", "cosine", "fused") * explain
+    for col in columns:
         table.add_column(col)
     keep_whole(table.columns[0], [h["key"] for h in d["hits"]])
     for h in d["hits"]:
         version = f"{h['sha'][:10]} {h['committed_at'][:19]}" + ("" if h["is_head"] else " [dim](past)[/dim]")
         state = f"[{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/]"
-        title = escape(h["title"]) + (f"\n[dim]{escape(h['snippet'])}[/dim]" if h.get("snippet") else "")
-        row = [f"[bold]{h['key']}[/bold]", title, state, version, f"{h['score']:.3f}"]
+        style = next((EMPHASIS[h[f]] for f in ("priority", "severity") if h.get(f) in EMPHASIS), "bold")
+        text = h.get("snippet") or snippet(h.get("body") or "")
+        title = escape(h["title"]) + (f"\n[dim]{escape(text)}[/dim]" if text else "")
+        row = [f"[{style}]{h['key']}[/]", title, state, version] + [f"{h['score']:.3f}"] * scored
         if explain:
             e = h.get("explain") or {}
             row += [_cell(e.get("lexical_rank")), _cell(e.get("vector_rank")), _cell(e.get("cosine"), "{:.3f}"),
@@ -141,7 +153,7 @@ def query_view(c: Any, d: dict[str, Any]) -> None:
     semantic = "hybrid" if d.get("semantic") else "lexical"
     pending = f", {d['pending_vectors']} pending vectors" if d.get("pending_vectors") else ""
     sure = "" if d.get("confident", True) or not d["count"] else ", [bold]no strong hit[/bold]: weak matches only (dim)"
-    c.print(f"[dim]{d['count']} hit(s), mode {d['mode']}, {semantic}{pending}{sure}, "
+    c.print(f"[dim]{plural(d['count'], 'hit')}, mode {d['mode']}, {semantic}{pending}{sure}, "
             f"head {str(d.get('head') or '')[:12]}[/dim]")
 
 

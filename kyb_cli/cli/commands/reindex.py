@@ -26,4 +26,16 @@ def reindex_cmd() -> None:
     else:
         work = api.rebuild_index(store.path)
     emit({k: work[k] for k in ("head", "commits", "keys", "versions", "events", "seconds") if k in work}
-         | {"skipped": len(work.get("skipped", []))})
+         | {"skipped": len(work.get("skipped", []))}, reindex_view)
+
+
+def reindex_view(c, d) -> None:
+    """One readable line on a terminal (the JSON stays for pipes and --json)."""
+    from kyb_cli.cli.render import plural
+
+    took = f" in {d['seconds']:.1f} s" if isinstance(d.get("seconds"), (int, float)) else ""
+    c.print(f"[green]reindexed[/green] {plural(d.get('commits', 0), 'commit')}, {plural(d.get('keys', 0), 'key')}, "
+            f"{plural(d.get('versions', 0), 'version')}{took}; head {str(d.get('head') or '')[:12]}")
+    if d.get("skipped"):
+        c.print(f"[yellow]{plural(d['skipped'], 'version')} skipped[/yellow] "
+                "(record files that do not parse; `kyb check` says why)")

@@ -58,3 +58,8 @@ def task_cmd(key, title, status, priority, blocked_reason, assignee, parent, kno
         blocked_by=KEEP if blocked_by is None else api.split_list(blocked_by), effective_at=when,
     )
     emit(reply, write_reply)
+    if reply.get("warning"):
+        from kyb_cli.cli.output import note, wants_json
+
+        if wants_json():  # on a terminal the reply view shows it already
+            note(f"warning: {key}: {reply['warning']}")

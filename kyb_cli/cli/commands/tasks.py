@@ -7,21 +7,28 @@ import click
 from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
+from kyb_cli.api import LISTING_MAX_LIMIT
 
 
 def tasks_view(c, d) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
-    from kyb_cli.cli.render import keep_whole
+    from kyb_cli.cli.render import EMPHASIS, is_overdue, keep_whole, plural
 
-    table = Table("key", "status", "priority", "assignee", "due", "title", title=f"{d['count']} task(s)")
+    table = Table("key", "status", "priority", "assignee", "due", "title", title=plural(d["count"], "task"))
     keep_whole(table.columns[0], [row["key"] for row in d["tasks"]])
     for row in d["tasks"]:
         status = row["status"] + (" (archived)" if row["archived"] else "")
         due = row["due"] or (f"~{row['expected']}" if row["expected"] else "")
         if due and row["hard"]:
             due += " HARD"
-        table.add_row(row["key"], status, row["priority"], row["assignee"], due, row["title"])
+        if is_overdue(row):
+            due = f"[bold red]{due} overdue[/]"
+        priority = row["priority"]
+        if priority in EMPHASIS:
+            priority = f"[{EMPHASIS[priority]}]{priority}[/]"
+        table.add_row(row["key"], status, priority, escape(row["assignee"]), due, escape(row["title"]))
     c.print(table)
 
 
@@ -34,7 +41,8 @@ def tasks_view(c, d) -> None:
 @click.option("--all", "include_all", is_flag=True, help="Include archived (done/dropped) tasks.")
 @click.option("--ready", is_flag=True, help="Only open tasks whose blockers are all closed: what can be started now.")
 @click.option("--due-before", default=None, metavar="DATE", help="Only tasks due on or before DATE (YYYY-MM-DD).")
-@click.option("--limit", default=50, show_default=True, type=click.IntRange(0, None), help="At most N rows (max 200).")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(0, LISTING_MAX_LIMIT),
+              help=f"At most N rows (≤{LISTING_MAX_LIMIT}; more is a usage error).")
 @deadline_options
 @fields_option
 @common_options

@@ -40,8 +40,14 @@ _CACHE = None
 _EMBEDDERS: dict[tuple[str, str], object] = {}
 
 
+# How to get a model, the offline way first: `import` copies a model directory you already have
+# (no network); `pull` downloads it.
+MODEL_FIX = "kyb model import DIR (a multilingual-e5-small directory you have), kyb model pull " \
+    "(downloads it) or set KYB_MODEL"
+
+
 def off_message(reason: str) -> str:
-    return f"semantic search off: {reason} — fix: kyb model pull or set KYB_MODEL"
+    return f"semantic search off: {reason} — fix: {MODEL_FIX}"
 
 
 def open_cache():

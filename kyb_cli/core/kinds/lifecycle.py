@@ -13,6 +13,11 @@ from typing import Any
 from kyb_cli.core.errors import NotFound, Rejected, UsageError
 from kyb_cli.core.records.keys import kind_of_key
 
+# Listings (`kyb tasks`, `kyb incidents`) answer at most this many rows; asking for more is a usage
+# error in every door, never a silent cut (rule: a limit over the maximum is exit 2; `kyb query
+# --limit`'s maximum is 100).
+LISTING_MAX_LIMIT = 200
+
 
 class _Keep:
     """Marks an argument the caller did not give: keep the stored value (tags, deadline fields)."""
@@ -138,7 +143,8 @@ def select_rows(entries, to_row, order, *, status: str, filters: dict[str, str],
         rows.append((entry, row))
     rank = {s: i for i, s in enumerate(order)}
     rows.sort(key=lambda er: (rank.get(er[1]["status"], 9), er[0].order, er[1]["key"]))
-    limit = max(0, min(int(limit), 200))
+    if not 0 <= int(limit) <= LISTING_MAX_LIMIT:
+        raise UsageError(f"limit must be between 0 and {LISTING_MAX_LIMIT} (got {limit})")
     return [row for _entry, row in rows[:limit]]
 
 

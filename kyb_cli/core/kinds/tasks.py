@@ -77,6 +77,23 @@ def check_blocker_graph(tx, key: str, blockers: list[str]) -> None:
         stack += [(n, path + [n]) for n in found[0].blocked_by]
 
 
+def past_due_warning(record: Record, prev: Record | None, today: date | None = None) -> str | None:
+    """A live task written with a due date already behind today (new, or its date just changed) is
+    overdue from its first commit: say so, never refuse (a late entry is still worth recording)."""
+    if not record.due or record.status not in TASK_LIVE or (prev is not None and prev.due == record.due):
+        return None
+    today = today or date.today()
+    try:
+        due = date.fromisoformat(record.due)
+    except ValueError:
+        return None
+    if due >= today:
+        return None
+    days = (today - due).days
+    return (f"due date {record.due} is already past ({days} day{'s' if days != 1 else ''} before today, "
+            f"{today.isoformat()}): the task is overdue from the start")
+
+
 def _task_extras(tx, record: Record, reply: dict[str, Any]) -> dict[str, Any]:
     if not reply.get("changed"):
         return reply
@@ -96,10 +113,11 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
                knowledge: list[str] | None = None, resolution: str = "", tags: Any = KEEP,
                refs: list[str] | None = None, due: Any = KEEP, hard: Any = KEEP, remind_days: Any = KEEP,
                expected: Any = KEEP, waits_on: Any = KEEP, blocked_by: Any = KEEP,
-               effective_at: str = "") -> dict[str, Any]:
+               effective_at: str = "", today: date | None = None) -> dict[str, Any]:
     """Write a task wholesale; done/dropped need a resolution and archive the task.
 
-    `blocked_by` (task keys this one waits on) follows the tags rule: omitted keeps, [] clears."""
+    `blocked_by` (task keys this one waits on) follows the tags rule: omitted keeps, [] clears.
+    `today` (default: the local date) only decides the past-due warning."""
     check_key(key)
     if kind_of_key(key) != "task":
         raise Rejected("task keys must start with 'task-' (e.g. task-raise-log-retention)")
@@ -131,6 +149,9 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
         check_parent_chain(tx, key, record.parent_task)
         check_blocker_graph(tx, key, record.blocked_by)
         reply = write_and_close(tx, record, verb=None, closed=is_closed(record))
+        warning = past_due_warning(record, prev, today) if reply.get("changed") else None
+        if warning:
+            reply["warning"] = warning
         return _task_extras(tx, record, reply)
 
 

@@ -94,12 +94,24 @@ def _no_secret(field_name: str, text: str, advice: str = "store secrets as point
         raise Rejected(f"{field_name} looks like a secret ({hit}…) — {advice}")
 
 
+def _no_nul(record: Record) -> None:
+    """A NUL byte is binary data, not Markdown or TOML text: refused in every field, never stored."""
+    for name, value in vars(record).items():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        for item in values:
+            if isinstance(item, str) and "\x00" in item:
+                where = item.index("\x00")
+                raise Rejected(f"{name} contains a NUL byte (character {where}): records are text — "
+                               "store binary data elsewhere and put a pointer in refs")
+
+
 def validate(record: Record) -> None:
     """Every rule a record must pass to be written; raises Rejected on the first failure."""
     check_key(record.key)
     kind = record.kind
     if not record.title.strip():
         raise Rejected("title is empty")
+    _no_nul(record)
     body_bytes = len(record.body.encode("utf-8"))
     if body_bytes > BODY_MAX_BYTES:
         raise Rejected(

@@ -1,4 +1,5 @@
-"""Point coding agents at kyb: a marked section in their always-loaded instructions, plus a skill.
+"""Point coding agents at kyb: a marked section in their always-loaded instructions, plus a skill;
+with --mcp kyb's MCP server and with --hook the SessionStart hook in their own config files.
 
 Claude Code reads CLAUDE.md, Codex AGENTS.md, Gemini CLI GEMINI.md at every session start. By
 default kyb writes the user-level files (`~/.claude/CLAUDE.md`, `$CODEX_HOME/AGENTS.md` with
@@ -6,8 +7,10 @@ CODEX_HOME defaulting to `~/.codex`, `~/.gemini/GEMINI.md`) of each agent whose 
 exists, because a kyb store is the user's; with a project directory it writes that project's files
 instead (to be committed and shared with the team). The section sits between begin/end markers
 after one separating newline, so install is idempotent and uninstall restores the file byte for
-byte. The skill (`skills/kyb/SKILL.md` under each agent's home or the project's `.claude/`,
-`.codex/`, `.gemini/`) is a file of kyb's own, marked as such, removed whole on uninstall.
+byte. The skill (`skills/kyb/SKILL.md` under Claude's and Gemini's home or the project's
+`.claude/`, `.gemini/`; Codex's under `$HOME/.agents/skills/` or the project's `.agents/skills/`)
+is a file of kyb's own, marked as such, removed whole on uninstall. Cursor is wired through MCP
+only (tools/wiring.py has the MCP and hook files of every agent).
 """
 
 from __future__ import annotations
@@ -26,10 +29,13 @@ SKILL_MARK = "<!-- kyb:skill — managed by `kyb agents install`; `kyb agents un
 
 @dataclass(frozen=True)
 class Agent:
-    name: str  # claude | codex | gemini
+    name: str  # claude | codex | gemini | cursor
     label: str
     home: Path  # the agent's user-level directory
-    instructions: str  # its always-loaded file name
+    instructions: str | None  # its always-loaded file name (None: kyb writes none for it)
+
+
+AGENT_NAMES = ("claude", "codex", "gemini", "cursor")
 
 
 def known_agents(home: Path | None = None, env: dict[str, str] | None = None) -> list[Agent]:
@@ -41,6 +47,7 @@ def known_agents(home: Path | None = None, env: dict[str, str] | None = None) ->
         Agent("claude", "Claude Code", claude_home, "CLAUDE.md"),
         Agent("codex", "Codex", codex_home, "AGENTS.md"),
         Agent("gemini", "Gemini CLI", home / ".gemini", "GEMINI.md"),
+        Agent("cursor", "Cursor", home / ".cursor", None),
     ]
 
 
@@ -50,7 +57,7 @@ def found_agents(names: tuple[str, ...] = (), home: Path | None = None) -> list[
     if names:
         unknown = sorted(set(names) - {a.name for a in agents})
         if unknown:
-            raise UsageError(f"unknown agent {', '.join(unknown)} (known: claude, codex, gemini)")
+            raise UsageError(f"unknown agent {', '.join(unknown)} (known: {', '.join(AGENT_NAMES)})")
         return [a for a in agents if a.name in names]
     return [a for a in agents if a.home.is_dir()]
 
@@ -137,11 +144,31 @@ class Change:
         return out
 
 
-def _targets(agent: Agent, project: Path | None) -> tuple[Path, Path]:
-    """(instructions file, skill file) for an agent, user-level or in a project."""
+def _user_home(env: dict[str, str] | None = None) -> Path:
+    env = dict(os.environ) if env is None else env
+    return Path(env.get("HOME") or Path.home())
+
+
+def _targets(agent: Agent, project: Path | None) -> tuple[Path | None, Path | None]:
+    """(instructions file, skill file) for an agent, user-level or in a project (None: not written)."""
+    if agent.instructions is None:
+        return None, None
+    if agent.name == "codex":
+        # Codex reads skills from $HOME/.agents/skills (user) and .agents/skills (repository):
+        # https://developers.openai.com/codex/skills
+        skills = (project if project is not None else _user_home()) / ".agents" / "skills"
+        base = project if project is not None else agent.home
+        return base / agent.instructions, skills / "kyb" / "SKILL.md"
     if project is None:
         return agent.home / agent.instructions, agent.home / "skills" / "kyb" / "SKILL.md"
     return project / agent.instructions, project / f".{agent.name}" / "skills" / "kyb" / "SKILL.md"
+
+
+def _legacy_skills(agent: Agent, project: Path | None) -> list[Path]:
+    """Where older kyb versions put a skill (removed by uninstall when it carries kyb's mark)."""
+    if agent.name != "codex":
+        return []
+    return [(project / ".codex" if project is not None else agent.home) / "skills" / "kyb" / "SKILL.md"]
 
 
 def _read(path: Path) -> str | None:
@@ -152,15 +179,15 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _find_block(text: str) -> tuple[int, int] | None:
+def _find_block(text: str, begin: str = BEGIN, end_mark: str = END) -> tuple[int, int] | None:
     """(start, end) of our block including its trailing newline, or None."""
-    start = text.find(BEGIN)
+    start = text.find(begin)
     if start < 0:
         return None
-    end = text.find(END, start)
+    end = text.find(end_mark, start)
     if end < 0:
         return None
-    end += len(END)
+    end += len(end_mark)
     if text.startswith("\r\n", end):
         end += 2
     elif text.startswith("\n", end):
@@ -168,61 +195,123 @@ def _find_block(text: str) -> tuple[int, int] | None:
     return start, end
 
 
-def with_section(text: str | None, block: str) -> str:
+def with_section(text: str | None, block: str, begin: str = BEGIN, end: str = END) -> str:
     """The file text with our block in place: replaced where it is, else appended after a newline."""
     if text is None:
         return block
-    found = _find_block(text)
+    found = _find_block(text, begin, end)
     if found is not None:
         return text[:found[0]] + block + text[found[1]:]
     return text + "\n" + block
 
 
-def without_section(text: str) -> str | None:
+def without_section(text: str, begin: str = BEGIN, end: str = END) -> str | None:
     """The file text with our block and the newline install put before it removed (None: delete)."""
-    found = _find_block(text)
+    found = _find_block(text, begin, end)
     if found is None:
         return text
-    start, end = found
+    start, stop = found
     if start == 0:
-        rest = text[end:]
+        rest = text[stop:]
         return None if rest == "" else rest
     # install put exactly one "\n" before the block
     if text[start - 1] == "\n":
         start -= 1
-    return text[:start] + text[end:]
+    return text[:start] + text[stop:]
 
 
-def plan_install(agents: list[Agent], project: Path | None = None) -> tuple[list[Change], list[str]]:
+class _Plan:
+    """File texts as planned so far: several edits to one file (Gemini's settings.json holds the
+    MCP server and the hook) become one change."""
+
+    def __init__(self) -> None:
+        self.before: dict[Path, str | None] = {}
+        self.after: dict[Path, str | None] = {}
+        self.prune: dict[Path, int] = {}
+
+    def text(self, path: Path) -> str | None:
+        if path not in self.after:
+            self.before[path] = self.after[path] = _read(path)
+        return self.after[path]
+
+    def set(self, path: Path, text: str | None, prune: int = 0) -> None:
+        self.text(path)
+        self.after[path] = text
+        if text is None:
+            self.prune[path] = prune
+
+    def changes(self) -> list["Change"]:
+        return [Change(path, self.before[path], after, self.prune.get(path, 0))
+                for path, after in self.after.items() if after != self.before[path]]
+
+
+def _config_prune(path: Path, project: Path | None) -> int:
+    """A config file kyb created is removed with the agent directory it made for it, when empty
+    (`.cursor/`, `.codex/` in a project); never the user's home or the project itself."""
+    root = project if project is not None else _user_home()
+    try:
+        depth = len(path.parent.relative_to(root).parts)
+    except ValueError:
+        return 0
+    return depth
+
+
+def plan_install(agents: list[Agent], project: Path | None = None, *, mcp: bool = False, hook: bool = False,
+                 env: dict[str, str] | None = None) -> tuple[list[Change], list[str]]:
     """The changes install would make (nothing written) and notes about files left alone."""
-    changes: list[Change] = []
+    from kyb_cli.core.tools import wiring
+
+    env = dict(os.environ) if env is None else env
+    plan = _Plan()
     notes: list[str] = []
     for agent in agents:
         instructions, skill = _targets(agent, project)
-        before = _read(instructions)
-        after = with_section(before, pointer_text(str(skill)))
-        if after != before:
-            changes.append(Change(instructions, before, after))
-        skill_before = _read(skill)
-        if skill_before is not None and SKILL_MARK not in skill_before:
-            notes.append(f"{skill} exists and is not kyb's; left as it is")
-        elif skill_before != skill_text():
-            changes.append(Change(skill, skill_before, skill_text()))
-    return changes, notes
+        if instructions is not None and skill is not None:
+            plan.set(instructions, with_section(plan.text(instructions), pointer_text(str(skill))))
+            skill_before = plan.text(skill)
+            if skill_before is not None and SKILL_MARK not in skill_before:
+                notes.append(f"{skill} exists and is not kyb's; left as it is")
+            else:
+                plan.set(skill, skill_text())
+        elif not (mcp or hook):
+            notes.append(f"{agent.name}: kyb wires {agent.label} through MCP only; add --mcp")
+        edits, more = wiring.edits_for(agent, project, _user_home(env), env, mcp=mcp, hook=hook)
+        notes += more
+        for edit in edits:
+            new, note = wiring.add(plan.text(edit.path), edit)
+            if note:
+                notes.append(note)
+            else:
+                plan.set(edit.path, new)
+    return plan.changes(), notes
 
 
-def plan_uninstall(agents: list[Agent], project: Path | None = None) -> list[Change]:
-    changes: list[Change] = []
+def plan_uninstall(agents: list[Agent], project: Path | None = None,
+                   env: dict[str, str] | None = None) -> list[Change]:
+    """Everything install may have added for `agents`, whatever flags it was given, removed."""
+    from kyb_cli.core.tools import wiring
+
+    env = dict(os.environ) if env is None else env
+    plan = _Plan()
     for agent in agents:
         instructions, skill = _targets(agent, project)
-        before = _read(instructions)
-        if before is not None and _find_block(before) is not None:
-            changes.append(Change(instructions, before, without_section(before)))
-        skill_before = _read(skill)
-        if skill_before is not None and SKILL_MARK in skill_before:
-            # skills/kyb/ under the agent's home; .<agent>/skills/kyb/ in a project
-            changes.append(Change(skill, skill_before, None, prune=2 if project is None else 3))
-    return changes
+        if instructions is not None:
+            before = plan.text(instructions)
+            if before is not None and _find_block(before) is not None:
+                plan.set(instructions, without_section(before))
+        for path in ([skill] if skill is not None else []) + _legacy_skills(agent, project):
+            skill_before = plan.text(path)
+            if skill_before is not None and SKILL_MARK in skill_before:
+                # skills/kyb/ (two directories) under the agent's home; also the directory holding
+                # them when it is kyb's to make: a project's .claude/, .gemini/, .agents/, and ~/.agents/
+                own_dir = project is not None or (agent.name == "codex" and path == skill)
+                plan.set(path, None, prune=3 if own_dir else 2)
+        edits, _notes = wiring.edits_for(agent, project, _user_home(env), env, mcp=True, hook=True)
+        for edit in edits:
+            new = wiring.remove(plan.text(edit.path), edit)
+            if new is not False:
+                plan.set(edit.path, new, prune=_config_prune(edit.path, project) if project else 0)
+    return plan.changes()
 
 
 def apply(changes: list[Change]) -> None:

@@ -119,12 +119,18 @@ def _counts_line(counts: dict[str, dict[str, int]]) -> str:
     return "; ".join(parts)
 
 
+def _n(count: int, noun: str) -> str:
+    """`1 open incident`, `2 open incidents`: a count reads as English, not as `1 open incidents`."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def render_brief(data: dict[str, Any]) -> str:
     """About 50 tokens: counts, open incidents, overdue tasks, top tags, and where to look."""
     live = {k: data["counts"].get(k, {}).get("active", 0) for k in ("knowledge", "task")}
     tags = ", ".join(_clip(t["tag"], 24, False) for t in data["top_tags"][:5]) or "none"
-    return (f"kyb store: {live['knowledge']} knowledge records, {data['open_incident_total']} open incidents, "
-            f"{live['task']} live tasks ({data['overdue_total']} overdue); top tags: {tags}. "
+    return (f"kyb store: {_n(live['knowledge'], 'knowledge record')}, "
+            f"{_n(data['open_incident_total'], 'open incident')}, "
+            f"{_n(live['task'], 'live task')} ({data['overdue_total']} overdue); top tags: {tags}. "
             "Stored notes may be stale: run `kyb query <words>` before acting on a topic.")
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kyb_cli.core.embed import MODEL_FIX
+
 
 def diagnose(store_path: Path, load_model: bool = True) -> dict:
     problems: list[str] = []
@@ -34,13 +36,24 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
         report["store"]["ok"] = False
         problems.append(f"store: {getattr(exc, 'message', exc)} — check the path, or kyb init")
 
-    fp = None
+    # The model first: when it is configured but broken, the index's vectors are not "of another
+    # model" — the model is what is broken, and re-embedding with it would fail (rule: doctor
+    # blames the broken model).
+    report["model"] = _model(load_model)
+    unconfigured = str(report["model"].get("reason") or "").startswith("no model (")
+    broken = not unconfigured and not report["model"].get("loads")
+    if unconfigured:
+        warnings.append(f"model: {report['model'].get('reason')}; search is lexical only — fix: {MODEL_FIX}")
+    elif broken:
+        problems.append(f"model: the model is broken: {report['model'].get('reason')}; search is lexical only "
+                        f"until it loads — fix: {MODEL_FIX}")
+
     if report["store"].get("ok") and git:
         try:
             from kyb_cli.core.search.vectors import status
 
             idx = status(store_path)
-            fp = idx.get("fingerprint")
+            fp = None if broken else idx.get("fingerprint")
             report["index"] = {"ok": True, **idx}
             old = {k: v for k, v in idx["vectors"].items() if k != fp}
             if fp is not None and old:
@@ -52,15 +65,6 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
         except Exception as exc:
             report["index"] = {"ok": False, "reason": str(getattr(exc, "message", exc))}
             problems.append(f"index: {report['index']['reason']} — fix: kyb reindex")
-
-    report["model"] = _model(load_model)
-    unconfigured = str(report["model"].get("reason") or "").startswith("no model (")
-    if unconfigured:
-        warnings.append(f"model: {report['model'].get('reason')}; search is lexical only — fix: kyb model pull "
-                        "or set KYB_MODEL")
-    elif not report["model"].get("loads"):
-        problems.append(f"model: {report['model'].get('reason')} — fix: kyb model pull, kyb model import DIR "
-                        "or point KYB_MODEL at a good model")
 
     try:
         from kyb_cli.core import embed
