@@ -12,7 +12,15 @@ Functions are grouped by area (records, work, search, sync, tools, store) and re
 Each imports core inside its body, so `import kyb_cli.api` stays light (the `kyb query` hot path
 loads no pygit2, numpy, onnxruntime, rich or platformdirs). The error classes come with it: every
 failure is a KybError with an exit code (docs/ARCHITECTURE.md, "Output contract").
+`help(api.write_task)` shows the call: every function has an explicit signature and a docstring
+saying what it returns and raises; docs/API.md is the reference, by area.
+
+`__all__` is the public surface: the functions of the area modules, the error classes, and the
+constants KEEP (an argument not given: keep the stored value), LISTING_MAX_LIMIT, REMOTE and
+EXIT_CODES.
 """
+
+from types import ModuleType as _ModuleType
 
 from kyb_cli.api.records import (
     add_knowledge, check_knowledge_key, edit_text, event_time, history, is_date, is_store, read,
@@ -29,7 +37,7 @@ from kyb_cli.api.tools import (
     known_agents, log, model_import, model_pull, model_status, plan_install, plan_uninstall,
 )
 from kyb_cli.api.work import (  # noqa: I001
-    LISTING_MAX_LIMIT,
+    KEEP, LISTING_MAX_LIMIT,
     check_close_status, close_task, dated_tasks, deadlines, deadlines_block, deadlines_switched_off, describe,
     due_before_arg, failing, incident_template, keep, list_incidents, list_tasks, parse_affected,
     remind_days_arg, resolve_incident, transition_task, write_incident, write_task,
@@ -38,5 +46,6 @@ from kyb_cli.core.errors import (  # noqa: F401 - re-exported: the doors catch t
     EXIT_CODES, KybError, LockTimeout, NotFound, Rejected, RemoteError, StoreError, UsageError,
 )
 
-__all__ = [name for name in dir() if not name.startswith("_") and name not in ("records", "search", "store",
-                                                                              "sync", "tools", "work")]
+# Everything imported above but the area modules themselves (`api.sync` is the function, not the module).
+__all__ = [name for name, obj in dict(globals()).items()
+           if not name.startswith("_") and not isinstance(obj, _ModuleType)]

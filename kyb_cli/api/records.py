@@ -10,9 +10,13 @@ from kyb_cli.api._writes import writes
 
 def add_knowledge(store, *, key: str, title: str, body: str, tags: list[str], refs: list[str], attribution,
                   effective_at: str | None = None):
-    """Write knowledge under `key` (an upsert): a WriteResult (`changed: false` when nothing changed).
+    """Write knowledge under `key` (an upsert, a full replace of title, body, tags and refs), as
+    `kyb add` does: one commit when anything changed, none when nothing did.
 
-    `effective_at`: when the fact became true in the world (a date or datetime; default: when written)."""
+    `effective_at`: when the fact became true in the world (a date or datetime; default: when written).
+    Returns a WriteResult (`key`, `changed`, `action` created|updated, `sha`; `to_json()` gives the
+    door's reply). Raises UsageError (exit 2: a bad `effective_at`), Rejected (exit 3: a bad key or
+    field, a secret in the text; nothing written), StoreError / LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.knowledge import add_knowledge as core
     from kyb_cli.core.times.parse import event_time_arg
 
@@ -23,7 +27,10 @@ def add_knowledge(store, *, key: str, title: str, body: str, tags: list[str], re
 
 
 def retract_knowledge(store, key: str, reason: str, attribution):
-    """Retract knowledge that was wrong; the commit records the reason."""
+    """Retract knowledge that was wrong (`kyb retract`): it leaves the tree in a commit recording
+    `reason`; its versions stay in history. Returns a WriteResult (`action: retracted`). Raises
+    NotFound (exit 1: no such live record), Rejected (exit 3: not knowledge, no reason), StoreError /
+    LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.knowledge import retract_knowledge as core
 
     with writes(store):
@@ -41,7 +48,7 @@ def check_knowledge_key(key: str, title: str) -> None:
 
 
 def split_list(value: str | None) -> list[str]:
-    """`a, b,,c` -> ["a", "b", "c"]: comma lists as the doors take them."""
+    """`a, b,,c` -> ["a", "b", "c"]: comma lists as the doors take them (None -> [])."""
     from kyb_cli.core.kinds.knowledge import split_list as core
 
     return core(value)
@@ -50,7 +57,12 @@ def split_list(value: str | None) -> list[str]:
 def read(store: Any, key: str, at: str | None = None, *, version: int | None = None):
     """The record KEY now (or at revision `at`, or its content version number `version`) as a Version;
     `store` is a Store or a path. `version` counts from 1 (the first), or back from -1 (the one before
-    the current); past either end is NotFound naming the range."""
+    the current); past either end is NotFound naming the range.
+
+    A Version has `record` (the Record: key, kind, title, body, tags, ...), `sha`, `committed_at`,
+    `state` (active|archived|retracted), `is_head` and `related` (a task's says which live tasks it
+    `blocks`); `to_json()` gives the door's reply. Raises NotFound (exit 1: no such key, revision or
+    version), UsageError (exit 2: both `at` and `version`), StoreError (exit 4: not a store)."""
     if version is not None:
         from kyb_cli.core.errors import UsageError
         from kyb_cli.core.index.numbering import read_version
@@ -74,8 +86,10 @@ def _with_blocks(store: Any, found):
 
 
 def history(store: Any, key: str):
-    """Every version of KEY, newest first (HistoryRow list); content versions carry their number
-    (`version`: 1 is the first, as `get --version` counts)."""
+    """Every version of KEY, newest first (`kyb history`): a list of HistoryRow (`sha`, `committed_at`,
+    `change` added|modified|deleted, `message`, `labels`); content versions carry their number
+    (`version`: 1 is the first, as `get --version` counts). Raises NotFound (exit 1: a key never
+    written), StoreError (exit 4)."""
     from kyb_cli.core.index.numbering import number
     from kyb_cli.core.index.reads import history as core
 
@@ -83,21 +97,22 @@ def history(store: Any, key: str):
 
 
 def tags(store: Any) -> list[dict[str, Any]]:
-    """Tags of live records with counts, most used first."""
+    """`kyb tags`: tags of live records with counts, most used first (`[{tag, count}]`). Raises
+    StoreError (exit 4: not a store)."""
     from kyb_cli.core.index.reads import tags as core
 
     return core(store)
 
 
 def is_date(value: str) -> bool:
-    """True for a valid YYYY-MM-DD date."""
+    """True for a valid YYYY-MM-DD date (raises nothing)."""
     from kyb_cli.core.records.validate import is_date as core
 
     return core(value)
 
 
 def is_store(path: Path) -> bool:
-    """True when `path` holds a Git repository kyb can use as a store."""
+    """True when `path` holds a Git repository kyb can use as a store (a cheap look, raises nothing)."""
     return (Path(path) / ".git").exists()
 
 
@@ -109,14 +124,18 @@ def event_time(value: str | None) -> str:
 
 
 def edit_text(store, key: str) -> str:
-    """The record file of KEY as it is now: what `kyb edit` hands the editor."""
+    """The record file of KEY as it is at HEAD (front matter and body, a text): what `kyb edit` hands
+    the editor. Raises NotFound (exit 1: no live record KEY), StoreError (exit 4)."""
     from kyb_cli.core.kinds.edit import edit_text as core
 
     return core(store, key)
 
 
 def save_edit(store, attribution, key: str, text: str) -> dict[str, Any]:
-    """Write an edited record file as KEY's next version (checked as every write; unchanged: no commit)."""
+    """Write an edited record file `text` as KEY's next version (checked as every write), as `kyb edit`
+    does. Returns the write reply (`{changed, key}` + `action`, `sha` when changed; unchanged: no
+    commit). Raises NotFound (exit 1), Rejected (exit 3: the text does not parse or breaks a rule;
+    nothing written), StoreError / LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.edit import save_edit as core
 
     with writes(store):

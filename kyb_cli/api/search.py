@@ -8,6 +8,7 @@ functions and the lexical path never loads pygit2, numpy, onnxruntime, rich or p
 from __future__ import annotations
 
 import os
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +22,17 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
           parent: str | None = None, limit: int = 10, recent: bool = False, semantic: bool = True,
           explain: bool = False, as_of_event: str | None = None,
           min_strength: str | None = None) -> tuple[Path, dict[str, Any]]:
-    """(store path, response) for one query; `store` is the explicit --store (else the usual lookup).
+    """Search the store (`kyb query`): (store path, response); `store` is the explicit --store (else the
+    usual lookup), the default store is created on first use.
 
     The response is `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors`,
-    `semantic_off`); each hit has `strength`, `found_by` and `snippet`. `min_strength="strong"`
-    keeps only strong hits (docs/SEARCH.md "How sure is an answer").
+    `semantic_off`); each hit carries its key, kind, title, score, state and version fields, and
+    `strength`, `found_by` and `snippet`. `min_strength="strong"` keeps only strong hits
+    (docs/SEARCH.md "How sure is an answer").
     Time arguments are checked before anything is created, so a bad `--as-of` writes nothing.
     `as_of_event` T asks what was true in the world at T (event time), by what the store knows now,
-    or at `as_of` W when both are given (bi-temporal)."""
+    or at `as_of` W when both are given (bi-temporal). Raises UsageError (exit 2: a bad time or an
+    invalid combination), NotFound (exit 1: an unknown revision), StoreError (exit 4: not a store)."""
     from kyb_cli.core.search.pipeline import search
     from kyb_cli.core.search.slice import Filters
     from kyb_cli.core.times.parse import time_mode
@@ -55,53 +59,66 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
 
 
 def semantic_off_message(reason: str) -> str:
-    """The one-line remark a door prints when semantic search is off, with the fix."""
+    """The one-line remark a door prints when semantic search is off (`reason` from the response's
+    `semantic_off`), with the fix."""
     from kyb_cli.core.embed import off_message
 
     return off_message(reason)
 
 
 def rebuild_index(store_path: Path, progress=None) -> dict:
-    """`kyb reindex`: rebuild the index from Git now; counts and timing."""
+    """`kyb reindex`: rebuild the index from Git now. Returns the build's counts and timing (a dict);
+    `progress` is an optional callback. Raises StoreError (exit 4: not a store, no
+    `git` program, the index cannot be written)."""
     from kyb_cli.core.index.fresh import rebuild
 
     return rebuild(store_path, progress=progress)
 
 
 def embed_all(store_path: Path, progress=None) -> dict:
-    """`kyb index --embed`: fill every missing vector."""
+    """`kyb index --embed`: bring the index to HEAD and give every version a vector (no time budget).
+    Returns `{head, fingerprint, texts, from_cache, embedded, pending_vectors, seconds, ...counts}`.
+    Raises StoreError (exit 4: not a store, no model or the model failed, with the fix)."""
     from kyb_cli.core.search.vectors import embed_all as core
 
     return core(store_path, progress=progress)
 
 
 def index_status(store_path: Path) -> dict:
-    """Counts of the index and its vectors."""
+    """`kyb index --status`: the index head, versions, vectors per model fingerprint, and what is
+    pending under the current model. Raises StoreError (exit 4: not a store)."""
     from kyb_cli.core.search.vectors import status
 
     return status(store_path)
 
 
-def context(store_path: Path, **kwargs: Any) -> dict[str, Any]:
-    """The session-start digest's data (render it with `render_context`)."""
+def context(store_path: Path, *, days: int = 7, today: date | None = None,
+            now: float | None = None) -> dict[str, Any]:
+    """The data of the session-start digest (`kyb context`): counts, open incidents, overdue and due
+    tasks, top tags, what changed in the last `days` days (to `now`, a Unix time). Render it with
+    `render_context`. Raises StoreError (exit 4: no store at `store_path`, the index unreadable)."""
     from kyb_cli.core.tools.context import gather
 
-    return gather(store_path, **kwargs)
+    return gather(store_path, days=days, today=today, now=now)
 
 
 def render_context(data: dict[str, Any], *, brief: bool = False) -> str:
+    """The digest text for `context`'s data: the default one (within about 1900 tokens; longest lists
+    lose their oldest lines first), or about 50 tokens with `brief`."""
     from kyb_cli.core.tools.context import render, render_brief
 
     return render_brief(data) if brief else render(data)
 
 
 def context_unavailable(reason: str) -> str:
+    """The short note given instead of a digest when kyb cannot answer (a session must still start)."""
     from kyb_cli.core.tools.context import unavailable
 
     return unavailable(reason)
 
 
 def context_hook_json(text: str) -> str:
+    """What a Claude Code SessionStart hook prints on stdout to add `text` as context (a JSON text)."""
     from kyb_cli.core.tools.context import hook_json
 
     return hook_json(text)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 
 def locate(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None = None):
-    """`--store PATH` > `KYB_STORE` > the nearest `.kyb.toml` > the default store (a StoreLocation)."""
+    """Which store a call works on: `--store PATH` > `KYB_STORE` > the nearest `.kyb.toml` (from `cwd`)
+    > the default store. Returns a StoreLocation (`path`, `source`, `is_default`); nothing is created.
+    Raises StoreError (exit 4: a `.kyb.toml` that is not TOML or names no store)."""
     from kyb_cli.core.config.locate import locate as core_locate
 
     return core_locate(explicit, cwd=cwd)
@@ -23,7 +24,8 @@ def _ensure_default(location) -> None:
 
 
 def open_store(explicit: str | os.PathLike[str] | None = None):
-    """The Store this call works on (pygit2); the default store is created on first use."""
+    """The Store this call works on (pygit2; `explicit` as `--store`); the default store is created on
+    first use. Raises StoreError (exit 4: not a store, corrupt)."""
     from kyb_cli.core.canon.repo import Store
 
     location = locate(explicit)
@@ -33,14 +35,16 @@ def open_store(explicit: str | os.PathLike[str] | None = None):
 
 def store_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The path of the store this call works on, for readers (no pygit2 unless the default store
-    must be created first)."""
+    must be created first). Raises StoreError (exit 4) as `locate` and `open_store` do."""
     location = locate(explicit)
     _ensure_default(location)
     return location.path
 
 
 def init_store(path: Path):
-    """`kyb init PATH`: create a store (or open the one there)."""
+    """`kyb init PATH`: create a store (a Git repository on branch main with one empty commit) or open
+    the one there. Returns the Store. Raises StoreError (exit 4: PATH is not empty and not a store, or
+    cannot be written)."""
     from kyb_cli.core.canon.repo import init_store as core_init
 
     return core_init(Path(path))
@@ -53,8 +57,9 @@ def git_dir(store_path: Path) -> Path:
     return core_git_dir(store_path)
 
 
-def attribution(transport: str = "cli", **kwargs: Any):
-    """Who is writing (agent, session, workspace, transport) for the commit trailers."""
+def attribution(transport: str = "cli", *, environ: dict[str, str] | None = None):
+    """Who is writing, for the commit trailers: an Attribution (agent, session, workspace, transport)
+    detected from `environ` (default: this process's environment). Raises nothing."""
     from kyb_cli.core.canon.attribution import detect
 
-    return detect(transport, **kwargs)
+    return detect(transport, environ=environ)

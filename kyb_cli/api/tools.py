@@ -1,84 +1,119 @@
-"""Tools over a store: check (the linter), export, doctor, agent instruction files, the model."""
+"""Tools over a store: check (the linter), export, doctor, agent instruction files, the model, the log."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 
 def check_store(root: Path):
+    """Check every record file in the working tree of the store at `root`, as `kyb check` does.
+
+    Returns a CheckReport: `checked` (files), `problems` (each with path, line, message), `ok`,
+    and `to_json()` -> `{ok, checked, problems}`. Problems are reported, not raised."""
     from kyb_cli.core.tools.check import check_store as core
 
     return core(root)
 
 
-def check_paths(paths):
+def check_paths(paths: Iterable[str]):
+    """Check the record files at `paths` (as `kyb check FILE...`, e.g. from a pre-commit hook).
+
+    Returns a CheckReport (as `check_store`). Problems are reported, not raised."""
     from kyb_cli.core.tools.check import check_paths as core
 
     return core(paths)
 
 
 def enclosing_store(start: Path) -> Path | None:
+    """The Git work tree around `start` when it holds record directories (a store checked out by hand,
+    no .kyb.toml), else None: what `kyb check` run inside it means."""
     from kyb_cli.core.tools.check import enclosing_store as core
 
     return core(start)
 
 
-def export_rows(store_path: Path, at: str | None = None):
+def export_rows(store_path: Path, at: str | None = None) -> tuple[str | None, list[dict]]:
+    """`kyb export`: (commit, rows sorted by key), every record's latest version and state now, or at
+    revision `at`. Raises NotFound (exit 1: an unknown revision), StoreError (exit 4: not a store)."""
     from kyb_cli.core.tools.export import export_rows as core
 
     return core(store_path, at)
 
 
 def diagnose(store_path: Path, load_model: bool = True) -> dict:
+    """`kyb doctor`: what works and what to fix. Returns `{store, git, model, cache, ..., problems,
+    warnings}`; each part says `ok`/`available` and why not. Problems are reported, not raised;
+    `load_model=False` skips loading the embedding model."""
     from kyb_cli.core.tools.doctor import diagnose as core
 
     return core(store_path, load_model)
 
 
-def found_agents(*args: Any, **kwargs: Any):
-    from kyb_cli.core.tools.agents import found_agents as core
-
-    return core(*args, **kwargs)
-
-
-def known_agents(*args: Any, **kwargs: Any):
+def known_agents(home: Path | None = None, env: dict[str, str] | None = None) -> list:
+    """Every coding agent kyb knows (claude, codex, gemini, cursor) as Agents `{name, label, home, instructions}`,
+    their homes under `home` (default: $HOME; CODEX_HOME, CLAUDE_CONFIG_DIR in `env` move them)."""
     from kyb_cli.core.tools.agents import known_agents as core
 
-    return core(*args, **kwargs)
+    return core(home, env)
 
 
-def plan_install(*args: Any, **kwargs: Any):
+def found_agents(names: tuple[str, ...] = (), home: Path | None = None) -> list:
+    """The Agents `kyb agents install` acts on: exactly the `names` given, else those whose home exists.
+    Raises UsageError (exit 2: an unknown agent name)."""
+    from kyb_cli.core.tools.agents import found_agents as core
+
+    return core(names, home)
+
+
+def plan_install(agents: list, project: Path | None = None, *, mcp: bool = False, hook: bool = False,
+                 env: dict[str, str] | None = None) -> tuple[list, list[str]]:
+    """(changes, notes): the Changes `kyb agents install` would make for `agents` (user level, or in
+    `project`), nothing written: the instructions pointer and skill, plus the MCP server entry with
+    `mcp` and the session-start hook with `hook`; notes name files left alone. `env` (default: this
+    process's environment) locates the agents' homes. Apply with `apply_agent_changes`."""
     from kyb_cli.core.tools.agents import plan_install as core
 
-    return core(*args, **kwargs)
+    return core(agents, project, mcp=mcp, hook=hook, env=env)
 
 
-def plan_uninstall(*args: Any, **kwargs: Any):
+def plan_uninstall(agents: list, project: Path | None = None, env: dict[str, str] | None = None) -> list:
+    """The Changes `kyb agents uninstall` would make: everything install may have added for `agents`
+    (whatever flags it was given) removed, nothing written."""
     from kyb_cli.core.tools.agents import plan_uninstall as core
 
-    return core(*args, **kwargs)
+    return core(agents, project, env)
 
 
-def apply_agent_changes(changes) -> None:
+def apply_agent_changes(changes: list) -> None:
+    """Write planned Changes (`{path, before, after}`); a removed skill takes the directories install made."""
     from kyb_cli.core.tools.agents import apply
 
     apply(changes)
 
 
-def model_pull(*args: Any, **kwargs: Any) -> dict:
+def model_pull(dest: Path | None = None, url: str | None = None, progress=None, timeout: float = 60.0,
+               pins: dict | None = None) -> dict:
+    """`kyb model pull`: download the pinned model files into `dest` (default: the model directory),
+    verify their sha256, install atomically. Returns `{action: installed|unchanged, path, ...}`.
+    Raises RemoteError (exit 5: download failed, a hash mismatch), StoreError (exit 4: cannot write)."""
     from kyb_cli.core.embed.pull import pull
 
-    return pull(*args, **kwargs)
+    return pull(dest, url, progress, timeout, pins)
 
 
-def model_import(*args: Any, **kwargs: Any) -> dict:
+def model_import(source: Path, dest: Path | None = None) -> dict:
+    """`kyb model import DIR`: copy a local model directory in after checking that it loads and embeds.
+    Returns `{action: imported, path, from, dim, ...}`. Raises UsageError (exit 2: not a directory,
+    files missing, does not load, already the model directory), StoreError (exit 4: cannot write)."""
     from kyb_cli.core.embed.pull import import_model
 
-    return import_model(*args, **kwargs)
+    return import_model(source, dest)
 
 
 def model_status() -> dict:
+    """`kyb model status`: `{found, loads, recipe, path, source, fingerprint, dim, reason, ...}`, what
+    model is found, where from, whether it loads. Raises nothing: a missing model is `found: false`."""
     from kyb_cli.core.embed.pull import status
 
     return status()
@@ -88,7 +123,9 @@ def log(store_path: Path, *, since: str | None = None, until: str | None = None,
         author: str = "", kind: str = "", key: str = "", limit: int = 50) -> list[dict[str, Any]]:
     """The store's activity, newest first (`kyb log`): every commit, kyb's, by hand or a merge.
 
-    `since`/`until` take what `--as-of` takes (a date, a datetime, a revision)."""
+    `since`/`until` take what `--as-of` takes (a date, a datetime, a revision). Each row:
+    `{sha, committed_at, action, key, kind, agent, session, transport, author, message, keys}`.
+    Raises UsageError (exit 2: a bad time, kind or limit), StoreError (exit 4: not a store)."""
     from kyb_cli.core.times.parse import END, START, parse_time
     from kyb_cli.core.tools.activity import log as core
 

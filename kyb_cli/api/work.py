@@ -1,7 +1,12 @@
-"""Incidents and tasks (the two work kinds) and their deadlines."""
+"""Incidents and tasks (the two work kinds) and their deadlines.
+
+Signatures and defaults are the core functions' own (kyb_cli.core.kinds.*), so `help()` shows what a
+call takes; `KEEP` stands for "not given: keep the stored value" without importing core here.
+"""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from kyb_cli.api._writes import writes
@@ -11,124 +16,215 @@ from kyb_cli.api._writes import writes
 LISTING_MAX_LIMIT = 200
 
 
-def write_incident(store, *args: Any, **kwargs: Any) -> dict[str, Any]:
-    """Open or update an incident (closing it archives it in a second commit)."""
+from kyb_cli.core.markers import KEEP  # noqa: E402 - the one marker, a leaf module (no core load)
+
+
+def write_incident(store, attribution, *, key: str, title: str, body: str = "", service: str = "",
+                   severity: str = "", status: str = "open", hosts: list[str] | None = None,
+                   knowledge: list[str] | None = None, resolution: str = "", detection: str = "",
+                   affected: list[dict[str, str]] | None = None, started_at: str = "",
+                   detected_at: str = "", tags: Any = KEEP, refs: list[str] | None = None,
+                   effective_at: str = "") -> dict[str, Any]:
+    """Open or update the incident report `key` (`inc-…`) wholesale, as `kyb incident` does.
+
+    `tags` left as KEEP keeps the stored tags ([] clears them); a resolved or closed status archives
+    the report in a second commit. `affected` is a list of {scope, from, to} (see `parse_affected`).
+    Returns the write reply: `{changed, key}` and, when changed, `action` (created|updated|archived),
+    `sha`, and as they apply `archived`, `archive_sha`, `unknown_knowledge`, `hints`, `open_followups`,
+    `warning`. Raises Rejected (exit 3: a bad key, status, severity or timeline; nothing written),
+    StoreError / LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.incidents import write_incident as core
 
+    given = {"tags": tags}
     with writes(store):
-        return core(store, *args, **kwargs)
+        return core(store, attribution, key=key, title=title, body=body, service=service, severity=severity,
+                    status=status, hosts=hosts, knowledge=knowledge, resolution=resolution, detection=detection,
+                    affected=affected, started_at=started_at, detected_at=detected_at, refs=refs,
+                    effective_at=effective_at, **given)
 
 
-def resolve_incident(store, *args: Any, **kwargs: Any) -> dict[str, Any]:
-    """Change an incident's status (default resolved) with a resolution."""
+def resolve_incident(store, attribution, key: str, *, status: str = "resolved",
+                     resolution: str = "") -> dict[str, Any]:
+    """Change incident `key`'s status (default resolved) with a resolution, as `kyb resolve` does.
+
+    A blank `resolution` keeps the stored one; a closing status archives the report. Returns the
+    write reply (as `write_incident`). Raises NotFound (exit 1: no such incident), Rejected (exit 3:
+    not an incident, a bad status, no resolution to close with), StoreError / LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.incidents import resolve_incident as core
 
     with writes(store):
-        return core(store, *args, **kwargs)
+        return core(store, attribution, key, status=status, resolution=resolution)
 
 
-def list_incidents(store, **kwargs: Any) -> list[dict[str, Any]]:
+def list_incidents(store, *, status: str = "", service: str = "", open_only_followups: bool = False,
+                   include_archived: bool = False, limit: int = 50) -> list[dict[str, Any]]:
+    """Incident reports as `kyb incidents` lists them: live ones (archived too with `include_archived`,
+    a `status` or `open_only_followups`), most pressing status first, at most `limit`.
+
+    Each row: `{key, title, service, hosts, severity, status, knowledge, resolution, detection,
+    affected, started_at, detected_at, mitigated_at, resolved_at, open_followups, tags, sha,
+    committed_at, archived, state}`. Raises UsageError (exit 2: a status outside the closed set, a
+    `limit` over LISTING_MAX_LIMIT)."""
     from kyb_cli.core.kinds.incidents import list_incidents as core
 
-    return core(store, **kwargs)
+    return core(store, status=status, service=service, open_only_followups=open_only_followups,
+                include_archived=include_archived, limit=limit)
 
 
-def parse_affected(value: Any) -> Any:
+def parse_affected(value: Any) -> list[dict[str, str]]:
+    """`affected` as a JSON array text (CLI) or a decoded list (MCP) -> a list of {scope, from, to} dicts
+    of strings ([] for None or blank). Raises UsageError (exit 2: not JSON, not an array of objects)."""
     from kyb_cli.core.kinds.incidents import parse_affected as core
 
     return core(value)
 
 
 def incident_template() -> str:
-    """The body template `kyb incident` offers at a terminal."""
+    """The body template `kyb incident` offers at a terminal (a Markdown text)."""
     from kyb_cli.core.kinds.incidents import TEMPLATE
 
     return TEMPLATE
 
 
-def write_task(store, *args: Any, **kwargs: Any) -> dict[str, Any]:
+def write_task(store, attribution, *, key: str, title: str, body: str = "", status: str = "open",
+               priority: str = "", blocked_reason: str = "", assignee: str = "", parent_task: str = "",
+               knowledge: list[str] | None = None, resolution: str = "", tags: Any = KEEP,
+               refs: list[str] | None = None, due: Any = KEEP, hard: Any = KEEP, remind_days: Any = KEEP,
+               expected: Any = KEEP, waits_on: Any = KEEP, blocked_by: Any = KEEP,
+               effective_at: str = "", today: date | None = None) -> dict[str, Any]:
+    """Write the task `key` (`task-…`) wholesale, as `kyb task` does; done/dropped need a resolution
+    and archive the task.
+
+    Arguments left as KEEP (tags, due, hard, remind_days, expected, waits_on, blocked_by) keep the
+    stored value; '' or [] clears. `today` (default: the local date) only decides the past-due
+    warning. Returns the write reply (as `write_incident`) plus, as they apply, `unknown_blockers` and
+    a `warning` for a due date already past. Raises Rejected (exit 3: a bad key, status, priority, date, a parent or
+    blocker cycle; nothing written), StoreError / LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.tasks import write_task as core
 
+    given = {"tags": tags, "due": due, "hard": hard, "remind_days": remind_days,
+             "expected": expected, "waits_on": waits_on, "blocked_by": blocked_by}
     with writes(store):
-        return core(store, *args, **kwargs)
+        return core(store, attribution, key=key, title=title, body=body, status=status, priority=priority,
+                    blocked_reason=blocked_reason, assignee=assignee, parent_task=parent_task,
+                    knowledge=knowledge, resolution=resolution, refs=refs, effective_at=effective_at, today=today,
+                    **given)
 
 
-def transition_task(store, *args: Any, **kwargs: Any) -> dict[str, Any]:
+def transition_task(store, attribution, key: str, *, status: str, assignee: str | None = None,
+                    parent_task: str | None = None, blocked_reason: str | None = None) -> dict[str, Any]:
+    """Move task `key` between live statuses (open|in_progress|blocked), changing only what is named
+    (None: unchanged), as `kyb task-status` does; it never closes or archives.
+
+    Returns the write reply (as `write_incident`) with `status` and `assignee` when changed. Raises
+    NotFound (exit 1: no such task), Rejected (exit 3: a closing or unknown status, not a task),
+    StoreError / LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.tasks import transition_task as core
 
     with writes(store):
-        return core(store, *args, **kwargs)
+        return core(store, attribution, key, status=status, assignee=assignee, parent_task=parent_task,
+                    blocked_reason=blocked_reason)
 
 
-def close_task(store, *args: Any, **kwargs: Any) -> dict[str, Any]:
+def close_task(store, attribution, key: str, *, status: str = "done", resolution: str = "") -> dict[str, Any]:
+    """Close task `key` (default done) with a resolution and archive it, as `kyb done` does; a blank
+    `resolution` keeps the stored one, closing twice is safe (`changed: false`).
+
+    Returns the write reply (as `write_incident`). Raises NotFound (exit 1: no such task), Rejected
+    (exit 3: not a task, no resolution), StoreError / LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.tasks import close_task as core
 
     with writes(store):
-        return core(store, *args, **kwargs)
+        return core(store, attribution, key, status=status, resolution=resolution)
 
 
-def check_close_status(*args: Any, **kwargs: Any) -> Any:
+def check_close_status(key: str, status: str) -> str:
+    """The closing status `kyb done` takes, stripped: done|dropped only. Raises Rejected (exit 3) for a
+    live status, naming `kyb task-status` for moving between those."""
     from kyb_cli.core.kinds.tasks import check_close_status as core
 
-    return core(*args, **kwargs)
+    return core(key, status)
 
 
-def list_tasks(store, **kwargs: Any) -> list[dict[str, Any]]:
+def list_tasks(store, *, status: str = "", priority: str = "", assignee: str = "", parent: str = "",
+               open_only_followups: bool = False, include_archived: bool = False,
+               due_before: date | None = None, limit: int = 50, ready: bool = False) -> list[dict[str, Any]]:
+    """Tasks as `kyb tasks` lists them (filters exact; `due_before` keeps tasks due on or before that
+    date; `ready`: open tasks nothing live blocks, by priority then due date), at most `limit`.
+
+    Each row: `{key, title, status, priority, blocked_reason, assignee, parent_task, blocked_by,
+    knowledge, resolution, resolved_at, due, hard, remind_days, expected, waits_on, open_followups,
+    tags, sha, committed_at, archived, state}`. Raises UsageError (exit 2: a status or priority
+    outside its closed set, a `limit` over LISTING_MAX_LIMIT)."""
     from kyb_cli.core.kinds.tasks import list_tasks as core
 
-    return core(store, **kwargs)
+    return core(store, status=status, priority=priority, assignee=assignee, parent=parent,
+                open_only_followups=open_only_followups, include_archived=include_archived,
+                due_before=due_before, limit=limit, ready=ready)
 
 
-def due_before_arg(*args: Any, **kwargs: Any) -> Any:
+def due_before_arg(value: str | None) -> date | None:
+    """The `--due-before` text as a date (None when not given). Raises UsageError (exit 2: not YYYY-MM-DD)."""
     from kyb_cli.core.kinds.tasks import due_before_arg as core
 
-    return core(*args, **kwargs)
+    return core(value)
 
 
 def remind_days_arg(value: Any) -> Any:
+    """`remind_days` as given -> what `write_task` takes: None keeps the stored value (KEEP), '' clears
+    it (None), else a whole number of days (int). Raises UsageError (exit 2: not a whole number)."""
     from kyb_cli.core.kinds.tasks import remind_days_arg as core
 
     return core(value)
 
 
-def keep():
-    """The marker for "an argument the caller did not give: keep the stored value"."""
-    from kyb_cli.core.kinds.lifecycle import KEEP
-
+def keep() -> Any:
+    """The KEEP marker ("an argument the caller did not give: keep the stored value"), as `api.KEEP`."""
     return KEEP
 
 
-def deadlines(*args: Any, **kwargs: Any):
+def deadlines(records, today: date) -> list[dict[str, Any]]:
+    """Every due or overdue open task among `records` (Records, e.g. from `dated_tasks`) on `today`, in
+    block order (overdue first). Each item: `{key, title, status, date, provisional, hard, overdue,
+    days_left, remind_days}` (+ `waits_on`). Raises nothing of its own."""
     from kyb_cli.core.kinds.deadlines import deadlines as core
 
-    return core(*args, **kwargs)
+    return core(records, today)
 
 
-def dated_tasks(*args: Any, **kwargs: Any):
+def dated_tasks(store_or_path: Any) -> list:
+    """Tasks in the store's working tree (a Store or a path) that carry a date, as Records; files that
+    do not parse are skipped (a cheap read: no index, no pygit2). Raises nothing of its own."""
     from kyb_cli.core.kinds.deadlines import dated_tasks as core
 
-    return core(*args, **kwargs)
+    return core(store_or_path)
 
 
-def failing(*args: Any, **kwargs: Any):
+def failing(items: list[dict[str, Any]], fail_on: str) -> list[dict[str, Any]]:
+    """The deadline items (from `deadlines`) that make `kyb deadlines --fail-on` fail: `overdue` any
+    overdue one, `hard` overdue hard ones (a sub-list of `items`)."""
     from kyb_cli.core.kinds.deadlines import failing as core
 
-    return core(*args, **kwargs)
+    return core(items, fail_on)
 
 
-def describe(*args: Any, **kwargs: Any):
+def describe(item: dict[str, Any]) -> str:
+    """One deadline item in words: `overdue 3d`, `due today`, `due in 2d` (`expected` for provisional dates)."""
     from kyb_cli.core.kinds.deadlines import describe as core
 
-    return core(*args, **kwargs)
+    return core(item)
 
 
-def deadlines_block(*args: Any, **kwargs: Any):
+def deadlines_block(records, today: date, size: int = 5) -> dict[str, Any]:
+    """The deadlines block shown after answers: `{today, tasks, more}` (`today` as YYYY-MM-DD, up to
+    `size` items from `deadlines`, and how many more there are)."""
     from kyb_cli.core.kinds.deadlines import block as core
 
-    return core(*args, **kwargs)
+    return core(records, today, size)
 
 
 def deadlines_switched_off() -> bool:
+    """True when KYB_DEADLINES is off (off, 0, false, no): no deadlines block after answers, on any door."""
     from kyb_cli.core.kinds.deadlines import switched_off as core
 
     return core()

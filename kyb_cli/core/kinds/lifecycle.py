@@ -19,24 +19,8 @@ from kyb_cli.core.records.keys import kind_of_key
 LISTING_MAX_LIMIT = 200
 
 
-class _Keep:
-    """Marks an argument the caller did not give: keep the stored value (tags, deadline fields)."""
+from kyb_cli.core.markers import KEEP  # noqa: E402,F401 - re-exported: the writers' marker
 
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "KEEP"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-KEEP: Any = _Keep()
 
 FOLLOWUP_WARNING = "{n} unfinished follow-up(s) (`- [ ]`) remain in the body — reassign or finish them"
 
