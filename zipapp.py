@@ -80,7 +80,7 @@ def main():
     sys.path[0:0] = [native, site]
     # child processes (`python -m kyb_cli …`) find the same packages
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (native, site, os.environ.get("PYTHONPATH")) if p)
-    from kyb_cli.cli.app import main as kyb_main
+    from kyb_cli.cli.fast import main as kyb_main
     kyb_main()
 
 

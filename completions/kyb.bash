@@ -2,13 +2,13 @@
 # Install: source this file from ~/.bashrc, or copy it to
 # ~/.local/share/bash-completion/completions/kyb
 declare -gA _kyb_subs=(
-  ['kyb']='init add get history edit log rm tags sync remote query export reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp'
+  ['kyb']='init add get history edit log rm verify stale rules tags sync remote query export reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp'
   ['kyb agents']='install uninstall'
   ['kyb model']='import pull status'
 )
 declare -gA _kyb_opts=(
   ['kyb']='--version --store --json -h --help'
-  ['kyb add']='--key --title --tags --refs --effective-at --body --file --store --json -h --help'
+  ['kyb add']='--key --title --tags --refs --effective-at --review-by --body --file --store --json -h --help'
   ['kyb agents']='-h --help'
   ['kyb agents install']='--dry-run --mcp --hook --project --agent --store --json -h --help'
   ['kyb agents uninstall']='--dry-run --project --agent --store --json -h --help'
@@ -18,9 +18,9 @@ declare -gA _kyb_opts=(
   ['kyb doctor']='--store --json -h --help'
   ['kyb done']='--status --resolution --store --json -h --help'
   ['kyb edit']='--store --json -h --help'
-  ['kyb export']='--at --format --store --json -h --help'
-  ['kyb get']='--at --version --today --no-deadlines --store --json -h --help'
-  ['kyb history']='--fields --store --json -h --help'
+  ['kyb export']='--at --format --no-wait --store --json -h --help'
+  ['kyb get']='--at --no-wait --version --today --no-deadlines --store --json -h --help'
+  ['kyb history']='--no-wait --fields --store --json -h --help'
   ['kyb incident']='--template --key --title --service --severity --hosts --status --knowledge --resolution --detection --affected --started --detected --tags --refs --effective-at --body --file --store --json -h --help'
   ['kyb incidents']='--status --service --open-followups --all --limit --today --no-deadlines --fields --store --json -h --help'
   ['kyb index']='--embed --store --json -h --help'
@@ -31,20 +31,23 @@ declare -gA _kyb_opts=(
   ['kyb model import']='--dir --store --json -h --help'
   ['kyb model pull']='--url --dir --store --json -h --help'
   ['kyb model status']='--store --json -h --help'
-  ['kyb query']='--history --as-of --as-of-event --changed-between --tag --kind --status --service --priority --assignee --parent --limit --recent --semantic --no-semantic --explain --min-strength --today --no-deadlines --fields --store --json --help'
+  ['kyb query']='--history --as-of --as-of-event --changed-between --tag --kind --status --service --priority --assignee --parent --limit --recent --semantic --no-semantic --explain --min-strength --no-wait --today --no-deadlines --fields --store --json --help'
   ['kyb reindex']='--store --json -h --help'
   ['kyb remote']='--store --json -h --help'
   ['kyb resolve']='--status --resolution --store --json -h --help'
   ['kyb rm']='--reason --store --json -h --help'
+  ['kyb rules']='--store --json -h --help'
+  ['kyb stale']='--days --fail --today --store --json -h --help'
   ['kyb sync']='--store --json -h --help'
   ['kyb tags']='--fields --store --json -h --help'
   ['kyb task']='--key --title --status --priority --blocked-reason --assignee --parent --parent-task --blocked-by --knowledge --resolution --tags --refs --due --hard --no-hard --remind-days --expected --waits-on --effective-at --body --file --store --json -h --help'
   ['kyb task-status']='--status --assignee --parent --parent-task --blocked-reason --store --json -h --help'
   ['kyb tasks']='--status --priority --assignee --parent --parent-task --open-followups --all --ready --due-before --limit --today --no-deadlines --fields --store --json -h --help'
+  ['kyb verify']='--source --rev --note --store --json -h --help'
 )
 declare -gA _kyb_valued=(
   ['kyb']='--store'
-  ['kyb add']='--key --title --tags --refs --effective-at --body --file --store'
+  ['kyb add']='--key --title --tags --refs --effective-at --review-by --body --file --store'
   ['kyb agents']=''
   ['kyb agents install']='--project --agent --store'
   ['kyb agents uninstall']='--project --agent --store'
@@ -72,11 +75,14 @@ declare -gA _kyb_valued=(
   ['kyb remote']='--store'
   ['kyb resolve']='--status --resolution --store'
   ['kyb rm']='--reason --store'
+  ['kyb rules']='--store'
+  ['kyb stale']='--days --today --store'
   ['kyb sync']='--store'
   ['kyb tags']='--fields --store'
   ['kyb task']='--key --title --status --priority --blocked-reason --assignee --parent --parent-task --blocked-by --knowledge --resolution --tags --refs --due --remind-days --expected --waits-on --effective-at --body --file --store'
   ['kyb task-status']='--status --assignee --parent --parent-task --blocked-reason --store'
   ['kyb tasks']='--status --priority --assignee --parent --parent-task --due-before --limit --today --fields --store'
+  ['kyb verify']='--source --rev --note --store'
 )
 declare -gA _kyb_choices=(
   ['kyb agents install --agent']='claude codex gemini cursor'
@@ -124,12 +130,15 @@ declare -gA _kyb_files=(
   ['kyb remote --store']='1'
   ['kyb resolve --store']='1'
   ['kyb rm --store']='1'
+  ['kyb rules --store']='1'
+  ['kyb stale --store']='1'
   ['kyb sync --store']='1'
   ['kyb tags --store']='1'
   ['kyb task --file']='1'
   ['kyb task --store']='1'
   ['kyb task-status --store']='1'
   ['kyb tasks --store']='1'
+  ['kyb verify --store']='1'
 )
 
 _kyb_count() {  # how many times word $2 appears in list $1

@@ -29,3 +29,10 @@ def test_index_benchmark_runs(tmp_path):
 def test_reads_benchmark_runs(tmp_path):
     rows = _bench("bench_reads.py", "--keys", "40", "--runs", "1", tmp_path=tmp_path)
     assert rows, "bench_reads printed no result"
+
+
+def test_coldstart_benchmark_runs(tmp_path):
+    rows = _bench("bench_coldstart.py", "--keys", "200", "--runs", "1", tmp_path=tmp_path)
+    result = rows[-1]
+    assert result["keys"] == 200 and result["history_complete_in_answer"] is True
+    assert result["first_query_s"] > 0 and result["catch_up_100_s"] >= 0 and "lexical_over_python" in result

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SHARED_MODEL
-from tests.support.index_helpers import T0, put
+from tests.support.index_helpers import T0, fill_in_background_now, put
 
 MODEL = Path(os.environ.get("KYB_MODEL") or SHARED_MODEL)
 pytestmark = pytest.mark.skipif(not (MODEL / "model.onnx").is_file(), reason="real model not present")
@@ -17,14 +17,21 @@ QUESTION = "куда пишет оформление заказа"
 
 
 def test_seed_002_russian_question_finds_english_entry(kyb):
-    env = {"KYB_MODEL": str(MODEL), "KYB_EMBED_HELPER": "0"}
+    import time
+
+    env = {"KYB_MODEL": str(MODEL), "KYB_EMBED_HELPER": "0", "KYB_BACKGROUND": "on"}
     assert kyb("add", "--key", "checkout-write-path", "--title", "Checkout write path", "--tags", "infra,checkout",
                "--body", "Checkout writes go through svc-checkout on node-3, port 9090.", env=env).code == 0
     assert kyb("add", "--key", "team-lunch", "--title", "Team lunch",
                "--body", "The weekly team lunch is on Friday at the Italian place.", env=env).code == 0
-    res = kyb("query", QUESTION, env=env)
+    res = kyb("query", QUESTION, env=env)  # the query embeds only itself; the filler embeds the rest
+    deadline = time.monotonic() + 120
+    while res.code == 0 and res.json.get("pending_vectors") and time.monotonic() < deadline:
+        time.sleep(0.5)
+        res = kyb("query", QUESTION, env=env)
     assert res.code == 0, res.stderr
-    assert res.json["semantic"] is True and res.json["hits"][0]["key"] == "checkout-write-path"
+    assert res.json["semantic"] is True and res.json["pending_vectors"] == 0
+    assert res.json["hits"][0]["key"] == "checkout-write-path"
     lexical = kyb("query", QUESTION, "--no-semantic", env=env)
     assert lexical.code == 0 and lexical.json["count"] == 0 and lexical.json["semantic"] is False
 
@@ -38,6 +45,7 @@ def test_as_of_does_not_return_a_newer_versions_meaning(store_path, monkeypatch)
     new = put(store_path, "write-path", "Write path",
               "Checkout writes go through svc-checkout on node-3, port 9090.", T0 + 86_400)
     put(store_path, "db-host", "Database host", "Postgres primary runs on db-1.", T0)
+    fill_in_background_now(store_path)
     then = search(store_path, QUESTION, mode="as_of", as_of=T0 + 10, semantic=True, explain=True)
     now = search(store_path, QUESTION, semantic=True, explain=True)
     assert then["semantic"] and now["semantic"]

@@ -1,11 +1,12 @@
 """Hybrid search on the tiny model: every time mode keeps its slice on the vector side, filters apply to
-semantic candidates, pending/budget, cache refill, fingerprints, fallback, `kyb index`, `kyb doctor`."""
+semantic candidates, pending vectors (filled in the background, never by a query), cache refill,
+fingerprints, fallback, `kyb index`, `kyb doctor`."""
 
 from __future__ import annotations
 
 import json
 
-from tests.support.index_helpers import T0, keys, put, remove
+from tests.support.index_helpers import T0, fill_in_background_now, keys, put, remove
 from tests.support.tiny_model import build_tiny_model
 
 # Words of the tiny model's vocabulary that no record below contains: only meaning can match them.
@@ -13,9 +14,12 @@ NO_SHARED_WORD = "куда пишет оформление заказа"
 DAY = 86_400
 
 
-def search(store_path, text, **kw):
+def search(store_path, text, filled=True, **kw):
+    """A query once the background filler has given every version its vector (`filled`)."""
     from kyb_cli.core.search.pipeline import search as run
 
+    if filled:
+        fill_in_background_now(store_path)
     kw.setdefault("semantic", True)
     return run(store_path, text, **kw)
 
@@ -94,36 +98,34 @@ def test_agreed_hit_first_and_score_is_cosine(store_path, tiny):
     assert top["score"] == top["explain"]["cosine"]
 
 
-def test_pending_vectors_with_zero_budget_then_index_embed_fills(store_path, tiny, monkeypatch, cli):
+def test_pending_vectors_until_index_embed_fills(store_path, tiny, cli):
     seed(store_path)
-    monkeypatch.setenv("KYB_EMBED_BUDGET", "0")
-    r = search(store_path, NO_SHARED_WORD, mode="history")
+    r = search(store_path, NO_SHARED_WORD, mode="history", filled=False)
     assert r["semantic"] is True and r["pending_vectors"] == 6 and r["count"] == 0
     res = cli("index", "--embed")
     assert res.code == 0 and res.json["embedded"] == 6 and res.json["pending_vectors"] == 0
-    assert search(store_path, NO_SHARED_WORD, mode="history")["pending_vectors"] == 0
+    assert search(store_path, NO_SHARED_WORD, mode="history", filled=False)["pending_vectors"] == 0
 
 
-def test_budget_bounds_embedding_time(store_path, tiny, monkeypatch):
-    import time
-
+def test_a_query_embeds_only_its_own_text_and_ranks_what_is_embedded(store_path, tiny, monkeypatch):
     from kyb_cli.core import embed
 
-    for i in range(40):
-        put(store_path, f"note-{i}", f"Note {i}", "service " * (i + 1), T0 + i)
+    seed(store_path)
+    fill_in_background_now(store_path)
+    put(store_path, "late-note", "Late", "service worker", T0 + 5 * DAY)  # no vector yet
     real = embed._embed
+    asked: list[str] = []
 
-    def slow(location, fp, inputs):
-        if inputs[0].startswith("passage: "):
-            time.sleep(0.3)
+    def only_queries(location, fp, inputs):
+        asked.extend(inputs)
+        assert not any(i.startswith("passage: ") for i in inputs), "a query embedded a passage"
         return real(location, fp, inputs)
 
-    monkeypatch.setattr(embed, "_embed", slow)
-    monkeypatch.setenv("KYB_EMBED_BUDGET", "0.5")
-    t0 = time.monotonic()
-    r = search(store_path, NO_SHARED_WORD)
-    assert time.monotonic() - t0 < 2.0
-    assert r["semantic"] is True and 0 < r["pending_vectors"] < 40
+    monkeypatch.setattr(embed, "_embed", only_queries)
+    r = search(store_path, NO_SHARED_WORD, filled=False)
+    assert r["semantic"] is True and r["pending_vectors"] == 1
+    assert "late-note" not in keys(r) and len(keys(r)) == 3  # hybrid over what is embedded
+    assert asked and all(i.startswith("query: ") for i in asked)
 
 
 def test_rebuilt_index_refills_from_cache_without_loading_the_model(store_path, tiny, monkeypatch):
@@ -134,15 +136,16 @@ def test_rebuilt_index_refills_from_cache_without_loading_the_model(store_path, 
     first = search(store_path, NO_SHARED_WORD, mode="history", limit=20)
     rebuild(store_path)
     embed._EMBEDDERS.clear()
+    real = embed._embed
 
-    def no_model(*_a, **_k):
-        raise AssertionError("the model was loaded")
+    def no_passages(location, fp, inputs):
+        assert not any(i.startswith("passage: ") for i in inputs), "the model embedded a passage"
+        return real(location, fp, inputs)
 
-    monkeypatch.setattr(embed, "_embed", no_model)
-    again = search(store_path, NO_SHARED_WORD, mode="history", limit=20)
+    monkeypatch.setattr(embed, "_embed", no_passages)
+    again = search(store_path, NO_SHARED_WORD, mode="history", limit=20)  # the filler: cache only
     assert again["semantic"] is True and again["pending_vectors"] == 0
     assert [h["sha"] for h in again["hits"]] == [h["sha"] for h in first["hits"]]
-    assert not embed._EMBEDDERS
 
 
 def test_fingerprint_change_never_serves_old_vectors(store_path, tiny, tmp_path, monkeypatch):
@@ -156,15 +159,13 @@ def test_fingerprint_change_never_serves_old_vectors(store_path, tiny, tmp_path,
     other = build_tiny_model(tmp_path / "other", seed=11)
     monkeypatch.setenv("KYB_MODEL", str(other))
     embed._EMBEDDERS.clear()
-    monkeypatch.setenv("KYB_EMBED_BUDGET", "0")
-    r = search(store_path, NO_SHARED_WORD, mode="history")
+    r = search(store_path, NO_SHARED_WORD, mode="history", filled=False)
     assert r["semantic"] is True and r["count"] == 0 and r["pending_vectors"] == 6  # nothing old served
-    f = fresh(store_path)
-    assert old_fp not in counts(f.conn)["vectors"]
-    f.conn.close()
-    monkeypatch.delenv("KYB_EMBED_BUDGET")
     r = search(store_path, NO_SHARED_WORD, mode="history")
     assert r["pending_vectors"] == 0 and r["count"] == 6
+    f = fresh(store_path)
+    assert old_fp not in counts(f.conn)["vectors"]  # the first fill under the new model dropped them
+    f.conn.close()
 
 
 def test_recipe_change_changes_fingerprint_and_index_schema(monkeypatch, tiny):
@@ -207,6 +208,7 @@ def test_no_semantic_is_lexical_and_silent(kyb, store_path, tmp_path):
 
 def test_query_cli_hybrid_with_explain(cli, store_path, tiny):
     seed(store_path)
+    fill_in_background_now(store_path)
     res = cli("query", NO_SHARED_WORD, "--explain")
     assert res.code == 0
     d = res.json

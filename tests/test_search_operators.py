@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.support.index_helpers import T0, put
+from tests.support.index_helpers import T0, fill_in_background_now, put
 
 DAY = 86_400
 MODES = {
@@ -22,6 +22,8 @@ MODES = {
 def search(store_path, text, **kw):
     from kyb_cli.core.search.pipeline import search as run
 
+    if kw.get("semantic"):
+        fill_in_background_now(store_path)  # queries never embed passages: the filler does
     return run(store_path, text, limit=20, **kw)
 
 

@@ -4,12 +4,14 @@ without it nothing changes."""
 
 from __future__ import annotations
 
-from tests.support.index_helpers import T0, put
+from tests.support.index_helpers import T0, fill_in_background_now, put
 
 
 def search(store_path, text, **kw):
+    """A query once the background filler has embedded every version (queries never embed passages)."""
     from kyb_cli.core.search.pipeline import search as run
 
+    fill_in_background_now(store_path)
     return run(store_path, text, semantic=True, explain=True, **kw)
 
 

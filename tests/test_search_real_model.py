@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SHARED_MODEL
-from tests.support.index_helpers import T0, put, remove
+from tests.support.index_helpers import T0, fill_in_background_now, put, remove
 
 MODEL = Path(os.environ.get("KYB_MODEL") or SHARED_MODEL)
 pytestmark = pytest.mark.skipif(not (MODEL / "model.onnx").is_file(), reason="real model not present")
@@ -33,6 +33,7 @@ def real(monkeypatch):
 def search(store_path, text, **kw):
     from kyb_cli.core.search.pipeline import search as run
 
+    fill_in_background_now(store_path)  # queries never embed passages: the filler does
     return run(store_path, text, semantic=True, **kw)
 
 

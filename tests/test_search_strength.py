@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.index_helpers import T0, put, remove
+from tests.support.index_helpers import T0, fill_in_background_now, put, remove
 
 
 def search(store_path, text, **kw):
     from kyb_cli.core.search.pipeline import search as run
 
+    if kw.get("semantic"):
+        fill_in_background_now(store_path)  # queries never embed passages: the filler does
     return run(store_path, text, **kw)
 
 

@@ -1,4 +1,5 @@
-"""The one place a write's aftermath happens: a background sync when `sync.auto` is on."""
+"""The one place a write's aftermath happens: a background sync when `sync.auto` is on, and the
+background filler, which gives the new version its vector (the write itself never waits for it)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ def writes(store) -> Iterator[None]:
     before = store.head_sha()
     yield
     if store.head_sha() != before:
+        from kyb_cli.core.index.staged import after_write as fill_after
         from kyb_cli.core.sync.background import after_write
 
         after_write(store)
+        fill_after(store.path)

@@ -26,9 +26,9 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     usual lookup), the default store is created on first use.
 
     The response is `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors`,
-    `semantic_off`); each hit carries its key, kind, title, score, state and version fields, and
-    `strength`, `found_by` and `snippet`. `min_strength="strong"` keeps only strong hits
-    (docs/SEARCH.md "How sure is an answer").
+    `semantic_off`); each hit carries its key, kind, title, score, state and version fields,
+    `verified` (or null) and `stale`, and `strength`, `found_by` and `snippet`.
+    `min_strength="strong"` keeps only strong hits (docs/SEARCH.md "How sure is an answer").
     Time arguments are checked before anything is created, so a bad `--as-of` writes nothing.
     `as_of_event` T asks what was true in the world at T (event time), by what the store knows now,
     or at `as_of` W when both are given (bi-temporal). Raises UsageError (exit 2: a bad time or an
@@ -55,6 +55,9 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
                       limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
                       min_strength=min_strength)
+    from kyb_cli.core.index.trust import annotate_hits
+
+    annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")
     return location.path, response
 
 
@@ -122,3 +125,29 @@ def context_hook_json(text: str) -> str:
     from kyb_cli.core.tools.context import hook_json
 
     return hook_json(text)
+
+
+def history_wait_policy(wait: bool, progress=None) -> None:
+    """Whether questions about the past wait for a new index's history (`--no-wait`: they do not)
+    and what shows the wait: `progress(done, total, stage)`, stage "done" at the end."""
+    from kyb_cli.core.index import staged
+
+    staged.POLICY.wait, staged.POLICY.progress = wait, progress
+
+
+def history_incomplete() -> bool:
+    """True when a read of this process answered from an index whose history is still being read
+    (the door then says `"history_complete": false`). Cheap: nothing is imported for it."""
+    import sys
+
+    staged = sys.modules.get("kyb_cli.core.index.staged")
+    return staged is not None and not staged.SEEN.history_complete  # type: ignore[attr-defined]
+
+
+def reset_history_state() -> None:
+    """A new call in the same process (tests, a long-lived door): waiting on, nothing seen yet."""
+    import sys
+
+    staged = sys.modules.get("kyb_cli.core.index.staged")
+    if staged is not None:
+        staged.reset()  # type: ignore[attr-defined]

@@ -48,8 +48,12 @@ def set_remote(store, url: str, name: str = REMOTE) -> dict[str, Any]:
 
 def clone(url: str, path: Path):
     """`kyb init --clone URL PATH`: a working store from a remote (an empty remote gives a fresh store
-    to push). Returns the Store. Raises RemoteError (exit 5: unreachable, refused), StoreError
-    (exit 4: PATH exists and is not empty)."""
+    to push); the background filler starts building its index at once (HEAD first, then the
+    history), so the first question finds it. Returns the Store. Raises RemoteError (exit 5:
+    unreachable, refused), StoreError (exit 4: PATH exists and is not empty)."""
+    from kyb_cli.core.index.staged import after_clone
     from kyb_cli.core.sync.remote import clone as core
 
-    return core(url, Path(path))
+    store = core(url, Path(path))
+    after_clone(Path(path))
+    return store

@@ -24,6 +24,9 @@ COMMANDS: dict[str, str] = {
     "edit": "edit:edit_cmd",
     "log": "log:log_cmd",
     "rm": "rm:rm_cmd",
+    "verify": "verify:verify_cmd",
+    "stale": "stale:stale_cmd",
+    "rules": "rules:rules_cmd",
     "tags": "tags:tags_cmd",
     "sync": "sync:sync_cmd",
     "remote": "remote:remote_cmd",
@@ -69,6 +72,9 @@ class LazyGroup(HintGroup):
         return getattr(module, attr)
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
+        from kyb_cli import api
+
+        api.reset_history_state()  # one process, several calls (tests, embedding): each starts afresh
         try:
             return super().invoke(ctx)
         except KybError as exc:

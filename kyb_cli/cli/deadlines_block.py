@@ -14,15 +14,13 @@ import sys
 from datetime import date
 from typing import Any, Callable
 
-import click
-
-from kyb_cli.cli.common import meta_callback
-
 TODAY_META = "kyb.today"
 OFF_META = "kyb.no_deadlines"
 
 
-def _parse_today(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+def _parse_today(ctx, _param, value: str | None) -> str | None:
+    import click
+
     if value is None:
         return None
     from kyb_cli import api
@@ -34,41 +32,54 @@ def _parse_today(ctx: click.Context, _param: click.Parameter, value: str | None)
 
 
 def today_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    import click
+
     return click.option("--today", metavar="DATE", expose_value=False, callback=_parse_today,
                         help="The reader's calendar day for deadlines (default: the local date).")(func)
 
 
 def deadline_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """`--today DATE` and `--no-deadlines` for commands that print the block."""
+    import click
+
+    from kyb_cli.cli.common import meta_callback
+
     func = click.option("--no-deadlines", is_flag=True, expose_value=False, callback=meta_callback(OFF_META),
                         help="Do not print the deadlines block on stderr (also KYB_DEADLINES=off).")(func)
     return today_option(func)
 
 
-def reader_today() -> date:
+def _meta() -> dict:
+    """Click's context meta when a Click command runs; {} on the fast path (cli/fast.py)."""
+    click = sys.modules.get("click")
+    ctx = click.get_current_context(silent=True) if click is not None else None
+    return ctx.meta if ctx is not None else {}
+
+
+def reader_today(today: str | None = None) -> date:
     """`--today` if given, else the local date (the reader's calendar, not UTC)."""
-    ctx = click.get_current_context(silent=True)
-    value = ctx.meta.get(TODAY_META) if ctx is not None else None
+    value = today or _meta().get(TODAY_META)
     return date.fromisoformat(value) if value else date.today()
 
 
-def enabled() -> bool:
+def enabled(off: bool = False) -> bool:
     from kyb_cli import api
 
-    if api.deadlines_switched_off():
+    if off or api.deadlines_switched_off():
         return False
-    ctx = click.get_current_context(silent=True)
-    return not (ctx is not None and ctx.meta.get(OFF_META))
+    return not _meta().get(OFF_META)
 
 
-def print_deadlines_block(store: Any) -> None:
-    """Print up to five overdue or soon-due open tasks to stderr; quiet when there are none."""
+def print_deadlines_block(store: Any, *, today: str | None = None, off: bool = False) -> None:
+    """Print up to five overdue or soon-due open tasks to stderr; quiet when there are none.
+
+    `today`/`off`: the fast path's --today/--no-deadlines (Click's go through its context)."""
     try:
-        if not enabled():
+        if not enabled(off):
             return
         from kyb_cli import api
 
-        data = api.deadlines_block(api.dated_tasks(store), reader_today())
+        data = api.deadlines_block(api.dated_tasks(store), reader_today(today))
         if not data["tasks"]:
             return
         sys.stderr.write(format_block(data, human=_stderr_is_terminal()))

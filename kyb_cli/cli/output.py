@@ -42,7 +42,12 @@ def emit(data: Any, human: Callable[[Any, Any], None] | None = None) -> None:
     """Print a successful answer: one JSON document, or `human(console, data)` on a terminal.
 
     With `--fields a,b` the rows of the answer keep only those fields, and a terminal shows them as
-    the table's columns (agents pay for every token)."""
+    the table's columns (agents pay for every token). An answer from an index whose history is still being read says
+    `"history_complete": false`."""
+    if isinstance(data, dict) and "history_complete" not in data:
+        from kyb_cli.cli.waiting import history_flag
+
+        data = {**data, **history_flag()}
     ctx = click.get_current_context(silent=True)
     fields = ctx.meta.get("kyb.fields") if ctx is not None else None
     if fields:

@@ -70,14 +70,19 @@ def record_view(c: Any, d: dict[str, Any]) -> None:
     meta.add_row("key", f"[bold]{d['key']}[/bold]  ({d['kind']})")
     meta.add_row("state", f"[{STATE_STYLE.get(state, 'white')}]{state}[/]")
     older = "" if d.get("is_head", True) else "  [yellow](an older version, not the current one)[/]"
-    meta.add_row("version", f"{d.get('sha', '')[:12]}  {d.get('committed_at', '')}{older}")
+    if d.get("sha"):
+        meta.add_row("version", f"{d['sha'][:12]}  {d.get('committed_at', '')}{older}")
+    else:  # a snapshot: the commit that wrote it is known once the history is indexed
+        meta.add_row("version", "[dim]commit not indexed yet (history is still being read)[/dim]")
     shown = dict(d)
     shown.update(shown.pop("extra", None) or {})
     for name, value in shown.items():
         if name in ("key", "title", "kind", "state", "sha", "committed_at", "body", "is_head") \
                 or value in ("", [], None) or value is False:
             continue  # a flag that is off (`hard = false`) says nothing: no `hard  False` line
-        if value is True:
+        if name == "verified" and isinstance(value, dict):
+            value = verified_line(value)
+        elif value is True:
             value = "yes"
         elif name in ("priority", "severity") and value in EMPHASIS:
             value = f"[{EMPHASIS[value]}]{value}[/]"
@@ -88,6 +93,16 @@ def record_view(c: Any, d: dict[str, Any]) -> None:
     if d.get("body"):
         # The body as written: every line break kept, no Markdown reflow, no markup (`[x]` stays).
         c.print(Text(d["body"]))
+
+
+def verified_line(v: dict[str, Any]) -> str:
+    """`by claude-code 2026-12-01T… from src/x.py @ abc123 (current)`: a verification in one line."""
+    from rich.markup import escape
+
+    rev = f" @ {escape(v['rev'])}" if v.get("rev") else ""
+    note = f" — {escape(v['note'])}" if v.get("note") else ""
+    state = "[green]current[/]" if v.get("current") else "[yellow]text changed since[/]"
+    return f"by {escape(str(v.get('by') or '?'))} {v.get('at', '')} from {escape(v.get('source', ''))}{rev}{note} ({state})"
 
 
 def history_view(c: Any, d: dict[str, Any]) -> None:

@@ -46,7 +46,10 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_MODEL_URL": "Base URL kyb model pull downloads from (a mirror), when --url is not given.",
     "KYB_EMBED_THREADS": "Model runs computed side by side, one thread each (default: the CPU count, at most 4).",
     "KYB_EMBED_HELPER": "Set to 0 to embed in the calling process instead of the shared embedding helper.",
-    "KYB_EMBED_BUDGET": "Seconds a query may spend embedding versions that lack a vector (default 1.5; 0 = cache only).",
+    "KYB_STAGE_AT": ("Commits from which a missing index is built in stages: HEAD's records at once, the history "
+                     "and the vectors by a background filler (default 2000; 0 = always)."),
+    "KYB_BACKGROUND": ("Set to off to never start the background filler: a question about the past then reads "
+                       "the history itself, and vectors are filled only by kyb index --embed."),
     "KYB_HELPER_START_TIMEOUT": "Seconds to wait for the embedding helper to start (default 20).",
     "KYB_HELPER_IDLE": "Seconds the embedding helper stays up without requests (default 600).",
     "KYB_SYNC_TIMEOUT": "Seconds each remote operation of kyb sync may take (default 60).",
@@ -56,7 +59,7 @@ ENVIRONMENT: dict[str, str] = {
     "XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME":
         "Base directories for config, data (the default store, models) and cache on Linux.",
 }
-INTERNAL_ENVIRONMENT = {"KYB_FAULT", "KYB_TEST_DEADLINES", "KYB_SEARCH_RANKING"}  # test and bench hooks, not for users
+INTERNAL_ENVIRONMENT = {"KYB_FAULT", "KYB_TEST_DEADLINES", "KYB_SEARCH_RANKING", "KYB_FAST"}  # test and bench hooks, not for users
 
 
 @dataclass

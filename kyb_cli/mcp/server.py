@@ -56,6 +56,9 @@ class Door:
         return api.attribution("mcp")
 
     def call(self, fn: Callable[[], Any], *, text: Callable[[Any], str] | None = None) -> CallToolResult:
+        from kyb_cli import api
+
+        api.reset_history_state()  # a long-lived door: each call says only what its own reads saw
         try:
             data = fn()
         except KybError as exc:
@@ -64,6 +67,8 @@ class Door:
             return error_result(StoreError(f"I/O error: {exc}"))
         if not isinstance(data, dict):
             data = {"result": data}
+        if api.history_incomplete() and "history_complete" not in data:
+            data = {**data, "history_complete": False}  # answered before a new index's history was in
         body = text(data) if text else json.dumps(data, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=data)
 

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from kyb_cli.mcp.trust_tools import TrustTools
+
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 RETRACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
@@ -56,7 +58,7 @@ def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, 
     return data
 
 
-class Tools:
+class Tools(TrustTools):
     """The kyb tools, one method per CLI command; `door` resolves the store and shapes answers and errors.
 
     Each method is registered as it is (its name is the tool name, its signature the input schema,
@@ -149,6 +151,8 @@ class Tools:
             tags: Tags = [], refs: Refs = [],  # noqa: B006
             effective_at: Annotated[str | None, Field(description=(
                 "When the fact became true in the world (date or RFC 3339); default: when written."))] = None,
+            review_by: Annotated[str | None, Field(description=(
+                "Check again by YYYY-MM-DD; null keeps the stored one, '' clears it."))] = None,
             ) -> CallToolResult:
         """Write knowledge KEY (an upsert: a new version when anything changed, no commit when nothing
         did). Query first and reuse the existing key; write verified facts only."""
@@ -158,7 +162,8 @@ class Tools:
 
             when = api.event_time(effective_at)
             result = api.add_knowledge(self.door.store(), key=key, title=title, body=body, tags=_items(tags),
-                                       refs=_items(refs), attribution=self.door.attribution(), effective_at=when)
+                                       refs=_items(refs), attribution=self.door.attribution(), effective_at=when,
+                                       review_by=review_by)
             return result.to_json()
 
         return self.door.call(run)
@@ -439,6 +444,9 @@ TOOLS: dict[str, ToolAnnotations] = {
     "log": READ,
     "deadlines": READ,
     "context": READ,
+    "verify": WRITE,
+    "stale": READ,
+    "rules": READ,
 }
 
 

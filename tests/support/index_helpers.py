@@ -47,3 +47,20 @@ def query(store_path: Path, text: str = "", **kwargs) -> dict:
 
 def keys(response: dict) -> list[str]:
     return [h["key"] for h in response["hits"]]
+
+
+def fill_in_background_now(store_path: Path) -> None:
+    """Do, in this process, what the detached background filler does: history, then every vector."""
+    from kyb_cli.core.canon import headfile
+    from kyb_cli.core.index import staged
+    from kyb_cli.core.index.fresh import fresh
+    from kyb_cli.core.search import background
+
+    fresh(store_path).conn.close()
+    gdir = headfile.git_dir(store_path)
+    fd = staged.try_lock(gdir)
+    assert fd is not None, "a filler is running"
+    try:
+        background.run(store_path, gdir)
+    finally:
+        staged.release(fd)

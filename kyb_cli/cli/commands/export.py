@@ -7,6 +7,7 @@ import sys
 import click
 
 from kyb_cli.cli.common import common_options, store_location
+from kyb_cli.cli.waiting import history_flag, wait_options
 
 CSV_COLUMNS = ("key", "kind", "state", "title", "sha", "committed_at", "tags", "status", "service",
                "priority", "assignee", "body")
@@ -15,6 +16,7 @@ CSV_COLUMNS = ("key", "kind", "state", "title", "sha", "committed_at", "tags", "
 @click.command("export")
 @click.option("--at", "at", metavar="REV", help="A revision (sha, tag, HEAD~2); default the current commit.")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "csv"]), default="jsonl", show_default=True)
+@wait_options
 @common_options
 def export_cmd(at: str | None, fmt: str) -> None:
     """One row per key that existed by REV: its latest content and state (active|archived|retracted).
@@ -24,6 +26,11 @@ def export_cmd(at: str | None, fmt: str) -> None:
     from kyb_cli import api
 
     _head, rows = api.export_rows(store_location().path, at)
+    flag = history_flag()
+    if flag:  # each row says it: a row is the unit a consumer of jsonl reads
+        rows = [{**r, **flag} for r in rows]
+        if fmt == "csv":
+            sys.stderr.write("kyb: history is still being indexed: rows are what is indexed so far\n")
     text = render(rows, fmt)
     sys.stdout.write(text)
     sys.stdout.flush()

@@ -8,11 +8,13 @@ from kyb_cli.cli.common import common_options, read_store_path
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import record_view
+from kyb_cli.cli.waiting import wait_options
 
 
 @click.command("get")
 @click.argument("key")
 @click.option("--at", "at", metavar="REV", help="A revision: sha, short sha, HEAD~2, tag, branch.")
+@wait_options
 @click.option("--version", "version", type=int, default=None, metavar="N",
               help="Content version N: 1 is the first, -1 the one before the current (`kyb history` numbers them).")
 @deadline_options

@@ -7,10 +7,12 @@ import click
 from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import history_view
+from kyb_cli.cli.waiting import wait_options
 
 
 @click.command("history")
 @click.argument("key")
+@wait_options
 @fields_option
 @common_options
 def history_cmd(key: str) -> None:

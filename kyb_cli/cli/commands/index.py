@@ -16,8 +16,9 @@ from kyb_cli.cli.output import emit
 def index_cmd(embed: bool) -> None:
     """Bring the index up to date and show its vector status; --embed fills every missing vector.
 
-    Queries embed what they miss within a short budget and report `pending_vectors`; this command
-    embeds everything, with a progress bar on a terminal. Vectors already in the user-wide cache
+    Queries never embed passages: they report `pending_vectors` and a background filler embeds
+    them (current versions first). This command embeds everything now, with a progress bar and
+    time left on a terminal (the background filler pauses meanwhile). Vectors already in the user-wide cache
     cost no model time.
     """
     from kyb_cli import api
@@ -52,3 +53,8 @@ def _view(c, d: dict) -> None:
             c.print(f"  pending under the current model: {d['pending_vectors']} versions")
         elif d.get("model"):
             c.print(f"  model: {d['model']}")
+        bg = d.get("background") or {}
+        if bg.get("running"):
+            c.print(f"  background filler: {bg.get('stage', 'starting')}"
+                    + (f" {bg.get('done', 0)}/{bg.get('total', 0)} commits" if bg.get("stage") == "history" else "")
+                    + (f", {bg['pending']} vectors pending" if "pending" in bg else ""))

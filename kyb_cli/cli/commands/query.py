@@ -10,6 +10,7 @@ import click
 from kyb_cli.cli.common import common_options, fields_option
 from kyb_cli.cli.deadlines_block import deadline_options
 from kyb_cli.cli.output import emit
+from kyb_cli.cli.waiting import wait_options
 
 
 def _split_tags(values: tuple[str, ...]) -> list[str]:
@@ -67,6 +68,7 @@ class QueryCommand(click.Command):
 @click.option("--min-strength", "min_strength", type=click.Choice(["weak", "strong"]), default="weak",
               show_default=True, help="strong: only hits that hold the question's words or clear the "
               "calibrated floor by meaning.")
+@wait_options
 @deadline_options
 @fields_option
 @common_options
@@ -95,9 +97,12 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
     key's current version.
 
     With a model (kyb model pull / KYB_MODEL), every mode is hybrid: the same slice is searched by
-    meaning too, so a question in another language or other words finds the record. Vectors missing
-    for the slice are embedded within a short budget (KYB_EMBED_BUDGET seconds, default 1.5);
-    `pending_vectors` says how many are still missing (`kyb index --embed` fills all).
+    meaning too, so a question in another language or other words finds the record. A query embeds
+    only its own text: versions still without a vector are filled in the background, and
+    `pending_vectors` says how many the searched slice lacks (`kyb index --embed` fills all now).
+
+    On a fresh clone the history is read in the background after the first answer: a question
+    about the past waits for it (--no-wait: answer now, with "history_complete": false).
 
     \b
     Syntax: plain words rank any-match; "exact phrase" and +word are required; -word, -"phrase"
@@ -138,7 +143,8 @@ def query_view(c: Any, d: dict[str, Any]) -> None:
         table.add_column(col)
     keep_whole(table.columns[0], [h["key"] for h in d["hits"]])
     for h in d["hits"]:
-        version = f"{h['sha'][:10]} {h['committed_at'][:19]}" + ("" if h["is_head"] else " [dim](past)[/dim]")
+        version = (f"{h['sha'][:10]} {h['committed_at'][:19]}" if h.get("sha") else "[dim]not indexed yet[/dim]") \
+            + ("" if h["is_head"] else " [dim](past)[/dim]")
         state = f"[{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/]"
         style = next((EMPHASIS[h[f]] for f in ("priority", "severity") if h.get(f) in EMPHASIS), "bold")
         text = h.get("snippet") or snippet(h.get("body") or "")

@@ -11,9 +11,7 @@ import hashlib
 import json
 import os
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,6 +31,8 @@ def socket_path(model_dir: Path) -> Path:
     path = base / "run" / name
     if len(str(path)) > 100:  # AF_UNIX paths are limited to ~107 bytes
         tag = hashlib.sha256(str(base).encode()).hexdigest()[:10]
+        import tempfile  # only for long cache paths: kept off the query path
+
         path = Path(tempfile.gettempdir()) / f"kyb-{os.getuid()}-{tag}" / name
     return path
 
@@ -60,7 +60,9 @@ def _request(path: Path, header: dict, timeout: float) -> tuple[dict, bytes]:
         return answer, bytes(payload[:need])
 
 
-def spawn(path: Path, model_dir: Path, fingerprint: str) -> subprocess.Popen:
+def spawn(path: Path, model_dir: Path, fingerprint: str) -> "subprocess.Popen":
+    import subprocess
+
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     return subprocess.Popen(
         [sys.executable, "-m", "kyb_cli.core.embed.helper", "--socket", str(path),
@@ -78,7 +80,7 @@ def embed_via_helper(model_dir: Path, fingerprint: str, inputs: list[str],
     from kyb_cli.core.settings import env_float
 
     start_timeout = env_float("KYB_HELPER_START_TIMEOUT", 20.0)
-    proc: subprocess.Popen | None = None
+    proc = None
     deadline = None
     restarts = 0
     spawned_at = 0.0

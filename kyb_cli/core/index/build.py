@@ -51,6 +51,11 @@ class KeyState:
     ended_sha: str | None = None
     ended_at: int | None = None
     dirty: bool = False
+    now_vid: int | None = None  # the version `fts_now` holds for this key (None: none)
+
+    def wanted_now(self) -> int | None:
+        """The version `fts_now` should hold: the current one, unless the key is retracted."""
+        return None if self.state == "retracted" else self.version_id
 
 
 class Builder:
@@ -74,6 +79,9 @@ class Builder:
                 "SELECT kind, state, version_id, event_id, blob, ended_sha, ended_at FROM keys WHERE key = ?",
                 (key,)).fetchone()
             self.keys[key] = KeyState(*row) if row else None
+            if row:
+                state = self.keys[key]
+                state.now_vid = state.wanted_now()
         return self.keys[key]
 
     def apply(self, commit: gitlog.Commit) -> None:
@@ -100,7 +108,8 @@ class Builder:
                 vid = self.vid
                 self.pending.append((vid, key, commit.sha, commit.when, blob))
             self.events.append((self.eid, key, self.seq, commit.when, "content", vid, blob))
-            self.keys[key] = KeyState(kind_of_key(key), "active", vid, self.eid, blob, None, None, True)
+            self.keys[key] = KeyState(kind_of_key(key), "active", vid, self.eid, blob, None, None, True,
+                                      st.now_vid if st is not None else None)
 
     def _merged_version(self, key: str, blob: str) -> int | None:
         """The version a merge took from one of its parents: the merge wrote no new text, so the hit
@@ -122,7 +131,7 @@ class Builder:
                     record = record.copy(key=key)
             except (RecordFormatError, KeyError) as exc:
                 reason = getattr(exc, "reason", "missing blob")
-                self.skipped.append(f"{key}@{sha[:12]}: {reason}")
+                self.skipped.append(f"{key}@{(sha or 'HEAD')[:12]}: {reason}")
                 raw = contents.get(blob, b"").decode("utf-8", errors="replace")
                 record = Record(key=key, title=f"{key} (unreadable: {reason})", body=raw)
             doc = record.to_json()
@@ -138,11 +147,13 @@ class Builder:
         c = self.conn
         if self.commits:
             c.executemany("INSERT INTO commits(seq, sha, committed_at) VALUES(?,?,?)", self.commits)
+        fts: list[tuple] = []
         if self.pending:
             rows, fts, vtext = self._versions()
             c.executemany("INSERT INTO vtext VALUES(?,?,?)", vtext)
             c.executemany("INSERT INTO versions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             c.executemany(f"INSERT INTO fts(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", fts)
+        self._flush_now({row[0]: row for row in fts})
         if self.events:
             c.executemany("INSERT INTO events VALUES(?,?,?,?,?,?,?)", self.events)
         dirty = [(k, s.kind, s.state, s.version_id, s.event_id, s.blob, s.ended_sha, s.ended_at)
@@ -153,6 +164,28 @@ class Builder:
                 if s is not None:
                     s.dirty = False
         self.commits, self.pending, self.events = [], [], []
+
+    def _flush_now(self, fresh_fts: dict[int, tuple]) -> None:
+        """Keep `fts_now` at each key's current version (before `keys` rows are marked clean)."""
+        gone, rows = [], []
+        for key, s in self.keys.items():
+            if s is None or not s.dirty or s.wanted_now() == s.now_vid:
+                continue
+            if s.now_vid is not None:
+                gone.append((s.now_vid,))
+            want = s.wanted_now()
+            if want is not None:
+                row = fresh_fts.get(want)
+                if row is None:  # an older version became current again (a merge took it)
+                    doc = self.conn.execute("SELECT doc FROM versions WHERE id = ?", (want,)).fetchone()[0]
+                    row = (want, *fts_columns(key, json.loads(doc)))
+                rows.append(row)
+            s.now_vid = want
+        if gone:
+            self.conn.executemany("DELETE FROM fts_now WHERE rowid = ?", gone)
+        if rows:
+            self.conn.executemany(
+                f"INSERT INTO fts_now(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", rows)
 
     def run(self, commits: Iterable[gitlog.Commit], progress=None, total: int | None = None) -> int:
         n = 0
@@ -175,32 +208,40 @@ def _set_head(conn, head: str | None) -> None:
 def rebuild(store_path: Path, db_path: Path, head: str | None,
             progress: Callable[[int, int | None], None] | None = None) -> dict:
     """Build a fresh index into a temp file and move it over `db_path` in one rename."""
-    started = time.perf_counter()
     db_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = db_path.with_name(f"{db_path.name}.tmp-{os.getpid()}")
-    for stale in (tmp, Path(f"{tmp}-journal")):
+    stats = build_file(store_path, tmp, head, progress)
+    Path(f"{db_path}-journal").unlink(missing_ok=True)  # a dead writer's journal belongs to the old file
+    os.replace(tmp, db_path)
+    return stats
+
+
+def build_file(store_path: Path, path: Path, head: str | None,
+               progress: Callable[[int, int | None], None] | None = None, *, note: bool = True) -> dict:
+    """Write the whole index (every commit up to `head`) into a new file at `path`."""
+    started = time.perf_counter()
+    for stale in (path, Path(f"{path}-journal")):
         stale.unlink(missing_ok=True)
-    commits = list(gitlog.commits(store_path, head)) if head else []
-    if progress is None and len(commits) >= NOTE_REBUILD_AT:
+    order = gitlog.revisions(store_path, head) if head else []
+    if note and progress is None and len(order) >= NOTE_REBUILD_AT:
         # A read that has to rebuild a big index says so, instead of sitting silent for seconds.
-        sys.stderr.write(f"kyb: index: building the search index from Git ({len(commits):,} commits); "
+        sys.stderr.write(f"kyb: index: building the search index from Git ({len(order):,} commits); "
                          "this happens once, later reads catch up incrementally\n")
         sys.stderr.flush()
-    conn = schema.connect(tmp, create=True)
+    conn = schema.connect(path, create=True)
     try:
         conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")
         schema.create(conn)
         builder = Builder(conn, store_path)
         with conn:
-            builder.run(commits, progress, len(commits))
+            commits = gitlog.commits(store_path, head, order=order) if head else iter(())
+            builder.run(commits, progress, len(order))
             _set_head(conn, head)
         conn.execute("PRAGMA journal_mode=DELETE")
         stats = _stats(conn)
     finally:
         conn.close()
-    Path(f"{db_path}-journal").unlink(missing_ok=True)  # a dead writer's journal belongs to the old file
-    os.replace(tmp, db_path)
-    stats.update(head=head, commits=len(commits), skipped=builder.skipped,
+    stats.update(head=head, commits=len(order), skipped=builder.skipped,
                  seconds=round(time.perf_counter() - started, 3), rebuilt=True)
     return stats
 

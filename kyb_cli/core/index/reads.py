@@ -50,10 +50,12 @@ def _path_of(store: Any) -> Path:
     return Path(getattr(store, "path", store))
 
 
-def _from_index(store: Any, fn: Callable[[Any], T]) -> T:
+def _from_index(store: Any, fn: Callable[[Any], T], history: bool = False) -> T:
+    """`fn(Fresh)`; `history`: the read needs past versions (`get --at`, `history`), so on a staged
+    index it waits for the history unless told not to (then it answers from what is indexed)."""
     from kyb_cli.core.index.fresh import fresh
 
-    f = fresh(_path_of(store))
+    f = fresh(_path_of(store), history=history)
     try:
         return fn(f)
     finally:
@@ -134,7 +136,7 @@ def read(store: Any, key: str, at: str | None = None) -> Version:
     An archived incident or task comes back with state `archived`. A retracted knowledge key is
     NotFound, with details saying when and why, and which `--at` shows its last version."""
     check_key(key)
-    return _from_index(store, lambda f: _read_or_origin(f, key, at))
+    return _from_index(store, lambda f: _read_or_origin(f, key, at), history=at is not None)
 
 
 def _read_or_origin(f, key: str, at: str | None) -> Version:
@@ -156,6 +158,8 @@ def _read(f, key: str, at: str | None) -> Version:
         if current is None:
             raise NotFound(f"no record '{key}'")
         state, ended_sha, ended_at, vsha, vtime, vblob = current
+        if vsha is None:
+            return _snapshot_version(f, key, vblob)
         deleted = state != "active"
         return _version(f, key, at, vsha, vtime, vblob, ended_sha if deleted else None,
                         ended_at if deleted else None, None)
@@ -170,12 +174,22 @@ def _read(f, key: str, at: str | None) -> Version:
     if event is None:  # every ancestor of REV precedes it in revision order: the key never was there
         raise NotFound(f"no record '{key}' at {at}")
     action, esha, etime, vsha, vtime, vblob = event
+    if vsha is None:
+        raise Unanswerable("a snapshot version: the commit that wrote it is not indexed yet")
     deleted = action == "deleted"
     for sha in {esha, vsha} - {rev}:
         if not _git_ok(f.store_path, "merge-base", "--is-ancestor", sha, rev)[0]:
             raise Unanswerable("the event before REV in revision order is on another line")
     return _version(f, key, at, vsha, vtime, vblob, esha if deleted else None, etime if deleted else None,
                     (rev, current))
+
+
+def _snapshot_version(f, key: str, blob: str) -> Version:
+    """A live key of a snapshot (history not in yet): HEAD's text; its commit is not known yet."""
+    objs = cat_file(f.store_path, [blob])
+    if not objs or objs[0] is None or objs[0][1] != "blob":
+        raise Unanswerable("version blob missing")
+    return Version(parse(objs[0][2], path=path_of_key(key)), None, None, "active")  # type: ignore[arg-type]
 
 
 def _resolve(store_path: Path, at: str) -> str:
@@ -280,7 +294,7 @@ def _short_ids(store_path: Path, *shas: str) -> list[str]:
 def history(store: Any, key: str) -> list[HistoryRow]:
     """`Store.history(key)` from the index's events: same rows on linear history (see _history)."""
     check_key(key)
-    return _from_index(store, lambda f: _history(f, key))
+    return _from_index(store, lambda f: _history(f, key), history=True)
 
 
 def _history(f, key: str) -> list[HistoryRow]:
@@ -296,7 +310,9 @@ def _history(f, key: str) -> list[HistoryRow]:
     path = path_of_key(key)
     events = f.conn.execute(
         "SELECT c.sha, c.committed_at, e.blob FROM events e JOIN commits c ON c.seq = e.seq "
-        "WHERE e.key = ? ORDER BY e.seq DESC, e.id DESC", (key,)).fetchall()
+        "WHERE e.key = ? AND e.seq > ? ORDER BY e.seq DESC, e.id DESC", (key, _snapshot_seq(f))).fetchall()
+    if not events and not f.history_complete and _key_row(f.conn, key) is not None:
+        return []  # a snapshot: the key is there, its history is not indexed yet
     if not events:
         raise NotFound(f"no history for '{key}'")
     commits = [_commit(obj) for obj in cat_file(f.store_path, [sha for sha, _when, _blob in events])]
@@ -308,9 +324,17 @@ def _history(f, key: str) -> list[HistoryRow]:
         if change is None:
             continue
         rows.append(history_row(sha, when, change, commit.message, commit.author))
-    if not rows:
+    if not rows and f.history_complete:
         raise NotFound(f"no history for '{key}'")
     return rows
+
+
+def _snapshot_seq(f) -> int:
+    """Events up to this seq are a snapshot's (HEAD's text, not a change made by HEAD)."""
+    if f.history_complete:
+        return 0
+    row = f.conn.execute("SELECT v FROM meta WHERE k = 'snapshot_seq'").fetchone()
+    return int(row[0]) if row else 0
 
 
 # -- tags and listings -----------------------------------------------------------------------------
@@ -343,8 +367,8 @@ def _catalog(f, kind: str) -> list[CatalogEntry]:
     top = f.conn.execute("SELECT coalesce(max(seq), 0) FROM commits").fetchone()[0]
     out = []
     for key, state, ended_sha, ended_at, vsha, vtime, doc, seq in f.conn.execute(
-            "SELECT k.key, k.state, k.ended_sha, k.ended_at, v.sha, v.committed_at, v.doc, c.seq "
-            "FROM keys k JOIN versions v ON v.id = k.version_id JOIN commits c ON c.sha = v.sha "
+            "SELECT k.key, k.state, k.ended_sha, k.ended_at, v.sha, v.committed_at, v.doc, coalesce(c.seq, 0) "
+            "FROM keys k JOIN versions v ON v.id = k.version_id LEFT JOIN commits c ON c.sha = v.sha "
             "WHERE k.kind = ?", (kind,)):
         data = json.loads(doc)
         if _unreadable(key, data):  # list the newest version that parsed, as a listing always has
@@ -352,8 +376,8 @@ def _catalog(f, kind: str) -> list[CatalogEntry]:
             if row is None:
                 continue
             vsha, vtime, data, seq = row
-        record = Record(**{k: v for k, v in data.items() if k in _FIELDS})
-        entry = CatalogEntry(record, vsha, rfc3339(vtime), top - seq)
+        record = Record(**{k: v for k, v in data.items() if k in _FIELDS and v is not None})
+        entry = CatalogEntry(record, vsha, None if vtime is None else rfc3339(vtime), top - seq)
         if state != "active":
             entry.archived = True
             entry.archived_sha, entry.archived_at = ended_sha, rfc3339(ended_at)

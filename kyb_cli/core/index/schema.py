@@ -1,14 +1,19 @@
 """The index database: one SQLite file per store, inside `.git/kyb/`, rebuilt from Git at will.
 
 Tables
-- `meta`      schema version and the commit the index reflects (`head`).
+- `meta`      schema version, the commit the index reflects (`head`), and `history`: `complete`, or
+              `pending` while only HEAD's snapshot is in (see snapshot.py; the filler builds the rest).
 - `commits`   every indexed commit in revision order (`seq`: parents before children).
 - `versions`  one row per content version of a key (a distinct text the key had), with its commit;
               `id` is the integer a vector table joins on, and grows in revision order.
+              In a snapshot `sha`/`committed_at` are NULL: the commit that wrote it is not known yet.
 - `events`    per key, in revision order: `content` (a version became the key's text) or `deleted`
               (retracted knowledge / archived incident or task; `version_id` is the final text).
 - `keys`      the state at `head`: last event, last version, state active|archived|retracted.
 - `fts`       FTS5 over versions (contentless; rowid = versions.id), columns weighted for BM25.
+- `fts_now`   the same over each key's current version only (live or archived, never retracted):
+              the "what is true now" question, the hot path, ranks 10k rows instead of every version
+              (BM25 statistics of the current store, which is the corpus that question asks about).
 - `vtext`     per version and passage (`part`, 0 = the first), the hash of the exact text the
               embedding model is handed for it (recipe: a long body is several passages);
               passages with the same text share one vector; a version scores by its best passage.
@@ -23,7 +28,7 @@ from pathlib import Path
 
 from kyb_cli.core.embed.recipe import RECIPE_VERSION
 
-SCHEMA_VERSION = f"5.r{RECIPE_VERSION}"
+SCHEMA_VERSION = f"8.r{RECIPE_VERSION}"  # 8: docs carry review_by and [verified] (issue 15)
 FTS_COLUMNS = ("title", "tags", "keytext", "fields", "body")
 # BM25 weights in FTS_COLUMNS order: title above tags, key and kind fields, above body.
 FTS_WEIGHTS = (3.0, 1.5, 1.5, 1.5, 1.0)
@@ -38,8 +43,8 @@ CREATE TABLE versions(
     id INTEGER PRIMARY KEY,
     key TEXT NOT NULL,
     kind TEXT NOT NULL,
-    sha TEXT NOT NULL,
-    committed_at INTEGER NOT NULL,
+    sha TEXT,                       -- NULL in a snapshot: not known before the history is in
+    committed_at INTEGER,
     blob TEXT NOT NULL,
     title TEXT NOT NULL,
     tags_lc TEXT NOT NULL,          -- JSON list, lowercased
@@ -83,6 +88,8 @@ CREATE TABLE vectors(
     PRIMARY KEY (text_sha, fingerprint)
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE fts USING fts5({", ".join(FTS_COLUMNS)}, content='', tokenize='{TOKENIZER}');
+CREATE VIRTUAL TABLE fts_now USING fts5({", ".join(FTS_COLUMNS)}, content='', contentless_delete=1,
+                                        tokenize='{TOKENIZER}');
 """
 
 
@@ -109,3 +116,4 @@ def create(conn) -> None:
     with conn:
         conn.execute(DDL)
         conn.execute("INSERT INTO meta(k, v) VALUES('schema', ?)", (SCHEMA_VERSION,))
+        conn.execute("INSERT INTO meta(k, v) VALUES('history', 'complete')")

@@ -124,6 +124,7 @@ def validate(record: Record) -> None:
         if hit is not None:
             raise Rejected(f"refs look like a secret ({hit}…) — refs are pointers, not the secrets")
 
+    _validate_trust(record)
     if kind != "task":
         if record.priority:
             raise Rejected(f"priority is a task-only field (got '{record.priority}' on kind '{kind}')")
@@ -219,6 +220,17 @@ def _validate_task(record: Record) -> None:
     _no_secret("blocked_reason", record.blocked_reason)
     _no_secret("assignee", record.assignee, "use a stable public label")
     _validate_deadline(record)
+
+
+def _validate_trust(record: Record) -> None:
+    """`review_by` is a date; the `[verified]` table names a source and holds no secret (rule "verification")."""
+    if record.review_by and not is_date(record.review_by):
+        raise Rejected(f"review_by must be a date YYYY-MM-DD (got '{record.review_by}')")
+    if record.verified:
+        if not str(record.verified.get("source", "")).strip():
+            raise Rejected("a verification names its source (what the fact was checked against)")
+        for name in ("source", "rev", "note"):
+            _no_secret(f"verified {name}", str(record.verified.get(name, "")))
 
 
 def is_date(value: str) -> bool:

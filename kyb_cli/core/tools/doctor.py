@@ -61,7 +61,10 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
                                 f"({', '.join(old)}) — fix: kyb index --embed (or kyb reindex)")
             if fp is not None and idx.get("pending_vectors"):
                 warnings.append(f"index: {idx['pending_vectors']} of {idx['versions']} versions have no vector "
-                                "yet (queries embed a few at a time) — fix: kyb index --embed")
+                                "yet (the background filler embeds them) — fix: kyb index --embed")
+            if idx.get("history_complete") is False:
+                warnings.append("index: the history is still being read in the background (questions about "
+                                "the past wait for it, --no-wait answers now) — fix: wait, or kyb reindex")
         except Exception as exc:
             report["index"] = {"ok": False, "reason": str(getattr(exc, "message", exc))}
             problems.append(f"index: {report['index']['reason']} — fix: kyb reindex")

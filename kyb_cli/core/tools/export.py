@@ -15,7 +15,7 @@ ROW_SQL = ("SELECT v.doc, v.sha, v.committed_at FROM versions v WHERE v.id = ?")
 def _row(conn, vid: int, state: str, ended_sha: str | None, ended_at: int | None) -> dict:
     doc, sha, when = conn.execute(ROW_SQL, (vid,)).fetchone()
     row = json.loads(doc)
-    row.update(state=state, sha=sha, committed_at=rfc3339(when))
+    row.update(state=state, sha=sha, committed_at=None if when is None else rfc3339(when))
     if ended_sha:
         prefix = "archived" if state == "archived" else "retracted"
         row[f"{prefix}_sha"] = ended_sha
@@ -36,7 +36,7 @@ def export_rows(store_path: Path, at: str | None = None) -> tuple[str | None, li
             return f.head, rows
         return _rows_at(f, at)
 
-    return with_index(store_path, run)
+    return with_index(store_path, run, history=at is not None)
 
 
 def _rows_at(f: Fresh, at: str) -> tuple[str, list[dict]]:

@@ -1,0 +1,92 @@
+"""The history stage of a staged index: build the full index beside HEAD's snapshot and swap it in.
+
+Run by the background filler (search/background.py) or, when no filler runs, by a reader that must
+wait for the history (staged.wait_for_history); the caller holds `.git/kyb/filler.lock`. The full
+index is built into a side file without holding the index lock (readers keep answering from the
+snapshot and catching up), then, under the index lock, brought up to what the snapshot reflects by
+then, given the vectors embedded meanwhile, and swapped in with one rename. Killed half way, the
+side file is thrown away and the next filler reads the history again (a few seconds at 10k keys).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+from kyb_cli.core.canon import headfile
+from kyb_cli.core.index import staged
+
+SIDE_NAME = "index.sqlite.history"
+
+
+def build_history(store_path: Path, gdir: Path,
+                  progress: Callable[[int, int, str], None] | None = None) -> dict | None:
+    """Build the full index beside the snapshot and swap it in (the caller holds the filler lock)."""
+    from kyb_cli.core.canon import lock
+    from kyb_cli.core.index import build, gitlog, schema
+    from kyb_cli.core.index.fresh import _open_valid
+
+    db = schema.index_path(gdir)
+    side = db.with_name(SIDE_NAME)
+    head0 = headfile.head_sha(gdir) or gitlog.head(store_path)
+    if head0 is None:
+        return None
+    started = time.time()
+
+    def step(done: int, total: int | None) -> None:
+        staged.write_status(gdir, stage="history", done=done, total=total or done, head=head0,
+                            started_at=int(started))
+        if progress is not None:
+            progress(done, total or done, "history")
+
+    step(0, gitlog.count(store_path, head0))
+    stats = build.build_file(store_path, side, head0, step, note=False)
+    _fault("filler-before-swap")
+    with lock.exclusive(gdir / "kyb" / "index.lock", timeout=max(lock.lock_timeout(), 60.0)):
+        current = _open_valid(db)
+        conn = schema.connect(side)
+        try:
+            if current is not None:
+                cconn, meta = current
+                try:
+                    if staged.history_complete(meta):
+                        return None  # completed meanwhile (kyb reindex): ours is not needed
+                    chead = meta.get("head") or None
+                    if chead and chead != head0:
+                        work = build.catch_up(conn, store_path, head0, chead)
+                        if work is None:
+                            return None  # HEAD moved off our line: the next round starts again
+                    _carry_vectors(conn, db)
+                finally:
+                    cconn.close()
+            with conn:
+                conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('history', 'complete')")
+        finally:
+            conn.close()
+        Path(f"{db}-journal").unlink(missing_ok=True)
+        os.replace(side, db)
+    stats["seconds"] = round(time.time() - started, 3)
+    staged.write_status(gdir, stage="history_done", done=stats.get("commits", 0),
+                        total=stats.get("commits", 0), head=head0, seconds=stats["seconds"])
+    return stats
+
+
+def _fault(point: str) -> None:
+    """TEST-ONLY: `KYB_FAULT=<point>` SIGKILLs the filler there (a filler killed half way)."""
+    if os.environ.get("KYB_FAULT") == point:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _carry_vectors(conn, old_db: Path) -> None:
+    """Vectors embedded into the snapshot while the history was built: keep them (same text hashes)."""
+    conn.execute("ATTACH DATABASE ? AS old", (str(old_db),))
+    try:
+        with conn:
+            conn.execute("INSERT OR IGNORE INTO vectors SELECT * FROM old.vectors")
+            conn.execute("INSERT OR REPLACE INTO meta(k, v) SELECT k, v FROM old.meta WHERE k = 'vec_fingerprint'")
+    finally:
+        conn.execute("DETACH DATABASE old")

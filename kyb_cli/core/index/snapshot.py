@@ -1,0 +1,83 @@
+"""The first stage of a new index: HEAD's records in one pass over HEAD's tree, before any history.
+
+A full build diffs every commit (seconds at 10k keys, see build.py); a fresh clone or a deleted
+index should answer sooner than that. The snapshot reads HEAD's tree (`git ls-tree`) and its blobs
+(one `git cat-file --batch`), and writes one version per live record with `meta.history = pending`:
+current queries, tags, listings and `get` of live keys answer from it at once. What it cannot know
+until the history is in: the commit that wrote each version (`sha`/`committed_at` are NULL, shown
+as null), archived incidents and tasks (no longer in the tree), and every past version. The filler
+(search/background.py, with history.py) builds the full index in the background and swaps it in; catch-ups work on a snapshot
+as on a full index, so commits made meanwhile get their real sha.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from kyb_cli.core.index import gitlog, schema
+from kyb_cli.core.index.build import Builder, KeyState, _set_head, _stats
+from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path, kind_of_key
+
+
+def head_entries(store_path: Path, head: str) -> list[tuple[str, str]]:
+    """(key, blob) for every record file in HEAD's tree."""
+    res = gitlog._git(store_path, "ls-tree", "-r", "-z", "--full-tree", head, "--", *RECORD_DIRS)
+    if res.returncode != 0:
+        from kyb_cli.core.errors import StoreError
+
+        raise StoreError(f"git ls-tree failed: {res.stderr.decode(errors='replace').strip()}")
+    out = []
+    for item in res.stdout.split(b"\0"):
+        meta, _tab, path = item.partition(b"\t")
+        parts = meta.split()
+        if len(parts) != 3 or parts[1] != b"blob":
+            continue
+        key = key_of_path(path.decode("utf-8", errors="replace"))
+        if key is not None:
+            out.append((key, parts[2].decode()))
+    return out
+
+
+def commit_time(store_path: Path, sha: str) -> int:
+    res = gitlog._git(store_path, "show", "-s", "--format=%ct", sha)
+    return int(res.stdout.decode().strip() or 0)
+
+
+def build(store_path: Path, db_path: Path, head: str) -> dict:
+    """Write HEAD's snapshot into a temp file and move it over `db_path` (under the index lock)."""
+    started = time.perf_counter()
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = db_path.with_name(f"{db_path.name}.snap-{os.getpid()}")
+    for stale in (tmp, Path(f"{tmp}-journal")):
+        stale.unlink(missing_ok=True)
+    when = commit_time(store_path, head)
+    conn = schema.connect(tmp, create=True)
+    try:
+        conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF")
+        schema.create(conn)
+        builder = Builder(conn, store_path)
+        with conn:
+            builder.seq = 1
+            builder.commits.append((1, head, when))
+            for key, blob in sorted(head_entries(store_path, head)):
+                builder.vid += 1
+                builder.eid += 1
+                # The event carries HEAD's time: `--as-of T` from T = HEAD on sees these versions.
+                builder.pending.append((builder.vid, key, None, None, blob))
+                builder.events.append((builder.eid, key, 1, when, "content", builder.vid, blob))
+                builder.keys[key] = KeyState(kind_of_key(key), "active", builder.vid, builder.eid, blob, dirty=True)
+            builder.flush()
+            _set_head(conn, head)
+            conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('history', 'pending')")
+            conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('snapshot_seq', '1')")
+        conn.execute("PRAGMA journal_mode=DELETE")
+        stats = _stats(conn)
+    finally:
+        conn.close()
+    Path(f"{db_path}-journal").unlink(missing_ok=True)
+    os.replace(tmp, db_path)
+    stats.update(head=head, commits=0, skipped=builder.skipped, staged=True, rebuilt=True,
+                 seconds=round(time.perf_counter() - started, 3))
+    return stats

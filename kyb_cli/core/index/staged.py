@@ -1,0 +1,265 @@
+"""The staged index: whether history is in yet, the background filler's lock and progress, waiting.
+
+A new index on a big store is built in two stages (snapshot.py, then the background filler, search/background.py). This module is what
+every reader consults about it, cheaply (no subprocess unless a filler must be started):
+
+- `history_complete(meta)`   the index's own word (`meta.history`);
+- `filler_running(gdir)`     the filler holds `.git/kyb/filler.lock` (flock) while it works: a
+                             lock that is free means no filler, so one never runs twice, and one
+                             killed half way leaves it free for the next reader to start again;
+- `status(gdir)`             its progress, `.git/kyb/filler.json` (stage, done, total, pid);
+- `wait_for_history(...)`    what a historical question does before the history is in, unless the
+                             caller asked not to wait (`--no-wait`): it follows the filler's progress,
+                             or does the work itself when no filler is running.
+
+`POLICY` is set once per process by a door (the CLI's `--no-wait`, its progress display);
+`SEEN.history_complete` turns false when any read of this process answered from an incomplete
+index, so the door can say `"history_complete": false` in every answer.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+STAGE_ENV = "KYB_STAGE_AT"
+DEFAULT_STAGE_AT = 2000  # commits: from here a full build takes longer than a snapshot (~0.3 s)
+BACKGROUND_ENV = "KYB_BACKGROUND"
+
+
+@dataclass
+class Policy:
+    wait: bool = True
+    # progress(done, total, stage) while waiting; None = silent
+    progress: Callable[[int, int, str], None] | None = None
+
+
+@dataclass
+class Seen:
+    history_complete: bool = True
+
+
+POLICY = Policy()
+SEEN = Seen()
+
+
+def reset() -> None:
+    POLICY.wait, POLICY.progress = True, None
+    SEEN.history_complete = True
+
+
+def stage_at() -> int:
+    """Commits from which a missing index is built in stages (KYB_STAGE_AT; 0 = always)."""
+    raw = os.environ.get(STAGE_ENV, "").strip()
+    try:
+        return max(0, int(raw)) if raw else DEFAULT_STAGE_AT
+    except ValueError:
+        return DEFAULT_STAGE_AT
+
+
+def background_enabled() -> bool:
+    """KYB_BACKGROUND=off: never start a filler (a waiting read then does the work itself)."""
+    return os.environ.get(BACKGROUND_ENV, "").strip().lower() not in ("0", "off", "no", "false")
+
+
+def history_complete(meta: dict) -> bool:
+    return meta.get("history", "complete") == "complete"
+
+
+def kyb_dir(gdir: Path) -> Path:
+    return Path(gdir) / "kyb"
+
+
+def lock_path(gdir: Path) -> Path:
+    return kyb_dir(gdir) / "filler.lock"
+
+
+def status_path(gdir: Path) -> Path:
+    return kyb_dir(gdir) / "filler.json"
+
+
+def try_lock(gdir: Path) -> int | None:
+    """The filler lock's fd when this process got it, else None (held by a running filler)."""
+    import fcntl
+
+    path = lock_path(gdir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EAGAIN, errno.EACCES):
+            return None
+        raise
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def release(fd: int) -> None:
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def filler_running(gdir: Path) -> bool:
+    if not lock_path(gdir).exists():
+        return False
+    fd = try_lock(gdir)
+    if fd is None:
+        return True
+    release(fd)
+    return False
+
+
+def status(gdir: Path) -> dict:
+    try:
+        return json.loads(status_path(gdir).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def write_status(gdir: Path, **fields) -> None:
+    path = status_path(gdir)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps({"pid": os.getpid(), "updated_at": int(time.time()), **fields}))
+    os.replace(tmp, path)
+
+
+def stop_path(gdir: Path) -> Path:
+    return kyb_dir(gdir) / "filler.stop"
+
+
+def stop_requested(gdir: Path) -> bool:
+    return stop_path(gdir).exists()
+
+
+@contextmanager
+def filler_paused(store_path: Path, timeout: float = 60.0) -> Iterator[None]:
+    """Hold the filler lock for a foreground job (`kyb index --embed`): a running filler is asked to
+    stop after its current batch, and none starts until the job is done."""
+    from kyb_cli.core.canon import headfile
+
+    gdir = headfile.git_dir(Path(store_path))
+    kyb_dir(gdir).mkdir(parents=True, exist_ok=True)
+    stop = stop_path(gdir)
+    stop.touch()
+    fd = None
+    try:
+        deadline = time.monotonic() + timeout
+        while fd is None:
+            fd = try_lock(gdir)
+            if fd is None:
+                if time.monotonic() > deadline:
+                    break  # the filler did not stop: go on anyway, the work is idempotent
+                time.sleep(0.05)
+        stop.unlink(missing_ok=True)
+        yield
+    finally:
+        stop.unlink(missing_ok=True)
+        if fd is not None:
+            release(fd)
+
+
+def start_filler(store_path: Path, gdir: Path) -> bool:
+    """Start the detached filler unless one runs (or KYB_BACKGROUND=off); True when started.
+
+    Two readers may both start one; the second finds the lock taken and exits at once.
+    """
+    if not background_enabled() or filler_running(gdir):
+        return False
+    import subprocess
+
+    log = kyb_dir(gdir) / "filler.log"
+    try:
+        with open(log, "ab") as err:
+            subprocess.Popen([sys.executable, "-m", "kyb_cli.core.search.background", str(store_path)],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                             start_new_session=True, close_fds=True, cwd=str(store_path))
+    except OSError:
+        return False
+    return True
+
+
+def after_write(store_path: Path) -> None:
+    """After a commit: with a model and an index, start the filler so the new version gets its
+    vector soon (it catches the index up first). Never raises, never waits."""
+    try:
+        if not background_enabled():
+            return
+        from kyb_cli.core.canon import headfile
+        from kyb_cli.core.embed import locate_model
+        from kyb_cli.core.index import schema
+
+        if isinstance(locate_model(), str):
+            return  # no model: nothing to embed
+        gdir = headfile.git_dir(Path(store_path))
+        if schema.index_path(gdir).exists():
+            start_filler(Path(store_path), gdir)
+    except Exception:  # noqa: BLE001 - the write has succeeded; this is only a head start
+        return
+
+
+def after_clone(store_path: Path) -> None:
+    """After `kyb init --clone`: start the filler, which builds the index (snapshot, then history)
+    before anyone asks. Never raises, never waits."""
+    try:
+        from kyb_cli.core.canon import headfile
+
+        gdir = headfile.git_dir(Path(store_path))
+        if headfile.head_sha(gdir) is not None:
+            start_filler(Path(store_path), gdir)
+    except Exception:  # noqa: BLE001 - the clone has succeeded; this is only a head start
+        return
+
+
+def wait_for_history(store_path: Path, gdir: Path, progress: Callable[[int, int, str], None] | None = None) -> None:
+    """Return once the index's history is complete: follow the filler, or build it here."""
+    from kyb_cli.core.index import schema
+    from kyb_cli.core.index.fresh import _open_valid
+
+    db = schema.index_path(gdir)
+    shown = False
+    try:
+        while True:
+            opened = _open_valid(db)
+            if opened is None:
+                return  # no index at all: the caller's fresh() builds one
+            conn, meta = opened
+            conn.close()
+            if history_complete(meta):
+                return
+            shown = True
+            _wait_step(store_path, gdir, progress)
+    finally:
+        if shown and progress is not None:
+            progress(0, 0, "done")
+
+
+def _wait_step(store_path: Path, gdir: Path, progress) -> None:
+    """One round of waiting: build the history here when no filler holds the lock, else follow it."""
+    fd = try_lock(gdir)
+    if fd is not None:  # nobody is building it: do it here, with our own progress
+        try:
+            from kyb_cli.core.index.history import build_history
+
+            build_history(store_path, gdir, progress)
+        finally:
+            release(fd)
+        return
+    st = status(gdir)
+    if progress is not None:
+        history = st.get("stage") == "history"
+        progress(int(st.get("done", 0)) if history else 0, int(st.get("total", 0)) if history else 0, "history")
+    time.sleep(0.1)

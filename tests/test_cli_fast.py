@@ -1,0 +1,67 @@
+"""The `kyb query` fast path (cli/fast.py) answers exactly as the Click command does: same stdout,
+stderr and exit code for every form it takes, and it hands every other form to Click unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.index_helpers import T0, put, remove
+
+DAY = 86_400
+FORMS = [
+    ("checkout",),
+    ("checkout", "--no-semantic", "--limit", "1"),
+    ("checkout", "--history"),
+    ("checkout", "--as-of", "2026-01-01"),
+    ("checkout", "--changed-between", "2026-01-01", "2026-01-03"),
+    ("node", "--tag", "infra,Checkout", "--kind", "knowledge"),
+    ("--kind=incident", "--status", "open"),
+    ("", "--recent", "--json"),
+    ("--", "--history", "is", "text"),
+    ("checkout", "--no-wait", "--history", "--explain"),
+    ("checkout", "--today", "2026-01-05", "--no-deadlines"),
+    # handed to Click: each is a usage error or a form the fast path does not parse
+    ("checkout", "--kind", "bogus"),
+    ("checkout", "--limit", "101"),
+    ("checkout", "--as-of", "not a time"),
+    ("checkout", "--histroy"),
+    ("checkout", "--history", "--as-of", "2026-01-01"),
+    ("-x", "checkout"),
+    ("checkout", "--today", "2026-02-30"),
+    ("checkout", "--fields", "key,sha"),
+    ("checkout", "--as-of-event", "2026-01-02"),
+    ("checkout", "-h"),
+]
+
+
+@pytest.fixture
+def seeded(store_path):
+    put(store_path, "checkout-path", "Checkout path", "checkout via node 3", T0, tags=["infra", "checkout"])
+    put(store_path, "checkout-path", "Checkout path", "checkout via node 4", T0 + DAY, tags=["infra", "checkout"])
+    put(store_path, "old", "Old checkout", "checkout cache", T0 + 10)
+    remove(store_path, "old", T0 + 20)
+    put(store_path, "inc-2026-01-02-x", "Checkout down", "checkout timeout", T0 + DAY + 5, service="svc",
+        severity="high")
+    return store_path
+
+
+@pytest.mark.parametrize("args", FORMS, ids=[" ".join(f) or "empty" for f in FORMS])
+def test_fast_path_answers_exactly_as_click_does(seeded, kyb, args):
+    env = {"KYB_DEADLINES": "on"}
+    kyb("query", "warm", env=env)
+    fast = kyb("query", *args, env=env)
+    slow = kyb("query", *args, env={**env, "KYB_FAST": "0"})
+    assert (fast.code, fast.stdout, fast.stderr) == (slow.code, slow.stdout, slow.stderr)
+
+
+def test_group_options_before_the_subcommand_take_the_fast_path_too(seeded, kyb, tmp_path):
+    res = kyb("--store", str(seeded), "--json", "query", "checkout", env={"KYB_STORE": str(tmp_path / "none")})
+    assert res.code == 0 and res.json["count"] == 2
+
+
+def test_fast_path_imports_no_click(seeded, kyb):
+    kyb("query", "warm")
+    res = kyb("query", "checkout", "--no-semantic", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert res.code == 0
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in res.stderr.splitlines() if "|" in line}
+    assert "click" not in imported and "kyb_cli" in imported

@@ -1,0 +1,230 @@
+"""The staged index: a new index on a big history answers from HEAD's snapshot first, a detached
+filler builds the history (never two at once, restarted when killed) and then the vectors; questions
+about the past wait for it (one stderr line on a pipe) or, with --no-wait, answer from what exists
+with "history_complete": false. KYB_STAGE_AT=0 makes every store "big" here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from tests.support.index_helpers import T0, fill_in_background_now, put, remove
+
+DAY = 86_400
+STAGED = {"KYB_STAGE_AT": "0", "KYB_BACKGROUND": "off"}
+
+
+def seed(store_path) -> dict:
+    v = {}
+    v["a1"] = put(store_path, "checkout-path", "Checkout path", "checkout writes go through node 3", T0)
+    v["a2"] = put(store_path, "checkout-path", "Checkout path", "checkout writes go through node 4", T0 + DAY)
+    v["gone"] = put(store_path, "old-cache", "Cache", "checkout cache worker", T0 + DAY + 10)
+    remove(store_path, "old-cache", T0 + DAY + 20)
+    v["b"] = put(store_path, "db-primary", "Database primary", "the primary database", T0 + 2 * DAY,
+                 tags=["db"])
+    return v
+
+
+def kyb_dir(store_path):
+    return store_path / ".git" / "kyb"
+
+
+def wait_until(check, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+def test_a_new_index_answers_current_questions_from_heads_snapshot(kyb, store_path):
+    seed(store_path)
+    res = kyb("query", "checkout", "--no-semantic", env=STAGED)
+    assert res.code == 0, res.stderr
+    d = res.json
+    assert d["history_complete"] is False and d["mode"] == "current"
+    assert {h["key"] for h in d["hits"]} == {"checkout-path"}
+    hit = d["hits"][0]
+    assert "node 4" in hit["body"] and hit["is_head"] is True
+    assert hit["sha"] is None and hit["committed_at"] is None  # the writing commit is not indexed yet
+    got = kyb("get", "checkout-path", env=STAGED)
+    assert got.code == 0 and got.json["history_complete"] is False and got.json["sha"] is None
+    assert "node 4" in got.json["body"]
+    tags = kyb("tags", env=STAGED)
+    assert tags.code == 0 and tags.json["history_complete"] is False
+
+
+def test_no_wait_answers_historical_questions_from_what_exists(kyb, store_path):
+    v = seed(store_path)
+    assert kyb("query", "x", "--no-semantic", env=STAGED).code == 0  # builds the snapshot
+    res = kyb("query", "checkout", "--history", "--no-semantic", "--no-wait", env=STAGED)
+    assert res.code == 0 and res.json["history_complete"] is False
+    assert [h["body"] for h in res.json["hits"]] == ["checkout writes go through node 4"]  # no past yet
+    hist = kyb("history", "checkout-path", "--no-wait", env=STAGED)
+    assert hist.code == 0 and hist.json == {"key": "checkout-path", "versions": [], "history_complete": False}
+    old = kyb("get", "checkout-path", "--at", v["a1"], "--no-wait", env=STAGED)  # git names the commit
+    assert old.code == 0 and old.json["sha"] == v["a1"] and "node 3" in old.json["body"]
+    assert old.json["history_complete"] is False
+    rows = [json.loads(line) for line in kyb("export", "--no-wait", env=STAGED).stdout.splitlines()]
+    assert {r["key"] for r in rows} == {"checkout-path", "db-primary"}  # the retracted key is not known yet
+    assert all(r["history_complete"] is False for r in rows)
+
+
+def test_waiting_on_a_pipe_prints_one_stderr_line_then_the_complete_answer(kyb, store_path):
+    v = seed(store_path)
+    assert kyb("query", "x", "--no-semantic", env=STAGED).code == 0
+    res = kyb("query", "checkout", "--history", "--no-semantic", env=STAGED)
+    assert res.code == 0
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kyb: waiting for the index to read the history"), res.stderr
+    assert "history_complete" not in res.json
+    assert {h["sha"] for h in res.json["hits"]} == {v["a1"], v["a2"], v["gone"]}
+    after = kyb("query", "checkout", "--no-semantic", env=STAGED)
+    assert "history_complete" not in after.json and after.json["hits"][0]["sha"] == v["a2"]
+    assert kyb("history", "checkout-path", env=STAGED).json["versions"][0]["sha"] == v["a2"]
+
+
+def test_the_background_filler_completes_the_history_for_later_calls(kyb, store_path):
+    v = seed(store_path)
+    env = {"KYB_STAGE_AT": "0", "KYB_BACKGROUND": "on"}
+    first = kyb("query", "checkout", "--no-semantic", env=env)
+    assert first.code == 0 and first.json.get("history_complete") is False
+
+    def complete():
+        r = kyb("query", "checkout", "--history", "--no-semantic", "--no-wait", env=env)
+        return r.json if "history_complete" not in r.json else None
+
+    done = wait_until(complete)
+    assert {h["sha"] for h in done["hits"]} == {v["a1"], v["a2"], v["gone"]}
+    log = (kyb_dir(store_path) / "filler.log").read_text()
+    assert log.count("history built") == 1
+
+
+def test_commits_made_while_history_is_pending_keep_their_sha_after_the_swap(kyb, store_path):
+    seed(store_path)
+    assert kyb("query", "x", "--no-semantic", env=STAGED).code == 0  # snapshot at HEAD
+    late = put(store_path, "late-note", "Late note", "written after the snapshot", T0 + 3 * DAY)
+    res = kyb("get", "late-note", env=STAGED)
+    assert res.json["sha"] == late and res.json["history_complete"] is False  # caught up on the snapshot
+    fill_in_background_now(store_path)
+    res = kyb("query", "written after", "--as-of", "HEAD", "--no-semantic", env=STAGED)
+    assert "history_complete" not in res.json and res.json["hits"][0]["sha"] == late
+
+
+def test_a_filler_killed_half_way_is_started_again_and_completes(kyb, store_path):
+    v = seed(store_path)
+    assert kyb("query", "x", "--no-semantic", env=STAGED).code == 0
+    env = dict(os.environ, KYB_FAULT="filler-before-swap", KYB_STAGE_AT="0")
+    killed = subprocess.run([sys.executable, "-m", "kyb_cli.core.search.background", str(store_path)], env=env)
+    assert killed.returncode == -9
+    assert (kyb_dir(store_path) / "filler.json").exists()
+    res = kyb("query", "checkout", "--history", "--no-semantic", "--no-wait", env=STAGED)
+    assert res.json["history_complete"] is False  # the killed filler swapped nothing in
+    env = {"KYB_STAGE_AT": "0", "KYB_BACKGROUND": "on"}
+    kyb("query", "x", "--no-semantic", env=env)  # sees no filler running: starts one
+
+    def complete():
+        r = kyb("query", "checkout", "--history", "--no-semantic", "--no-wait", env=env)
+        return r.json if "history_complete" not in r.json else None
+
+    assert {h["sha"] for h in wait_until(complete)["hits"]} == {v["a1"], v["a2"], v["gone"]}
+
+
+def test_two_processes_racing_to_start_the_filler_build_the_history_once(kyb, store_path):
+    seed(store_path)
+    assert kyb("query", "x", "--no-semantic", env=STAGED).code == 0
+    log = kyb_dir(store_path) / "filler.log"
+    env = dict(os.environ, KYB_STAGE_AT="0")
+    with open(log, "ab") as err:
+        procs = [subprocess.Popen([sys.executable, "-m", "kyb_cli.core.search.background", str(store_path)],
+                                  env=env, stderr=err) for _ in range(3)]
+        codes = [p.wait(timeout=60) for p in procs]
+    assert codes == [0, 0, 0]
+    assert log.read_text().count("history built") == 1
+    res = kyb("query", "checkout", "--history", "--no-semantic", "--no-wait", env=STAGED)
+    assert "history_complete" not in res.json
+
+
+def test_the_filler_lock_is_exclusive_while_held(store_path):
+    from kyb_cli.core.canon import headfile
+    from kyb_cli.core.index import staged
+
+    gdir = headfile.git_dir(store_path)
+    fd = staged.try_lock(gdir)
+    assert fd is not None
+    try:
+        assert staged.filler_running(gdir) and staged.try_lock(gdir) is None
+        assert staged.start_filler(store_path, gdir) is False
+    finally:
+        staged.release(fd)
+    assert not staged.filler_running(gdir)
+
+
+def test_vectors_pending_are_filled_in_batches_current_first_and_resume(store_path, tiny, monkeypatch):
+    from kyb_cli.core.canon import headfile
+    from kyb_cli.core.index.fresh import fresh
+    from kyb_cli.core.search import vectors
+    from kyb_cli.core.search.pipeline import search
+
+    seed(store_path)
+    r = search(store_path, "куда пишет оформление заказа", semantic=True, mode="history")
+    assert r["semantic"] is True and r["pending_vectors"] == 4
+    monkeypatch.setattr(vectors, "BACKGROUND_BATCH", 2)
+    gdir = headfile.git_dir(store_path)
+    f = fresh(store_path)
+    assert vectors.fill_background(f.conn, gdir) is True  # one batch, committed: then "killed"
+    f.conn.close()
+    now = search(store_path, "куда пишет оформление заказа", semantic=True)
+    assert now["pending_vectors"] == 0  # current versions went first
+    assert search(store_path, "x y", semantic=True, mode="history")["pending_vectors"] == 2
+    fill_in_background_now(store_path)  # a new filler resumes where the last one stopped
+    assert search(store_path, "x y", semantic=True, mode="history")["pending_vectors"] == 0
+
+
+def test_background_filler_embeds_pending_vectors_for_later_queries(tiny, kyb, store_path):
+    seed(store_path)
+    env = {"KYB_BACKGROUND": "on"}
+    first = kyb("query", "куда пишет оформление заказа", env=env)
+    assert first.code == 0 and first.json["semantic"] is True
+
+    def filled():
+        r = kyb("query", "куда пишет оформление заказа", "--history", env=env)
+        return r.json if r.json["pending_vectors"] == 0 else None
+
+    assert wait_until(filled, timeout=60)["count"] > 0
+
+
+def test_a_write_starts_the_filler_and_never_waits_for_vectors(tiny, kyb, store_path):
+    env = {"KYB_BACKGROUND": "on"}
+    assert kyb("add", "--key", "first", "--title", "First", "--body", "оформление заказа", env=env).code == 0
+    assert kyb("query", "x", "--no-semantic", env=env).code == 0  # the index exists from here on
+    started = time.monotonic()
+    res = kyb("add", "--key", "second", "--title", "Second", "--body", "куда пишет", env=env)
+    assert res.code == 0 and time.monotonic() - started < 10
+
+    def filled():
+        r = kyb("query", "куда пишет", env={**env, "KYB_BACKGROUND": "off"})  # only the write's filler
+        return r.json if r.json["pending_vectors"] == 0 else None
+
+    assert wait_until(filled, timeout=60)["semantic"] is True
+
+
+def test_a_clone_starts_building_its_index_before_the_first_question(kyb, store_path, tmp_path):
+    v = seed(store_path)
+    target = tmp_path / "clone"
+    env = {"KYB_STAGE_AT": "0", "KYB_BACKGROUND": "on"}
+    res = kyb("init", "--clone", str(store_path), str(target), env=env)
+    assert res.code == 0, res.stderr
+
+    def built():
+        r = kyb("query", "checkout", "--history", "--no-semantic", "--no-wait",
+                env={**env, "KYB_STORE": str(target), "KYB_BACKGROUND": "off"})
+        return r.json if "history_complete" not in r.json else None
+
+    assert {h["sha"] for h in wait_until(built)["hits"]} == {v["a1"], v["a2"], v["gone"]}
+    assert "history built" in (target / ".git" / "kyb" / "filler.log").read_text()
