@@ -7,7 +7,7 @@ function __kyb_path --description 'the kyb command path typed so far'
         string match -q -- '-*' $w; and continue
         switch $path
             case 'kyb'
-                contains -- $w init add get history edit log rm verify stale rules tags sync remote query export reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp; and set path "$path $w"
+                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp serve; and set path "$path $w"
             case 'kyb agents'
                 contains -- $w install uninstall; and set path "$path $w"
             case 'kyb model'
@@ -23,6 +23,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a init -d 'Create a store at PAT
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a add -d 'Write knowledge KEY; the body comes from stdin, --body or...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a get -d 'Show record KEY with its state, version sha and commit time.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a history -d 'Every change of KEY (added, modified, deleted), newest...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a diff -d 'Unified diff of KEY\'s fields and body between two versions.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a edit -d 'Open record KEY in $VISUAL/$EDITOR; saving writes one new...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a log -d 'The store\'s activity, newest first: every commit,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a rm -d 'Retract knowledge KEY: it leaves current answers; `get...'
@@ -50,6 +51,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a index -d 'Bring the index up t
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a doctor -d 'Check the store, git, the index and its vectors, the...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a context -d 'A short digest of the store for the start of a session:...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a mcp -d 'Serve query, get, history, add, retract, incident,...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a serve -d 'Serve the store over HTTP until SIGINT or SIGTERM.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l version -d 'Show the version and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l store -r -F -d 'Store to use (else KYB_STORE, the nearest .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l json -d 'JSON output even on a terminal.'
@@ -83,6 +85,9 @@ complete -c kyb -n "test (__kyb_path) = 'kyb history'" -l fields -x -d 'Keep onl
 complete -c kyb -n "test (__kyb_path) = 'kyb history'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb history'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb history'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb diff'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
+complete -c kyb -n "test (__kyb_path) = 'kyb diff'" -l json -d 'JSON output even on a terminal.'
+complete -c kyb -n "test (__kyb_path) = 'kyb diff'" -s h -l help -d 'Show this message and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb edit'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb edit'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb edit'" -s h -l help -d 'Show this message and exit.'
@@ -305,3 +310,10 @@ complete -c kyb -n "test (__kyb_path) = 'kyb context'" -s h -l help -d 'Show thi
 complete -c kyb -n "test (__kyb_path) = 'kyb mcp'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb mcp'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb mcp'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb serve'" -l host -x -d 'Address to listen on. Beyond loopback a bearer token is required (KYB_SERVE_TOKEN, else one is generated and printed once).'
+complete -c kyb -n "test (__kyb_path) = 'kyb serve'" -l port -x -d 'Port to listen on (0: any free port; the ready line names it).'
+complete -c kyb -n "test (__kyb_path) = 'kyb serve'" -l readonly -d 'Refuse every write (403) and offer only read tools at /mcp.'
+complete -c kyb -n "test (__kyb_path) = 'kyb serve'" -l open -d 'Open the console in a browser once listening.'
+complete -c kyb -n "test (__kyb_path) = 'kyb serve'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
+complete -c kyb -n "test (__kyb_path) = 'kyb serve'" -l json -d 'JSON output even on a terminal.'
+complete -c kyb -n "test (__kyb_path) = 'kyb serve'" -s h -l help -d 'Show this message and exit.'

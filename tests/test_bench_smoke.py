@@ -31,6 +31,13 @@ def test_reads_benchmark_runs(tmp_path):
     assert rows, "bench_reads printed no result"
 
 
+def test_serve_benchmark_runs(tmp_path):
+    rows = _bench("bench_serve.py", "--keys", "40", "--runs", "1", tmp_path=tmp_path)
+    routes = rows[-1]["routes"]
+    assert all(r["status"] == 200 for r in routes.values()), routes
+    assert {"/healthz", "/tasks?limit=50", "/search?q=&limit=50"} <= set(routes)
+
+
 def test_coldstart_benchmark_runs(tmp_path):
     rows = _bench("bench_coldstart.py", "--keys", "200", "--runs", "1", tmp_path=tmp_path)
     result = rows[-1]

@@ -16,8 +16,9 @@ from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 TOOLS = {"query", "get", "history", "add", "retract", "incident", "resolve", "task", "task_status", "done",
-         "tasks", "incidents", "export", "context", "deadlines", "log", "verify", "stale", "rules"}
-READ_ONLY = {"query", "get", "history", "tasks", "incidents", "export", "context", "deadlines", "log", "stale",
+         "tasks", "incidents", "export", "context", "deadlines", "log", "verify", "stale", "rules",
+         "diff"}
+READ_ONLY = {"query", "get", "history", "diff", "tasks", "incidents", "export", "context", "deadlines", "log", "stale",
              "rules"}
 
 
@@ -213,6 +214,19 @@ def test_kyb_mcp_without_the_sdk_exits_4(cli, monkeypatch):
     assert res.code == 4
     assert "pipx install --force '.[mcp]'" in res.stderr and "kyb-cli[mcp]" not in res.stderr
     assert res.stdout == ""
+
+
+def test_diff_tool_answers_what_kyb_diff_answers(mcp, cli, monkeypatch):
+    """One core function behind `kyb diff` and the `diff` tool: same reply, revisions by name."""
+    first = mcp.ok("add", key="diff-me", title="Port", body="port 8080")
+    second = mcp.ok("add", key="diff-me", title="Port", body="port 9090")
+    default = mcp.ok("diff", key="diff-me")
+    assert (default["from"]["sha"], default["to"]["sha"]) == (first["sha"], second["sha"])
+    assert "-port 8080\n+port 9090\n" in default["diff"]
+    monkeypatch.setenv("KYB_STORE", str(mcp.store_path))
+    assert cli("diff", "diff-me").json == default
+    named = mcp.ok("diff", key="diff-me", from_rev=second["sha"], to_rev=first["sha"])
+    assert "-port 9090\n+port 8080\n" in named["diff"]
 
 
 def test_readonly_server_lists_only_read_only_tools():

@@ -106,6 +106,14 @@ def history(store: Any, key: str):
     return number(core(store, key))
 
 
+def diff(store: Any, key: str, from_rev: str | None = None, to_rev: str | None = None) -> dict[str, Any]:
+    """The unified diff of KEY's fields and body between two versions (`kyb diff`, MCP `diff`, HTTP
+    `/knowledge/{key}/diff`); defaults: the version before TO, and the latest version."""
+    from kyb_cli.core.kinds.diff import diff as core
+
+    return core(store, key, from_rev, to_rev)
+
+
 def tags(store: Any) -> list[dict[str, Any]]:
     """`kyb tags`: tags of live records with counts, most used first (`[{tag, count}]`). Raises
     StoreError (exit 4: not a store)."""

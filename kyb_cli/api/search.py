@@ -95,6 +95,26 @@ def index_status(store_path: Path) -> dict:
     return status(store_path)
 
 
+def health(store_path: Path) -> dict[str, Any]:
+    """What `/healthz` reports about the store: `head` {sha, committed_at} (null when empty),
+    `first_commit_at`, `counts` {knowledge, incident, task, states, versions, commits},
+    `history_complete`, `pending_vectors` (null without a model). From the index, no Git walk.
+    Raises StoreError (exit 4: no store at `store_path`)."""
+    from kyb_cli.core.tools.health import health as core
+
+    return core(store_path)
+
+
+def semantic_available() -> bool:
+    """True when a model is installed and search by meaning can run; never raises."""
+    from kyb_cli.core.embed import current_fingerprint
+
+    try:
+        return current_fingerprint()[0] is not None
+    except Exception:  # noqa: BLE001 — a capability report never fails its caller
+        return False
+
+
 def context(store_path: Path, *, days: int = 7, today: date | None = None,
             now: float | None = None) -> dict[str, Any]:
     """The data of the session-start digest (`kyb context`): counts, open incidents, overdue and due

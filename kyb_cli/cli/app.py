@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "add": "add:add_cmd",
     "get": "get:get_cmd",
     "history": "history:history_cmd",
+    "diff": "diff:diff_cmd",
     "edit": "edit:edit_cmd",
     "log": "log:log_cmd",
     "rm": "rm:rm_cmd",
@@ -48,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "doctor:doctor_cmd",
     "context": "context:context_cmd",
     "mcp": "mcp:mcp_cmd",
+    "serve": "serve:serve_cmd",
 }
 
 EPILOG = """\b

@@ -147,6 +147,22 @@ class Tools(TrustTools):
 
         return self.door.call(run)
 
+    def diff(self, key: Key,
+             from_rev: Annotated[str | None, Field(description=(
+                 "Older revision (default: the version before `to_rev`)."))] = None,
+             to_rev: Annotated[str | None, Field(description=(
+                 "Newer revision (default: the latest version)."))] = None) -> CallToolResult:
+        """Unified diff of KEY's fields and body between two versions (the CLI's `kyb diff`): `diff`
+        is the text, `fields` each changed field with its old and new value. Revisions: sha, short
+        sha, HEAD~2, tag."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli import api
+
+            return api.diff(self.door.path(), key, from_rev, to_rev)
+
+        return self.door.call(run)
+
     def add(self, key: Key, title: Annotated[str, Field(description="Short title.")], body: Text = "",
             tags: Tags = [], refs: Refs = [],  # noqa: B006
             effective_at: Annotated[str | None, Field(description=(
@@ -431,6 +447,7 @@ TOOLS: dict[str, ToolAnnotations] = {
     "query": READ,
     "get": READ,
     "history": READ,
+    "diff": READ,
     "add": WRITE,
     "retract": RETRACT,
     "incident": WRITE,
