@@ -65,7 +65,14 @@ def emit(data: Any, human: Callable[[Any, Any], None] | None = None) -> None:
 
 
 def print_error(exc: KybError) -> None:
+    """One `kyb:` line; a refused sync or clone (refuse-unsafe) adds one JSON line naming each
+    commit, path and reason, so a script or an agent can act on it without parsing prose."""
     sys.stderr.write(f"kyb: {exc.message}\n")
+    refused = exc.details.get("refused") if isinstance(exc.details, dict) else None
+    if refused:
+        import json
+
+        sys.stderr.write(json.dumps({"refused": refused}, ensure_ascii=False) + "\n")
     sys.stderr.flush()
 
 

@@ -53,6 +53,8 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_HELPER_START_TIMEOUT": "Seconds to wait for the embedding helper to start (default 20).",
     "KYB_HELPER_IDLE": "Seconds the embedding helper stays up without requests (default 600).",
     "KYB_SYNC_TIMEOUT": "Seconds each remote operation of kyb sync may take (default 60).",
+    "KYB_SYNC_MAX_BLOB": "Bytes a single file from a remote may have; a bigger one refuses the sync or clone (default 16 MiB).",
+    "KYB_CLOCK_SKEW": "Seconds a peer's commit may be ahead of this clock when a sync merge compares writes (default 600).",
     "KYB_PYZ_CACHE": "Where the zipapp (kyb.pyz) extracts its native parts (default: the user cache directory).",
     "KYB_SERVE_TOKEN": ("Bearer token kyb serve requires (always when set; beyond loopback one is generated and "
                         "printed once when unset)."),

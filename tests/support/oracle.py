@@ -14,7 +14,7 @@ import pygit2
 from kyb_cli.core.records.trailers import parse_trailers
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.canon.tree import blob_at
-from kyb_cli.core.errors import NotFound
+from kyb_cli.core.errors import KybError, NotFound
 from kyb_cli.core.records.keys import KIND_DIRS, RECORD_DIRS, key_of_path, path_of_key
 from kyb_cli.core.records.model import Record, RecordFormatError, parse
 from kyb_cli.core.records.validate import check_key
@@ -182,53 +182,54 @@ def _changed_names(old, new) -> list[str]:
 
 
 def catalog(store: Any, kind: str) -> list[Entry]:
-    """All keys of `kind` ever committed, each with its latest version; unparseable versions skipped.
+    """All keys of `kind` ever committed, each with the version HEAD shows (its last one when removed).
 
-    One walk over history, newest first: per key the first (= newest) version met and, for a key
-    missing from HEAD, the commit that removed it. A merge counts only where its blob differs from
-    every parent's (the rule `_changes` uses)."""
+    Per key, straight from the definition: the blob at HEAD and the commit that wrote it (`_origin`,
+    Git's TREESAME walk), else the commit that removed it and the version before; a version that
+    is not servable (records/keys.py `load`) gives the newest servable one in history instead.
+    `order` is the walk position of the version's commit (newest first)."""
+    from kyb_cli.core.records.keys import record_problem
+
     store = _store(store)
     directory = KIND_DIRS[kind]
     head = store.head_commit()
     if head is None:
         return []
-    head_tree = _subtree(head, directory)
-    live = {e.name[:-3] for e in head_tree if e.name.endswith(".md")} if head_tree is not None else set()
-    found: dict[str, Entry] = {}
-    removed: dict[str, tuple[str, str]] = {}  # key -> (sha, time) of the newest removal
-    walker = store.repo.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
-    for order, commit in enumerate(walker):
-        tree = _subtree(commit, directory)
-        parents = commit.parents
-        parent_trees = [_subtree(p, directory) for p in parents]
-        tree_id = tree.id if tree is not None else None
-        if any((pt.id if pt is not None else None) == tree_id for pt in parent_trees):
-            continue  # this commit did not touch the kind's directory (relative to some parent)
-        for name in _changed_names(parent_trees[0] if parent_trees else None, tree):
-            if "/" in name or not name.endswith(".md"):
+    walk = list(store.repo.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME))
+    order = {str(c.id): n for n, c in enumerate(walk)}
+    keys = set()
+    for commit in walk:
+        sub = _subtree(commit, directory)
+        for e in sub or []:
+            if key_of_path(f"{directory}/{e.name}") is not None:
+                keys.add(e.name[:-3])
+    out = []
+    for key in sorted(keys):
+        path = f"{directory}/{key}.md"
+        blob = blob_at(head, path)
+        ended = None
+        at = head
+        if blob is None:
+            ended = _origin(path, head)
+            at = ended.parents[0]
+            blob = blob_at(at, path)
+        origin = _origin(path, at)
+        if record_problem(path, store.repo[blob].data) is not None:
+            found = None
+            for commit, _change, b in _changes(store, path, head):
+                if b is not None and record_problem(path, store.repo[b].data) is None:
+                    found = (commit, b)
+                    break
+            if found is None:
                 continue
-            key = name[:-3]
-            if key in found:
-                continue
-            blob = _blob_in(tree, name)
-            parent_blobs = [_blob_in(pt, name) for pt in parent_trees]
-            if parents and any(pb == blob for pb in parent_blobs):
-                continue
-            if blob is None:
-                removed.setdefault(key, (str(commit.id), rfc3339(commit.commit_time)))
-                continue
-            try:
-                record = parse(store.repo[blob].data, path=f"{directory}/{name}")
-            except RecordFormatError:
-                continue
-            if record.key != key:
-                record = record.copy(key=key)
-            entry = Entry(record, str(commit.id), rfc3339(commit.commit_time), order)
-            if key not in live:
-                entry.archived = True
-                entry.archived_sha, entry.archived_at = removed.get(key, (None, None))
-            found[key] = entry
-    return list(found.values())
+            origin, blob = found
+        record = store.parse_blob(blob, path)
+        entry = Entry(record, str(origin.id), rfc3339(origin.commit_time), order.get(str(origin.id), 0))
+        if ended is not None:
+            entry.archived = True
+            entry.archived_sha, entry.archived_at = str(ended.id), rfc3339(ended.commit_time)
+        out.append(entry)
+    return out
 
 
 class Walk:
@@ -248,3 +249,94 @@ class Walk:
 
     def catalog(self, kind: str) -> list[Entry]:
         return catalog(self.store, kind)
+
+
+# -- the query modes (as-of-first-parent; held-out versions never served) -----------------------------
+
+def _loadable(store: Store, blob, path: str) -> bool:
+    from kyb_cli.core.records.keys import record_problem
+
+    return record_problem(path, store.repo[blob].data) is None
+
+
+def _record_paths(tree: pygit2.Tree) -> dict[str, pygit2.Oid]:
+    out = {}
+    for directory in RECORD_DIRS:
+        try:
+            sub = tree[directory]
+        except KeyError:
+            continue
+        if sub.type_str != "tree":
+            continue
+        for entry in sub:
+            path = f"{directory}/{entry.name}"
+            if entry.type_str == "blob" and key_of_path(path) is not None:
+                out[path] = entry.id
+    return out
+
+
+def first_parent_line(store: Any) -> list[tuple[pygit2.Commit, int]]:
+    """HEAD's first-parent line, oldest first, with each commit's time (clamped to datetime's range)."""
+    from kyb_cli.core.times.format import clamp_epoch
+
+    store = _store(store)
+    line = []
+    commit = store.head_commit()
+    while commit is not None:
+        line.append((commit, clamp_epoch(commit.commit_time)))
+        commit = commit.parents[0] if commit.parents else None
+    return list(reversed(line))
+
+
+def as_of_hits(store: Any, t: int) -> set[tuple[str, str, str]]:
+    """(key, version sha, state) of `kyb query --as-of t` with no text: per key, the last change a
+    first-parent commit dated no later than t made to it (its net change against its first parent)."""
+    store = _store(store)
+    shown: dict[str, tuple[str, str] | None] = {}  # key -> (sha, state), None: hidden
+    for commit, when in first_parent_line(store):
+        if when > t:
+            continue
+        parent = commit.parents[0] if commit.parents else None
+        now, before = _record_paths(commit.tree), (_record_paths(parent.tree) if parent else {})
+        for path in set(now) | set(before):
+            if now.get(path) == before.get(path):
+                continue
+            key = key_of_path(path)
+            if path in now:
+                origin = _origin(path, commit)
+                shown[key] = (str(origin.id), "active") if _loadable(store, now[path], path) else None
+            elif not path.startswith("knowledge/") and _loadable(store, before[path], path):
+                shown[key] = (str(_origin(path, parent).id), "archived")
+            else:
+                shown[key] = None
+    return {(k, v[0], v[1]) for k, v in shown.items() if v is not None}
+
+
+def current_hits(store: Any) -> set[tuple[str, str, str]]:
+    """(key, version sha, state) of `kyb query` with no text: live records, archived work items."""
+    store = _store(store)
+    head = store.head_commit()
+    keys = set()
+    for commit in store.repo.walk(head.id):
+        keys |= {key_of_path(p) for p in _record_paths(commit.tree)}
+    out = set()
+    for key in keys:
+        try:
+            v = read(store, key)
+        except KybError:
+            continue
+        out.add((key, v.sha, v.state))
+    return out
+
+
+def history_hits(store: Any) -> set[tuple[str, str]]:
+    """(key, sha) of every readable content version reachable from HEAD (`kyb query --history`)."""
+    store = _store(store)
+    out = set()
+    for commit in store.repo.walk(store.head_commit().id):
+        for path, blob in _record_paths(commit.tree).items():
+            if any(blob_at(p, path) == blob for p in commit.parents):
+                continue
+            if _loadable(store, blob, path):
+                out.add((key_of_path(path), str(commit.id)))
+    return out

@@ -13,7 +13,8 @@ from kyb_cli.cli.waiting import wait_options
 
 @click.command("get")
 @click.argument("key")
-@click.option("--at", "at", metavar="REV", help="A revision: sha, short sha, HEAD~2, tag, branch.")
+@click.option("--at", "at", metavar="REV|DATE",
+              help="A revision (sha, short sha, HEAD~2, tag, branch), or a date/datetime: what this clone's branch showed then.")
 @wait_options
 @click.option("--version", "version", type=int, default=None, metavar="N",
               help="Content version N: 1 is the first, -1 the one before the current (`kyb history` numbers them).")

@@ -21,7 +21,8 @@ def init_cmd(path: Path | None, clone_url: str | None) -> None:
     target = path.absolute() if path else store_location().path
     if clone_url:
         store = api.clone(clone_url, target)
-        data = {"store": str(store.path), "created": True, "cloned_from": clone_url, "head": store.head_sha()}
+        data = {"store": str(store.path), "created": True, "cloned_from": clone_url, "head": store.head_sha(),
+                **getattr(store, "clone_report", {"held_out": [], "clamped": []})}
         emit(data, lambda c, d: c.print(f"Cloned [bold]{d['cloned_from']}[/bold] into [bold]{d['store']}[/bold]"))
         return
     existed = (target / ".git").exists()

@@ -57,11 +57,13 @@ def environment() -> dict[str, str]:
 
 
 def run(args: list[str], cwd: Path, *, input: bytes | None = None, text: bool = False,
-        network: bool = False, timeout: float | None = None) -> subprocess.CompletedProcess:
+        network: bool = False, timeout: float | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run `git args` in `cwd`; returns the finished process (the caller reads returncode and output).
 
     `network`: the deadline is `KYB_SYNC_TIMEOUT` and a timeout or missing git is a RemoteError (exit 5);
     otherwise the deadline is LOCAL_TIMEOUT and those are a StoreError (exit 4).
+    `env`: variables set on top of the scrubbed environment (sync's quarantined object directory).
     """
     error = RemoteError if network else StoreError
     if timeout is None:
@@ -73,7 +75,7 @@ def run(args: list[str], cwd: Path, *, input: bytes | None = None, text: bool = 
         data = input.decode("utf-8")
     try:
         proc = subprocess.Popen(
-            ["git", *args], cwd=str(cwd), env=environment(),
+            ["git", *args], cwd=str(cwd), env={**environment(), **(env or {})},
             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=text, start_new_session=True,
         )

@@ -42,35 +42,82 @@ def clear(kyb_dir: Path) -> None:
 
 
 def _safe(path: Any) -> bool:
-    """A journal path kyb may touch: relative, no `..`, nothing under `.git`."""
-    if not isinstance(path, str) or not path or path.startswith("/"):
-        return False
-    parts = path.split("/")
-    return ".." not in parts and "" not in parts and parts[0].lower() != ".git"
+    """A journal path kyb may touch: the key authority's rule for any path written from a tree."""
+    from kyb_cli.core.records.keys import unsafe_path
+
+    return isinstance(path, str) and bool(path) and unsafe_path(path) is None
+
+
+class Unusable(Exception):
+    """A journal that cannot be applied as it is (why in the message)."""
 
 
 def recover(repo: pygit2.Repository, kyb_dir: Path) -> None:
-    """Finish or undo what a writer or a sync that died mid-way left behind (call under the writer lock)."""
+    """Finish or undo what a writer or a sync that died mid-way left behind (call under the writer lock).
+
+    Recovery never wedges: a journal that cannot be applied (not JSON, a path kyb may not write, a
+    commit that does not exist, an entry that is not a plain file, any failure while applying it) is
+    moved aside to `pending.json.failed`, reported once on stderr with the fix, and the write goes on;
+    the canon itself is always intact (the journal only ever brings the working tree along).
+    """
     journal = path_of(kyb_dir)
     try:
-        data = json.loads(journal.read_text())
+        raw = journal.read_text()
     except FileNotFoundError:
         return
-    except (OSError, ValueError):
-        data = None
-    if not isinstance(data, dict):
-        data = {}
+    except OSError as exc:
+        raw = None
+        why = f"unreadable: {exc.strerror}"
     git_dir = Path(repo.path)
-    for stale in _stale_lock_files(git_dir, data.get("branch")):
-        stale.unlink(missing_ok=True)
-    paths = [p for p in data.get("paths", []) if _safe(p)] if isinstance(data.get("paths"), list) else []
-    for path in paths:
-        remove_temp_files(repo, path)
-    head = None if repo.head_is_unborn else str(repo.head.target)
-    if paths and data.get("commit") is not None and head == data.get("commit"):
-        commit = repo[head].peel(pygit2.Commit)
-        update_worktree(repo, {p: _entry(commit, p) for p in paths})
-    journal.unlink(missing_ok=True)
+    try:
+        if raw is None:
+            raise Unusable(why)
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise Unusable("not JSON") from None
+        if not isinstance(data, dict):
+            raise Unusable("not a JSON object")
+        for stale in _stale_lock_files(git_dir, data.get("branch")):
+            stale.unlink(missing_ok=True)
+        paths = data.get("paths", [])
+        if not isinstance(paths, list):
+            raise Unusable("'paths' is not a list")
+        bad = [p for p in paths if not _safe(p)]
+        if bad:
+            raise Unusable(f"it names a path kyb never writes ({bad[0]!r})")
+        for path in paths:
+            remove_temp_files(repo, path)
+        commit_id = data.get("commit")
+        try:
+            target = repo[commit_id].peel(pygit2.Commit) if isinstance(commit_id, str) else None
+        except (KeyError, ValueError, pygit2.GitError):
+            target = None
+        if target is None:
+            raise Unusable(f"its commit {commit_id!r} is not in the store")
+        head = None if repo.head_is_unborn else str(repo.head.target)
+        if paths and head == str(target.id):
+            entries = {p: _entry(target, p) for p in paths}
+            update_worktree(repo, entries)
+        journal.unlink(missing_ok=True)
+    except Exception as exc:  # noqa: BLE001 - whatever it is, the next write must not die on it
+        _set_aside(journal, git_dir, str(exc) or type(exc).__name__)
+
+
+def _set_aside(journal: Path, git_dir: Path, why: str) -> None:
+    import sys
+
+    aside = journal.with_name(journal.name + ".failed")
+    try:
+        os.replace(journal, aside)
+    except OSError:
+        journal.unlink(missing_ok=True)
+    store = git_dir.parent
+    sys.stderr.write(
+        f"kyb: a write or sync that died left a recovery journal that cannot be applied ({why}); "
+        f"set aside as {aside} — the commits are intact; check the working tree with "
+        f"`git -C {store} status` and restore any file it lists with `git -C {store} checkout -- PATH`\n")
+    sys.stderr.flush()
 
 
 def _entry(commit: pygit2.Commit, path: str) -> Entry | None:
@@ -78,7 +125,9 @@ def _entry(commit: pygit2.Commit, path: str) -> Entry | None:
         obj = commit.tree[path]
     except KeyError:
         return None
-    return None if obj.type_str != "blob" else (obj.id, obj.filemode)
+    if obj.type_str != "blob" or int(obj.filemode) not in (0o100644, 0o100755):
+        raise Unusable(f"{path} at that commit is not a plain file (mode {int(obj.filemode):o})")
+    return (obj.id, obj.filemode)
 
 
 def _stale_lock_files(git_dir: Path, branch: Any) -> list[Path]:

@@ -16,7 +16,8 @@ from typing import Any
 import pygit2
 
 from kyb_cli.core.errors import NotFound, StoreError
-from kyb_cli.core.records.model import Record, parse
+from kyb_cli.core.records.keys import load
+from kyb_cli.core.records.model import Record
 
 DEFAULT_AUTHOR = ("kyb", "kyb@localhost")
 
@@ -98,8 +99,9 @@ class Store:
         return self.repo[oid].data
 
     def parse_blob(self, oid: pygit2.Oid, path: str) -> Record:
-        """The record stored in blob `oid` at `path` (RecordFormatError when it does not parse)."""
-        return parse(self.blob_bytes(oid), path=path)
+        """The record stored in blob `oid` at `path`, through the key authority (records/keys.py):
+        RecordFormatError when it does not parse or breaks a write rule (a held-out version)."""
+        return load(path, self.blob_bytes(oid))
 
     def signature(self) -> pygit2.Signature:
         """Who commits: GIT_AUTHOR_NAME/EMAIL, else the repository's user.name/email, else kyb."""

@@ -71,13 +71,19 @@ class Transaction:
     # reads that see the transaction's own writes
 
     def current(self, key: str) -> Record | None:
-        """The record in HEAD's tree, or None."""
+        """The record in HEAD's tree, or None — also when the file there is held out (unparseable or
+        breaking a write rule, e.g. a peer's typo): an upsert then writes a fresh, valid version over it."""
         head = self.store.head_commit()
         if head is None:
             return None
         path = path_of_key(key)
         blob = blob_at(head, path)
-        return None if blob is None else self.store.parse_blob(blob, path)
+        if blob is None:
+            return None
+        try:
+            return self.store.parse_blob(blob, path)
+        except RecordFormatError:
+            return None
 
     def put(self, record: Record, *, action: str | None = None, validate: bool = True,
             reason: str | None = None) -> WriteResult:

@@ -76,7 +76,7 @@ def advance_head(repo: pygit2.Repository, old: pygit2.Commit | None, new: pygit2
     if ref is None:
         if old is not None:
             raise StoreError("HEAD moved during the write; nothing was written")
-        repo.references.create(branch, new, message=log)
+        repo.create_reference(branch, new, message=log)
         return
     if old is None or ref.target != old.id:
         raise StoreError("HEAD moved during the write; nothing was written")

@@ -2,6 +2,14 @@
 
 kyb writes the canon (objects and the branch) first; these functions then make the working-tree
 files and their Git index entries match, touching only the paths a write or a sync changed.
+
+Never outside, never through a link (tests/test_sync_hostile.py): every path is checked by the key
+authority's `unsafe_path` (no `..`, no `.git` component in any spelling, so no file under `.git` is
+ever written from a tree) and opened component by component from the store's root with
+O_NOFOLLOW, so a symlink anywhere below the root — whoever put it there — stops the write or read
+with a clear error instead of being followed. The root itself may be a link (where a user keeps
+the store is their choice). Only regular files are written; a tree's symlinks and gitlinks are
+refused before they get here (sync/incoming.py).
 """
 
 from __future__ import annotations
@@ -11,34 +19,34 @@ from pathlib import Path
 
 import pygit2
 
+from kyb_cli.core.canon.nofollow import Dirs, LinkInTheWay, _open_dir, _parts, read_file, remove_file, write_file
 from kyb_cli.core.canon.tree import Entry
 from kyb_cli.core.errors import Rejected, StoreError
+from kyb_cli.core.records.keys import unsafe_path
+
+__all__ = ["LinkInTheWay", "read_file", "update_worktree", "has_hand_edits", "refuse_hand_edits"]
+
+_FILE_MODES = (int(pygit2.enums.FileMode.BLOB), int(pygit2.enums.FileMode.BLOB_EXECUTABLE))
 
 
 def update_worktree(repo: pygit2.Repository, changes: dict[str, Entry | None]) -> None:
     """Make the working-tree files and Git index entries of `changes` match their new entries
-    (None: absent; a directory left empty goes too), in one index write."""
+    (None: absent; a directory left empty goes too), in one index read and one index write."""
     if repo.workdir is None or not changes:
         return
     root = Path(repo.workdir)
     for path, entry in changes.items():
-        target = root / path
+        if entry is not None and int(entry[1]) not in _FILE_MODES:
+            raise StoreError(f"refusing to write {path}: not a regular file (mode {int(entry[1]):o})")
+        _parts(path)
+    for path, entry in changes.items():  # removals first: a file may give way to a directory
         if entry is None:
-            target.unlink(missing_ok=True)
-            for parent in target.parents:
-                if parent == root:
-                    break
-                try:
-                    parent.rmdir()
-                except OSError:
-                    break
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.kyb-{os.getpid()}.tmp")
-        tmp.write_bytes(repo[entry[0]].data)
-        if entry[1] == pygit2.enums.FileMode.BLOB_EXECUTABLE:
-            tmp.chmod(0o755)
-        os.replace(tmp, target)
+            remove_file(root, path)
+    with Dirs(root) as dirs:
+        for path, entry in changes.items():
+            if entry is not None:
+                dirs.write(path, repo[entry[0]].data,
+                           executable=int(entry[1]) == int(pygit2.enums.FileMode.BLOB_EXECUTABLE))
     index = repo.index
     index.read()
     for path, entry in changes.items():
@@ -54,30 +62,44 @@ def update_worktree(repo: pygit2.Repository, changes: dict[str, Entry | None]) -
 
 def remove_temp_files(repo: pygit2.Repository, path: str) -> None:
     """Remove the temp files a killed `update_worktree` may have left next to `path`."""
-    if repo.workdir is None:
+    if repo.workdir is None or unsafe_path(path) is not None:
         return
-    target = Path(repo.workdir) / path
-    for tmp in target.parent.glob(f".{target.name}.kyb-*.tmp"):
-        tmp.unlink(missing_ok=True)
+    parts = path.split("/")
+    try:
+        dfd = _open_dir(Path(repo.workdir), parts[:-1], create=False)
+    except (FileNotFoundError, LinkInTheWay, NotADirectoryError):
+        return
+    try:
+        prefix = f".{parts[-1]}.kyb-"
+        for name in os.listdir(dfd):
+            if name.startswith(prefix) and name.endswith(".tmp"):
+                try:
+                    os.unlink(name, dir_fd=dfd)
+                except OSError:
+                    pass
+    finally:
+        os.close(dfd)
 
 
-def has_hand_edits(repo: pygit2.Repository, path: str, committed: pygit2.Oid | None) -> bool:
-    """True when the working-tree file (or its staged entry) at `path` differs from `committed`."""
+def has_hand_edits(repo: pygit2.Repository, path: str, committed: pygit2.Oid | None,
+                   index: pygit2.Index | None = None) -> bool:
+    """True when the working-tree file (or its staged entry) at `path` differs from `committed`.
+
+    `index`: a Git index already read (a sync checks thousands of paths against one read)."""
     if repo.workdir is None:
         return False
-    target = Path(repo.workdir) / path
     try:
-        on_disk = target.read_bytes()
-    except FileNotFoundError:
-        on_disk = None
+        on_disk = read_file(Path(repo.workdir), path)
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {exc.strerror}") from None
     committed_bytes = None if committed is None else repo[committed].data
     differs = on_disk != committed_bytes
     if not differs:
         try:
-            repo.index.read()
-            entry = repo.index[path]
+            if index is None:
+                index = repo.index
+                index.read()
+            entry = index[path]
             differs = committed is None or entry.id != committed
         except KeyError:
             differs = committed is not None and on_disk is not None
@@ -87,9 +109,9 @@ def has_hand_edits(repo: pygit2.Repository, path: str, committed: pygit2.Oid | N
 
 
 def refuse_hand_edits(repo: pygit2.Repository, store_path: Path, path: str, committed: pygit2.Oid | None,
-                      *, doing: str = "write") -> None:
+                      *, doing: str = "write", index: pygit2.Index | None = None) -> None:
     """Rejected when `path` has uncommitted hand edits that a write (or a sync) would overwrite."""
-    if not has_hand_edits(repo, path, committed):
+    if not has_hand_edits(repo, path, committed, index):
         return
     if doing == "sync":
         raise Rejected(

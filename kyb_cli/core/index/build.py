@@ -5,6 +5,14 @@ and a catch-up appends the new commits after the ones already indexed. A commit 
 event per record path whose blob differs from that key's previous event; for a merge the candidate
 paths are those that differ from any parent, so after the last commit every key's last event equals
 HEAD's tree. Commits and blobs come from the `git` program (see gitlog.py); no pygit2 here.
+
+as-of-first-parent (docs/ARCHITECTURE.md): only commits on HEAD's first-parent line move a key's
+state, each with its net change against its first parent, at its own commit time, so
+`--as-of T` is what this clone's branch showed at T. A commit of a merged side line still adds its
+versions (`--history` lists every side) and events for `kyb history`, but those events carry the
+time SIDE, which no as-of cutoff reaches. A version that breaks the write rules (records/keys.py
+`load`) is indexed as unreadable: a placeholder with no text, no search row, no embedding, listed
+in the `unreadable` table that every query excludes — never served, never a crash.
 """
 
 from __future__ import annotations
@@ -19,13 +27,15 @@ from typing import Callable, Iterable
 
 from kyb_cli.core.embed.recipe import passage_hashes
 from kyb_cli.core.index import gitlog, schema
-from kyb_cli.core.records.keys import key_of_path, kind_of_key
-from kyb_cli.core.records.model import Record, RecordFormatError, parse
+from kyb_cli.core.records.keys import KIND_DIRS, key_of_path, kind_of_key, load
+from kyb_cli.core.records.model import Record, RecordFormatError
 
 _FIELD_TEXT = ("service", "severity", "status", "priority", "assignee", "parent_task", "resolution",
                "detection", "blocked_reason", "waits_on")
 FLUSH_EVERY = 4000  # versions per blob batch
-NOTE_REBUILD_AT = 2000  # commits: from here a rebuild takes seconds, so a read says why it waits
+NOTE_REBUILD_AT = 2000
+SIDE = 2 ** 62 + 1  # the event time of a commit off the first-parent line: beyond every as-of cutoff
+# (search/slice.py's NOW_AND_EVER, 2**62, included)  # commits: from here a rebuild takes seconds, so a read says why it waits
 
 
 def fold(text: str) -> str:
@@ -61,8 +71,9 @@ class KeyState:
 class Builder:
     """Applies commits, in revision order, to an open index connection (inside a transaction)."""
 
-    def __init__(self, conn, store_path: Path) -> None:
+    def __init__(self, conn, store_path: Path, line: dict[str, int] | None = None) -> None:
         self.conn = conn
+        self.line = line  # first-parent commit -> effective time; None: every commit is on the line
         self.store_path = store_path
         self.keys: dict[str, KeyState | None] = {}
         self.seq = conn.execute("SELECT coalesce(max(seq), 0) FROM commits").fetchone()[0]
@@ -87,9 +98,14 @@ class Builder:
     def apply(self, commit: gitlog.Commit) -> None:
         self.seq += 1
         self.commits.append((self.seq, commit.sha, commit.when))
+        on_line = self.line is None or commit.sha in self.line
+        when = commit.when if self.line is None else self.line.get(commit.sha, SIDE)
         for path, blob in sorted(commit.changes.items()):
             key = key_of_path(path)
             if key is None:
+                continue
+            if not on_line:
+                self._side(commit, key, blob)
                 continue
             st = self._state(key)
             if blob == (st.blob if st is not None else None):
@@ -98,7 +114,7 @@ class Builder:
             if blob is None:
                 assert st is not None
                 state = "retracted" if kind_of_key(key) == "knowledge" else "archived"
-                self.events.append((self.eid, key, self.seq, commit.when, "deleted", st.version_id, None))
+                self.events.append((self.eid, key, self.seq, when, "deleted", st.version_id, None))
                 st.state, st.event_id, st.blob = state, self.eid, None
                 st.ended_sha, st.ended_at, st.dirty = commit.sha, commit.when, True
                 continue
@@ -107,9 +123,31 @@ class Builder:
                 self.vid += 1
                 vid = self.vid
                 self.pending.append((vid, key, commit.sha, commit.when, blob))
-            self.events.append((self.eid, key, self.seq, commit.when, "content", vid, blob))
+            self.events.append((self.eid, key, self.seq, when, "content", vid, blob))
             self.keys[key] = KeyState(kind_of_key(key), "active", vid, self.eid, blob, None, None, True,
                                       st.now_vid if st is not None else None)
+
+    def _side(self, commit: gitlog.Commit, key: str, blob: str | None) -> None:
+        """A change on a merged side line: its version (for --history) and a SIDE-timed event (for
+        `kyb history`, which re-checks each event against the commit's parents); no state change."""
+        if blob is None:
+            st = self._state(key)
+            vid = st.version_id if st is not None else None
+            if vid is None:
+                row = self.conn.execute("SELECT max(id) FROM versions WHERE key = ?", (key,)).fetchone()
+                vid = row[0] if row and row[0] is not None else None
+            if vid is None:
+                return
+            self.eid += 1
+            self.events.append((self.eid, key, self.seq, SIDE, "deleted", vid, None))
+            return
+        vid = self._merged_version(key, blob) if len(commit.parents) > 1 else None
+        if vid is None:
+            self.vid += 1
+            vid = self.vid
+            self.pending.append((vid, key, commit.sha, commit.when, blob))
+        self.eid += 1
+        self.events.append((self.eid, key, self.seq, SIDE, "content", vid, blob))
 
     def _merged_version(self, key: str, blob: str) -> int | None:
         """The version a merge took from one of its parents: the merge wrote no new text, so the hit
@@ -120,28 +158,29 @@ class Builder:
         row = self.conn.execute("SELECT max(id) FROM versions WHERE key = ? AND blob = ?", (key, blob)).fetchone()
         return row[0] if row and row[0] is not None else None
 
-    def _versions(self) -> tuple[list[tuple], list[tuple], list[tuple]]:
+    def _versions(self) -> tuple[list[tuple], list[tuple], list[tuple], list[tuple]]:
         contents = gitlog.blobs(self.store_path, sorted({p[4] for p in self.pending}))
-        rows, fts, vtext = [], [], []
+        rows, fts, vtext, unreadable = [], [], [], []
         for vid, key, sha, when, blob in self.pending:
-            path = f"{key}"
+            path = f"{KIND_DIRS[kind_of_key(key)]}/{key}.md"
             try:
-                record = parse(contents[blob], path=path)
-                if record.key != key:  # the path names the key
-                    record = record.copy(key=key)
+                record = load(path, contents[blob])
+                readable = True
             except (RecordFormatError, KeyError) as exc:
                 reason = getattr(exc, "reason", "missing blob")
                 self.skipped.append(f"{key}@{(sha or 'HEAD')[:12]}: {reason}")
-                raw = contents.get(blob, b"").decode("utf-8", errors="replace")
-                record = Record(key=key, title=f"{key} (unreadable: {reason})", body=raw)
+                record = Record(key=key, title=f"{key} (unreadable: {reason})")
+                readable = False
+                unreadable.append((vid, reason))
             doc = record.to_json()
             rows.append((vid, key, record.kind, sha, when, blob, record.title,
                          json.dumps([t.lower() for t in record.tags], ensure_ascii=False),
                          record.service.lower(), record.status, record.priority, record.assignee,
                          record.parent_task, json.dumps(doc, ensure_ascii=False)))
-            fts.append((vid, *fts_columns(key, doc)))
-            vtext.extend((vid, part, h) for part, h in enumerate(passage_hashes(doc)))
-        return rows, fts, vtext
+            if readable:
+                fts.append((vid, *fts_columns(key, doc)))
+                vtext.extend((vid, part, h) for part, h in enumerate(passage_hashes(doc)))
+        return rows, fts, vtext, unreadable
 
     def flush(self) -> None:
         c = self.conn
@@ -149,8 +188,9 @@ class Builder:
             c.executemany("INSERT INTO commits(seq, sha, committed_at) VALUES(?,?,?)", self.commits)
         fts: list[tuple] = []
         if self.pending:
-            rows, fts, vtext = self._versions()
+            rows, fts, vtext, unreadable = self._versions()
             c.executemany("INSERT INTO vtext VALUES(?,?,?)", vtext)
+            c.executemany("INSERT INTO unreadable VALUES(?,?)", unreadable)
             c.executemany("INSERT INTO versions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             c.executemany(f"INSERT INTO fts(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", fts)
         self._flush_now({row[0]: row for row in fts})
@@ -174,6 +214,9 @@ class Builder:
             if s.now_vid is not None:
                 gone.append((s.now_vid,))
             want = s.wanted_now()
+            if want is not None and self.conn.execute(
+                    "SELECT 1 FROM unreadable WHERE version_id = ?", (want,)).fetchone():
+                want = None  # a held-out version is never searchable, not even as "now"
             if want is not None:
                 row = fresh_fts.get(want)
                 if row is None:  # an older version became current again (a merge took it)
@@ -232,7 +275,8 @@ def build_file(store_path: Path, path: Path, head: str | None,
     try:
         conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")
         schema.create(conn)
-        builder = Builder(conn, store_path)
+        line = dict(gitlog.first_parent_line(store_path, head) or []) if head else {}
+        builder = Builder(conn, store_path, line)
         with conn:
             commits = gitlog.commits(store_path, head, order=order) if head else iter(())
             builder.run(commits, progress, len(order))
@@ -250,8 +294,11 @@ def catch_up(conn, store_path: Path, indexed: str | None, head: str | None) -> d
     """Append the commits after `indexed`; None when HEAD is not a descendant (caller rebuilds)."""
     if not head or not indexed or not gitlog.is_ancestor(store_path, indexed, head):
         return None
+    line = gitlog.first_parent_line(store_path, head, since=indexed)
+    if line is None:  # HEAD's first-parent line does not pass through what was indexed: rebuild
+        return None
     started = time.perf_counter()
-    builder = Builder(conn, store_path)
+    builder = Builder(conn, store_path, dict(line))
     with conn:  # one write transaction: readers see the old state or the new one
         count = builder.run(gitlog.commits(store_path, head, since=indexed))
         _set_head(conn, head)

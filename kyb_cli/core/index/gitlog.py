@@ -14,6 +14,7 @@ from typing import Iterator
 from kyb_cli.core.canon import git
 from kyb_cli.core.errors import StoreError
 from kyb_cli.core.records.keys import key_of_path
+from kyb_cli.core.times.format import clamp_epoch
 
 _BASE = ["-c", "core.quotepath=off", "-c", "log.showSignature=false", "-c", "diff.renames=false"]
 
@@ -101,7 +102,7 @@ def revisions(store_path: Path, head_sha: str, since: str | None = None) -> list
     out = []
     for line in res.stdout.decode().splitlines():
         when, sha = line.split()
-        out.append((sha, int(when)))
+        out.append((sha, clamp_epoch(int(when))))  # any commit time: clamped (times/format.py)
     return out
 
 
@@ -184,6 +185,25 @@ def _logged(lines: Iterator[bytes]) -> Iterator[tuple[str, list[str], dict[str, 
             changes[path] = None if parts[4].startswith(b"D") else parts[3].decode()
     if sha is not None:
         yield sha, parents, changes
+
+
+def first_parent_line(store_path: Path, head_sha: str, since: str | None = None) -> list[tuple[str, int]] | None:
+    """(sha, commit time) of HEAD's first-parent line, oldest first (only the part after `since`).
+
+    as-of-first-parent (docs/ARCHITECTURE.md): these commits, each with its net change against its
+    first parent at its own commit time (clamped to what datetime holds), are what this clone's
+    branch showed. None when `since` is not on the line (the caller rebuilds).
+    """
+    args = ["rev-list", "--first-parent", "--parents", "--timestamp", head_sha]
+    if since is not None:
+        args += ["--not", since]
+    res = _git(store_path, *args)
+    if res.returncode != 0:
+        raise StoreError(f"git rev-list failed: {res.stderr.decode(errors='replace').strip()}")
+    rows = [line.split() for line in res.stdout.decode().splitlines() if line.strip()]
+    if since is not None and rows and (len(rows[-1]) < 3 or rows[-1][2] != since):
+        return None
+    return [(row[1], clamp_epoch(int(row[0]))) for row in reversed(rows)]
 
 
 def blobs(store_path: Path, shas: list[str]) -> dict[str, bytes]:

@@ -24,7 +24,8 @@ from typing import Any, Callable, TypeVar
 from kyb_cli.core.records.trailers import parse_trailers
 from kyb_cli.core.errors import NotFound, StoreError
 from kyb_cli.core.records.keys import KIND_DIRS, path_of_key
-from kyb_cli.core.records.model import Record, parse, record_field_names
+from kyb_cli.core.records.keys import load
+from kyb_cli.core.records.model import Record, RecordFormatError, record_field_names
 from kyb_cli.core.times.format import rfc3339
 from kyb_cli.core.records.validate import check_key
 from kyb_cli.core.records.versions import (
@@ -140,10 +141,30 @@ def read(store: Any, key: str, at: str | None = None) -> Version:
 
 
 def _read_or_origin(f, key: str, at: str | None) -> Version:
+    if at is not None:
+        at = _line_commit_at(f, key, at) or at
     try:
         return _read(f, key, at)
     except Unanswerable:
         return _read_by_origin(f, key, at)
+
+
+def _line_commit_at(f, key: str, at: str) -> str | None:
+    """`get --at DATE`: the key as HEAD's first-parent line showed it at DATE — the commit of its last
+    line event dated no later than DATE, the very rule of `kyb query --as-of` (as-of-first-parent);
+    None when `at` is no date (then it is a revision)."""
+    from kyb_cli.core.index.build import SIDE
+    from kyb_cli.core.times.parse import END, is_time_text, parse_time
+
+    if not is_time_text(at):
+        return None
+    t = parse_time(at, bound=END)
+    row = f.conn.execute(
+        "SELECT c.sha FROM events e JOIN commits c ON c.seq = e.seq WHERE e.key = ? AND e.committed_at <= ? "
+        "AND e.committed_at < ? ORDER BY e.id DESC LIMIT 1", (key, t, SIDE)).fetchone()
+    if row is None:
+        raise NotFound(f"no record '{key}' at {at}")
+    return row[0]
 
 
 def _key_row(conn, key: str):
@@ -189,7 +210,7 @@ def _snapshot_version(f, key: str, blob: str) -> Version:
     objs = cat_file(f.store_path, [blob])
     if not objs or objs[0] is None or objs[0][1] != "blob":
         raise Unanswerable("version blob missing")
-    return Version(parse(objs[0][2], path=path_of_key(key)), None, None, "active")  # type: ignore[arg-type]
+    return Version(_served(path_of_key(key), objs[0][2], "HEAD"), None, None, "active")  # type: ignore[arg-type]
 
 
 def _resolve(store_path: Path, at: str) -> str:
@@ -224,7 +245,7 @@ def _version_by_origin(f, key: str, path: str, rev: str, at: str | None) -> Vers
     if blob is not None:
         assert origin is not None
         data = cat_file(f.store_path, [blob])[0]
-        return Version(parse(data[2], path=path), origin[0], rfc3339(origin[1]), "active")
+        return Version(_served(path, data[2], origin[0]), origin[0], rfc3339(origin[1]), "active")
     if origin is None:
         raise NotFound(f"no record '{key}'" + (f" at {at}" if at else ""))
     end_sha, end_time = origin
@@ -233,7 +254,7 @@ def _version_by_origin(f, key: str, path: str, rev: str, at: str | None) -> Vers
     if last is None or objs[0] is None or objs[0][1] != "blob":
         raise StoreError(f"cannot read the version of {path} before {end_sha}")
     reason = parse_trailers(_commit(objs[1]).message).get("Kyb-Reason")
-    version = Version(parse(objs[0][2], path=path), last[0], rfc3339(last[1]), retraction_of(key),
+    version = Version(_served(path, objs[0][2], last[0]), last[0], rfc3339(last[1]), retraction_of(key),
                       ended_sha=end_sha, ended_at=rfc3339(end_time), reason=reason)
     if version.state == "retracted":
         end_short, origin_short = _short_ids(f.store_path, end_sha, last[0])
@@ -257,7 +278,7 @@ def _version(f, key: str, at: str | None, vsha: str, vtime: int, vblob: str, end
         raise Unanswerable("a merge wrote this version or removal: the walk follows its parents")
     if objs[1] is None or objs[1][1] != "blob":
         raise StoreError(f"the index names a version of {path} that Git does not hold; run `kyb reindex`")
-    record = parse(objs[1][2], path=path)
+    record = _served(path, objs[1][2], vsha)
     is_head = True
     if at_check is not None:
         rev, current = at_check
@@ -278,6 +299,19 @@ def _version(f, key: str, at: str | None, vsha: str, vtime: int, vblob: str, end
         end_short, origin_short = _short_ids(f.store_path, ended_sha, vsha)
         raise retracted_error(key, version, end_short, origin_short, at)
     return version
+
+
+def _served(path: str, data: bytes, sha: str) -> Record:
+    """The record at `path` if kyb may serve it (records/keys.py `load`); a held-out version is a
+    StoreError (exit 4) naming the file, the commit that wrote it and the repair, never its content."""
+    try:
+        return load(path, data)
+    except RecordFormatError as exc:
+        key = path.rsplit("/", 1)[1][:-3]
+        raise StoreError(
+            f"{path} (written in {sha[:12]}) is held out: {exc.reason} — kyb does not serve it; repair "
+            f"it with a valid write (kyb add/incident/task --key {key} …) or remove the file",
+            path=path, commit=sha, reason=exc.reason) from None
 
 
 def _short_ids(store_path: Path, *shas: str) -> list[str]:

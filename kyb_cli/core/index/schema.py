@@ -11,6 +11,8 @@ Tables
               (retracted knowledge / archived incident or task; `version_id` is the final text).
 - `keys`      the state at `head`: last event, last version, state active|archived|retracted.
 - `fts`       FTS5 over versions (contentless; rowid = versions.id), columns weighted for BM25.
+- `unreadable` versions that break the write rules (records/keys.py `load`): kept so history and
+              `get` can say so, excluded from every query slice, never in `fts` or `vtext`.
 - `fts_now`   the same over each key's current version only (live or archived, never retracted):
               the "what is true now" question, the hot path, ranks 10k rows instead of every version
               (BM25 statistics of the current store, which is the corpus that question asks about).
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from kyb_cli.core.embed.recipe import RECIPE_VERSION
 
-SCHEMA_VERSION = f"8.r{RECIPE_VERSION}"  # 8: docs carry review_by and [verified] (issue 15)
+SCHEMA_VERSION = f"9.r{RECIPE_VERSION}"  # 8: docs carry review_by and [verified] (issue 15); 9: `unreadable`, first-parent events
 FTS_COLUMNS = ("title", "tags", "keytext", "fields", "body")
 # BM25 weights in FTS_COLUMNS order: title above tags, key and kind fields, above body.
 FTS_WEIGHTS = (3.0, 1.5, 1.5, 1.5, 1.0)
@@ -78,6 +80,7 @@ CREATE TABLE keys(
     ended_sha TEXT,
     ended_at INTEGER
 ) WITHOUT ROWID;
+CREATE TABLE unreadable(version_id INTEGER PRIMARY KEY, reason TEXT NOT NULL);
 CREATE TABLE vtext(version_id INTEGER NOT NULL, part INTEGER NOT NULL, text_sha TEXT NOT NULL,
     PRIMARY KEY (version_id, part)) WITHOUT ROWID;
 CREATE INDEX vtext_sha ON vtext(text_sha);

@@ -16,7 +16,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterable
 
-from kyb_cli.core.records.model import Record, RecordFormatError, parse
+from kyb_cli.core.errors import StoreError
+from kyb_cli.core.records.model import Record, RecordFormatError
 
 DEFAULT_REMIND_DAYS = 3
 BLOCK_SIZE = 5
@@ -37,20 +38,24 @@ _DATED = re.compile(rb'^[ \t]*["\']?(?:due|expected)["\']?[ \t]*=', re.MULTILINE
 
 def dated_tasks(store_or_path: Any) -> list[Record]:
     """Tasks in the store's working tree that carry a date; files with no `due`/`expected` line are
-    not even parsed (the block after every query stays cheap), files that do not parse are skipped."""
+    not even parsed (the block after every query stays cheap). Read without following links
+    (canon/nofollow.py) and through the key authority: a link, a file that does not parse or breaks
+    a write rule, or a file whose key is not its name is skipped, never shown."""
+    from kyb_cli.core.canon.nofollow import list_dir, read_file
+    from kyb_cli.core.records.keys import load
+
     root = Path(getattr(store_or_path, "path", store_or_path))
     out: list[Record] = []
-    try:
-        files = sorted((root / "tasks").glob("task-*.md"))
-    except OSError:
-        return out
-    for file in files:
+    for name in list_dir(root, "tasks"):
+        if not (name.startswith("task-") and name.endswith(".md")):
+            continue
+        path = f"tasks/{name}"
         try:
-            data = file.read_bytes()
-            if not _DATED.search(data):
+            data = read_file(root, path)
+            if data is None or not _DATED.search(data):
                 continue
-            out.append(parse(data, path=f"tasks/{file.name}"))
-        except (OSError, RecordFormatError):
+            out.append(load(path, data))
+        except (OSError, RecordFormatError, StoreError):
             continue
     return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kyb_cli.core.errors import NotFound, Rejected, UsageError
+from kyb_cli.core.errors import NotFound, Rejected, StoreError, UsageError
 from kyb_cli.core.records.keys import kind_of_key
 
 # Listings (`kyb tasks`, `kyb incidents`) answer at most this many rows; asking for more is a usage
@@ -37,9 +37,13 @@ def open_followups(body: str) -> int:
     return sum(1 for line in body.splitlines() if line.lstrip().startswith("- [ ]"))
 
 
-def stored_version(tx, key: str):
+def stored_version(tx, key: str, *, strict: bool = False):
     """(record, archived): the live record in HEAD's tree, else for incidents and tasks the last
-    archived version (from the index, brought to HEAD under the writer lock); None when neither."""
+    archived version (from the index, brought to HEAD under the writer lock); None when neither.
+
+    A held-out file at HEAD (records/keys.py `load` refuses it) counts as nothing stored, so an
+    upsert writes a fresh valid version over it (the repair); with `strict` it is the error that
+    says so (closing or changing the status of a record kyb cannot read)."""
     live = tx.current(key)
     if live is not None:
         return live, False
@@ -51,13 +55,17 @@ def stored_version(tx, key: str):
         version = read(tx.store.path, key)
     except NotFound:
         return None
+    except StoreError as exc:
+        if exc.details.get("reason") is None or strict:
+            raise
+        return None
     return version.record, True
 
 
 def stored_of_kind(tx, key: str, kind: str, what: str):
     """The stored version (live, else archived) a status change starts from: NotFound when there is
     none, Rejected when `key` is not of `kind` (`what` names the kind in the message)."""
-    found = stored_version(tx, key)
+    found = stored_version(tx, key, strict=True)
     if found is None:
         raise NotFound(f"no record '{key}'")
     if kind_of_key(key) != kind:

@@ -1,15 +1,38 @@
 """THE key <-> path <-> kind authority: which file holds a key, which key a file names, its kind.
 
-A record is exactly `knowledge/<key>.md`, `incidents/<inc-key>.md` or `tasks/<task-key>.md`; the
-kind follows from the key prefix (`inc-` incident, `task-` task, anything else knowledge) and is
-never stored. Every reader and writer (the index, merge, check, the doors) asks these functions.
+A record is exactly `knowledge/<key>.md`, `incidents/<inc-key>.md` or `tasks/<task-key>.md`: a
+regular file directly in its kind's directory, named by a valid key whose prefix matches that
+directory (`inc-` incidents, `task-` tasks, anything else knowledge). The key comes from the path;
+a different `key` in the front matter breaks a write rule (`load`). Every reader and writer — the
+index, merge, check, the working tree, sync's checks and the doors — asks these functions, so the
+index and a walk of Git can never disagree on what is a record (tests/test_sync_hostile.py).
+
+`unsafe_path` is the rule for any path kyb would write from a tree: no component that leaves its
+directory (`..`, `.`, empty) and no `.git` in any case or spelling (`.GIT`, `.git. `, `git~1`,
+HFS+ ignorable characters), the same names Git's own fsck refuses.
 """
 
 from __future__ import annotations
 
+import re
+
 KIND_DIRS = {"knowledge": "knowledge", "incident": "incidents", "task": "tasks"}
 DIR_KINDS = {v: k for k, v in KIND_DIRS.items()}
 RECORD_DIRS = tuple(KIND_DIRS.values())
+
+KEY_MAX = 100
+KEY_MESSAGE = "key must be a slug: [a-z0-9-], no leading/trailing dash, ≤100 chars"
+_KEY_RE = re.compile(r"[a-z0-9-]+")
+
+
+def is_valid_key(key: str) -> bool:
+    """A slug of [a-z0-9-], 1..100 bytes, no leading or trailing dash (also a safe file name)."""
+    return (
+        0 < len(key.encode()) <= KEY_MAX
+        and _KEY_RE.fullmatch(key) is not None
+        and not key.startswith("-")
+        and not key.endswith("-")
+    )
 
 
 def kind_of_key(key: str) -> str:
@@ -26,9 +49,114 @@ def path_of_key(key: str) -> str:
     return f"{KIND_DIRS[kind_of_key(key)]}/{key}.md"
 
 
-def key_of_path(path: str) -> str | None:
-    """The key a record path names, or None for files that are not records."""
+def is_record_candidate(path: str) -> bool:
+    """A `*.md` file directly in a record directory: a record, or a file breaking the key rules."""
     parts = path.split("/")
-    if len(parts) != 2 or parts[0] not in DIR_KINDS or not parts[1].endswith(".md"):
+    return len(parts) == 2 and parts[0] in DIR_KINDS and parts[1].endswith(".md") and len(parts[1]) > 3
+
+
+def path_problem(path: str) -> str | None:
+    """Why a record candidate is not a record path (not a slug, a key of another kind's directory)."""
+    key = path.split("/", 1)[1][:-3]
+    if not is_valid_key(key):
+        return f"'{key}' is not a valid key ({KEY_MESSAGE})"
+    if path_of_key(key) != path:
+        return f"the key '{key}' belongs at {path_of_key(key)}, not {path}"
+    return None
+
+
+def key_of_path(path: str) -> str | None:
+    """The key a record path names, or None for files that are not records (see the module doc)."""
+    if not is_record_candidate(path):
         return None
-    return parts[1][:-3]
+    key = path.split("/", 1)[1][:-3]
+    if not is_valid_key(key) or path_of_key(key) != path:
+        return None
+    return key
+
+
+def load(path: str, data: bytes | str):
+    """The record stored at `path` if kyb may serve it; RecordFormatError (`.reason`) otherwise.
+
+    Served means: a record path, a file that parses, the front matter's key equal to the path's,
+    no field that looks like a secret and a body within the size limit — the write rules `kyb add`
+    enforces that protect a reader. (Kind-field rules such as an incident's service are `kyb
+    check`'s business: a hand-written record missing one is still served.) A version that fails is
+    unreadable: never served by any door, listed by sync as held out, never winning a conflict.
+    """
+    from kyb_cli.core.records.model import RecordFormatError, parse
+
+    if not is_record_candidate(path):
+        raise RecordFormatError("not a record path (knowledge/, incidents/ or tasks/ <key>.md)", path=path)
+    problem = path_problem(path)
+    if problem is not None:
+        raise RecordFormatError(problem, path=path)
+    record = parse(data, path=path)
+    key = path.split("/", 1)[1][:-3]
+    if record.key != key:
+        raise RecordFormatError(f"the front matter says key = '{record.key}' but the file is {path} "
+                                f"(key '{key}')", path=path)
+    problem = _protective_rules(record)
+    if problem is not None:
+        raise RecordFormatError(f"breaks a write rule: {problem}", path=path)
+    return record
+
+
+_SECRET_FIELDS = ("title", "body", "resolution", "detection", "blocked_reason", "assignee", "waits_on")
+
+
+def _protective_rules(record) -> str | None:
+    """The write rules that keep a reader safe: size, and no secret-looking text in any field."""
+    from kyb_cli.core.records.validate import BODY_MAX_BYTES, find_secret
+
+    size = len(record.body.encode("utf-8"))
+    if size > BODY_MAX_BYTES:
+        return f"body is {size:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB)"
+    for name in _SECRET_FIELDS:
+        if find_secret(getattr(record, name) or "") is not None:
+            return f"{name} looks like a secret"
+    for ref in record.refs:
+        if find_secret(ref) is not None:
+            return "refs look like a secret"
+    return None
+
+
+def record_problem(path: str, data: bytes | str) -> str | None:
+    """Why the file at `path` is not a servable record (see `load`), or None when it is one."""
+    from kyb_cli.core.records.model import RecordFormatError
+
+    try:
+        load(path, data)
+    except RecordFormatError as exc:
+        return exc.reason
+    return None
+
+
+# -- what a path may be ------------------------------------------------------------------------------
+
+# Characters HFS+ ignores when comparing names (so `.g\u200cit` is `.git` there), as Git's fsck does.
+_IGNORABLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u206a-\u206f\ufeff]")
+
+
+def unsafe_component(name: str) -> str | None:
+    """Why one path component may never be written (traversal, `.git` in any case or spelling)."""
+    if name in ("", ".", ".."):
+        return f"a '{name}' path component (it would leave its directory)"
+    if "\\" in name or "\0" in name:
+        return "a backslash or NUL in a file name"
+    folded = _IGNORABLE.sub("", name).lower()
+    stem = folded.split(":", 1)[0].rstrip(" .")  # NTFS drops trailing dots/spaces and streams
+    if stem == ".git" or folded.startswith("git~"):
+        return "a .git path component (in any case or spelling): nothing under .git is written from a tree"
+    return None
+
+
+def unsafe_path(path: str) -> str | None:
+    """Why a repository-relative path may never be written, or None (every component is checked)."""
+    if path.startswith("/"):
+        return "an absolute path"
+    for part in path.split("/"):
+        reason = unsafe_component(part)
+        if reason is not None:
+            return reason
+    return None

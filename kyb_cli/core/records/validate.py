@@ -9,13 +9,12 @@ from __future__ import annotations
 import re
 
 from kyb_cli.core.errors import Rejected
+from kyb_cli.core.records.keys import KEY_MAX, KEY_MESSAGE, is_valid_key  # noqa: F401 (re-exported)
 from kyb_cli.core.records.model import Record
 
-KEY_MAX = 100
 ASSIGNEE_MAX = 80
 BODY_MAX_BYTES = 1024 * 1024  # 1 MiB: a record is a note, not a log dump
 
-KEY_MESSAGE = "key must be a slug: [a-z0-9-], no leading/trailing dash, ≤100 chars"
 
 SEVERITIES = ("low", "medium", "high", "critical")
 PRIORITIES = ("low", "medium", "high", "critical")
@@ -37,18 +36,8 @@ SECRET_PATTERNS = [
     )
 ]
 
-_KEY_RE = re.compile(r"[a-z0-9-]+")
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 MAX_REMIND_DAYS = 366
-
-
-def is_valid_key(key: str) -> bool:
-    return (
-        0 < len(key.encode()) <= KEY_MAX
-        and _KEY_RE.fullmatch(key) is not None
-        and not key.startswith("-")
-        and not key.endswith("-")
-    )
 
 
 def check_key(key: str) -> None:

@@ -4,7 +4,8 @@ Both sides of a search ask exactly this slice: the lexical side (lexical.py) mat
 the semantic side (vectors.py) ranks inside it, so fusion never mixes answers from different slices.
 - current         the key's version at HEAD, live or archived (its final version); never retracted;
 - history         every content version, current included;
-- as_of T         per key the latest event recorded no later than T (a retraction hides knowledge);
+- as_of T         per key the latest event on HEAD's first-parent line no later than T, at each
+                  commit's effective time (index/build.py; a retraction hides knowledge);
 - changed_between content versions written inside [A, B];
 - as_of_event T   per key the latest version whose effective time (`effective_at`, for incidents
                   `started_at`/`detected_at`, else its write time) is no later than T: what was true
@@ -28,7 +29,14 @@ class Filters:
 
 
 def candidates(mode: str, params: dict) -> str:
-    """SQL yielding (vid, state) for the versions a mode may answer with, before matching."""
+    """SQL yielding (vid, state) for the versions a mode may answer with, before matching.
+
+    Unreadable (held-out) versions are never in a slice: a key whose version at that point breaks
+    the write rules is absent from the answer, never served in its place."""
+    return f"SELECT * FROM ({_candidates(mode, params)}) WHERE vid NOT IN (SELECT version_id FROM unreadable)"
+
+
+def _candidates(mode: str, params: dict) -> str:
     if mode == "current":
         return "SELECT version_id AS vid, state FROM keys WHERE state != 'retracted'"
     if mode == "history":

@@ -3,26 +3,29 @@
 Each record is its own file, so two sides are combined file by file against their merge base:
 - a path changed on one side only takes that side's version (different keys never conflict);
 - the same path changed to the same content on both sides is no conflict;
-- the same record edited differently on both sides: the later write wins by the commit time of the
-  commit that wrote each version, ties broken by the larger sha. The rule is symmetric, so every
+- the same record edited differently on both sides: the later write wins by the (effective) commit
+  time of the commit that wrote each version, ties broken by the larger sha. The rule is symmetric, so every
   clone merging the same two heads builds the same tree; the losing version stays in history
   (the merge commit has both heads as parents) and is reported as a `both_changed` conflict;
 - a record removed on one side (knowledge retracted, incident/task archived) and edited on the other:
   the edit wins and the record stays, reported as `retract_vs_edit` / `archive_vs_edit` so an agent
   reviews it. A removal never silently beats work done without knowledge of it.
-The result is checked: every record file the merge brings in must parse, else nothing is committed.
+- held-out: a version that breaks the write rules (records/keys.py `load`) never wins a conflict
+  against one that does not; it stays in history and, where only one side changed the path, in
+  the tree, where kyb never serves it (sync lists it under `held_out` until someone repairs it).
+- bounded-clocks: "later" compares effective times (clocks.py): a commit counts as no later than
+  any commit built on it, and no later than the merging clone's clock plus KYB_CLOCK_SKEW.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import pygit2
 
-from kyb_cli.core.errors import StoreError
-from kyb_cli.core.records.keys import key_of_path, kind_of_key, path_of_key
-from kyb_cli.core.records.model import RecordFormatError, parse
+from kyb_cli.core.records.keys import is_record_candidate, is_valid_key, key_of_path, kind_of_key, path_of_key, record_problem
 from kyb_cli.core.canon.tree import Entry, apply_changes, blob_at
 from kyb_cli.core.times.format import rfc3339
 
@@ -66,11 +69,27 @@ class Conflict:
 TRAILER = "Kyb-Conflict: "
 
 
+TYPES = ("both_changed", "retract_vs_edit", "archive_vs_edit")
+_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def is_kyb_merge(commit: pygit2.Commit) -> bool:
+    """A merge `kyb sync` made: two parents, subject `kyb: sync merge …`, trailer `Kyb-Action: sync`."""
+    message = commit.message
+    return (len(commit.parents) == 2 and message.startswith("kyb: sync merge ")
+            and "\nKyb-Action: sync\n" in message + "\n")
+
+
 def decided_elsewhere(repo: pygit2.Repository, incoming: pygit2.Oid, local: pygit2.Oid | None) -> list[Conflict]:
     """Conflicts decided by merges another clone made, arriving now, whose losing version this clone had.
 
     Without this, the clone whose write lost would fast-forward to the merge and see its version
     replaced without a word; the merge commit's `Kyb-Conflict` trailers say what was decided.
+    Conflict reports come only from kyb's own merges, validated: a trailer counts only in a commit
+    kyb's sync made (`is_kyb_merge`), for a valid key (its path from the key authority, never from
+    the message), with both shas full commits inside the merge's history, the kept one holding
+    exactly what the merge holds and the other one not — so a peer cannot inject reports (a path
+    `../../etc/passwd`, a decision that never happened) into this clone's sync reply.
     """
     if local is None:
         return []
@@ -78,28 +97,42 @@ def decided_elsewhere(repo: pygit2.Repository, incoming: pygit2.Oid, local: pygi
     walker.hide(local)
     out: list[Conflict] = []
     for commit in walker:
-        if len(commit.parents) < 2:
+        if not is_kyb_merge(commit):
             continue
         for line in commit.message.splitlines():
             if not line.startswith(TRAILER):
                 continue
-            parts = line[len(TRAILER):].split()
-            fields = dict(p.split("=", 1) for p in parts[2:] if "=" in p)
-            if len(parts) < 4 or not fields.get("kept") or not fields.get("other"):
-                continue
-            try:
-                kept, other = repo[fields["kept"]], repo[fields["other"]]
-            except (KeyError, ValueError):
-                continue
-            if not (other.id == local or repo.descendant_of(local, other.id)):
-                continue  # not a version this clone had: nothing of ours was overridden
-            out.append(Conflict(
-                path=path_of_key(parts[0]), type=parts[1], kept=str(kept.id), other=str(other.id),
-                kept_at=rfc3339(kept.commit_time), other_at=rfc3339(other.commit_time),
-                kept_side="remote", merge=str(commit.id),
-            ))
+            conflict = _validated(repo, commit, line[len(TRAILER):].split(), local)
+            if conflict is not None:
+                out.append(conflict)
     out.sort(key=lambda c: (c.path, c.merge))
     return out
+
+
+def _validated(repo: pygit2.Repository, merge: pygit2.Commit, parts: list[str], local: pygit2.Oid) -> Conflict | None:
+    if len(parts) != 4 or parts[1] not in TYPES or not is_valid_key(parts[0]):
+        return None
+    fields = dict(p.split("=", 1) for p in parts[2:] if "=" in p)
+    kept_sha, other_sha = fields.get("kept", ""), fields.get("other", "")
+    if not (_SHA.fullmatch(kept_sha) and _SHA.fullmatch(other_sha)):
+        return None
+    try:
+        kept, other = repo[kept_sha], repo[other_sha]
+    except (KeyError, ValueError):
+        return None
+    if not (isinstance(kept, pygit2.Commit) and isinstance(other, pygit2.Commit)):
+        return None
+    if not (repo.descendant_of(merge.id, kept.id) and repo.descendant_of(merge.id, other.id)):
+        return None
+    path = path_of_key(parts[0])
+    held = blob_at(merge, path)
+    if blob_at(kept, path) != held or blob_at(other, path) == held:
+        return None  # the trailer does not describe what this merge did
+    if not (other.id == local or repo.descendant_of(local, other.id)):
+        return None  # not a version this clone had: nothing of ours was overridden
+    return Conflict(path=path, type=parts[1], kept=str(kept.id), other=str(other.id),
+                    kept_at=rfc3339(kept.commit_time), other_at=rfc3339(other.commit_time),
+                    kept_side="remote", merge=str(merge.id))
 
 
 @dataclass
@@ -156,14 +189,36 @@ def writer_of(repo: pygit2.Repository, tip: pygit2.Commit, path: str, entry: Ent
     return tip
 
 
+def _bad(repo: pygit2.Repository, path: str, entry: Entry | None, held: set[tuple[str, str]]) -> bool:
+    """True when `entry` at `path` is a record version kyb holds out (it breaks the write rules)."""
+    if entry is None or not is_record_candidate(path):
+        return False
+    if (path, str(entry[0])) in held:
+        return True
+    return record_problem(path, repo[entry[0]].data) is not None
+
+
 def integrate(repo: pygit2.Repository, local: pygit2.Commit, remote: pygit2.Commit,
-              base: pygit2.Commit | None) -> Integration:
-    """The tree of merging `remote` into `local` record by record (see the module doc for the rules)."""
+              base: pygit2.Commit | None, *, held: set[tuple[str, str]] | None = None,
+              now: int | None = None) -> Integration:
+    """The tree of merging `remote` into `local` record by record (see the module doc for the rules).
+
+    Linear in the number of changed paths: each side is diffed against the base once, the tree is
+    built in one pass per directory, and only a path both sides changed looks at history (its
+    writers). held-out: a version breaking the write rules never wins against one that does not.
+    bounded-clocks: writers compare by their effective times (clocks.py), not raw commit times.
+    """
+    from kyb_cli.core.sync import clocks
+
+    held = held or set()
     base_tree = base.tree if base is not None else None
     ours = tree_changes(repo, base_tree, local.tree)
     theirs = tree_changes(repo, base_tree, remote.tree)
     changes: dict[str, Entry | None] = {}
     conflicts: list[Conflict] = []
+    bounds: dict[str, int] | None = None
+    now = now if now is not None else max(local.commit_time, remote.commit_time)
+    limit = now + clocks.skew()
     for path, their_entry in theirs.items():
         if path not in ours:
             changes[path] = their_entry
@@ -173,6 +228,7 @@ def integrate(repo: pygit2.Repository, local: pygit2.Commit, remote: pygit2.Comm
             continue
         our_writer = writer_of(repo, local, path, our_entry)
         their_writer = writer_of(repo, remote, path, their_entry)
+        our_bad, their_bad = _bad(repo, path, our_entry, held), _bad(repo, path, their_entry, held)
         if our_entry is None or their_entry is None:
             key = key_of_path(path)
             kind = kind_of_key(key) if key else "knowledge"
@@ -180,8 +236,13 @@ def integrate(repo: pygit2.Repository, local: pygit2.Commit, remote: pygit2.Comm
             take_theirs = our_entry is None  # the edit wins
         else:
             ctype = "both_changed"
-            take_theirs = (their_writer.commit_time, str(their_writer.id)) > (
-                our_writer.commit_time, str(our_writer.id))
+            if bounds is None:
+                bounds = clocks.bounds(repo, [local.id, remote.id], base.id if base is not None else None, now)
+            ours_at = bounds.get(str(our_writer.id), min(our_writer.commit_time, limit))
+            theirs_at = bounds.get(str(their_writer.id), min(their_writer.commit_time, limit))
+            take_theirs = (theirs_at, str(their_writer.id)) > (ours_at, str(our_writer.id))
+        if our_bad != their_bad:
+            take_theirs = our_bad
         kept, other = (their_writer, our_writer) if take_theirs else (our_writer, their_writer)
         conflicts.append(Conflict(
             path=path, type=ctype, kept=str(kept.id), other=str(other.id),
@@ -193,31 +254,3 @@ def integrate(repo: pygit2.Repository, local: pygit2.Commit, remote: pygit2.Comm
     tree = apply_changes(repo, local.tree, changes)
     conflicts.sort(key=lambda c: c.path)
     return Integration(tree=tree, changes=changes, conflicts=conflicts)
-
-
-def check_records(repo: pygit2.Repository, tree: pygit2.Oid, paths: list[str], tip_for: dict[str, pygit2.Commit]) -> None:
-    """Fail loudly (StoreError, nothing committed) when a record file in `tree` among `paths` does not parse."""
-    root = repo[tree]
-    broken: list[str] = []
-    for path in sorted(paths):
-        if key_of_path(path) is None:
-            continue
-        try:
-            obj = root[path]
-        except KeyError:
-            continue
-        try:
-            parse(obj.data, path=path)
-        except RecordFormatError as exc:
-            tip = tip_for.get(path)
-            where = ""
-            if tip is not None:
-                writer = writer_of(repo, tip, path, (obj.id, int(obj.filemode)))
-                where = f" (written in {str(writer.id)[:12]})"
-            broken.append(f"{path}{where}: {exc.reason}")
-    if broken:
-        raise StoreError(
-            "sync stopped: record files that do not parse would enter the store, nothing was merged or "
-            "pushed — fix them where they were written (a new commit) and sync again: " + "; ".join(broken),
-            broken=broken,
-        )

@@ -89,33 +89,29 @@ def _track(store: Store, name: str) -> None:
 
 
 def clone(url: str, path: Path) -> Store:
-    """A working store from a remote (`kyb init --clone`); an empty remote gives a fresh store to push."""
-    path = Path(path).absolute()
-    if path.exists() and any(path.iterdir()):
-        raise StoreError(f"{path} exists and is not empty; kyb init --clone wants a new or empty directory")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    proc = run_git(["clone", "--quiet", "--", url, str(path)], cwd=path.parent)
+    """`kyb init --clone`: the same fetch, checks and integration as `kyb sync` (sync/integrate.py)."""
+    from kyb_cli.core.sync.integrate import clone as core
+
+    return core(url, path)
+
+
+def remote_branch(store: Store, name: str = REMOTE) -> str | None:
+    """The branch the remote's HEAD names (else `main`, else its first branch); None when it has none."""
+    proc = run_git(["ls-remote", "--symref", name, "HEAD", "refs/heads/*"], cwd=store.path)
     if proc.returncode != 0:
-        raise RemoteError(f"cannot clone {url}: {_git_said(proc)}")
-    store = Store(path)
-    repo = store.repo
-    if repo.head_is_unborn:
-        branches = sorted(r for r in repo.references if r.startswith(f"refs/remotes/{REMOTE}/")
-                          and not r.endswith("/HEAD"))
-        if branches:  # the remote's HEAD names a branch it does not have: take main, else the first
-            ref = f"refs/remotes/{REMOTE}/main"
-            ref = ref if ref in branches else branches[0]
-            name = ref.rsplit("/", 1)[1]
-            commit = repo.lookup_reference(ref).peel(pygit2.Commit)
-            repo.branches.local.create(name, commit)
-            repo.set_head(f"refs/heads/{name}")
-            repo.checkout_head(strategy=pygit2.enums.CheckoutStrategy.FORCE)
-        else:  # an empty remote: start the store here, the first sync pushes it
-            repo.set_head("refs/heads/main")
-            store.commit_empty_root()
-    _track(store, REMOTE)
-    store.kyb_dir.mkdir(parents=True, exist_ok=True)
-    return store
+        raise RemoteError(f"cannot clone {remote_url(store, name)}: {_git_said(proc)}", remote=name)
+    head = None
+    branches = []
+    for line in proc.stdout.splitlines():
+        if line.startswith("ref: ") and line.endswith("\tHEAD"):
+            head = line[5:].split("\t", 1)[0]
+        elif "\trefs/heads/" in line:
+            branches.append(line.split("\t", 1)[1][len("refs/heads/"):])
+    if head is not None and head.startswith("refs/heads/") and head[len("refs/heads/"):] in branches:
+        return head[len("refs/heads/"):]
+    if not branches:
+        return None
+    return "main" if "main" in branches else sorted(branches)[0]
 
 
 def fetch(store: Store, name: str = REMOTE) -> None:

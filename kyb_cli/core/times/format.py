@@ -1,13 +1,26 @@
-"""Time formatting shared by every layer: commit times as RFC 3339 in UTC."""
+"""Time formatting shared by every layer: commit times as RFC 3339 in UTC.
+
+Any commit time is handled: Git holds any 64-bit number, Python's datetime only years 1..9999, so
+a time outside that range (a peer's broken clock, a hand-made commit) is clamped to its ends
+(`clamp_epoch`) wherever it is read, never an error (tests/test_sync_hostile.py).
+"""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
+EPOCH_MIN = -62135596800  # 0001-01-01T00:00:00Z
+EPOCH_MAX = 253402300799  # 9999-12-31T23:59:59Z
+
+
+def clamp_epoch(epoch_seconds: int) -> int:
+    """`epoch_seconds` limited to what datetime can show (years 1..9999)."""
+    return max(EPOCH_MIN, min(int(epoch_seconds), EPOCH_MAX))
+
 
 def rfc3339(epoch_seconds: int) -> str:
     """`2026-09-19T02:07:51+00:00`, the form the original used for `committed_at`."""
-    return datetime.fromtimestamp(epoch_seconds, tz=timezone.utc).isoformat()
+    return datetime.fromtimestamp(clamp_epoch(epoch_seconds), tz=timezone.utc).isoformat()
 
 
 def now_utc_z() -> str:

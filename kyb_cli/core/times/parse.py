@@ -23,6 +23,12 @@ START = "start"
 END = "end"
 
 
+def is_time_text(text: str) -> bool:
+    """True for a date or an RFC 3339 datetime (not a revision): what `get --at` reads as a time."""
+    text = (text or "").strip()
+    return bool(_DATE.match(text) or _DATETIME.match(text))
+
+
 def parse_time(text: str, *, bound: str, store_path: Path | None = None, resolve=None) -> int:
     """Unix seconds for `text`; `bound` is END for --as-of and upper bounds, START for lower bounds.
 

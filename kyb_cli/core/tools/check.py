@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from kyb_cli.core.errors import KybError
-from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path
+from kyb_cli.core.records.keys import RECORD_DIRS, is_record_candidate
 from kyb_cli.core.records.model import Record, RecordFormatError, parse
 from kyb_cli.core.records.validate import find_secret, is_valid_key, validate
 
@@ -130,7 +130,7 @@ def check_files(files: list[_File]) -> CheckReport:
         if not path.exists():
             problems.append(Problem(file.shown, 1, "no such file"))
             continue
-        if file.rel is None or key_of_path(file.rel) is None:
+        if file.rel is None or _named_key(file.rel) is None:
             problems.append(Problem(file.shown, 1, "not a record file: records are knowledge/<key>.md, "
                                                    "incidents/<key>.md or tasks/<key>.md"))
             continue
@@ -151,6 +151,12 @@ def check_files(files: list[_File]) -> CheckReport:
     problems.extend(_duplicate_keys(parsed))
     problems.extend(_broken_links(parsed))
     return CheckReport(checked=len(files), problems=problems)
+
+
+def _named_key(rel: str) -> str | None:
+    """The key a record file's name says (the key authority's candidate rule); check then reports
+    every way the file breaks the rules (wrong directory for the key, front matter key, write rules)."""
+    return rel.split("/", 1)[1][:-3] if is_record_candidate(rel) else None
 
 
 _TOML_AT_RE = re.compile(r" \(at line (\d+), column \d+\)$")
@@ -182,7 +188,7 @@ def _body_start(text: str) -> int:
 
 def _file_problems(file: _File, record: Record, text: str) -> list[Problem]:
     problems: list[Problem] = []
-    expected_key = key_of_path(file.rel or "")
+    expected_key = _named_key(file.rel or "")
     if record.key != expected_key:
         problems.append(Problem(
             file.shown, _field_line(text, "key"),
@@ -246,7 +252,7 @@ def _store_keys(root: Path) -> dict[str, list[str]]:
         try:
             record = parse(path.read_bytes(), path=rel)
         except (RecordFormatError, OSError):
-            key = key_of_path(rel)
+            key = _named_key(rel)
             if key is not None:
                 keys.setdefault(key, []).append(rel)
             continue

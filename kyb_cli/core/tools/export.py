@@ -31,7 +31,8 @@ def export_rows(store_path: Path, at: str | None = None) -> tuple[str | None, li
             rows = [
                 _row(f.conn, vid, state, ended_sha, ended_at)
                 for _key, vid, state, ended_sha, ended_at in f.conn.execute(
-                    "SELECT key, version_id, state, ended_sha, ended_at FROM keys ORDER BY key").fetchall()
+                    "SELECT key, version_id, state, ended_sha, ended_at FROM keys WHERE version_id NOT IN "
+                    "(SELECT version_id FROM unreadable) ORDER BY key").fetchall()
             ]
             return f.head, rows
         return _rows_at(f, at)
@@ -62,7 +63,7 @@ def _rows_at(f: Fresh, at: str) -> tuple[str, list[dict]]:
     conn = f.conn
     last: dict[str, tuple] = {}
     for key, action, vid, blob, sha, when in conn.execute(
-            "SELECT e.key, e.action, e.version_id, e.blob, c.sha, e.committed_at FROM events e "
+            "SELECT e.key, e.action, e.version_id, e.blob, c.sha, c.committed_at FROM events e "
             "JOIN commits c ON c.seq = e.seq ORDER BY e.id"):
         if sha in ancestors:
             last[key] = (action, vid, blob, sha, when)
@@ -75,6 +76,8 @@ def _rows_at(f: Fresh, at: str) -> tuple[str, list[dict]]:
             rows.append(_row(conn, vid, "active", None, None))
             continue
         action, vid, _blob, sha, when = last[key]
+        if conn.execute("SELECT 1 FROM unreadable WHERE version_id = ?", (vid,)).fetchone():
+            continue  # a held-out version is never exported
         state = "retracted" if not (key.startswith("inc-") or key.startswith("task-")) else "archived"
         rows.append(_row(conn, vid, state, sha if action == "deleted" else None, when))
     return str(commit.id), rows
@@ -82,7 +85,8 @@ def _rows_at(f: Fresh, at: str) -> tuple[str, list[dict]]:
 
 def _version_with_blob(conn, key: str, blob: str, ancestors: set[str]) -> int | None:
     best = None
-    for vid, sha in conn.execute("SELECT id, sha FROM versions WHERE key = ? AND blob = ? ORDER BY id",
+    for vid, sha in conn.execute("SELECT id, sha FROM versions WHERE key = ? AND blob = ? AND id NOT IN "
+                                 "(SELECT version_id FROM unreadable) ORDER BY id",
                                  (key, blob)):
         if sha in ancestors:
             best = vid

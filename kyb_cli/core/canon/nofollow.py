@@ -1,0 +1,182 @@
+"""Never outside, never through a link: working-tree file access without following symlinks.
+
+Every path is checked by the key authority's `unsafe_path` (no `..`, no `.git` component in any
+spelling, so no file under `.git` is ever written from a tree) and opened component by component
+from the store's root with O_NOFOLLOW (O_DIRECTORY for directories), so a symlink anywhere below the
+root — whoever put it there — stops the write or read with a clear error (LinkInTheWay, exit 4)
+instead of being followed. The root itself may be a link: where a user keeps the store is their
+choice. No pygit2 here: the deadlines block after every query reads tasks through this module.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from kyb_cli.core.errors import StoreError
+from kyb_cli.core.records.keys import unsafe_path
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+class LinkInTheWay(StoreError):
+    """A working-tree path passes through a symlink, or a directory is not one (exit 4)."""
+
+
+def _parts(path: str) -> list[str]:
+    reason = unsafe_path(path)
+    if reason is not None:
+        raise StoreError(f"refusing the working-tree path {path!r}: {reason}")
+    return path.split("/")
+
+
+def _link_error(root: Path, rel: str) -> LinkInTheWay:
+    return LinkInTheWay(
+        f"{rel} in the store is a symbolic link or not a plain directory/file; kyb never writes or "
+        f"reads through links — replace it with a plain one (rm {Path(root) / rel}) and try again")
+
+
+def _open_dir(root: Path, parts: list[str], *, create: bool) -> int:
+    """A directory fd for `parts` (a list of components) below `root`, each opened with O_NOFOLLOW."""
+    fd = os.open(root, os.O_RDONLY | _DIRECTORY)
+    try:
+        for n, part in enumerate(parts):
+            try:
+                nfd = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(part, 0o777, dir_fd=fd)
+                nfd = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _link_error(root, "/".join(parts[:n + 1])) from None
+                raise
+            os.close(fd)
+            fd = nfd
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_file(root: Path, path: str) -> bytes | None:
+    """The bytes of working-tree `path`, None when absent; LinkInTheWay when a link is in the way."""
+    parts = _parts(path)
+    try:
+        dfd = _open_dir(root, parts[:-1], create=False)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fd = os.open(parts[-1], os.O_RDONLY | _NOFOLLOW, dir_fd=dfd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+                raise _link_error(root, path) from None
+            raise
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise _link_error(root, path)
+            return fh.read()
+    finally:
+        os.close(dfd)
+
+
+def list_dir(root: Path, directory: str) -> list[str]:
+    """Names of the regular files directly in working-tree `directory` (links and the rest skipped)."""
+    try:
+        dfd = _open_dir(root, _parts(directory), create=False)
+    except (FileNotFoundError, LinkInTheWay):
+        return []
+    try:
+        names = []
+        for name in os.listdir(dfd):
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                names.append(name)
+        return sorted(names)
+    finally:
+        os.close(dfd)
+
+
+def write_file(root: Path, path: str, data: bytes, *, executable: bool = False) -> None:
+    """Replace working-tree `path` with `data`: a temp file renamed over it inside the checked directory."""
+    parts = _parts(path)
+    dfd = _open_dir(root, parts[:-1], create=True)
+    tmp = f".{parts[-1]}.kyb-{os.getpid()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o777 if executable else 0o666,
+                     dir_fd=dfd)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, parts[-1], src_dir_fd=dfd, dst_dir_fd=dfd)
+    finally:
+        os.close(dfd)
+
+
+def remove_file(root: Path, path: str) -> None:
+    """Remove working-tree `path` (a link there is removed, never followed) and directories it empties."""
+    parts = _parts(path)
+    try:
+        dfd = _open_dir(root, parts[:-1], create=False)
+    except (FileNotFoundError, LinkInTheWay):
+        return
+    try:
+        os.unlink(parts[-1], dir_fd=dfd)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        pass
+    finally:
+        os.close(dfd)
+    for depth in range(len(parts) - 1, 0, -1):
+        try:
+            pfd = _open_dir(root, parts[:depth - 1], create=False)
+        except (FileNotFoundError, LinkInTheWay):
+            return
+        try:
+            os.rmdir(parts[depth - 1], dir_fd=pfd)
+        except OSError:
+            return
+        finally:
+            os.close(pfd)
+
+
+class Dirs:
+    """Directory fds opened once each (no-follow, as `_open_dir`) for many writes in one call:
+    a sync that brings 50,000 files along opens each directory once, not once per file."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.fds: dict[tuple[str, ...], int] = {}
+
+    def __enter__(self) -> "Dirs":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
+
+    def _dir(self, parts: tuple[str, ...]) -> int:
+        fd = self.fds.get(parts)
+        if fd is None:
+            fd = _open_dir(self.root, list(parts), create=True)
+            self.fds[parts] = fd
+        return fd
+
+    def write(self, path: str, data: bytes, *, executable: bool = False) -> None:
+        parts = _parts(path)
+        dfd = self._dir(tuple(parts[:-1]))
+        tmp = f".{parts[-1]}.kyb-{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o777 if executable else 0o666,
+                     dir_fd=dfd)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, parts[-1], src_dir_fd=dfd, dst_dir_fd=dfd)

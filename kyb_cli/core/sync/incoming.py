@@ -1,0 +1,392 @@
+"""A peer's push is input we do not trust: fetch into quarantine, check, then let it in (or not).
+
+Rules (README "Sharing a store"; tests/test_sync_hostile.py names each):
+- refuse-unsafe: Git's own object checks run on every fetch (`fetch.fsckObjects`), and kyb adds its
+  own over what the incoming tip would write: no `..`, `.` or `.git` component in any case or
+  spelling (`.GIT`, `.git. `, `git~1`), no symlink, no gitlink, only plain files (100644) under
+  the record directories, no blob over `KYB_SYNC_MAX_BLOB` bytes (default 16 MiB). Any of these
+  refuses the whole sync or clone: `Refused` (exit 4) with `{"refused": [{commit, path, reason}]}`.
+- quarantine: fetched objects land in a directory of their own (`GIT_OBJECT_DIRECTORY`, the store's
+  objects as alternates, the way `git receive-pack` quarantines a push) and no ref is written; only
+  an accepted fetch moves them into the store and updates `refs/remotes/<remote>/<branch>`. A
+  refused fetch leaves the store's objects, refs, HEAD, index and working tree exactly as they were.
+- held-out: record files at the tip that break the write rules are found here too (`problems`), so
+  the integration can keep them out of conflicts and report them.
+The commit named for a problem is the newest incoming commit that wrote that entry.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kyb_cli.core.canon import git
+from kyb_cli.core.errors import RemoteError, StoreError
+from kyb_cli.core.records import keys
+
+MAX_BLOB_DEFAULT = 16 * 1024 * 1024
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+FSCK = ["-c", "fetch.fsckObjects=true", "-c", "transfer.fsckObjects=true"]
+NO_FSCK = ["-c", "fetch.fsckObjects=false", "-c", "transfer.fsckObjects=false"]
+_FSCK_LINE = re.compile(r"error: object ([0-9a-f]{40}): (\w+): (.*)")
+SCAN_LIMIT = 2000  # incoming commits scanned to name the culprit of a failed object check
+
+
+@dataclass
+class Problem:
+    """One thing a peer sent that kyb will not take as it is."""
+
+    commit: str
+    path: str
+    reason: str
+    oid: str = ""  # the entry's object id (held-out bookkeeping); not part of the reply
+
+    def to_json(self) -> dict[str, str]:
+        return {"commit": self.commit, "path": self.path, "reason": self.reason}
+
+
+class Refused(StoreError):
+    """refuse-unsafe: nothing was written; the JSON line lists every problem."""
+
+    def __init__(self, problems: list[Problem], *, what: str = "sync") -> None:
+        first = problems[0]
+        where = f"{first.path} in {first.commit[:12]}" if first.path else first.commit[:12]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        super().__init__(
+            f"{what} refused: the remote holds content kyb will not write ({where}: {first.reason}){more}; "
+            "nothing was changed here — the remote must be repaired (README: Sharing a store, "
+            "\"When a sync is refused\")",
+            refused=[p.to_json() for p in problems],
+        )
+        self.problems = problems
+
+
+def max_blob() -> int:
+    from kyb_cli.core.settings import env_int
+
+    return env_int("KYB_SYNC_MAX_BLOB", MAX_BLOB_DEFAULT, minimum=1)
+
+
+# -- the checks ------------------------------------------------------------------------------------
+
+def unsafe_entry(path: str, mode: str) -> str | None:
+    """Why the tree entry (`path`, octal `mode`) must never be written, or None when it is fine."""
+    reason = keys.unsafe_path(path)
+    if reason is not None:
+        return reason
+    if mode == "120000":
+        return "a symbolic link (kyb never writes or reads through links)"
+    if mode == "160000":
+        return "a gitlink (submodule entry); a store holds only files"
+    if mode not in ("100644", "100755", "040000"):
+        return f"an unknown file mode {mode}"
+    top = path.split("/", 1)[0]
+    if top in keys.RECORD_DIRS and "/" in path and mode == "100755":
+        return "an executable file under a record directory (records are plain 100644 files)"
+    return None
+
+
+# -- git in the quarantine -----------------------------------------------------------------------------
+
+@dataclass
+class Quarantine:
+    """An object directory of its own inside `.git/kyb/`, seeing the store's objects as alternates."""
+
+    git_dir: Path
+    path: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        base = self.git_dir / "kyb"
+        base.mkdir(parents=True, exist_ok=True)
+        self.path = base / f"quarantine-{os.getpid()}"
+        shutil.rmtree(self.path, ignore_errors=True)
+        (self.path / "pack").mkdir(parents=True)
+        (self.path / "info").mkdir()
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"GIT_OBJECT_DIRECTORY": str(self.path),
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")}
+
+    def run(self, cwd: Path, *args: str, input: bytes | None = None, network: bool = False):
+        return git.run(list(args), cwd, input=input, network=network, env=self.env)
+
+    def admit(self) -> None:
+        """Move the quarantined objects into the store (packs before their indexes), then drop it."""
+        objects = self.git_dir / "objects"
+        files = sorted(p for p in self.path.rglob("*") if p.is_file() and p.parent.name != "info")
+        files.sort(key=lambda p: (p.suffix == ".idx", str(p)))  # an .idx never precedes its .pack
+        for src in files:
+            dst = objects / src.relative_to(self.path)
+            if dst.exists():
+                continue
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dst)
+        self.drop()
+
+    def drop(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+@dataclass
+class Incoming:
+    """An accepted fetch: the remote tip, and what the check found at it."""
+
+    tip: str
+    held_out: list[Problem] = field(default_factory=list)
+
+
+def _fetch(q: Quarantine, cwd: Path, remote: str, branch: str, *, fsck: bool):
+    return q.run(cwd, *(FSCK if fsck else NO_FSCK), "fetch", "--quiet", "--no-tags", "--refmap=",
+                 remote, f"refs/heads/{branch}", network=True)
+
+
+def _fetch_head(git_dir: Path) -> str | None:
+    try:
+        text = (git_dir / "FETCH_HEAD").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    first = text.split("\t", 1)[0].strip()
+    return first if re.fullmatch(r"[0-9a-f]{40}", first) else None
+
+
+def fetch(store_path: Path, git_dir: Path, remote: str, branch: str, local: str | None,
+          said) -> Incoming | None:
+    """Fetch `branch` of `remote` into quarantine and check it; None when the remote has no such branch.
+
+    Raises Refused (nothing written) or RemoteError (unreachable). On success the objects are in
+    the store and `refs/remotes/<remote>/<branch>` points at the tip.
+    """
+    from kyb_cli.core.canon import lock
+
+    # One fetch at a time per store: git writes the fetched tip to the store's FETCH_HEAD.
+    with lock.exclusive(git_dir / "kyb" / "fetch.lock", timeout=max(lock.lock_timeout(), 3 * git.network_timeout())):
+        return _fetch_locked(store_path, git_dir, remote, branch, local, said)
+
+
+def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, local: str | None,
+                  said) -> Incoming | None:
+    q = Quarantine(git_dir)
+    try:
+        proc = _fetch(q, store_path, remote, branch, fsck=True)
+        if proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", errors="replace") if isinstance(proc.stderr, bytes) else proc.stderr
+            if "couldn't find remote ref" in err:
+                return None
+            failed = [m.groups() for m in map(_FSCK_LINE.match, err.splitlines()) if m]
+            if failed:
+                q.drop()
+                q = Quarantine(git_dir)
+                raise Refused(_name_fsck_failures(q, store_path, remote, branch, local, failed))
+            text = subprocess.CompletedProcess(proc.args, proc.returncode, _text(proc.stdout), err)
+            raise RemoteError(
+                f"cannot reach remote '{remote}': {said(text)} — local reads and writes keep working; "
+                "sync again when the remote is reachable", remote=remote)
+        tip = _fetch_head(git_dir)
+        if tip is None:
+            raise StoreError("git fetch wrote no FETCH_HEAD; sync again")
+        problems, held = check_tip(q, store_path, tip, local)
+        if problems:
+            raise Refused(problems)
+        q.admit()
+        res = git.run(["update-ref", f"refs/remotes/{remote}/{branch}", tip], store_path)
+        if res.returncode != 0:
+            raise StoreError(f"cannot update refs/remotes/{remote}/{branch}: {res.stderr!r}")
+        return Incoming(tip, held)
+    finally:
+        q.drop()
+
+
+def _name_fsck_failures(q: Quarantine, cwd: Path, remote: str, branch: str, local: str | None,
+                        failed: list[tuple[str, str, str]]) -> list[Problem]:
+    """Git's checks refused objects: fetch again without them (still quarantined) only to say which
+    commit and path; the objects are dropped right after."""
+    git_said = {obj: f"{msg}: {text}" for obj, msg, text in failed}
+    proc = _fetch(q, cwd, remote, branch, fsck=False)
+    tip = _fetch_head(q.git_dir) if proc.returncode == 0 else None
+    problems: list[Problem] = []
+    if tip is not None:
+        commits = _incoming(q, cwd, tip, local, oldest_first=True)[:SCAN_LIMIT]
+        for sha in commits:
+            if sha in git_said:
+                problems.append(Problem(sha, "", f"Git's object check: {git_said[sha]}"))
+        seen: set[tuple[str, str]] = set()
+        for sha in commits:
+            for path, mode, oid in _ls_tree(q, cwd, sha):
+                reason = unsafe_entry(path, mode)
+                if oid in git_said and reason is None:
+                    reason = f"Git's object check: {git_said[oid]}"
+                if reason is not None and (path, oid) not in seen:
+                    seen.add((path, oid))
+                    problems.append(Problem(sha, path, reason))
+    problems = deepest(problems)
+    if not problems:
+        obj, msg, text = failed[0]
+        problems.append(Problem(tip or obj, "", f"Git's object check: {msg}: {text} (object {obj})"))
+    return problems
+
+
+def deepest(problems: list[Problem]) -> list[Problem]:
+    """Drop a problem on a directory when one inside it is reported (`.git` under `.git/hooks/x`)."""
+    paths = {p.path for p in problems}
+    return [p for p in problems if not p.path or not any(o.startswith(p.path + "/") for o in paths)]
+
+
+def _incoming(q: Quarantine, cwd: Path, tip: str, local: str | None, *, oldest_first: bool = False) -> list[str]:
+    args = ["rev-list", "--topo-order"] + (["--reverse"] if oldest_first else []) + [tip]
+    if local:
+        args += ["--not", local]
+    res = q.run(cwd, *args)
+    if res.returncode != 0:
+        raise StoreError(f"git rev-list failed: {_text(res.stderr)}")
+    return _text(res.stdout).split()
+
+
+def _ls_tree(q: Quarantine, cwd: Path, rev: str) -> list[tuple[str, str, str]]:
+    res = q.run(cwd, "ls-tree", "-r", "-t", "-z", "--full-tree", rev)
+    out = []
+    for item in _text(res.stdout).split("\0"):
+        if item:
+            meta, _tab, path = item.partition("\t")
+            mode, _type, oid = meta.split()
+            out.append((path, mode, oid))
+    return out
+
+
+def _text(data: Any) -> str:
+    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else (data or "")
+
+
+def changed_entries(run, cwd: Path, old: str | None, new: str) -> list[tuple[str, str, str]]:
+    """(path, new mode, new oid) of every entry, trees included, that `new` adds or changes vs `old`."""
+    res = run(cwd, "diff-tree", "-r", "-t", "-z", "--no-renames", old or EMPTY_TREE, new)
+    if res.returncode != 0:
+        raise StoreError(f"git diff-tree failed: {_text(res.stderr)}")
+    parts = _text(res.stdout).split("\0")
+    out = []
+    i = 0
+    while i + 1 < len(parts):
+        meta, path = parts[i], parts[i + 1]
+        i += 2
+        if not meta.startswith(":"):
+            continue
+        _om, nm, _oo, no, status = meta[1:].split()[:5]
+        if not status.startswith("D"):
+            out.append((path, nm, no))
+    return out
+
+
+def check_tip(q: Quarantine, cwd: Path, tip: str, local: str | None) -> tuple[list[Problem], list[Problem]]:
+    """(refused, held_out) at `tip` for what the remote changed since it and `local` parted (their
+    merge base): unsafe entries, big blobs, records breaking the write rules. Nothing, when `local`
+    already contains `tip`."""
+    base = None
+    if local:
+        res = q.run(cwd, "merge-base", local, tip)
+        base = _text(res.stdout).strip() or None if res.returncode == 0 else None
+        if base == tip:
+            return [], []
+    entries = changed_entries(q.run, cwd, base, tip)
+    unsafe: list[tuple[str, str, str]] = []
+    for path, mode, oid in entries:
+        reason = unsafe_entry(path, mode)
+        if reason is not None:
+            unsafe.append((path, oid, reason))
+    blobs = [(p, o) for p, m, o in entries if m in ("100644", "100755")]
+    sizes = _sizes(q, cwd, [o for _p, o in blobs])
+    cap = max_blob()
+    for path, oid in blobs:
+        if sizes.get(oid, 0) > cap:
+            unsafe.append((path, oid, f"a blob of {sizes[oid]:,} bytes, over the cap of {cap:,} bytes "
+                                      "(KYB_SYNC_MAX_BLOB)"))
+    held: list[tuple[str, str, str]] = []
+    if not unsafe:
+        candidates = [(p, o) for p, m, o in entries if m == "100644" and keys.is_record_candidate(p)]
+        contents = dict(zip([o for _p, o in candidates],
+                            [obj[2] if obj else b"" for obj in _cat(q, cwd, [o for _p, o in candidates])]))
+        for path, oid in candidates:
+            reason = keys.record_problem(path, contents.get(oid, b""))
+            if reason is not None:
+                held.append((path, oid, reason))
+    named = writers(q.run, cwd, tip, local, {(p, o) for p, o, _r in unsafe + held})
+    refused = deepest([Problem(named.get((p, o), tip), p, r, o) for p, o, r in sorted(unsafe)])
+    held_out = [Problem(named.get((p, o), tip), p, r, o) for p, o, r in sorted(held)]
+    return refused, held_out
+
+
+def _sizes(q: Quarantine, cwd: Path, oids: list[str]) -> dict[str, int]:
+    if not oids:
+        return {}
+    res = q.run(cwd, "cat-file", "--batch-check=%(objectname) %(objectsize)",
+                input=("\n".join(oids) + "\n").encode())
+    out = {}
+    for line in _text(res.stdout).splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def _cat(q: Quarantine, cwd: Path, oids: list[str]) -> list[tuple[str, str, bytes] | None]:
+    if not oids:
+        return []
+    res = q.run(cwd, "cat-file", "--batch", input=("\n".join(oids) + "\n").encode())
+    out: list[tuple[str, str, bytes] | None] = []
+    data, pos = res.stdout, 0
+    for _oid in oids:
+        nl = data.index(b"\n", pos)
+        header = data[pos:nl].split(b" ")
+        pos = nl + 1
+        if len(header) != 3 or not header[2].isdigit():
+            out.append(None)
+            continue
+        size = int(header[2])
+        out.append((header[0].decode(), header[1].decode(), data[pos:pos + size]))
+        pos += size + 1
+    return out
+
+
+def writers(run, cwd: Path, tip: str, local: str | None, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """For each (path, oid), the newest commit in `tip --not local` that set `path` to `oid`.
+
+    One `git diff-tree --stdin` over the incoming commits, newest first; a non-merge writer is
+    preferred (a merge only picks a side), a merge is named when nothing else wrote it.
+    """
+    if not wanted:
+        return {}
+    args = ["rev-list", "--topo-order", tip] + (["--not", local] if local else [])
+    revs = _text(run(cwd, *args).stdout).split()
+    if not revs:
+        return {}
+    res = run(cwd, "diff-tree", "--stdin", "-r", "-t", "-z", "--root", "-m", "--no-renames",
+              input=("\n".join(revs) + "\n").encode())
+    found: dict[tuple[str, str], str] = {}
+    merges: dict[tuple[str, str], str] = {}
+    current = None
+    is_merge = False
+    parts = _text(res.stdout).split("\0")
+    i = 0
+    while i < len(parts):
+        item = parts[i]
+        if not item.startswith(":"):
+            words = item.split()
+            if words and re.fullmatch(r"[0-9a-f]{40}", words[0]):
+                current = words[0]
+                is_merge = "(from" in item
+            i += 1
+            continue
+        if i + 1 >= len(parts):
+            break
+        path = parts[i + 1]
+        i += 2
+        fields = item[1:].split()
+        key = (path, fields[3])
+        if key in wanted and current is not None:
+            target = merges if is_merge else found
+            target.setdefault(key, current)
+    return {**merges, **found}
