@@ -186,11 +186,17 @@ RRF_K: float | None = None  # --k: another RRF constant for the hybrid rows
 
 
 def set_weights(weights: tuple[float, float] | None) -> None:
-    """RRF weights for the next searches (None: the shipped ones); (0, 1) ranks by vectors alone."""
+    """RRF weights for the next searches (None: the shipped ones); (0, 1) ranks by vectors alone
+    (the pipeline's KYB_SEARCH_RANKING=vectors hook, as bench/eval_devset.py)."""
     from kyb_cli.core.search import fusion
 
+    if weights == (0.0, 1.0):
+        os.environ["KYB_SEARCH_RANKING"] = "vectors"
+        weights = None
+    else:
+        os.environ.pop("KYB_SEARCH_RANKING", None)
     lex, sem = weights or (fusion.W_LEX, fusion.W_SEM)
-    fusion.rrf.__defaults__ = (None, RRF_K or fusion.K, lex, sem)
+    fusion.rrf.__defaults__ = (None, RRF_K or fusion.K, lex, sem, None, None, None)
 
 
 def run(verbose: bool, weights: tuple[float, float] | None = None) -> dict:

@@ -146,6 +146,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l limit -x -d 'At most thi
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l recent -d 'Newest first instead of by relevance.'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l semantic -l no-semantic -d 'Fuse search by meaning (needs the model; every time mode). --no-semantic: words only.'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l explain -d 'Per hit: lexical rank, vector rank, cosine, fused score.'
+complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l min-strength -x -a 'weak strong' -d 'strong: only hits that hold the question\'s words or clear the calibrated floor by meaning.'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l no-wait -d 'While a new index is still reading history, answer now from what is indexed ("history_complete": false) instead of waiting.'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l today -x -d 'The reader\'s calendar day for deadlines (default: the local date).'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l no-deadlines -d 'Do not print the deadlines block on stderr (also KYB_DEADLINES=off).'

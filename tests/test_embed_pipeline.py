@@ -13,8 +13,29 @@ from tests.support.tiny_model import build_tiny_model
 def test_passage_text_is_title_then_body_head():
     from kyb_cli.core.embed import passage_text
 
-    text = passage_text({"key": "checkout-write-path", "title": "Checkout write path", "body": "x" * 2000})
-    assert text == "Checkout write path. " + "x" * 1200
+    body = "Checkout writes go through svc-checkout on node-3, port 9090."
+    assert passage_text({"key": "checkout-write-path", "title": "Checkout write path", "body": body}) == (
+        "Checkout write path. " + body)
+
+
+def test_long_body_becomes_overlapping_passages_each_with_the_title():
+    from kyb_cli.core.embed.recipe import CHUNK_UNITS, passages
+
+    sentences = [f"Sentence number {i} says where step {i} of the runbook happens." for i in range(120)]
+    parts = passages({"key": "runbook", "title": "Long runbook", "body": " ".join(sentences)})
+    assert len(parts) > 3 and all(p.startswith("Long runbook. ") for p in parts)
+    assert all(len(p) - len("Long runbook. ") <= CHUNK_UNITS * 4 for p in parts)
+    assert "step 119 of the runbook" in parts[-1]          # the end of a long body is embedded too
+    for a, b in zip(parts, parts[1:]):                      # neighbours overlap by whole sentences
+        tail = a.rsplit("Sentence number ", 1)[1]
+        assert "Sentence number " + tail in b
+
+
+def test_cjk_bodies_are_cut_into_fewer_characters_per_passage():
+    from kyb_cli.core.embed.recipe import chunks
+
+    assert len(chunks("数据库备份策略。" * 100)) > 1       # 800 characters, ~800 tokens
+    assert len(chunks("database backup policy. " * 33)) == 1  # 800 characters, ~200 tokens
 
 
 def test_incident_passage_text_adds_service_and_hosts():

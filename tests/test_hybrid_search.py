@@ -213,7 +213,8 @@ def test_query_cli_hybrid_with_explain(cli, store_path, tiny):
     assert res.code == 0
     d = res.json
     assert d["semantic"] is True and d["pending_vectors"] == 0 and d["count"] == 3
-    assert set(d["hits"][0]["explain"]) == {"lexical_rank", "vector_rank", "cosine", "bm25", "fused"}
+    assert set(d["hits"][0]["explain"]) == {"lexical_rank", "vector_rank", "cosine", "bm25", "fused", "coverage",
+                                            "semantic_score", "semantic_floor", "passage"}
 
 
 def test_doctor_healthy_then_broken_model_exits_4(cli, store_path, tiny, tmp_path, monkeypatch):

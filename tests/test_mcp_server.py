@@ -256,6 +256,19 @@ def test_mcp_log_get_version_blocked_by_and_as_of_event(mcp):
     assert "task-mcp-a" in ready and "task-mcp-b" not in ready
 
 
+def test_query_says_how_sure_it_is_and_filters_by_strength(mcp):
+    mcp.ok("add", key="redis-timeouts", title="Redis timeouts", body="Client timeout is 2 s; retry once.")
+    mcp.ok("add", key="lunch-notes", title="Lunch notes", body="Pizza on Fridays.")
+    both = mcp.ok("query", text="redis client timeout pizza", explain=True)
+    strong = mcp.ok("query", text="redis client timeout pizza", min_strength="strong")
+    assert {h["key"] for h in strong["hits"]} == {"redis-timeouts"} and strong["confident"] is True
+    by_key = {h["key"]: h for h in both["hits"]}
+    assert by_key["lunch-notes"]["strength"] == "weak" and by_key["redis-timeouts"]["found_by"] == "lexical"
+    assert "Client timeout is 2 s" in by_key["redis-timeouts"]["snippet"]
+    assert "coverage" in by_key["redis-timeouts"]["explain"]
+    assert mcp.ok("query", text="kubernetes ingress")["confident"] is False
+
+
 def test_trust_through_mcp_verify_stale_retired_similar_revived_rules(mcp):
     """Knowing whether to trust a record, through MCP: every rule the CLI tests check, once more here."""
     mcp.ok("add", key="mcp-checkout-write-path", title="MCP checkout write path",

@@ -20,13 +20,15 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
           tags: list[str] | tuple[str, ...] = (), kind: str | None = None, status: str | None = None,
           service: str | None = None, priority: str | None = None, assignee: str | None = None,
           parent: str | None = None, limit: int = 10, recent: bool = False, semantic: bool = True,
-          explain: bool = False, as_of_event: str | None = None) -> tuple[Path, dict[str, Any]]:
+          explain: bool = False, as_of_event: str | None = None,
+          min_strength: str | None = None) -> tuple[Path, dict[str, Any]]:
     """Search the store (`kyb query`): (store path, response); `store` is the explicit --store (else the
     usual lookup), the default store is created on first use.
 
-    The response is `{count, hits, semantic, mode, head}` (+ `pending_vectors`, `semantic_off`); each
-    hit carries its key, kind, title, score, state and version fields,
-    and `verified` (or null) and `stale`.
+    The response is `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors`,
+    `semantic_off`); each hit carries its key, kind, title, score, state and version fields,
+    `verified` (or null) and `stale`, and `strength`, `found_by` and `snippet`.
+    `min_strength="strong"` keeps only strong hits (docs/SEARCH.md "How sure is an answer").
     Time arguments are checked before anything is created, so a bad `--as-of` writes nothing.
     `as_of_event` T asks what was true in the world at T (event time), by what the store knows now,
     or at `as_of` W when both are given (bi-temporal). Raises UsageError (exit 2: a bad time or an
@@ -51,7 +53,8 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     filters = Filters(tags=list(tags), kind=kind, status=status, service=service, priority=priority,
                       assignee=assignee, parent=parent)
     response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
-                      limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t)
+                      limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
+                      min_strength=min_strength)
     from kyb_cli.core.index.trust import annotate_hits
 
     annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")

@@ -93,11 +93,16 @@ class Tools(TrustTools):
             "Fuse search by meaning when vectors exist (every time mode); false: words only."))] = True,
         explain: Annotated[bool, Field(description=(
             "Per hit: lexical rank, vector rank, cosine, fused score (as `kyb query --explain`)."))] = False,
+        min_strength: Annotated[Literal["weak", "strong"], Field(description=(
+            "strong: only hits that hold the question's words or clear the calibrated floor by meaning."))] = "weak",
         today: Day = None,
     ) -> CallToolResult:
         """Search records. Modes (one at a time): current state (default: live and archived records,
         never retracted ones), `history`, `as_of`, `changed_between`. Times are write (commit) times.
-        Each hit has `is_head`: true only when it is the key's current version."""
+        Each hit has `is_head`: true only when it is the key's current version, `strength` (strong |
+        weak), `found_by` (lexical | semantic | both) and a `snippet`; the answer's `confident` is true
+        only when a hit is strong (false: nothing stored matches; do not treat weak hits as answers).
+        Syntax: "exact phrase", +must, -exclude or NOT word, prefix*; plain words rank any-match."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
@@ -108,7 +113,8 @@ class Tools(TrustTools):
                                        changed_between=changed_between, tags=_items(tags), kind=kind,
                                        status=status, service=service, priority=priority, assignee=assignee,
                                        parent=parent, limit=limit, recent=recent, semantic=semantic,
-                                       explain=explain, as_of_event=as_of_event)
+                                       explain=explain, as_of_event=as_of_event,
+                                       min_strength=None if min_strength == "weak" else min_strength)
             day = _today(today)
             return _with_deadlines(response, path, day)
 

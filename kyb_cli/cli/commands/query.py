@@ -65,6 +65,9 @@ class QueryCommand(click.Command):
 @click.option("--semantic/--no-semantic", default=True, show_default=True,
               help="Fuse search by meaning (needs the model; every time mode). --no-semantic: words only.")
 @click.option("--explain", is_flag=True, help="Per hit: lexical rank, vector rank, cosine, fused score.")
+@click.option("--min-strength", "min_strength", type=click.Choice(["weak", "strong"]), default="weak",
+              show_default=True, help="strong: only hits that hold the question's words or clear the "
+              "calibrated floor by meaning.")
 @wait_options
 @deadline_options
 @fields_option
@@ -73,7 +76,7 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
               changed_between: tuple[str, str] | None, tags: tuple[str, ...], kind: str | None,
               status: str | None, service: str | None, priority: str | None, assignee: str | None,
               parent: str | None, limit: int, recent: bool, semantic: bool, explain: bool,
-              as_of_event: str | None) -> None:
+              as_of_event: str | None, min_strength: str) -> None:
     """Search records; an empty TEXT lists newest first. Any text is a valid query.
 
     -h is help, as for every command; to search for a word that starts with a dash, put it after
@@ -100,6 +103,12 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
 
     On a fresh clone the history is read in the background after the first answer: a question
     about the past waits for it (--no-wait: answer now, with "history_complete": false).
+
+    \b
+    Syntax: plain words rank any-match; "exact phrase" and +word are required; -word, -"phrase"
+    and NOT word exclude (on both sides, in every mode); prefix* matches word starts; A AND B
+    requires both. Bad syntax is searched as words. Each hit has strength (strong | weak),
+    found_by (lexical | semantic | both) and a snippet; confident is true when a hit is strong.
     """
     from kyb_cli import api
 
@@ -107,7 +116,8 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
                                history=history, as_of=as_of, changed_between=changed_between,
                                tags=_split_tags(tags), kind=kind, status=status, service=service,
                                priority=priority, assignee=assignee, parent=parent, limit=limit,
-                               recent=recent, semantic=semantic, explain=explain, as_of_event=as_of_event)
+                               recent=recent, semantic=semantic, explain=explain, as_of_event=as_of_event,
+                               min_strength=None if min_strength == "weak" else min_strength)
     if response.get("semantic_off"):
         from kyb_cli.cli.output import note
 
@@ -127,7 +137,7 @@ def query_view(c: Any, d: dict[str, Any]) -> None:
     table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
     explain = any("explain" in h for h in d["hits"])
     scored = any(h.get("score") for h in d["hits"])  # a listing (no text) has no relevance to show
-    columns = ("key", "title", "snippet", "state", "version") + ("score",) * scored \
+    columns = ("key", "title", "state", "version") + ("score",) * scored \
         + ("lex", "vec", "cosine", "fused") * explain
     for col in columns:
         table.add_column(col)
@@ -137,17 +147,19 @@ def query_view(c: Any, d: dict[str, Any]) -> None:
             + ("" if h["is_head"] else " [dim](past)[/dim]")
         state = f"[{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/]"
         style = next((EMPHASIS[h[f]] for f in ("priority", "severity") if h.get(f) in EMPHASIS), "bold")
-        row = [f"[{style}]{h['key']}[/]", escape(h["title"]), f"[dim]{escape(snippet(h.get('body') or ''))}[/dim]",
-               state, version] + [f"{h['score']:.3f}"] * scored
+        text = h.get("snippet") or snippet(h.get("body") or "")
+        title = escape(h["title"]) + (f"\n[dim]{escape(text)}[/dim]" if text else "")
+        row = [f"[{style}]{h['key']}[/]", title, state, version] + [f"{h['score']:.3f}"] * scored
         if explain:
             e = h.get("explain") or {}
             row += [_cell(e.get("lexical_rank")), _cell(e.get("vector_rank")), _cell(e.get("cosine"), "{:.3f}"),
                     _cell(e.get("fused"), "{:.4f}")]
-        table.add_row(*row)
+        table.add_row(*row, style="dim" if h.get("strength") == "weak" else None)
     c.print(table)
     semantic = "hybrid" if d.get("semantic") else "lexical"
     pending = f", {d['pending_vectors']} pending vectors" if d.get("pending_vectors") else ""
-    c.print(f"[dim]{plural(d['count'], 'hit')}, mode {d['mode']}, {semantic}{pending}, "
+    sure = "" if d.get("confident", True) or not d["count"] else ", [bold]no strong hit[/bold]: weak matches only (dim)"
+    c.print(f"[dim]{plural(d['count'], 'hit')}, mode {d['mode']}, {semantic}{pending}{sure}, "
             f"head {str(d.get('head') or '')[:12]}[/dim]")
 
 

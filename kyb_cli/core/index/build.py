@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from kyb_cli.core.embed.recipe import passage_input, passage_text, text_hash
+from kyb_cli.core.embed.recipe import passage_hashes
 from kyb_cli.core.index import gitlog, schema
 from kyb_cli.core.records.keys import KIND_DIRS, key_of_path, kind_of_key, load
 from kyb_cli.core.records.model import Record, RecordFormatError
@@ -179,7 +179,7 @@ class Builder:
                          record.parent_task, json.dumps(doc, ensure_ascii=False)))
             if readable:
                 fts.append((vid, *fts_columns(key, doc)))
-                vtext.append((vid, text_hash(passage_input(passage_text(doc)))))
+                vtext.extend((vid, part, h) for part, h in enumerate(passage_hashes(doc)))
         return rows, fts, vtext, unreadable
 
     def flush(self) -> None:
@@ -189,7 +189,7 @@ class Builder:
         fts: list[tuple] = []
         if self.pending:
             rows, fts, vtext, unreadable = self._versions()
-            c.executemany("INSERT INTO vtext VALUES(?,?)", vtext)
+            c.executemany("INSERT INTO vtext VALUES(?,?,?)", vtext)
             c.executemany("INSERT INTO unreadable VALUES(?,?)", unreadable)
             c.executemany("INSERT INTO versions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             c.executemany(f"INSERT INTO fts(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", fts)

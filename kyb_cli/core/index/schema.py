@@ -16,8 +16,9 @@ Tables
 - `fts_now`   the same over each key's current version only (live or archived, never retracted):
               the "what is true now" question, the hot path, ranks 10k rows instead of every version
               (BM25 statistics of the current store, which is the corpus that question asks about).
-- `vtext`     per version, the hash of the exact text the embedding model is handed for it (recipe);
-              versions with the same text share one vector.
+- `vtext`     per version and passage (`part`, 0 = the first), the hash of the exact text the
+              embedding model is handed for it (recipe: a long body is several passages);
+              passages with the same text share one vector; a version scores by its best passage.
 - `vectors`   float32 vectors by (text hash, model+recipe fingerprint): a cache refilled from the
               user-wide embedding cache; only rows of the current fingerprint are ever read.
 The schema version carries the recipe version, so a new recipe rebuilds the index (new text hashes).
@@ -80,7 +81,9 @@ CREATE TABLE keys(
     ended_at INTEGER
 ) WITHOUT ROWID;
 CREATE TABLE unreadable(version_id INTEGER PRIMARY KEY, reason TEXT NOT NULL);
-CREATE TABLE vtext(version_id INTEGER PRIMARY KEY, text_sha TEXT NOT NULL);
+CREATE TABLE vtext(version_id INTEGER NOT NULL, part INTEGER NOT NULL, text_sha TEXT NOT NULL,
+    PRIMARY KEY (version_id, part)) WITHOUT ROWID;
+CREATE INDEX vtext_sha ON vtext(text_sha);
 CREATE TABLE vectors(
     text_sha TEXT NOT NULL,
     fingerprint TEXT NOT NULL,

@@ -14,7 +14,6 @@ import json
 
 from kyb_cli.core.index import schema
 from kyb_cli.core.search.slice import Filters, candidates, filter_sql, time_params
-from kyb_cli.core.search.tokens import match_expression
 from kyb_cli.core.times.format import rfc3339
 
 MAX_LIMIT = 100
@@ -29,10 +28,16 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
     filters = filters or Filters()
     params: dict = {"limit": max(0, min(int(limit), MAX_LIMIT))}
     time_params(mode, params, as_of=as_of, window=window, as_of_event=as_of_event)
-    expr = match_expression(text)
+    from kyb_cli.core.search.syntax import query_plan
+
+    plan = query_plan(text)[1]
+    expr = plan.match
     where = filter_sql(filters, params)
-    if expr is None:
+    if expr is None:  # nothing to rank by: list newest first (without the excluded words)
         source = "SELECT c.vid, c.state, 0.0 AS score FROM cand c"
+        if plan.exclude:
+            params["x"] = plan.exclude
+            source += " WHERE c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :x)"
         recent = True
     else:
         params["q"] = expr

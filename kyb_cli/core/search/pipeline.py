@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kyb_cli.core.index import schema
-from kyb_cli.core.index.fresh import with_index
+from kyb_cli.core.index.fresh import Fresh, with_index
 from kyb_cli.core.search.lexical import lexical
 from kyb_cli.core.search.slice import Filters
 
@@ -16,48 +16,54 @@ from kyb_cli.core.search.slice import Filters
 def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: int | None = None,
            window: tuple[int, int] | None = None, filters: Filters | None = None, limit: int = 10,
            recent: bool = False, semantic: bool = False, explain: bool = False,
-           as_of_event: int | None = None) -> dict:
-    """The response `{count, hits, semantic, mode, head}` (+ `pending_vectors` when vectors ran).
+           as_of_event: int | None = None, min_strength: str | None = None) -> dict:
+    """The response `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors` when vectors ran).
 
-    With `semantic`, a non-blank question and no `--recent`, the vector side runs in every time mode
-    on the same slice and filters, and is fused with BM25 (RRF). When it cannot run, the answer is
-    lexical with `semantic: false` and `semantic_off` holds the one-line reason (the CLI prints it).
+    The question's operators (search/syntax.py) hold on both sides. With `semantic`, a question with
+    a positive word and no `--recent`, the vector side runs in every time mode on the same slice,
+    filters and operators, and is fused with BM25. When it cannot run, the answer is lexical with
+    `semantic: false` and `semantic_off` holds the one-line reason (the CLI prints it). Each hit is
+    graded (`strength`, `found_by`, search/relevance.py) and carries a `snippet`; `confident` is true
+    when one hit is strong; `min_strength="strong"` keeps strong hits only.
     """
+    from kyb_cli.core.search.syntax import query_plan
     from kyb_cli.core.search.tokens import words
 
-    hybrid = semantic and not recent and bool(words(text))
+    parsed, plan = query_plan(text)
+    hybrid = semantic and not recent and bool(words(parsed.positive_text))
+    strong_only = min_strength == "strong"
 
     def run(f: Fresh) -> dict:
-        n = fusion_candidates(limit) if hybrid else limit
+        n = fusion_candidates(limit) if (hybrid or strong_only) else limit
         ranked = lexical(f.conn, text, mode=mode, as_of=as_of, window=window, filters=filters,
                          limit=n, recent=recent, as_of_event=as_of_event)
         out: dict = {"semantic": False}
+        side = None
         if hybrid:
             from kyb_cli.core.search.slice import Slice
             from kyb_cli.core.search.vectors import semantic_side
 
-            side = semantic_side(f.conn, text, Slice(mode, as_of, window, filters or Filters(), as_of_event), n)
+            side = semantic_side(f.conn, parsed.positive_text,
+                                 Slice(mode, as_of, window, filters or Filters(), as_of_event), n,
+                                 require=plan.require, exclude=plan.exclude)
             if side.ranked is not None:
-                if vectors_only():  # diagnosis (bench/eval_devset.py): the vector side's own order
-                    hits = _fuse(f.conn, mode, [], side.ranked, limit, explain)
-                    out["ranking"] = "vectors"
-                else:
-                    hits = _fuse(f.conn, mode, ranked, side.ranked, limit, explain)
                 out.update(semantic=True, pending_vectors=side.pending)
                 if side.pending:  # never embedded here: the background filler does it
                     from kyb_cli.core.index import staged
 
                     staged.start_filler(f.store_path, f.git_dir)
             else:
-                hits = [hit for _vid, hit in ranked[:limit]]
                 out["semantic_off"] = side.reason
-        else:
-            hits = [hit for _vid, hit in ranked[:limit]]
-        if explain and not out["semantic"]:
-            for rank, hit in enumerate(hits, 1):
-                hit["explain"] = {"lexical_rank": rank, "vector_rank": None, "cosine": None,
-                                  "bm25": hit["score"], "fused": None}
-        response = {"count": len(hits), "hits": hits, **out, "mode": mode, "head": f.head}
+                side = None
+        by_vectors = side is not None and vectors_only()
+        if by_vectors:
+            out["ranking"] = "vectors"
+        hits = _answer(f.conn, mode, text, parsed, plan, ranked, side, explain, by_vectors)
+        if strong_only:
+            hits = [h for h in hits if h["strength"] == "strong"]
+        hits = hits[:limit]
+        confident = any(h["strength"] == "strong" for h in hits)
+        response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": mode, "head": f.head}
         if not f.history_complete:
             response["history_complete"] = False
         return response
@@ -94,13 +100,15 @@ def fusion_candidates(limit: int) -> int:
     return candidates(limit)
 
 
-def _fuse(conn, mode: str, ranked: list[tuple[int, dict]], near: list[tuple[int, str, str, float]],
-          limit: int, explain: bool) -> list[dict]:
-    """RRF of both lists. Identity is the version in --history, else the key (one hit per key).
+def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, dict]], side, explain: bool,
+            vectors_only: bool = False) -> list[dict]:
+    """Fuse (when the vector side ran), grade and snip. Identity is the version in --history, else
+    the key (one hit per key).
 
     A lexical hit is reused; a semantic-only one is read from the index (it already passed the same
-    slice and filters). `score` is the cosine when the hit has one, else BM25 (as rule "hybrid fusion").
+    slice, filters and operators). `score` is the cosine when the hit has one, else BM25 (as rule "hybrid fusion").
     """
+    from kyb_cli.core.search import relevance
     from kyb_cli.core.search.fusion import rrf
     from kyb_cli.core.search.lexical import hits_for
 
@@ -109,28 +117,78 @@ def _fuse(conn, mode: str, ranked: list[tuple[int, dict]], near: list[tuple[int,
 
     lex = {ident(vid, hit["key"]): (vid, hit) for vid, hit in ranked}
     sem = {}
-    for vid, key, state, cos in near:
-        sem.setdefault(ident(vid, key), (vid, state, cos))
-    tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
-    tie.update({ident(vid, key): (key, -vid) for vid, key, _s, _c in near})
-    fused = rrf(list(lex), list(sem), tie)[:limit]
-    need = [(sem[f.ident][0], sem[f.ident][1]) for f in fused if f.ident not in lex]
+    for near in side.ranked if side is not None else []:
+        sem.setdefault(ident(near.vid, near.key), near)
+    listing = plan.match is None
+    vids = sorted({vid for vid, _h in lex.values()} | {n.vid for n in sem.values()})
+    weights = [] if listing else relevance.term_weights(conn, plan.terms)
+    held = relevance.term_hits(conn, plan.terms, vids) if weights else {}
+    vid_of = {i: v for i, (v, _h) in lex.items()} | {i: n.vid for i, n in sem.items()}
+    cover = {i: relevance.coverage(held.get(v, set()), weights) for i, v in vid_of.items()}
+    identifier = not listing and relevance.looks_like_identifier(text.split())
+    first = {i for i in lex if identifier and cover[i] >= 1 - 1e-9}
+    if not first and ranked:
+        top = next(iter(lex))
+        scores = [h["score"] for _v, h in ranked[:2]]
+        ratio = scores[0] / scores[1] if len(scores) > 1 and scores[1] > 0 else float("inf")
+        if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER:
+            first = {top}  # a decisive word match leads the answer
+    if vectors_only:  # the bench hook: the vector side's order alone
+        order = [(i, None, r, None) for r, i in enumerate(sem, 1)]
+    elif side is not None:
+        tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
+        tie.update({ident(n.vid, n.key): (n.key, -n.vid) for n in sem.values()})
+        fused = rrf(list(lex), list(sem), tie, cover={i: cover[i] for i in lex}, first=first)
+        order = [(f.ident, f.lexical_rank, f.vector_rank, f.score) for f in fused]
+    else:
+        order = [(i, rank, None, None) for rank, i in enumerate(lex, 1)]
+    need = [(sem[i].vid, sem[i].state) for i, *_ in order if i not in lex]
     extra = hits_for(conn, need)
+    cal = side.calibration if side is not None else relevance.NONE
+    words = _snippet_words(parsed)
     hits = []
-    for f in fused:
-        if f.ident in lex:
-            hit = lex[f.ident][1]
+    for i, lrank, vrank, fused_score in order:
+        if i in lex:
+            hit = lex[i][1]
         else:
-            hit = extra.get(sem[f.ident][0])
+            hit = extra.get(sem[i].vid)
             if hit is None:
                 continue
-        bm25 = hit["score"] if f.ident in lex else None
-        cos = sem[f.ident][2] if f.ident in sem else None
-        if cos is not None:
-            hit["score"] = round(cos, 6)
+        near = sem.get(i)
+        bm25 = hit["score"] if i in lex else None
+        if near is not None:
+            hit["score"] = round(near.cos, 6)
+        if listing:
+            hit["strength"], hit["found_by"] = "strong", "lexical"  # it satisfies all that was asked
+        else:
+            relevance.grade(hit, lexical=cover.get(i, 0.0) > 0, cover=cover.get(i, 0.0), whole=i in first,
+                            sem_score=None if near is None else near.score, cal=cal)
+        hit["snippet"] = _snippet(hit.get("body", ""), words, None if near is None else near.part)
         if explain:
-            hit["explain"] = {"lexical_rank": f.lexical_rank, "vector_rank": f.vector_rank,
-                              "cosine": None if cos is None else round(cos, 6), "bm25": bm25,
-                              "fused": round(f.score, 6)}
+            hit["explain"] = {"lexical_rank": lrank, "vector_rank": vrank,
+                              "cosine": None if near is None else round(near.cos, 6), "bm25": bm25,
+                              "fused": None if fused_score is None else round(fused_score, 6),
+                              "coverage": round(cover.get(i, 0.0), 4),
+                              "semantic_score": None if near is None or near.score is None else round(near.score, 4),
+                              "semantic_floor": cal.floor, "passage": None if near is None else near.part}
         hits.append(hit)
     return hits
+
+
+def _snippet_words(parsed) -> list[str]:
+    from kyb_cli.core.search.tokens import is_function_word
+
+    out = [tok for term in parsed.positive for tok in term.tokens if not is_function_word([tok])]
+    return out or [tok for term in parsed.positive for tok in term.tokens]
+
+
+def _snippet(body: str, words: list[str], part: int | None) -> str:
+    from kyb_cli.core.search.snippet import snippet
+
+    passage = None
+    if part:
+        from kyb_cli.core.embed.recipe import chunks
+
+        parts = chunks(body)
+        passage = parts[part] if part < len(parts) else None
+    return snippet(body, words, passage)

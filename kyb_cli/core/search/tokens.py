@@ -94,7 +94,15 @@ def content_words(text: str) -> list[list[str]]:
 
 
 def match_expression(text: str) -> str | None:
-    """The MATCH string for `text`, or None when it has no searchable word."""
+    """The MATCH string for `text` with its operators (search/syntax.py), or None when it has no
+    word to rank by (an empty question, or only excluded words)."""
+    from kyb_cli.core.search.syntax import query_plan
+
+    return query_plan(text)[1].match
+
+
+def plain_match_expression(text: str) -> str | None:
+    """The MATCH string for `text` read as plain words only (no operators)."""
     parts: list[str] = []
     seen: set[str] = set()
     for tokens in content_words(text):

@@ -63,7 +63,16 @@ def log(store_path: Path, *, since: int | None = None, until: int | None = None,
             return []
         raise StoreError(f"cannot read the store's log: {err.splitlines()[-1] if err else 'git log failed'}")
     out = proc.stdout.decode("utf-8", "replace")
-    return [row(chunk) for chunk in out.split("\x1e")[1:]]
+    rows = [row(chunk) for chunk in out.split("\x1e")[1:]]
+    # git reads `--since=@N` past its date range (about year 2100) as "now", so a far bound would let
+    # this second's commits through: the bounds are applied here as well.
+    return [r for r in rows if (since is None or _epoch(r) >= since) and (until is None or _epoch(r) <= until)]
+
+
+def _epoch(r: dict[str, Any]) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(r["committed_at"]).timestamp())
 
 
 def row(chunk: str) -> dict[str, Any]:

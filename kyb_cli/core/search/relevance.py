@@ -1,0 +1,145 @@
+"""How much a hit can be trusted: per hit `strength` (strong | weak) and `found_by` (lexical |
+semantic | both), per answer `confident` (true only when at least one hit is strong).
+
+"Finding is not knowing": a ranked list always has a first hit, so rank says nothing about whether
+anything matched. Two kinds of evidence make a hit strong:
+- lexical: the hit holds the question's words — at least `lexical_cover` of their weight (each
+  term weighs its inverse document frequency, so a hit holding only the commonest word of five is
+  weak), or the whole question as written when it looks like an identifier;
+- semantic: its vector score clears the floor calibrated on data for this model and recipe. e5's
+  raw cosines are compressed (~0.7-0.9 for anything), so the score is the cosine after removing
+  the mean direction of queries and of passages (the model's anisotropy), with the floor set where
+  on-topic and off-topic questions of the dev set separate best (bench/calibrate_search.py).
+The calibration is kept per vector fingerprint (model files + recipe) in calibration.json; under a
+model or recipe it has no entry for, only lexical evidence can make a hit strong.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
+LEXICAL_COVER = 0.5  # used when a calibration does not say (and with no model at all)
+# A lexical top hit is decisive (it leads a hybrid answer) when its BM25 is at least this many
+# times the second's and it holds this share of the question's weight (dev set, docs/SEARCH.md).
+DECISIVE_BM25_RATIO = 1.3
+DECISIVE_COVER = 0.67
+
+
+@dataclass(frozen=True)
+class Calibration:
+    floor: float | None                 # semantic score at or above which a vector match is strong
+    center_q: bytes | None = None       # float32 mean of query vectors (None: not centred)
+    center_p: bytes | None = None       # float32 mean of passage vectors
+    lexical_cover: float = LEXICAL_COVER
+    lexical_boost: float = 0.0          # a hit's semantic score + lexical_boost * its word coverage
+                                        # (fitted by bench/calibrate_search.py pipeline; 0 so far)
+    source: str = "none"
+
+
+NONE = Calibration(None)
+
+
+def _pack(values) -> bytes | None:
+    return None if not values else struct.pack(f"<{len(values)}f", *values)
+
+
+@lru_cache(maxsize=4)
+def _table(path: str) -> dict:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def calibration(fingerprint: str | None) -> Calibration:
+    """The calibration for a vector fingerprint, or NONE (semantic evidence alone is never strong)."""
+    entry = _table(str(CALIBRATION_FILE)).get(fingerprint or "") if fingerprint else None
+    if not isinstance(entry, dict):
+        return NONE
+    return Calibration(floor=float(entry["floor"]), center_q=_pack(entry.get("center_q")),
+                       center_p=_pack(entry.get("center_p")),
+                       lexical_cover=float(entry.get("lexical_cover", LEXICAL_COVER)),
+                       lexical_boost=float(entry.get("lexical_boost", 0.0)),
+                       source=str(entry.get("source", "")))
+
+
+def centred_query(cal: Calibration, qvec: bytes) -> bytes:
+    """normalise(q - center_q): the query side of the calibrated score (q as is without a centre)."""
+    if cal.center_q is None:
+        return qvec
+    n = len(qvec) // 4
+    q = struct.unpack(f"<{n}f", qvec)
+    c = struct.unpack(f"<{n}f", cal.center_q)
+    d = [a - b for a, b in zip(q, c)]
+    norm = math.sqrt(sum(x * x for x in d)) or 1.0
+    return struct.pack(f"<{n}f", *(x / norm for x in d))
+
+
+_IDENT = re.compile(r"-{0,2}[^\W_][\w]*(?:[-_./:@#=][\w]+)+|\w*\d\w*|\w*[a-z][A-Z]\w*|[A-Z]{2,}[a-z]\w*|--\w+",
+                    re.UNICODE)
+_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+def looks_like_identifier(raw_words: list[str]) -> bool:
+    """A short question that reads like a name in a system: `fs.file-nr`, `system-cluster-critical`,
+    `orders_api`, `9090`, `kubeApiserver`, a sha, `etcdserver: no leader`, a path."""
+    words = [w.strip("\"'`()[]{},;") for w in raw_words]
+    words = [w for w in words if w]
+    if not words:
+        return False
+    if len(words) <= 10 and re.fullmatch(r"[\w.-]+:", words[0]) and len(words) > 1:
+        return True  # an error message as logged: `etcdserver: no leader`
+    if len(words) > 4:
+        return False
+    return any(_IDENT.fullmatch(w) or _HEX.match(w.lower()) or "/" in w for w in words)
+
+
+def term_weights(conn, terms: list[str]) -> list[float]:
+    """Inverse document frequency of each term over all indexed versions (log((N+1)/(df+0.5)))."""
+    if not terms:
+        return []
+    total = conn.execute("SELECT count(*) FROM versions").fetchone()[0]
+    out = []
+    for t in terms:
+        df = conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (t,)).fetchone()[0]
+        out.append(max(0.05, math.log((total + 1) / (df + 0.5))))
+    return out
+
+
+def term_hits(conn, terms: list[str], vids: list[int]) -> dict[int, set[int]]:
+    """For each version id, the indexes of the terms it holds."""
+    out: dict[int, set[int]] = {v: set() for v in vids}
+    if not terms or not vids:
+        return out
+    marks = ",".join("?" * len(vids))
+    for i, t in enumerate(terms):
+        for (vid,) in conn.execute(f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN ({marks})", (t, *vids)):
+            out[vid].add(i)
+    return out
+
+
+def coverage(held: set[int], weights: list[float]) -> float:
+    total = sum(weights)
+    return 0.0 if total <= 0 else sum(weights[i] for i in held) / total
+
+
+def grade(hit: dict, *, lexical: bool, cover: float, whole: bool, sem_score: float | None,
+          cal: Calibration) -> None:
+    """Set `strength` and `found_by` on one hit. `whole`: it holds an identifier question as written."""
+    sem_strong = (cal.floor is not None and sem_score is not None
+                  and sem_score + cal.lexical_boost * cover >= cal.floor)
+    lex_strong = lexical and (whole or cover >= cal.lexical_cover - 1e-9)
+    hit["strength"] = "strong" if (lex_strong or sem_strong) else "weak"
+    if lexical and sem_strong:
+        hit["found_by"] = "both"
+    elif lexical:
+        hit["found_by"] = "lexical"
+    else:
+        hit["found_by"] = "semantic"

@@ -1,0 +1,76 @@
+"""`snippet`: the part of a hit's body that best matches the question, at most 240 characters.
+
+The body is split into sentences and lines; the window of consecutive pieces (within the limit)
+holding the most distinct question words wins (a word matches a body word that starts with its
+first five letters, or is equal to it when shorter: a cheap stand-in for the index's stemmers).
+With no word in common (a question in another language, a match by meaning), the snippet starts
+the passage the vector side found best. Whitespace is collapsed; a cut ends on a word with `…`.
+Pure: no index, no model.
+"""
+
+from __future__ import annotations
+
+import re
+
+LIMIT = 240
+SCAN = 50_000  # characters of a body searched for the window (bodies may be 1 MiB)
+_PIECES = re.compile(r"[^\n.!?。！？]*(?:[.!?。！？]+|\n|$)")
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+STEM = 5
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _stem(token: str) -> str:
+    return token[:STEM]
+
+
+def _pieces(body: str) -> list[str]:
+    out = [_norm(p) for p in _PIECES.findall(body)]
+    return [p for p in out if p]
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    if space > limit // 2:
+        head = head[:space]
+    return head.rstrip(" ,;:-") + "…"
+
+
+def snippet(body: str, words: list[str], passage: str | None = None, limit: int = LIMIT) -> str:
+    """The best window of `body` for the question `words` (folded tokens); `passage` = the body
+    text of the best vector passage, used when no word matches."""
+    wanted = {_stem(w.lower()) for w in words if w}
+    pieces = _pieces(body[:SCAN])
+    if not pieces:
+        return ""
+    best, best_score = None, 0
+    if wanted:
+        stems = [{_stem(t) for t in _TOKEN.findall(p.lower())} for p in pieces]
+        for i in range(len(pieces)):
+            found: set[str] = set()
+            length = -1
+            for j in range(i, len(pieces)):
+                if length >= 0 and length + 1 + len(pieces[j]) > limit:
+                    break
+                length += 1 + len(pieces[j])
+                found |= stems[j] & wanted
+                if len(found) > best_score:
+                    best, best_score = (i, j), len(found)
+    if best is not None:
+        i, j = best
+        # widen with the following pieces while they fit: more context, same words
+        text = " ".join(pieces[i:j + 1])
+        for k in range(j + 1, len(pieces)):
+            if len(text) + 1 + len(pieces[k]) > limit:
+                break
+            text += " " + pieces[k]
+        return _cut(text, limit)
+    if passage:
+        return _cut(_norm(passage), limit)
+    return _cut(_norm(body), limit)

@@ -1,0 +1,143 @@
+"""How sure an answer is (docs/SEARCH.md "How sure is an answer"): per hit `strength` and `found_by`,
+per answer `confident`, `--min-strength strong`, identifiers that stay exact in hybrid mode, and
+snippets. Tiny model or none; the calibrated floor of the real model is in test_search_real_model.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.index_helpers import T0, fill_in_background_now, put, remove
+
+
+def search(store_path, text, **kw):
+    from kyb_cli.core.search.pipeline import search as run
+
+    if kw.get("semantic"):
+        fill_in_background_now(store_path)  # queries never embed passages: the filler does
+    return run(store_path, text, **kw)
+
+
+def seed(store_path):
+    put(store_path, "checkout-path", "Checkout write path", "Checkout writes go through svc-checkout on node-3, port 9090.", T0)
+    put(store_path, "db-primary", "Database primary", "The primary database host is db-1; failover to the replica.", T0 + 1)
+    put(store_path, "cache-worker", "Cache worker", "The cache worker drains the queue every minute.", T0 + 2)
+    put(store_path, "team-lunch", "Team lunch", "The weekly team lunch is on Friday at the Italian place.", T0 + 3)
+
+
+def test_hit_holding_every_question_word_is_strong_and_lexical(store_path):
+    seed(store_path)
+    r = search(store_path, "primary database host")
+    top = r["hits"][0]
+    assert top["key"] == "db-primary" and top["strength"] == "strong" and top["found_by"] == "lexical"
+    assert r["confident"] is True
+
+
+def test_hit_holding_only_a_minor_share_of_the_question_is_weak(store_path):
+    seed(store_path)
+    r = search(store_path, "kubernetes ingress controller replica certificates rotation")
+    assert r["count"] >= 1 and {h["key"] for h in r["hits"]} == {"db-primary"}
+    assert r["hits"][0]["strength"] == "weak" and r["confident"] is False
+
+
+def test_question_about_nothing_stored_is_not_confident_in_any_language(store_path, tiny):
+    seed(store_path)
+    for text in ("kubernetes ingress controller", "рецепт борща", "Wie konfiguriere ich Jenkins?", "如何学习吉他"):
+        r = search(store_path, text, semantic=True)
+        assert r["semantic"] is True and r["count"] >= 1, text  # vectors always rank something
+        assert r["confident"] is False and {h["strength"] for h in r["hits"]} == {"weak"}, text
+        assert {h["found_by"] for h in r["hits"]} == {"semantic"}, text
+
+
+def test_question_whose_only_answer_was_retracted_gets_no_strong_hit(store_path, tiny):
+    seed(store_path)
+    put(store_path, "vault-path", "Vault secrets path", "Credentials live in Vault under kv/prod.", T0 + 10)
+    remove(store_path, "vault-path", T0 + 20)
+    for semantic in (False, True):
+        r = search(store_path, "vault credentials kv/prod", semantic=semantic)
+        assert "vault-path" not in {h["key"] for h in r["hits"]}
+        assert r["confident"] is False and all(h["strength"] == "weak" for h in r["hits"])
+    assert search(store_path, "vault credentials kv/prod", mode="history")["confident"] is True
+
+
+def test_min_strength_strong_keeps_only_strong_hits(store_path, tiny, cli):
+    seed(store_path)
+    everything = search(store_path, "cache queue lunch", semantic=True)
+    strong = search(store_path, "cache queue lunch", semantic=True, min_strength="strong")
+    assert everything["count"] > strong["count"] >= 1
+    assert [h["key"] for h in strong["hits"]] == ["cache-worker"]
+    res = cli("query", "cache queue lunch", "--min-strength", "strong")
+    assert res.code == 0 and [h["key"] for h in res.json["hits"]] == ["cache-worker"]
+    assert cli("query", "x", "--min-strength", "maybe").code == 2
+
+
+def test_found_by_both_when_words_and_calibrated_meaning_agree(store_path, tiny, monkeypatch):
+    from kyb_cli.core.search import relevance
+
+    seed(store_path)
+    monkeypatch.setattr(relevance, "calibration", lambda fp: relevance.Calibration(floor=-2.0))
+    r = search(store_path, "cache worker", semantic=True)
+    by_key = {h["key"]: h for h in r["hits"]}
+    assert by_key["cache-worker"]["found_by"] == "both"
+    assert by_key["team-lunch"]["found_by"] == "semantic" and by_key["team-lunch"]["strength"] == "strong"
+
+
+def test_uncalibrated_model_never_makes_a_meaning_only_hit_strong():
+    from kyb_cli.core.search import relevance
+
+    assert relevance.calibration("no-such-fingerprint") is relevance.NONE
+    hit: dict = {}
+    relevance.grade(hit, lexical=False, cover=0.0, whole=False, sem_score=0.99, cal=relevance.NONE)
+    assert hit == {"strength": "weak", "found_by": "semantic"}
+
+
+@pytest.mark.parametrize("text", ["svc-checkout", "9090", "node-3", "db-1"])
+def test_identifier_question_ranks_its_exact_hit_first_in_hybrid(store_path, tiny, text):
+    seed(store_path)
+    lexical = search(store_path, text)["hits"][0]["key"]
+    hybrid = search(store_path, text, semantic=True)
+    assert hybrid["semantic"] is True and hybrid["hits"][0]["key"] == lexical
+    assert hybrid["hits"][0]["strength"] == "strong"
+
+
+def test_identifier_lookalikes():
+    from kyb_cli.core.search.relevance import looks_like_identifier as ident
+
+    for text in ("fs.file-nr", "system-cluster-critical", "etcdserver: no leader", "OOMKilled", "9090",
+                 "--web.enable-admin-api", "kv/prod", "3f9c2a1b7d"):
+        assert ident(text.split()), text
+    for text in ("how do we rotate certificates", "Kubernetes", "deploy freeze"):
+        assert not ident(text.split()), text
+
+
+def test_listing_hits_satisfy_what_was_asked(store_path):
+    seed(store_path)
+    r = search(store_path, "")
+    assert r["count"] == 4 and r["confident"] is True and {h["strength"] for h in r["hits"]} == {"strong"}
+
+
+def test_each_hit_has_a_snippet_from_the_part_that_matched(store_path):
+    tail = "To rotate the journal run journalctl --vacuum-size=500M on the node."
+    body = "## Meaning\n\n" + "This alert is about disks filling up on a node. " * 40 + "\n\n## Mitigation\n\n" + tail
+    put(store_path, "disk-full", "Disk almost full", body, T0)
+    hit = search(store_path, "vacuum journal")["hits"][0]
+    assert hit["key"] == "disk-full" and "journalctl --vacuum-size=500M" in hit["snippet"]
+    assert len(hit["snippet"]) <= 240
+
+
+def test_terminal_table_shows_the_snippet_dims_weak_hits_and_says_when_nothing_is_strong(store_path):
+    from rich.console import Console
+
+    from kyb_cli.cli.commands.query import query_view
+
+    seed(store_path)
+
+    def render(response):
+        c = Console(record=True, width=140, force_terminal=True, color_system="standard")
+        query_view(c, response)
+        return c.export_text(clear=False), c.export_text(styles=True)
+
+    text, _styled = render(search(store_path, "team lunch"))
+    assert "weekly team lunch is on Friday" in text and "no strong hit" not in text
+    text, styled = render(search(store_path, "kubernetes ingress controller replica certificates rotation"))
+    assert "no strong hit" in text
+    assert "\x1b[1;2mdb-primary" in styled  # the weak row is dim
