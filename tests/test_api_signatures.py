@@ -62,6 +62,10 @@ WRAPS = {
     "edit_text": "kyb_cli.core.kinds.edit:edit_text",
     "save_edit": "kyb_cli.core.kinds.edit:save_edit",
     "init_store": "kyb_cli.core.canon.repo:init_store",
+    "diff": "kyb_cli.core.kinds.diff:diff",
+    "health": "kyb_cli.core.tools.health:health",
+    "export_text": "kyb_cli.core.tools.export:render",
+    "verify": "kyb_cli.core.kinds.verify:verify",
 }
 
 
@@ -110,8 +114,9 @@ def test_every_api_function_is_either_checked_against_core_or_composed_in_the_ap
     composed = {"add_knowledge", "check_knowledge_key", "read", "history", "tags", "is_date", "is_store", "event_time", "split_list",
                 "query", "semantic_off_message", "render_context", "context_unavailable", "context_hook_json",
                 "locate", "open_store", "store_path", "git_dir", "incident_template", "keep",
-                "deadlines_switched_off", "model_status", "log",
-                "history_wait_policy", "history_incomplete", "reset_history_state"}
+                "deadlines_switched_off", "model_status", "log", "semantic_available", "export_media_type",
+                "history_wait_policy", "history_incomplete", "reset_history_state",
+                "annotate_hits", "stale", "rules", "trust_of", "today_arg"}
     functions = {f.__name__ for _area, f in ALL_FUNCTIONS}
     assert functions - set(WRAPS) - composed == set(), "add new api functions to WRAPS (or to `composed`)"
 

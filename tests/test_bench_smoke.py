@@ -48,6 +48,13 @@ def test_fsync_benchmark_runs(tmp_path):
         (b, m) for b in ("in-process add", "cli add") for m in ("on", "off")}
 
 
+def test_serve_benchmark_runs(tmp_path):
+    rows = _bench("bench_serve.py", "--keys", "40", "--runs", "1", tmp_path=tmp_path)
+    routes = rows[-1]["routes"]
+    assert all(r["status"] == 200 for r in routes.values()), routes
+    assert {"/healthz", "/tasks?limit=50", "/search?q=&limit=50"} <= set(routes)
+
+
 def test_coldstart_benchmark_runs(tmp_path):
     rows = _bench("bench_coldstart.py", "--keys", "200", "--runs", "1", tmp_path=tmp_path)
     result = rows[-1]

@@ -35,9 +35,11 @@ def test_write_is_one_commit_touching_only_its_file(cli, store_path):
 
 def test_reply_shape_created_then_updated(cli):
     first = cli("add", "--key", "k", "--title", "T", input="v1").json
-    assert list(first) == ["action", "changed", "key", "sha"]
+    # a create hints at duplicates, an update at retired wording elsewhere (tests/test_trust_record.py)
+    assert list(first) == ["action", "changed", "key", "sha", "similar"]
     assert (first["action"], first["changed"], first["key"]) == ("created", True, "k")
     second = cli("add", "--key", "k", "--title", "T", input="v2").json
+    assert list(second) == ["action", "changed", "key", "sha", "retired_elsewhere"]
     assert (second["action"], second["changed"]) == ("updated", True)
     assert second["sha"] != first["sha"]
 

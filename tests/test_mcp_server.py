@@ -16,8 +16,10 @@ from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 TOOLS = {"query", "get", "history", "add", "retract", "incident", "resolve", "task", "task_status", "done",
-         "tasks", "incidents", "export", "context", "deadlines", "log"}
-READ_ONLY = {"query", "get", "history", "tasks", "incidents", "export", "context", "deadlines", "log"}
+         "tasks", "incidents", "export", "context", "deadlines", "log", "verify", "stale", "rules",
+         "diff"}
+READ_ONLY = {"query", "get", "history", "diff", "tasks", "incidents", "export", "context", "deadlines", "log", "stale",
+             "rules"}
 
 
 class Client:
@@ -214,6 +216,19 @@ def test_kyb_mcp_without_the_sdk_exits_4(cli, monkeypatch):
     assert res.stdout == ""
 
 
+def test_diff_tool_answers_what_kyb_diff_answers(mcp, cli, monkeypatch):
+    """One core function behind `kyb diff` and the `diff` tool: same reply, revisions by name."""
+    first = mcp.ok("add", key="diff-me", title="Port", body="port 8080")
+    second = mcp.ok("add", key="diff-me", title="Port", body="port 9090")
+    default = mcp.ok("diff", key="diff-me")
+    assert (default["from"]["sha"], default["to"]["sha"]) == (first["sha"], second["sha"])
+    assert "-port 8080\n+port 9090\n" in default["diff"]
+    monkeypatch.setenv("KYB_STORE", str(mcp.store_path))
+    assert cli("diff", "diff-me").json == default
+    named = mcp.ok("diff", key="diff-me", from_rev=second["sha"], to_rev=first["sha"])
+    assert "-port 9090\n+port 8080\n" in named["diff"]
+
+
 def test_readonly_server_lists_only_read_only_tools():
     import asyncio
 
@@ -239,3 +254,32 @@ def test_mcp_log_get_version_blocked_by_and_as_of_event(mcp):
     mcp.ok("task", key="task-mcp-b", title="b", blocked_by=["task-mcp-a"])
     ready = [r["key"] for r in mcp.ok("tasks", ready=True)["tasks"]]
     assert "task-mcp-a" in ready and "task-mcp-b" not in ready
+
+
+def test_trust_through_mcp_verify_stale_retired_similar_revived_rules(mcp):
+    """Knowing whether to trust a record, through MCP: every rule the CLI tests check, once more here."""
+    mcp.ok("add", key="mcp-checkout-write-path", title="MCP checkout write path",
+           body="Checkout writes go to node-3, port 8080.", review_by="2027-01-01")
+    mcp.ok("add", key="mcp-checkout-runbook", title="MCP runbook", body="svc-checkout on node-3, port 8080.")
+    done = mcp.ok("verify", key="mcp-checkout-write-path", source="src/checkout.py", rev="abc123")
+    assert (done["action"], done["changed"]) == ("verified", True)
+    got = mcp.ok("get", key="mcp-checkout-write-path")
+    assert got["verified"]["by"] == "mcp-test-agent" and got["verified"]["current"] is True
+    assert got["review_by"] == "2027-01-01"
+    updated = mcp.ok("add", key="mcp-checkout-write-path", title="MCP checkout write path",
+                     body="Checkout writes go to node-3, port 9090.")
+    assert updated["retired_elsewhere"] == [{"key": "mcp-checkout-runbook", "phrase": "8080"}]
+    hit = next(h for h in mcp.ok("query", text="checkout", semantic=False)["hits"]
+               if h["key"] == "mcp-checkout-write-path")
+    assert hit["verified"]["current"] is False and hit["stale"] is True
+    stale = mcp.ok("stale", today="2027-01-02")
+    row = next(s for s in stale["stale"] if s["key"] == "mcp-checkout-write-path")
+    assert row["review_by"] == "2027-01-01"
+    similar = mcp.ok("add", key="mcp-checkout-writes-path", title="Other", body="Different words.")
+    assert [s["key"] for s in similar["similar"]] == ["mcp-checkout-write-path"]
+    mcp.ok("retract", key="mcp-checkout-writes-path", reason="duplicate")
+    revived = mcp.ok("add", key="mcp-checkout-writes-path", title="Other", body="Different words.")
+    assert revived["revived"] is True and revived["retracted_reason"] == "duplicate"
+    mcp.ok("add", key="mcp-rule-one", title="Query first", body="Query before you add.", tags=["rule"])
+    assert [r["key"] for r in mcp.ok("rules")["rules"]] == ["mcp-rule-one"]
+    assert "Query before you add." in mcp.ok("context")["text"].split("<kyb-records>")[0]

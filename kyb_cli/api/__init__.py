@@ -23,18 +23,20 @@ EXIT_CODES.
 from types import ModuleType as _ModuleType
 
 from kyb_cli.api.records import (
-    add_knowledge, check_knowledge_key, edit_text, event_time, history, is_date, is_store, read,
+    add_knowledge, check_knowledge_key, diff, edit_text, event_time, history, is_date, is_store, read,
     retract_knowledge, save_edit, split_list, tags,
 )
 from kyb_cli.api.search import (
-    context, context_hook_json, context_unavailable, embed_all, history_incomplete, history_wait_policy,
-    index_status, query, rebuild_index, render_context, reset_history_state, semantic_off_message,
+    context, context_hook_json, context_unavailable, embed_all, health, history_incomplete, history_wait_policy,
+    index_status, query, rebuild_index, render_context, reset_history_state, semantic_available,
+    semantic_off_message,
 )
 from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_store, store_path
+from kyb_cli.api.trust import annotate_hits, rules, stale, today_arg, trust_of, verify
 from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
 from kyb_cli.api.tools import (
-    apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_rows, found_agents,
-    known_agents, log, model_import, model_pull, model_status, plan_install, plan_uninstall,
+    apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_media_type, export_rows,
+    export_text, found_agents, known_agents, log, model_import, model_pull, model_status, plan_install, plan_uninstall,
 )
 from kyb_cli.api.work import (  # noqa: I001
     KEEP, LISTING_MAX_LIMIT,

@@ -9,21 +9,23 @@ from kyb_cli.api._writes import writes
 
 
 def add_knowledge(store, *, key: str, title: str, body: str, tags: list[str], refs: list[str], attribution,
-                  effective_at: str | None = None):
+                  effective_at: str | None = None, review_by: str | None = None):
     """Write knowledge under `key` (an upsert, a full replace of title, body, tags and refs), as
     `kyb add` does: one commit when anything changed, none when nothing did.
 
     `effective_at`: when the fact became true in the world (a date or datetime; default: when written).
+    `review_by`: None keeps the current one, "" clears it, YYYY-MM-DD sets it.
     Returns a WriteResult (`key`, `changed`, `action` created|updated, `sha`; `to_json()` gives the
-    door's reply). Raises UsageError (exit 2: a bad `effective_at`), Rejected (exit 3: a bad key or
-    field, a secret in the text; nothing written), StoreError / LockTimeout (exit 4)."""
+    door's reply: a create's carries `similar` (and `revived` for a retracted key), an update's
+    `retired_elsewhere`). Raises UsageError (exit 2: a bad `effective_at`), Rejected (exit 3: a bad key or
+    field, a secret in the text, a bad `review_by`; nothing written), StoreError / LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.knowledge import add_knowledge as core
     from kyb_cli.core.times.parse import event_time_arg
 
     when = event_time_arg(effective_at)
     with writes(store):
         return core(store, key=key, title=title, body=body, tags=tags, refs=refs, attribution=attribution,
-                    effective_at=when)
+                    effective_at=when, review_by=review_by)
 
 
 def retract_knowledge(store, key: str, reason: str, attribution):
@@ -69,10 +71,18 @@ def read(store: Any, key: str, at: str | None = None, *, version: int | None = N
 
         if at is not None:
             raise UsageError("give --at or --version, not both")
-        return _with_blocks(store, read_version(store, key, version))
+        return _with_trust(store, _with_blocks(store, read_version(store, key, version)))
     from kyb_cli.core.index.reads import read as core
 
-    return _with_blocks(store, core(store, key, at=at))
+    return _with_trust(store, _with_blocks(store, core(store, key, at=at)))
+
+
+def _with_trust(store: Any, found):
+    """The Version with `verified` (who, when, source, current) and, for knowledge, `stale`."""
+    from kyb_cli.api.trust import trust_of
+
+    found.trust = trust_of(store, found)
+    return found
 
 
 def _with_blocks(store: Any, found):
@@ -94,6 +104,14 @@ def history(store: Any, key: str):
     from kyb_cli.core.index.reads import history as core
 
     return number(core(store, key))
+
+
+def diff(store: Any, key: str, from_rev: str | None = None, to_rev: str | None = None) -> dict[str, Any]:
+    """The unified diff of KEY's fields and body between two versions (`kyb diff`, MCP `diff`, HTTP
+    `/knowledge/{key}/diff`); defaults: the version before TO, and the latest version."""
+    from kyb_cli.core.kinds.diff import diff as core
+
+    return core(store, key, from_rev, to_rev)
 
 
 def tags(store: Any) -> list[dict[str, Any]]:

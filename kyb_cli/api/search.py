@@ -25,7 +25,8 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     usual lookup), the default store is created on first use.
 
     The response is `{count, hits, semantic, mode, head}` (+ `pending_vectors`, `semantic_off`); each
-    hit carries its key, kind, title, score, state and version fields.
+    hit carries its key, kind, title, score, state and version fields,
+    and `verified` (or null) and `stale`.
     Time arguments are checked before anything is created, so a bad `--as-of` writes nothing.
     `as_of_event` T asks what was true in the world at T (event time), by what the store knows now,
     or at `as_of` W when both are given (bi-temporal). Raises UsageError (exit 2: a bad time or an
@@ -51,6 +52,9 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
                       assignee=assignee, parent=parent)
     response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
                       limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t)
+    from kyb_cli.core.index.trust import annotate_hits
+
+    annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")
     return location.path, response
 
 
@@ -86,6 +90,26 @@ def index_status(store_path: Path) -> dict:
     from kyb_cli.core.search.vectors import status
 
     return status(store_path)
+
+
+def health(store_path: Path) -> dict[str, Any]:
+    """What `/healthz` reports about the store: `head` {sha, committed_at} (null when empty),
+    `first_commit_at`, `counts` {knowledge, incident, task, states, versions, commits},
+    `history_complete`, `pending_vectors` (null without a model). From the index, no Git walk.
+    Raises StoreError (exit 4: no store at `store_path`)."""
+    from kyb_cli.core.tools.health import health as core
+
+    return core(store_path)
+
+
+def semantic_available() -> bool:
+    """True when a model is installed and search by meaning can run; never raises."""
+    from kyb_cli.core.embed import current_fingerprint
+
+    try:
+        return current_fingerprint()[0] is not None
+    except Exception:  # noqa: BLE001 — a capability report never fails its caller
+        return False
 
 
 def context(store_path: Path, *, days: int = 7, today: date | None = None,

@@ -41,6 +41,20 @@ def export_rows(store_path: Path, at: str | None = None) -> tuple[str | None, li
     return core(store_path, at)
 
 
+def export_text(rows: list[dict], fmt: str) -> str:
+    """`kyb export --format FMT` as text (jsonl | json | csv)."""
+    from kyb_cli.core.tools.export import render
+
+    return render(rows, fmt)
+
+
+def export_media_type(fmt: str) -> str:
+    """The HTTP media type of an export format."""
+    from kyb_cli.core.tools.export import MEDIA_TYPES
+
+    return MEDIA_TYPES[fmt]
+
+
 def diagnose(store_path: Path, load_model: bool = True) -> dict:
     """`kyb doctor`: what works and what to fix. Returns `{store, git, model, cache, ..., problems,
     warnings}`; each part says `ok`/`available` and why not. Problems are reported, not raised;

@@ -21,9 +21,13 @@ COMMANDS: dict[str, str] = {
     "add": "add:add_cmd",
     "get": "get:get_cmd",
     "history": "history:history_cmd",
+    "diff": "diff:diff_cmd",
     "edit": "edit:edit_cmd",
     "log": "log:log_cmd",
     "rm": "rm:rm_cmd",
+    "verify": "verify:verify_cmd",
+    "stale": "stale:stale_cmd",
+    "rules": "rules:rules_cmd",
     "tags": "tags:tags_cmd",
     "sync": "sync:sync_cmd",
     "remote": "remote:remote_cmd",
@@ -45,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "doctor:doctor_cmd",
     "context": "context:context_cmd",
     "mcp": "mcp:mcp_cmd",
+    "serve": "serve:serve_cmd",
 }
 
 EPILOG = """\b

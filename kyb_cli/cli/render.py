@@ -80,7 +80,9 @@ def record_view(c: Any, d: dict[str, Any]) -> None:
         if name in ("key", "title", "kind", "state", "sha", "committed_at", "body", "is_head") \
                 or value in ("", [], None) or value is False:
             continue  # a flag that is off (`hard = false`) says nothing: no `hard  False` line
-        if value is True:
+        if name == "verified" and isinstance(value, dict):
+            value = verified_line(value)
+        elif value is True:
             value = "yes"
         elif name in ("priority", "severity") and value in EMPHASIS:
             value = f"[{EMPHASIS[value]}]{value}[/]"
@@ -91,6 +93,16 @@ def record_view(c: Any, d: dict[str, Any]) -> None:
     if d.get("body"):
         # The body as written: every line break kept, no Markdown reflow, no markup (`[x]` stays).
         c.print(Text(d["body"]))
+
+
+def verified_line(v: dict[str, Any]) -> str:
+    """`by claude-code 2026-12-01T… from src/x.py @ abc123 (current)`: a verification in one line."""
+    from rich.markup import escape
+
+    rev = f" @ {escape(v['rev'])}" if v.get("rev") else ""
+    note = f" — {escape(v['note'])}" if v.get("note") else ""
+    state = "[green]current[/]" if v.get("current") else "[yellow]text changed since[/]"
+    return f"by {escape(str(v.get('by') or '?'))} {v.get('at', '')} from {escape(v.get('source', ''))}{rev}{note} ({state})"
 
 
 def history_view(c: Any, d: dict[str, Any]) -> None:

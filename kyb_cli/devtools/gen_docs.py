@@ -55,6 +55,8 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_SYNC_TIMEOUT": "Seconds each remote operation of kyb sync may take (default 60).",
     "KYB_PYZ_CACHE": "Where the zipapp (kyb.pyz) extracts its native parts (default: the user cache directory).",
     "KYB_FSYNC": "off: writes skip fsync of Git objects, refs and the journal (faster; a power loss may lose them).",
+    "KYB_SERVE_TOKEN": ("Bearer token kyb serve requires (always when set; beyond loopback one is generated and "
+                        "printed once when unset)."),
     "KYB_DEBUG": "Set to 1 to see the Python traceback of an internal error (otherwise one line and exit 4).",
     "NO_COLOR": "When set, no colours on a terminal.",
     "XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME":

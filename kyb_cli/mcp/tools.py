@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from kyb_cli.mcp.trust_tools import TrustTools
+
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 RETRACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
@@ -56,7 +58,7 @@ def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, 
     return data
 
 
-class Tools:
+class Tools(TrustTools):
     """The kyb tools, one method per CLI command; `door` resolves the store and shapes answers and errors.
 
     Each method is registered as it is (its name is the tool name, its signature the input schema,
@@ -139,10 +141,28 @@ class Tools:
 
         return self.door.call(run)
 
+    def diff(self, key: Key,
+             from_rev: Annotated[str | None, Field(description=(
+                 "Older revision (default: the version before `to_rev`)."))] = None,
+             to_rev: Annotated[str | None, Field(description=(
+                 "Newer revision (default: the latest version)."))] = None) -> CallToolResult:
+        """Unified diff of KEY's fields and body between two versions (the CLI's `kyb diff`): `diff`
+        is the text, `fields` each changed field with its old and new value. Revisions: sha, short
+        sha, HEAD~2, tag."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli import api
+
+            return api.diff(self.door.path(), key, from_rev, to_rev)
+
+        return self.door.call(run)
+
     def add(self, key: Key, title: Annotated[str, Field(description="Short title.")], body: Text = "",
             tags: Tags = [], refs: Refs = [],  # noqa: B006
             effective_at: Annotated[str | None, Field(description=(
                 "When the fact became true in the world (date or RFC 3339); default: when written."))] = None,
+            review_by: Annotated[str | None, Field(description=(
+                "Check again by YYYY-MM-DD; null keeps the stored one, '' clears it."))] = None,
             ) -> CallToolResult:
         """Write knowledge KEY (an upsert: a new version when anything changed, no commit when nothing
         did). Query first and reuse the existing key; write verified facts only."""
@@ -152,7 +172,8 @@ class Tools:
 
             when = api.event_time(effective_at)
             result = api.add_knowledge(self.door.store(), key=key, title=title, body=body, tags=_items(tags),
-                                       refs=_items(refs), attribution=self.door.attribution(), effective_at=when)
+                                       refs=_items(refs), attribution=self.door.attribution(), effective_at=when,
+                                       review_by=review_by)
             return result.to_json()
 
         return self.door.call(run)
@@ -420,6 +441,7 @@ TOOLS: dict[str, ToolAnnotations] = {
     "query": READ,
     "get": READ,
     "history": READ,
+    "diff": READ,
     "add": WRITE,
     "retract": RETRACT,
     "incident": WRITE,
@@ -433,6 +455,9 @@ TOOLS: dict[str, ToolAnnotations] = {
     "log": READ,
     "deadlines": READ,
     "context": READ,
+    "verify": WRITE,
+    "stale": READ,
+    "rules": READ,
 }
 
 

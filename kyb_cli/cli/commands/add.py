@@ -16,14 +16,18 @@ from kyb_cli.cli.render import write_reply
 @click.option("--refs", default="", help="Comma-separated pointers (paths, URLs, where a secret lives).")
 @click.option("--effective-at", "effective_at", default=None, metavar="TIME",
               help="When the fact became true in the world (date or datetime); default: when written.")
+@click.option("--review-by", "review_by", default=None, metavar="DATE",
+              help="Check this again by YYYY-MM-DD (`kyb stale` lists it after); omitted keeps, '' clears.")
 @body_options
 @common_options
-def add_cmd(key: str, title: str, tags: str, refs: str, effective_at: str | None, body: str | None,
-            body_file: str | None) -> None:
+def add_cmd(key: str, title: str, tags: str, refs: str, effective_at: str | None, review_by: str | None,
+            body: str | None, body_file: str | None) -> None:
     """Write knowledge KEY; the body comes from stdin, --body or --file.
 
     Writing the same key again adds a version (`updated`); an identical write changes nothing.
     An empty body from stdin or a file is refused (exit 2); `--body ''` writes none on purpose.
+    A create lists `similar` keys (and `revived` for a retracted key); an update lists
+    `retired_elsewhere`: other records still holding wording this update removed.
     """
     from kyb_cli import api
 
@@ -37,5 +41,22 @@ def add_cmd(key: str, title: str, tags: str, refs: str, effective_at: str | None
                          "or --file PATH (`--body ''` writes a record without a body on purpose)")
     store = open_store()
     result = api.add_knowledge(store, key=key, title=title, body=text, tags=api.split_list(tags),
-                               refs=api.split_list(refs), attribution=attribution(), effective_at=when)
-    emit(result.to_json(), write_reply)
+                               refs=api.split_list(refs), attribution=attribution(), effective_at=when,
+                               review_by=review_by)
+    reply = result.to_json()
+    remarks(reply)
+    emit(reply, write_reply)
+
+
+def remarks(reply: dict) -> None:
+    """One stderr line per other record that still holds retired wording, and for a revived key."""
+    from kyb_cli.cli.output import note
+
+    by_key: dict[str, list[str]] = {}
+    for item in reply.get("retired_elsewhere") or []:
+        by_key.setdefault(item["key"], []).append(item["phrase"])
+    for other, phrases in by_key.items():
+        quoted = ", ".join(f'"{p}"' for p in phrases)
+        note(f"{other} still says {quoted}, which this update removed from {reply['key']}")
+    if reply.get("revived"):
+        note(reply.get("hint") or f"{reply['key']} was retracted before")

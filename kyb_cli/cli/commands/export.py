@@ -9,9 +9,6 @@ import click
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.waiting import history_flag, wait_options
 
-CSV_COLUMNS = ("key", "kind", "state", "title", "sha", "committed_at", "tags", "status", "service",
-               "priority", "assignee", "body")
-
 
 @click.command("export")
 @click.option("--at", "at", metavar="REV", help="A revision (sha, tag, HEAD~2); default the current commit.")
@@ -31,24 +28,7 @@ def export_cmd(at: str | None, fmt: str) -> None:
         rows = [{**r, **flag} for r in rows]
         if fmt == "csv":
             sys.stderr.write("kyb: history is still being indexed: rows are what is indexed so far\n")
-    text = render(rows, fmt)
+    text = api.export_text(rows, fmt)
     sys.stdout.write(text)
     sys.stdout.flush()
 
-
-def render(rows: list[dict], fmt: str) -> str:
-    import json
-
-    if fmt == "json":
-        return json.dumps(rows, ensure_ascii=False) + "\n"
-    if fmt == "jsonl":
-        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    import csv
-    import io
-
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for r in rows:
-        writer.writerow([",".join(r.get(c) or []) if c == "tags" else (r.get(c) or "") for c in CSV_COLUMNS])
-    return out.getvalue()

@@ -19,7 +19,7 @@ MCP_MISSING = ("kyb mcp needs the MCP SDK (kyb's `mcp` extra): in a clone of the
 @common_options
 def mcp_cmd() -> None:
     """Serve query, get, history, add, retract, incident, resolve, task, task_status, done, tasks,
-    incidents, export, context and deadlines over MCP on stdin/stdout, until the client hangs up.
+    incidents, export, context, deadlines and diff over MCP on stdin/stdout, until the client hangs up.
 
     The store is the one the CLI would use (--store, KYB_STORE, .kyb.toml, default), resolved on
     every call. Writes are attributed with transport `mcp`. Needs kyb's `mcp` extra (the MCP SDK):

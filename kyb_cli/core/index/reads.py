@@ -376,7 +376,7 @@ def _catalog(f, kind: str) -> list[CatalogEntry]:
             if row is None:
                 continue
             vsha, vtime, data, seq = row
-        record = Record(**{k: v for k, v in data.items() if k in _FIELDS})
+        record = Record(**{k: v for k, v in data.items() if k in _FIELDS and v is not None})
         entry = CatalogEntry(record, vsha, None if vtime is None else rfc3339(vtime), top - seq)
         if state != "active":
             entry.archived = True

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from kyb_cli.core.embed.recipe import RECIPE_VERSION
 
-SCHEMA_VERSION = f"7.r{RECIPE_VERSION}"
+SCHEMA_VERSION = f"8.r{RECIPE_VERSION}"  # 8: docs carry review_by and [verified] (issue 15)
 FTS_COLUMNS = ("title", "tags", "keytext", "fields", "body")
 # BM25 weights in FTS_COLUMNS order: title above tags, key and kind fields, above body.
 FTS_WEIGHTS = (3.0, 1.5, 1.5, 1.5, 1.0)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kyb_cli.core.canon.attribution import Attribution
+from kyb_cli.core.kinds import wording
+from kyb_cli.core.markers import KEEP
 from kyb_cli.core.records.model import Record, RecordFormatError
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.canon.transaction import WriteResult
@@ -18,23 +22,55 @@ def split_list(value: str | None) -> list[str]:
 
 
 def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[str], refs: list[str],
-                  attribution: Attribution, effective_at: str = "") -> WriteResult:
+                  attribution: Attribution, effective_at: str = "", review_by: Any = None) -> WriteResult:
     """Write knowledge under `key`: a new version when anything changed, no commit when nothing did.
 
     Knowledge is a full replace of title, body, tags and refs. Front matter keys kyb does not know
-    (added by hand) are carried over from the current version, so a person's additions survive.
+    (added by hand) are carried over from the current version, so a person's additions survive, and
+    so is the last verification (`current` says whether it still covers the text). `review_by`:
+    None keeps it, "" clears it, a date sets it (as task deadlines). The reply carries the write-time
+    checks of kinds/wording.py: `similar` (+ `revived`) on a create, `retired_elsewhere` on an update.
     `effective_at` (event time) belongs to this version only: a rewrite without it is effective when written.
     """
     check_key_for_kind(key, "knowledge")
     record = Record(key=key, title=title, body=body, tags=tags, refs=refs, effective_at=effective_at)
+    revived = None
     with store.writing(attribution) as tx:
         try:
             current = tx.current(key)
         except RecordFormatError:  # a broken file may be repaired by writing it anew
             current = None
-        if current is not None and current.extra:
+        if current is not None:
             record.extra = dict(current.extra)
-        return tx.put(record)
+            record.verified = dict(current.verified)
+            record.review_by = current.review_by
+        if review_by is not None and review_by is not KEEP:
+            record.review_by = str(review_by).strip()
+        if current is None:
+            revived = _checked(store, lambda f: wording.retraction(f.conn, store.path, key))
+        result = tx.put(record)
+    if not result.changed:
+        return result
+    if result.action == "created":
+        result.extras["similar"] = _checked(store, lambda f: wording.similar(f.conn, record)) or []
+        if revived is not None:
+            result.extras["revived"] = True
+            result.extras.update(revived)
+    elif current is not None:
+        phrases = wording.retired_phrases(current, record)
+        result.extras["retired_elsewhere"] = (
+            _checked(store, lambda f: wording.retired_elsewhere(f.conn, key, phrases)) or []) if phrases else []
+    return result
+
+
+def _checked(store: Store, fn):
+    """A write-time check read from the index; a check that cannot run never fails the write."""
+    from kyb_cli.core.index.fresh import with_index
+
+    try:
+        return with_index(store.path, fn)
+    except Exception:  # the write is made; a hint that cannot be computed is left out
+        return None
 
 
 def retract_knowledge(store: Store, key: str, reason: str, attribution: Attribution) -> WriteResult:

@@ -25,7 +25,7 @@ from kyb_cli.core.errors import StoreError
 from kyb_cli.core.records.keys import kind_of_key, path_of_key
 
 # Front matter order: identity, kind fields, deadline fields, then tags and refs.
-# Each entry: name -> type tag ("str", "list", "affected", "bool", "int").
+# Each entry: name -> type tag ("str", "list", "affected", "bool", "int", "verified").
 FIELD_TYPES: dict[str, str] = {
     "key": "str",
     "title": "str",
@@ -52,9 +52,15 @@ FIELD_TYPES: dict[str, str] = {
     "expected": "str",
     "waits_on": "str",
     "effective_at": "str",
+    "review_by": "str",
     "tags": "list",
     "refs": "list",
+    "verified": "verified",
 }
+
+# The `[verified]` table (`kyb verify`): what was checked against and a digest of the text checked.
+# Who and when are the commit's attribution and time, never stored here (rule "verification").
+VERIFIED_FIELDS = ("source", "rev", "note", "content")
 
 INCIDENT_FIELDS = (
     "service", "hosts", "severity", "status", "knowledge", "resolution", "detection", "affected",
@@ -64,7 +70,7 @@ TASK_FIELDS = (
     "status", "priority", "blocked_reason", "assignee", "parent_task", "blocked_by", "knowledge", "resolution",
     "resolved_at", "due", "hard", "remind_days", "expected", "waits_on",
 )
-KIND_FIELDS = {"knowledge": (), "incident": INCIDENT_FIELDS, "task": TASK_FIELDS}
+KIND_FIELDS = {"knowledge": ("review_by", "verified"), "incident": INCIDENT_FIELDS, "task": TASK_FIELDS}
 
 _CLOSE_RE = re.compile(r"^\+\+\+[ \t]*\r?$", re.MULTILINE)
 
@@ -104,8 +110,10 @@ class Record:
     expected: str = ""
     waits_on: str = ""
     effective_at: str = ""  # when the fact became true in the world (event time); write time is the commit's
+    review_by: str = ""
     tags: list[str] = field(default_factory=list)
     refs: list[str] = field(default_factory=list)
+    verified: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -128,7 +136,7 @@ class Record:
             value = getattr(self, name)
             if name in ("key", "title"):
                 out[name] = value
-            elif value in ("", [], None, False):
+            elif value in ("", [], None, False) or value == {}:
                 continue
             else:
                 out[name] = value
@@ -154,6 +162,8 @@ class Record:
             value = getattr(self, name)
             if name == "remind_days" and value is None:
                 continue
+            if name == "verified":  # the stored table; reads replace it with who/when/current
+                value = dict(value) if value else None
             out[name] = value
         if self.effective_at:
             out["effective_at"] = self.effective_at
@@ -163,6 +173,15 @@ class Record:
             out["extra"] = dict(self.extra)
         out["body"] = self.body
         return out
+
+
+def content_digest(title: str, body: str) -> str:
+    """The digest `[verified].content` keeps: title and body only, so a tag change keeps a
+    verification current and any change of the text makes it not current."""
+    import hashlib
+
+    text = " ".join(title.split()) + "\n\n" + normalize_body(body)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -265,7 +284,7 @@ def _check_type(name: str, kind: str, value: Any, path: str | None) -> Any:
         if not isinstance(value, str):
             # TOML dates are friendly to type by hand; keep them as their ISO text.
             if hasattr(value, "isoformat") and name in ("due", "expected", "started_at", "detected_at",
-                                                          "mitigated_at", "resolved_at"):
+                                                          "mitigated_at", "resolved_at", "review_by"):
                 return value.isoformat()
             raise bad("a string")
         return value
@@ -281,6 +300,10 @@ def _check_type(name: str, kind: str, value: Any, path: str | None) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise bad("a whole number")
         return value
+    if kind == "verified":
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise bad("a table of strings (source, rev, note)")
+        return {str(k): v for k, v in value.items()}
     if kind == "affected":
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
             raise bad("a list of {scope, from, to} tables")

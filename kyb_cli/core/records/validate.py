@@ -158,6 +158,7 @@ def validate(record: Record) -> None:
         )
     check_secrets(record)
 
+    _validate_trust(record)
     if kind != "task":
         if record.priority:
             raise Rejected(f"priority is a task-only field (got '{record.priority}' on kind '{kind}')")
@@ -248,6 +249,17 @@ def _validate_task(record: Record) -> None:
             raise Rejected(f"a task cannot be blocked by itself ('{record.key}')")
     _validate_knowledge_links(record)
     _validate_deadline(record)
+
+
+def _validate_trust(record: Record) -> None:
+    """`review_by` is a date; the `[verified]` table names a source and holds no secret (rule "verification")."""
+    if record.review_by and not is_date(record.review_by):
+        raise Rejected(f"review_by must be a date YYYY-MM-DD (got '{record.review_by}')")
+    if record.verified:
+        if not str(record.verified.get("source", "")).strip():
+            raise Rejected("a verification names its source (what the fact was checked against)")
+        for name in ("source", "rev", "note"):
+            _no_secret(f"verified {name}", str(record.verified.get(name, "")))
 
 
 def is_date(value: str) -> bool:

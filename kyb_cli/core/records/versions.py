@@ -30,6 +30,8 @@ class Version:
     reason: str | None = None
     is_head: bool = True  # this version is the key's current one (False: an older version, via --at)
     related: dict[str, Any] = field(default_factory=dict)  # what other records say of it (a task's `blocks`)
+    # who/when/current of its verification and `stale`, set by the porcelain's reads (index/trust.py)
+    trust: dict[str, Any] | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The record's fields, then `state`, `sha`, `committed_at`, `is_head`; for a record that left
@@ -39,6 +41,8 @@ class Version:
         out["sha"] = self.sha
         out["committed_at"] = self.committed_at
         out["is_head"] = self.is_head
+        if self.trust is not None:
+            out.update(self.trust)
         if self.ended_sha:
             prefix = "archived" if self.state == "archived" else "retracted"
             out[f"{prefix}_sha"] = self.ended_sha

@@ -87,3 +87,25 @@ def _version_with_blob(conn, key: str, blob: str, ancestors: set[str]) -> int | 
         if sha in ancestors:
             best = vid
     return best
+
+
+CSV_COLUMNS = ("key", "kind", "state", "title", "sha", "committed_at", "tags", "status", "service",
+               "priority", "assignee", "body")
+MEDIA_TYPES = {"jsonl": "application/x-ndjson", "json": "application/json", "csv": "text/csv"}
+
+
+def render(rows: list[dict], fmt: str) -> str:
+    """The export as text: `jsonl` (a row a line), `json` (one array) or `csv` (CSV_COLUMNS)."""
+    if fmt == "json":
+        return json.dumps(rows, ensure_ascii=False) + "\n"
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in rows:
+        writer.writerow([",".join(r.get(c) or []) if c == "tags" else (r.get(c) or "") for c in CSV_COLUMNS])
+    return out.getvalue()

@@ -1,0 +1,66 @@
+"""Knowing whether to trust a record: verify, stale, rules (README "Knowing whether to trust a record")."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+
+def _path(store: Any) -> Path:
+    return Path(getattr(store, "path", store))
+
+
+def verify(store, key: str, *, source: str, rev: str = "", note: str = "", attribution):
+    """Record that knowledge KEY was checked against `source` (at `rev`): one commit `kyb: verify KEY`;
+    reply `{"action": "verified", "changed": true, "key", "sha"}`."""
+    from kyb_cli.api._writes import writes
+    from kyb_cli.core.kinds.verify import verify as core
+
+    with writes(store):
+        return core(store, key, source=source, rev=rev, note=note, attribution=attribution)
+
+
+def trust_of(store: Any, version, *, today: date | None = None) -> dict[str, Any]:
+    """`{"verified": {...} | None}` (+ `"stale"` for knowledge) for a Version read by `api.read`."""
+    from kyb_cli.core.index.trust import days_or_default, for_version, public, staleness
+
+    a = for_version(_path(store), version.record.key, version.sha)
+    out: dict[str, Any] = {"verified": public(a["verified"])}
+    if version.record.kind == "knowledge":
+        out["stale"] = staleness(a, days=days_or_default(), today=today or date.today()) is not None
+    return out
+
+
+def annotate_hits(store_path: Path, response: dict[str, Any]) -> dict[str, Any]:
+    """`verified` and `stale` on every hit of a query response."""
+    from kyb_cli.core.index.trust import annotate_hits as core
+
+    return core(Path(store_path), response)
+
+
+def stale(store: Any, *, days: int | None = None, today: str | None = None) -> dict[str, Any]:
+    """`kyb stale`: `{"count", "stale": [{"key", "title", "reason", "last_verified_at",
+    "last_changed_at", "review_by"}]}`; `today` (YYYY-MM-DD) stands in for the date."""
+    from kyb_cli.core.tools.stale import stale as core
+
+    return core(_path(store), days=days, today=today_arg(today))
+
+
+def today_arg(value: str | None) -> date | None:
+    """A `--today` date, checked (usage error when it is not YYYY-MM-DD)."""
+    if value is None:
+        return None
+    from kyb_cli.core.errors import UsageError
+    from kyb_cli.core.records.validate import is_date
+
+    if not is_date(value):
+        raise UsageError(f"--today wants a date YYYY-MM-DD (got '{value}')")
+    return date.fromisoformat(value)
+
+
+def rules(store: Any) -> dict[str, Any]:
+    """`kyb rules`: the live records tagged `rule` (the store's standing instructions for agents)."""
+    from kyb_cli.core.tools.rules import rules as core
+
+    return core(_path(store))

@@ -1,0 +1,30 @@
+"""`kyb rules`: the store's standing instructions for agents (live knowledge tagged `rule`)."""
+
+from __future__ import annotations
+
+import click
+
+from kyb_cli.cli.common import common_options, read_store_path
+from kyb_cli.cli.output import emit
+
+
+@click.command("rules")
+@common_options
+def rules_cmd() -> None:
+    """List the records tagged `rule`: instructions for agents, shown first by `kyb context`.
+
+    Write one with `kyb add --key ... --tags rule`."""
+    from kyb_cli import api
+
+    emit(api.rules(read_store_path()), rules_view)
+
+
+def rules_view(c, d) -> None:
+    if not d["rules"]:
+        c.print("[dim]no rules (knowledge tagged `rule`)[/dim]")
+        return
+    for r in d["rules"]:
+        c.print(f"[bold]{r['key']}[/bold]  {r['title']}")
+        if r["body"]:
+            c.print(r["body"])
+        c.print()

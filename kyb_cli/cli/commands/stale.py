@@ -1,0 +1,37 @@
+"""`kyb stale [--days N] [--fail] [--today DATE]`: knowledge to check again."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kyb_cli.cli.common import common_options, read_store_path
+from kyb_cli.cli.output import dumps, emit
+
+
+@click.command("stale")
+@click.option("--days", type=click.IntRange(min=0), default=None,
+              help="Older than N days counts as stale (default: config stale.days, else 90).")
+@click.option("--fail", "fail", is_flag=True, help="Exit 3 when anything is stale (CI); the list goes to stderr.")
+@click.option("--today", default=None, metavar="DATE", help="Judge as if today were YYYY-MM-DD.")
+@common_options
+def stale_cmd(days: int | None, fail: bool, today: str | None) -> None:
+    """Knowledge whose last verification (or, never verified, last change) is older than N days,
+    whose verification no longer covers its text, or whose review_by date has passed."""
+    from kyb_cli import api
+
+    data = api.stale(read_store_path(), days=days, today=today)
+    if fail and data["count"] > 0:
+        sys.stderr.write(dumps(data) + "\n")
+        sys.stderr.flush()
+        raise SystemExit(3)
+    emit(data, stale_view)
+
+
+def stale_view(c, d) -> None:
+    if not d["stale"]:
+        c.print(f"[green]nothing stale[/green] (older than {d['days']} days, as of {d['today']})")
+        return
+    for row in d["stale"]:
+        c.print(f"[bold]{row['key']}[/bold]  {row['title']}  [yellow]{row['reason']}[/yellow]")

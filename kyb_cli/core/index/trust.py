@@ -1,0 +1,210 @@
+"""Whether to trust a version: its verification (who, when, from what, still current?) and staleness.
+
+Computed at read time from the key's versions in the index, so the schema keeps its columns:
+- the verification of a version is its `[verified]` table; the commit that wrote it is the oldest
+  version of the unbroken run (back from that version) carrying the same table: its sha and time
+  are `sha`/`at`, its `Kyb-Agent` trailer (else its author) is `by` (rule "verification");
+- `current` is false once the title or body differ from what was verified (the table's `content`
+  digest; a hand-written table without one compares with the verifying version); tags do not count;
+- stale (rule "stale"): knowledge whose verification (else its last title/body change) is older
+  than `stale.days` (default 90), whose verification is not current, or whose `review_by` passed.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kyb_cli.core.records.model import content_digest
+from kyb_cli.core.times.format import rfc3339
+
+DEFAULT_STALE_DAYS = 90
+
+
+def stale_days(days: int | None = None) -> int:
+    """`--days`, else config `stale.days`, else 90."""
+    if days is not None:
+        return days
+    from kyb_cli.core.config.file import load_config
+    from kyb_cli.core.errors import UsageError
+
+    value = (load_config().get("stale") or {}).get("days", DEFAULT_STALE_DAYS)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UsageError(f"config stale.days must be a whole number of days (got {value!r})")
+    return value
+
+
+def days_or_default() -> int:
+    """Reads never fail on a bad `stale.days` (`kyb stale` reports it); they use the default."""
+    from kyb_cli.core.errors import KybError
+
+    try:
+        return stale_days()
+    except KybError:
+        return DEFAULT_STALE_DAYS
+
+
+def key_versions(conn, keys: list[str]) -> dict[str, list[tuple[int, str, int, dict]]]:
+    """Per key its versions (id, sha, committed_at, doc), oldest first."""
+    out: dict[str, list[tuple[int, str, int, dict]]] = {k: [] for k in keys}
+    unique = sorted(set(keys))
+    for start in range(0, len(unique), 500):
+        chunk = unique[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for vid, key, sha, when, doc in conn.execute(
+                f"SELECT id, key, sha, committed_at, doc FROM versions WHERE key IN ({marks}) ORDER BY key, id",
+                chunk):
+            out[key].append((vid, sha, when, json.loads(doc)))
+    return out
+
+
+def _text(doc: dict) -> tuple[str, str]:
+    return " ".join(str(doc.get("title", "")).split()), str(doc.get("body", ""))
+
+
+def assess(versions: list[tuple[int, str, int, dict]], vid: int | None = None) -> dict[str, Any]:
+    """For the version `vid` (default: the newest) of one key: the raw verification (sha, at, table,
+    current), `changed_at` (its last title/body change) and `review_by`. `by` is filled by `attribute`."""
+    upto = [v for v in versions if vid is None or v[0] <= vid]
+    if not upto:
+        return {"verified": None, "changed_at": None, "review_by": ""}
+    _id, _sha, when, doc = upto[-1]
+    text = _text(doc)
+    changed_at = when
+    for _v, _s, t, d in reversed(upto[:-1]):
+        if _text(d) != text:
+            break
+        changed_at = t
+    table = doc.get("verified") or None
+    verified = None
+    if table:
+        origin = upto[-1]
+        for item in reversed(upto[:-1]):
+            if (item[3].get("verified") or None) != table:
+                break
+            origin = item
+        if table.get("content"):
+            current = table["content"] == content_digest(doc.get("title", ""), doc.get("body", ""))
+        else:
+            current = _text(origin[3]) == text
+        verified = {"by": None, "at": rfc3339(origin[2]), "source": table.get("source", ""),
+                    "rev": table.get("rev", ""), "note": table.get("note", ""), "sha": origin[1],
+                    "current": current, "_at": origin[2]}
+    return {"verified": verified, "changed_at": changed_at, "review_by": doc.get("review_by", "") or "",
+            "kind": doc.get("kind", "knowledge")}
+
+
+def attribute(store_path: Path, assessments: list[dict[str, Any]]) -> None:
+    """Fill `by` of each verification from its commit (one `git cat-file --batch` for all)."""
+    from kyb_cli.core.canon import git
+    from kyb_cli.core.records.trailers import parse_trailers
+
+    blocks = [a["verified"] for a in assessments if a.get("verified")]
+    shas = sorted({b["sha"] for b in blocks})
+    if not shas:
+        return
+    who: dict[str, str] = {}
+    raw = _loose_commits(store_path, shas)
+    packed = [sha for sha in shas if sha not in raw]
+    for sha, obj in zip(packed, git.cat_file(store_path, packed) if packed else []):
+        if obj is not None and obj[1] == "commit":
+            raw[sha] = obj[2]
+    for sha, data in raw.items():
+        head, _sep, message = data.partition(b"\n\n")
+        agent = parse_trailers(message.decode("utf-8", errors="replace")).get("Kyb-Agent", "")
+        if not agent:
+            for line in head.split(b"\n"):
+                if line.startswith(b"author "):
+                    agent = line[7:].decode("utf-8", errors="replace").rsplit(" ", 2)[0]
+        who[sha] = agent
+    for b in blocks:
+        b["by"] = who.get(b["sha"], "")
+
+
+def _loose_commits(store_path: Path, shas: list[str]) -> dict[str, bytes]:
+    """Commit objects read straight from `.git/objects` when loose (most of kyb's own commits until a
+    `git gc`): the query path then spawns no git process; packed ones are left to `git cat-file`."""
+    import zlib
+
+    from kyb_cli.core.canon import headfile
+
+    out: dict[str, bytes] = {}
+    try:
+        objects = headfile.git_dir(store_path) / "objects"
+    except Exception:  # noqa: BLE001 - no readable .git: everything goes to cat-file
+        return out
+    for sha in shas:
+        try:
+            data = zlib.decompress((objects / sha[:2] / sha[2:]).read_bytes())
+        except (OSError, zlib.error):
+            continue
+        header, _nul, body = data.partition(b"\0")
+        if header.startswith(b"commit "):
+            out[sha] = body
+    return out
+
+
+def public(verified: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The `verified` block as replies show it."""
+    if verified is None:
+        return None
+    return {k: verified[k] for k in ("by", "at", "source", "rev", "note", "sha", "current")}
+
+
+def staleness(a: dict[str, Any], *, days: int, today: date) -> str | None:
+    """Why this assessment is stale (a short reason), or None; knowledge only."""
+    if a.get("kind", "knowledge") != "knowledge" or a.get("changed_at") is None:
+        return None
+    verified = a.get("verified")
+    if a.get("review_by") and a["review_by"] < today.isoformat():
+        return f"review_by {a['review_by']} has passed"
+    if verified is not None and not verified["current"]:
+        return "changed since it was verified"
+    last = verified["_at"] if verified is not None else a["changed_at"]
+    age = (today - datetime.fromtimestamp(last, timezone.utc).date()).days
+    if age > days:
+        what = "verified" if verified is not None else "never verified; last changed"
+        return f"{what} {age} days ago (over {days})"
+    return None
+
+
+def annotate_hits(store_path: Path, response: dict[str, Any], *, today: date | None = None) -> dict[str, Any]:
+    """Add `verified` and `stale` to every hit of a query response (one SQL, at most one cat-file)."""
+    hits = response.get("hits") or []
+    if not hits:
+        return response
+    from kyb_cli.core.index.fresh import with_index
+
+    def run(f):
+        versions = key_versions(f.conn, [h["key"] for h in hits])
+        out = []
+        for h in hits:
+            rows = versions.get(h["key"], [])
+            vid = next((v[0] for v in rows if v[1] == h.get("sha")), None)
+            out.append(assess(rows, vid))
+        return out
+
+    assessments = with_index(store_path, run)
+    attribute(store_path, assessments)
+    days = days_or_default()
+    today = today or date.today()
+    for h, a in zip(hits, assessments):
+        h["verified"] = public(a["verified"])
+        h["stale"] = staleness(a, days=days, today=today) is not None
+    return response
+
+
+def for_version(store_path: Path, key: str, sha: str) -> dict[str, Any]:
+    """The assessment of `key`'s version written by `sha` (with `by` filled)."""
+    from kyb_cli.core.index.fresh import with_index
+
+    def run(f):
+        rows = key_versions(f.conn, [key])[key]
+        vid = next((v[0] for v in rows if v[1] == sha), None)
+        return assess(rows, vid)
+
+    a = with_index(store_path, run)
+    attribute(store_path, [a])
+    return a

@@ -1,0 +1,204 @@
+"""Checks made when knowledge is written, from the index (docs/ARCHITECTURE.md, "index"):
+
+- retired wording (rule "retired wording"): an update that removed distinctive wording (a line or
+  sentence that is gone; a number, port, host or identifier that no longer appears) is looked for in
+  every other live record, since a copy under another key keeps the old instruction alive;
+- similar (rule "similar at create"): a new key near one that ever existed (edit distance), a live
+  record with the same title, or a live record with nearly the same text (lexical: word sets);
+- revived: a create of a key that was retracted says when and why.
+Common words never count as retired wording: a token qualifies only with a digit, `_`, `.`, `/`,
+`:` or `-` inside it, and a sentence only with at least four words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from kyb_cli.core.records.model import Record
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]*[A-Za-z0-9]|[0-9]")
+MAX_PHRASES = 24
+MAX_FOUND = 50
+MAX_SIMILAR = 10
+_DIGITS = re.compile(r"\d+")
+
+
+def key_distance(key: str) -> int:
+    """How many edits still read as the same key: one (a plural, a typo), two for long keys."""
+    return 1 if len(key) < 16 else 2
+
+TEXT_SIMILAR = 0.8
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _text(title: str, body: str) -> str:
+    return title + "\n" + body
+
+
+def distinctive_tokens(text: str) -> set[str]:
+    """Numbers, ports, hosts and identifiers: tokens with a digit or `_ . / : -` inside."""
+    out = set()
+    for tok in _TOKEN.findall(text):
+        tok = tok.rstrip(".:")
+        if any(c.isdigit() for c in tok) or any(c in tok for c in "_./:-"):
+            out.add(tok)
+    return out
+
+
+def sentences(text: str) -> list[str]:
+    out = []
+    for part in _SENTENCE_SPLIT.split(text):
+        part = " ".join(part.strip().strip("-*#>").split()).rstrip(".!?;")
+        if len(part.split()) >= 4:
+            out.append(part)
+    return out
+
+
+def retired_phrases(old: Record, new: Record) -> list[str]:
+    """What the update removed: gone sentences first (longest first), then gone tokens."""
+    old_text, new_text = _text(old.title, old.body), _text(new.title, new.body)
+    new_norm = _norm(new_text)
+    gone_sentences = [s for s in dict.fromkeys(sentences(old_text)) if _norm(s) not in new_norm]
+    gone_sentences.sort(key=len, reverse=True)
+    new_tokens = {t.lower() for t in distinctive_tokens(new_text)}
+    gone_tokens = sorted(t for t in distinctive_tokens(old_text) if t.lower() not in new_tokens)
+    return (gone_sentences + gone_tokens)[:MAX_PHRASES]
+
+
+# As the index's unicode61 tokenizer splits, and as search/tokens.py (a sibling room) folds.
+_FTS_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _tokens(text: str) -> list[str]:
+    return _FTS_TOKEN.findall(text.lower().replace("ё", "е"))
+
+
+def _fts_phrase(phrase: str) -> str | None:
+    """An FTS5 phrase query of our own tokens (never raw text as syntax)."""
+    ws = _tokens(phrase)
+    return '"' + " ".join(ws) + '"' if ws else None
+
+
+def _contains(text: str, phrase: str) -> bool:
+    """`phrase` in `text` as whole words (case and spacing aside)."""
+    pattern = r"(?<![A-Za-z0-9_])" + re.escape(_norm(phrase)).replace(r"\ ", r"\s+") + r"(?![A-Za-z0-9_])"
+    return re.search(pattern, _norm(text)) is not None
+
+
+def retired_elsewhere(conn, key: str, phrases: list[str]) -> list[dict[str, str]]:
+    """[{key, phrase}] for every other live record still holding a retired phrase (a token already
+    inside a sentence found in the same record is not repeated)."""
+    found: dict[str, list[str]] = {}
+    for phrase in phrases:
+        expr = _fts_phrase(phrase)
+        if expr is None:
+            continue
+        rows = conn.execute(
+            "SELECT k.key, v.doc FROM fts JOIN keys k ON k.version_id = fts.rowid "
+            "JOIN versions v ON v.id = fts.rowid WHERE fts MATCH ? AND k.state = 'active' AND k.key != ? "
+            "ORDER BY k.key LIMIT ?", (expr, key, MAX_FOUND)).fetchall()
+        for other, doc in rows:
+            d = json.loads(doc)
+            if not _contains(_text(d.get("title", ""), d.get("body", "")), phrase):
+                continue
+            have = found.setdefault(other, [])
+            if not any(_contains(p, phrase) for p in have):
+                have.append(phrase)
+    return [{"key": k, "phrase": p} for k in sorted(found) for p in found[k]][:MAX_FOUND]
+
+
+# -- similar at create -------------------------------------------------------------------------------
+
+
+def edit_distance(a: str, b: str, cap: int) -> int:
+    """Levenshtein distance, or cap + 1 once it is certainly over `cap`."""
+    if abs(len(a) - len(b)) > cap:
+        return cap + 1
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+        if min(cur) > cap:
+            return cap + 1
+        prev = cur
+    return prev[-1]
+
+
+def _bigrams(s: str) -> set[str]:
+    return {s[i:i + 2] for i in range(len(s) - 1)}
+
+
+def _words(text: str) -> set[str]:
+    return set(_tokens(text))
+
+
+def similar(conn, record: Record) -> list[dict[str, Any]]:
+    """[{key, title, why, score}], best first: near keys (any that ever existed), same title, near text."""
+    out: dict[str, dict[str, Any]] = {}
+    key = record.key
+    grams = _bigrams(key)
+    digits = _DIGITS.findall(key)
+    cap = key_distance(key)
+    for other, state, vid in conn.execute("SELECT key, state, version_id FROM keys WHERE key != ?", (key,)):
+        if abs(len(other) - len(key)) > cap or _DIGITS.findall(other) != digits:
+            continue  # svc-3-port and svc-4-port name different things
+        # q-gram filter: an edit removes at most two of the key's bigrams
+        if len(grams & _bigrams(other)) < min(len(grams), len(_bigrams(other))) - 2 * cap:
+            continue
+        d = edit_distance(key, other, cap)
+        if d <= cap:
+            doc = conn.execute("SELECT doc FROM versions WHERE id = ?", (vid,)).fetchone()[0]
+            why = f"key within {d} edit{'s' if d > 1 else ''}" + ("" if state == "active" else f" ({state})")
+            out[other] = {"key": other, "title": json.loads(doc).get("title", ""), "why": why,
+                          "score": round(1 - d / max(len(key), len(other)), 3)}
+    title = _norm(record.title)
+    for other, doc in conn.execute(
+            "SELECT k.key, v.doc FROM keys k JOIN versions v ON v.id = k.version_id "
+            "WHERE k.state = 'active' AND k.key != ? AND lower(v.title) = ?", (key, record.title.lower())):
+        if _norm(json.loads(doc).get("title", "")) == title:
+            if other in out:
+                out[other].update(why=out[other]["why"] + "; same title", score=1.0)
+            else:
+                out[other] = {"key": other, "title": record.title, "why": "same title", "score": 1.0}
+    mine = _words(_text(record.title, record.body))
+    if len(mine) >= 3:
+        expr = " OR ".join(f'"{w}"' for w in sorted(mine)[:64])  # our own tokens, quoted: never syntax
+        if expr:
+            rows = conn.execute(
+                "SELECT k.key, v.doc FROM fts JOIN keys k ON k.version_id = fts.rowid "
+                "JOIN versions v ON v.id = fts.rowid WHERE fts MATCH ? AND k.state = 'active' AND k.key != ? "
+                "ORDER BY bm25(fts) LIMIT 20", (expr, key)).fetchall()
+            for other, doc in rows:
+                d = json.loads(doc)
+                theirs = _words(_text(d.get("title", ""), d.get("body", "")))
+                score = len(mine & theirs) / len(mine | theirs) if theirs else 0.0
+                if score >= TEXT_SIMILAR and other not in out:
+                    out[other] = {"key": other, "title": d.get("title", ""), "why": "near-duplicate text",
+                                  "score": round(score, 3)}
+    return sorted(out.values(), key=lambda s: (-s["score"], s["key"]))[:MAX_SIMILAR]
+
+
+def retraction(conn, store_path, key: str) -> dict[str, Any] | None:
+    """When and why `key` was retracted, if it is (for a `revived` create)."""
+    row = conn.execute("SELECT state, ended_sha, ended_at FROM keys WHERE key = ?", (key,)).fetchone()
+    if row is None or row[0] != "retracted":
+        return None
+    from kyb_cli.core.canon import git
+    from kyb_cli.core.records.trailers import parse_trailers
+    from kyb_cli.core.times.format import rfc3339
+
+    reason = None
+    obj = git.cat_file(store_path, [row[1]])[0] if row[1] else None
+    if obj is not None and obj[1] == "commit":
+        reason = parse_trailers(obj[2].partition(b"\n\n")[2].decode("utf-8", errors="replace")).get("Kyb-Reason")
+    return {"retracted_sha": row[1], "retracted_at": rfc3339(row[2]) if row[2] else None,
+            "retracted_reason": reason,
+            "hint": f"'{key}' was retracted as wrong; `kyb history {key}` shows its earlier versions "
+                    "and why — make sure the new text does not repeat what was wrong"}

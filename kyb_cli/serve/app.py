@@ -1,0 +1,191 @@
+"""The ASGI app of `kyb serve`: the route table's API, /openapi.json, /mcp and the console, behind the guard.
+
+A route answers exactly what the CLI prints for the same question; a KybError answers
+`{"error": message, "exit_code": n, "kind": k}` with the HTTP status of its exit code
+(1 -> 404, 2 -> 400, 3 -> 422, 4 -> 503, 5 -> 502). Handlers are blocking core calls and run in
+Starlette's thread pool, so one slow read never stalls the others.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route as StarletteRoute
+
+from kyb_cli.api import KybError, StoreError, UsageError
+from kyb_cli.serve.door import Door
+from kyb_cli.serve.params import parse_body, parse_query
+from kyb_cli.serve.routes import ROUTES, Route
+
+STATUS_OF_EXIT = {1: 404, 2: 400, 3: 422, 4: 503, 5: 502}
+NO_STORE = {"cache-control": "no-store"}
+
+
+def error_response(exc: KybError) -> JSONResponse:
+    status = STATUS_OF_EXIT.get(exc.exit_code, 500)
+    return JSONResponse({"error": exc.message, "exit_code": exc.exit_code, "kind": exc.kind}, status_code=status,
+                        headers=NO_STORE)
+
+
+def _endpoint(route: Route, door: Door):
+    async def endpoint(request: Request) -> Response:
+        try:
+            args = parse_query(route.query, request.query_params.multi_items())
+            if route.body:
+                args.update(parse_body(route.body, await _json_body(request)))
+            args.update(request.path_params)
+        except KybError as exc:
+            return error_response(exc)
+
+        def run() -> Any:
+            answer_now()
+            try:
+                data = route.call(door, args)
+            except KybError as exc:
+                return exc
+            except OSError as exc:  # disk full, permissions…: a store error, as on the CLI
+                return StoreError(f"I/O error: {exc}")
+            if isinstance(data, dict) and "history_complete" not in data and history_incomplete():
+                data = {**data, "history_complete": False}  # answered before a new index's history was in
+            return data
+
+        result = await run_in_threadpool(run)
+        if isinstance(result, KybError):
+            return error_response(result)
+        if isinstance(result, tuple):  # (text, media type): export
+            text, media = result
+            return Response(text, media_type=media, headers=NO_STORE)
+        return JSONResponse(result, headers=NO_STORE)
+
+    endpoint.__name__ = route.name
+    return endpoint
+
+
+def answer_now() -> None:
+    """A server never makes a request wait for a staged index's history (the no-waiting issue): it
+    answers from what is indexed and says `"history_complete": false`. The flags are per process, so
+    each request starts them afresh."""
+    from kyb_cli import api
+
+    api.reset_history_state()
+    api.history_wait_policy(False)
+
+
+def history_incomplete() -> bool:
+    from kyb_cli import api
+
+    return api.history_incomplete()
+
+
+async def _json_body(request: Request) -> Any:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    media = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+    if media != "application/json":
+        raise UsageError(f"send the body as application/json (got '{media or 'no content type'}')")
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"the body is not JSON: {exc}") from None
+
+
+# -- the console ------------------------------------------------------------------------------------
+
+def _asset(name: str) -> bytes | None:
+    base = resources.files("kyb_cli.serve") / "static"
+    node = base
+    for part in name.split("/"):
+        if part in ("", ".", "..") or part.startswith("."):
+            return None
+        node = node / part
+    try:
+        return node.read_bytes() if node.is_file() else None
+    except OSError:
+        return None
+
+
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+
+
+async def console(request: Request) -> Response:
+    return _static_response("index.html")
+
+
+async def static(request: Request) -> Response:
+    return _static_response(request.path_params["path"])
+
+
+def _static_response(name: str) -> Response:
+    data = _asset(name)
+    if data is None:
+        raise HTTPException(404, f"no such file: /static/{name}")
+    media = {"js": "text/javascript", "css": "text/css", "html": "text/html", "svg": "image/svg+xml"}.get(
+        name.rsplit(".", 1)[-1]) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    if media.startswith("text/"):
+        media += "; charset=utf-8"
+    return Response(data, headers={"content-type": media, "cache-control": "no-cache",
+                                   "content-security-policy": CSP})
+
+
+# -- the app ----------------------------------------------------------------------------------------
+
+async def _http_error(request: Request, exc: HTTPException) -> Response:
+    message = exc.detail if exc.status_code != 404 or exc.detail != "Not Found" else \
+        f"no route {request.method} {request.url.path} (see /openapi.json)"
+    if exc.status_code == 405:
+        message = f"{request.method} is not allowed on {request.url.path} (see /openapi.json)"
+    return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _crash(request: Request, exc: Exception) -> Response:
+    return JSONResponse({"error": f"internal error: {type(exc).__name__}: {exc}"}, status_code=500)
+
+
+def build_app(door: Door, *, bind_host: str, port_of, token: str | None, mcp: bool = True):
+    """The whole server as one ASGI app (the guard outermost)."""
+    import contextlib
+
+    from kyb_cli.serve.guard import Guard
+    from kyb_cli.serve.openapi import openapi
+
+    schema = openapi(ROUTES)
+
+    async def openapi_json(request: Request) -> Response:
+        return JSONResponse(schema)
+
+    routes: list[Any] = [StarletteRoute(r.path, _endpoint(r, door), methods=[r.method]) for r in ROUTES]
+    routes += [StarletteRoute("/openapi.json", openapi_json, methods=["GET"]),
+               StarletteRoute("/", console, methods=["GET"]),
+               StarletteRoute("/static/{path:path}", static, methods=["GET"])]
+    endpoint = None
+    if mcp:
+        from kyb_cli.serve.mcp_http import McpEndpoint
+
+        endpoint = McpEndpoint(door.store_path, readonly=door.readonly, default_workspace=door.default_workspace)
+        routes.append(StarletteRoute("/mcp", endpoint, methods=["GET", "POST", "DELETE"]))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        if endpoint is None:
+            yield
+            return
+        async with endpoint.running():
+            yield
+
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={HTTPException: _http_error, Exception: _crash})
+    from kyb_cli import api
+
+    audit = api.git_dir(Path(door.store_path)) / "kyb" / "audit.jsonl"
+    return Guard(app, bind_host=bind_host, port_of=port_of, token=token, readonly=door.readonly, audit_path=audit)

@@ -1,0 +1,67 @@
+"""MCP over streamable HTTP at /mcp: the tools of `kyb mcp`, registered by the MCP door itself.
+
+Two servers share the registration: every tool, and the read-only subset (for `--readonly`, or
+`?readonly=1` on the URL). Both are stateless (each POST is a whole exchange, no session to keep)
+and answer JSON. Host, Origin and token are checked by the guard in front of them, so the SDK's own
+DNS-rebinding check is off here rather than done twice with other rules.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from kyb_cli.serve.door import caller_attribution
+
+
+def _mcp_door(store_path: Path, default_workspace: str):
+    from kyb_cli.mcp.server import Door
+
+    class HttpMcpDoor(Door):
+        """The MCP door on the served store, with the HTTP caller's labels; transport `mcp`, as for `kyb mcp`."""
+
+        def attribution(self):
+            return caller_attribution("mcp", default_workspace)
+
+        def call(self, fn, *, text=None):
+            from kyb_cli.serve.app import answer_now
+
+            def now():
+                answer_now()  # after the door's own per-call reset: the server never waits for history
+                return fn()
+
+            return super().call(now, text=text)
+
+    return HttpMcpDoor(str(store_path))
+
+
+class McpEndpoint:
+    """ASGI app for /mcp: picks the full or the read-only server per request."""
+
+    def __init__(self, store_path: Path, *, readonly: bool, default_workspace: str = "") -> None:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from kyb_cli.mcp.server import build_server
+
+        self.readonly = readonly
+        door = _mcp_door(store_path, default_workspace)
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        self.servers = {}
+        for ro in (True, False) if not readonly else (True,):
+            server = build_server(door=door, readonly=ro)
+            server.streamable_http_app(stateless_http=True, json_response=True, transport_security=security)
+            self.servers[ro] = server
+
+    @contextlib.asynccontextmanager
+    async def running(self):
+        async with contextlib.AsyncExitStack() as stack:
+            for server in self.servers.values():
+                await stack.enter_async_context(server.session_manager.run())
+            yield
+
+    async def __call__(self, scope, receive, send):
+        from urllib.parse import parse_qs
+
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        wants_ro = self.readonly or query.get("readonly", ["0"])[-1].lower() in ("1", "true", "yes")
+        await self.servers[wants_ro].session_manager.handle_request(scope, receive, send)

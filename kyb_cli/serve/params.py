@@ -1,0 +1,159 @@
+"""Arguments of an HTTP route: declared once, checked on every request, and described in OpenAPI.
+
+A `P` names one query or JSON-body argument with its type and default. Query strings carry text, so
+booleans read `true|false|1|0|yes|no` and lists are comma lists (`tags=a,b`); JSON bodies carry
+real types (a list may also be a comma string, as on the CLI). An unknown argument is a usage error,
+as an unknown CLI option is, so a typo never silently changes the question.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kyb_cli.api import UsageError
+
+TRUE = {"true", "1", "yes", "on"}
+FALSE = {"false", "0", "no", "off", ""}
+
+
+@dataclass(frozen=True)
+class P:
+    name: str
+    type: str = "string"  # string | integer | boolean | strings | objects | any
+    default: Any = None
+    description: str = ""
+    required: bool = False
+    enum: tuple[str, ...] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    nullable: bool = False  # null (or absent) keeps the stored value
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema of this argument, for /openapi.json."""
+        base: dict[str, Any] = {
+            "string": {"type": "string"}, "integer": {"type": "integer"}, "boolean": {"type": "boolean"},
+            "strings": {"type": "array", "items": {"type": "string"}},
+            "objects": {"type": "array", "items": {"type": "object"}},
+            "any": {},
+        }[self.type]
+        base = dict(base)
+        if self.enum:
+            base["enum"] = list(self.enum)
+        if self.minimum is not None:
+            base["minimum"] = self.minimum
+        if self.maximum is not None:
+            base["maximum"] = self.maximum
+        if self.default not in (None, [], "") or self.type == "boolean":
+            base["default"] = self.default if self.default is not None else False
+        if self.nullable:
+            base = {"anyOf": [base, {"type": "null"}]}
+        if self.description:
+            base["description"] = self.description
+        return base
+
+
+def _split(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def from_query(spec: P, raw: str) -> Any:
+    """One query-string value, converted and checked."""
+    if spec.type == "boolean":
+        value = raw.strip().lower()
+        if value in TRUE:
+            return True
+        if value in FALSE:
+            return False
+        raise UsageError(f"{spec.name}: '{raw}' is not true or false")
+    if spec.type == "integer":
+        try:
+            number = int(raw)
+        except ValueError:
+            raise UsageError(f"{spec.name}: '{raw}' is not a whole number") from None
+        return _bounded(spec, number)
+    if spec.type == "strings":
+        return _split(raw)
+    return _choice(spec, raw)
+
+
+def from_json(spec: P, value: Any) -> Any:
+    """One JSON-body value, checked against its type."""
+    if value is None:
+        if spec.nullable or not spec.required:
+            return None if spec.nullable else _default(spec)
+        raise UsageError(f"{spec.name}: required")
+    kind = spec.type
+    if kind == "boolean" and isinstance(value, bool):
+        return value
+    if kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
+        return _bounded(spec, value)
+    if kind == "string" and isinstance(value, str):
+        return _choice(spec, value)
+    if kind == "strings":
+        if isinstance(value, str):
+            return _split(value)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return [v.strip() for v in value if v.strip()]
+    if kind == "objects" and isinstance(value, list) and all(isinstance(v, dict) for v in value):
+        return value
+    if kind == "any":
+        return value
+    want = {"strings": "a list of strings", "objects": "a list of objects", "integer": "a whole number",
+            "boolean": "true or false", "string": "a string"}[kind]
+    raise UsageError(f"{spec.name}: must be {want}")
+
+
+def _default(spec: P) -> Any:
+    return list(spec.default) if isinstance(spec.default, list) else spec.default
+
+
+def _bounded(spec: P, number: int) -> int:
+    if spec.minimum is not None and number < spec.minimum:
+        raise UsageError(f"{spec.name}: must be at least {spec.minimum}")
+    if spec.maximum is not None and number > spec.maximum:
+        raise UsageError(f"{spec.name}: must be at most {spec.maximum}")
+    return number
+
+
+def _choice(spec: P, value: str) -> str:
+    if spec.enum and value not in spec.enum:
+        raise UsageError(f"{spec.name}: '{value}' is not one of {', '.join(spec.enum)}")
+    return value
+
+
+def parse_query(specs: tuple[P, ...], items: list[tuple[str, str]]) -> dict[str, Any]:
+    """All query arguments of a route, defaults filled in."""
+    known = {s.name: s for s in specs}
+    out: dict[str, Any] = {}
+    for name, raw in items:
+        spec = known.get(name)
+        if spec is None:
+            raise UsageError(f"unknown parameter '{name}' (known: {', '.join(known) or 'none'}; see /openapi.json)")
+        if name in out:
+            raise UsageError(f"{name}: given twice")
+        out[name] = from_query(spec, raw)
+    return _complete(specs, out)
+
+
+def parse_body(specs: tuple[P, ...], data: Any) -> dict[str, Any]:
+    """All JSON-body arguments of a route (the body must be one object)."""
+    if not isinstance(data, dict):
+        raise UsageError("the request body must be a JSON object")
+    known = {s.name: s for s in specs}
+    out: dict[str, Any] = {}
+    for name, value in data.items():
+        spec = known.get(name)
+        if spec is None:
+            raise UsageError(f"unknown field '{name}' (known: {', '.join(known)}; see /openapi.json)")
+        out[name] = from_json(spec, value)
+    return _complete(specs, out)
+
+
+def _complete(specs: tuple[P, ...], out: dict[str, Any]) -> dict[str, Any]:
+    for spec in specs:
+        if spec.name not in out:
+            if spec.required:
+                raise UsageError(f"{spec.name}: required")
+            out[spec.name] = _default(spec)
+    return out

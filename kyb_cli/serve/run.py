@@ -1,0 +1,107 @@
+"""Start `kyb serve`: bind, say where on stderr, serve until SIGINT/SIGTERM, stop cleanly.
+
+The socket is bound here (not by uvicorn) so `--port 0` works and the ready line names the real
+port; the line `kyb: listening on http://HOST:PORT` is printed once the app has started and the
+socket accepts. A signal finishes the requests in flight (a few seconds at most) and exits 0.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import sys
+from pathlib import Path
+
+from kyb_cli.api import StoreError, UsageError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 9310
+
+
+def url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only on sockets that say they are
+    # TCP, and without it every keep-alive answer waits ~40 ms for a delayed ACK
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno in (98, 48):  # EADDRINUSE on Linux / macOS
+            raise UsageError(f"port {port} on {host} is in use (another kyb serve?); pick one with --port") from None
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(store_path: Path, *, host: str, port: int, readonly: bool, open_browser: bool) -> None:
+    import uvicorn
+
+    from kyb_cli import api
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
+    from kyb_cli.serve.guard import is_loopback
+
+    loopback = is_loopback(host.strip("[]"))
+    token = os.environ.get("KYB_SERVE_TOKEN", "").strip() or None
+    generated = False
+    if token is None and not loopback:
+        token, generated = secrets.token_urlsafe(24), True
+    sock = bind(host, port)
+    bound_port = sock.getsockname()[1]
+    door = Door(Path(store_path), readonly=readonly, token_required=token is not None,
+                default_workspace=api.attribution("http").workspace)
+    app = build_app(door, bind_host=host, port_of=lambda: bound_port, token=token)
+    base = f"http://{url_host(host)}:{bound_port}"
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets=None):
+            await super().startup(sockets=sockets)
+            if self.should_exit:
+                return
+            if generated:
+                _say(f"token (printed once; send it as Authorization: Bearer …): {token}")
+            _say(f"serving {store_path}" + (" read-only" if readonly else ""))
+            _say(f"listening on {base}")
+            if open_browser:
+                _open(base, token)
+
+        def handle_exit(self, sig, frame):  # stop; do not re-raise the signal afterwards
+            if self.should_exit:
+                self.force_exit = True
+            self.should_exit = True
+
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=3, server_header=False, date_header=True)
+    server = Server(config)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    if not server.started:
+        raise StoreError("the server did not start (see the lines above)")
+    _say("stopped")
+
+
+def _open(base: str, token: str | None) -> None:
+    import webbrowser
+
+    url = base.replace("://0.0.0.0:", "://localhost:").replace("://[::]:", "://localhost:") + "/"
+    if token:
+        url += f"#token={token}"  # the fragment never reaches a server or a log
+    try:
+        webbrowser.open(url)
+    except Exception:  # noqa: BLE001 — no browser is not an error: the URL is printed
+        _say(f"open {url} in a browser")
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(f"kyb: {line}\n")
+    sys.stderr.flush()

@@ -1,0 +1,219 @@
+"""The web console in a real headless Chromium (the system package, driven by Playwright).
+
+One server and one browser for the module; each test uses a fresh page. What a person does —
+load, search in each time mode, move the as-of slider, open a diff, move a task's date, close it
+— and then what Git says happened.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("uvicorn")
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+if CHROMIUM is None:
+    pytest.skip("no system Chromium (apt-get install chromium; CI's .ci/run installs it)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed (pip install playwright)")
+
+from tests.support.console_world import build  # noqa: E402
+from tests.support.serve_proc import Served  # noqa: E402
+from tests.test_serve_http import world  # noqa: E402
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("console")
+    env = world(root)
+    env.pop("KYB_AGENT", None)
+    keys = build(root / "store", env)
+    server = Served.start(root / "store", env=env)
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield server, browser, keys, env
+        browser.close()
+    server.stop()
+
+
+@pytest.fixture
+def page(site):
+    server, browser, _keys, _env = site
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(server.base + "/")
+    page.wait_for_selector("body[data-ready='1']")
+    yield page
+    page.close()
+    assert errors == [], errors  # no script error in any test
+
+
+def kyb_json(site, *args: str):
+    server, _b, _k, env = site
+    proc = subprocess.run([sys.executable, "-m", "kyb_cli", *args], capture_output=True, text=True,
+                          env=dict(env, KYB_STORE=str(server.store_path)), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def hits(page) -> list[str]:
+    return page.eval_on_selector_all("#results li[data-key]", "els => els.map(e => e.dataset.key)")
+
+
+def search(page, text: str, count: int) -> list[str]:
+    page.fill("#q", text)
+    page.wait_for_function(f"() => document.querySelectorAll('#results li[data-key]').length === {count} && "
+                           "!document.getElementById('search-meta')?.textContent.includes('searching')")
+    return hits(page)
+
+
+def test_page_loads_with_the_deadline_strip_overdue_first_hard_first(page, site):
+    _s, _b, keys, _e = site
+    page.wait_for_selector("#deadlines .chip")
+    chips = page.eval_on_selector_all("#deadlines .chip", "els => els.map(e => [e.dataset.key, e.className])")
+    order = [k for k, _cls in chips]
+    assert order[:2] == [keys["overdue_hard"], keys["overdue"]]  # overdue first, the hard one first
+    assert all("overdue" in cls for _k, cls in chips[:2]) and "soon" in chips[2][1]
+    assert page.is_visible("#deadlines .chip .hard")
+    page.click(f"#deadlines .chip[data-key='{keys['overdue_hard']}']")
+    page.wait_for_selector(f"#record[data-key='{keys['overdue_hard']}']")
+    page.keyboard.press("3")  # by date: earliest first, overdue days marked
+    page.wait_for_selector("#date-list h2")
+    days = page.eval_on_selector_all("#date-list h2", "els => els.map(e => e.textContent)")
+    assert days == sorted(days) and "overdue" in days[0]
+    listed = page.eval_on_selector_all("#date-list li[data-key]", "els => els.map(e => e.dataset.key)")
+    assert listed[0] == keys["overdue"] and keys["overdue_hard"] in listed and "task-upgrade-envoy" in listed
+
+
+def test_search_in_each_time_mode_and_move_the_slider(page):
+    assert "checkout-write-path" in search(page, "svc-checkout", 1)
+    page.check("input[data-mode='history']", force=True)
+    page.wait_for_function("() => document.querySelectorAll('#results li[data-key]').length === 3")
+    assert page.locator("#results .badge.past").count() == 2  # two past versions and the current one
+    page.check("input[data-mode='as_of']", force=True)
+    page.wait_for_selector("#as-of")
+    page.wait_for_function("() => document.getElementById('search-meta')?.textContent.includes('mode as_of')")
+    assert page.locator("#results li[data-key]").count() == 1
+    body_now = page.text_content("#results li .mono")
+    page.focus("#as-of")
+    page.keyboard.press("Home")  # the slider by keyboard: back to the store's first commit, then a second on
+    for _ in range(10):
+        page.wait_for_function("() => !document.getElementById('search-meta')?.textContent.includes('searching')")
+        page.wait_for_timeout(250)  # past the search box's debounce
+        if page.locator("#results .badge.past").count():
+            break
+        page.keyboard.press("ArrowRight")
+    assert page.locator("#results .badge.past").count() == 1
+    assert page.text_content("#results li .mono") != body_now
+    page.click("#results li[data-key='checkout-write-path'] button")
+    page.wait_for_selector("#record")
+    assert "port 8080" in page.text_content("#body")  # the store as of its first second
+    page.check("input[data-mode='changed_between']", force=True)
+    page.fill("#from", "2000-01-01")
+    page.fill("#to", "2999-12-31")
+    page.dispatch_event("#to", "change")
+    page.wait_for_function("() => document.getElementById('search-meta')?.textContent.includes('changed_between')")
+    assert hits(page) == ["checkout-write-path"]
+    page.check("input[data-mode='current']", force=True)
+    page.wait_for_function("() => !document.querySelector('#as-of')")
+
+
+def test_open_a_records_diff_between_any_two_versions(page):
+    search(page, "svc-checkout", 1)
+    page.click("#results li[data-key='checkout-write-path'] button")
+    page.wait_for_selector("#diff")
+    default = page.text_content("#diff")
+    assert "+title = \"Checkout write path (v2)\"" in default and "-title = \"Checkout write path\"" in default
+    rows = page.eval_on_selector_all("#versions tbody tr", "els => els.map(e => e.dataset.sha)")
+    assert len(rows) == 3
+    page.check(f"#versions tr[data-sha='{rows[2]}'] input[name='diff-from']")
+    page.wait_for_function("() => document.getElementById('diff')?.textContent.includes('port 8080')")
+    text = page.text_content("#diff")
+    assert "-Checkout writes go through svc-checkout on node-3, port 8080." in text
+    assert "+Checkout writes go through svc-checkout on node-4, port 9090, via the new gateway." in text
+    page.check(f"#versions tr[data-sha='{rows[2]}'] input[name='diff-to']")
+    page.wait_for_selector("#diff-none")
+
+
+def test_move_a_tasks_date_and_close_it_then_git_has_both(page, site):
+    server, _b, keys, _e = site
+    key = keys["task"]
+    page.keyboard.press("2")  # the task queue, by keyboard
+    page.wait_for_selector(f"#tasks tr[data-key='{key}']")
+    page.click(f"#tasks tr[data-key='{key}'] button")
+    page.wait_for_selector("#act-due")
+    page.fill("#act-due", "2027-02-03")
+    page.click("#act-due-go")
+    page.wait_for_function(f"() => document.querySelector('#record[data-key=\"{key}\"]') && "
+                           "document.getElementById('record')?.textContent.includes('2027-02-03')")
+    assert "written by" in page.text_content("#record")
+    page.click("#act-close-go")  # an empty resolution is refused in the page (required, as in the CLI)
+    assert page.eval_on_selector("#act-resolution", "el => el.validity.valueMissing") is True
+    page.fill("#act-resolution", "runbook written and linked")
+    page.click("#act-close-go")
+    page.wait_for_function("() => document.getElementById('record') && "
+                           "document.getElementById('record')?.textContent.includes('archived')")
+    versions = kyb_json(site, "history", key)["versions"]
+    assert [v["change"] for v in versions[:3]] == ["deleted", "modified", "modified"]
+    assert all(v["transport"] == "http" and v["agent"] == "human" for v in versions[:3])
+    assert versions[1]["message"] == f"kyb: close {key}"
+    moved = kyb_json(site, "get", key, "--at", versions[2]["sha"])
+    assert moved["due"] == "2027-02-03" and moved["body"] == "From the incident notes."  # nothing else lost
+    final = kyb_json(site, "get", key)
+    assert (final["state"], final["status"], final["resolution"]) == ("archived", "done", "runbook written and linked")
+
+
+def test_open_a_task_resolve_an_incident_and_errors_show_as_sent(page, site):
+    _s, _b, keys, _e = site
+    page.click("#tabs button[data-view='tasks']")
+    page.click("#new-task summary")
+    page.fill("#new-title", "Check the backups")
+    assert page.input_value("#new-key") == "task-check-the-backups"
+    page.fill("#new-due", "2027-01-15")
+    page.click("#new-go")
+    page.wait_for_selector("#record[data-key='task-check-the-backups']")
+    assert kyb_json(site, "get", "task-check-the-backups")["due"] == "2027-01-15"
+    page.fill("#new-title", "Bad key")
+    page.fill("#new-key", "Not A Key")
+    page.click("#new-go")
+    page.wait_for_selector("#error-text")
+    assert "422" in page.text_content("#error-text") and "key" in page.text_content("#error-text")
+    page.click("#tabs button[data-view='incidents']")
+    page.click(f"#incidents tr[data-key='{keys['incident']}'] button")
+    page.fill("#act-inc-resolution", "rolled back the gateway")
+    page.click("#act-resolve-go")
+    page.wait_for_function("() => document.getElementById('record')?.textContent.includes('archived')")
+    assert kyb_json(site, "get", keys["incident"])["resolution"] == "rolled back the gateway"
+
+
+def test_with_a_token_the_console_takes_it_from_the_url_fragment(site, tmp_path):
+    """`kyb serve --open` hands the token over in the fragment (never sent to a server); without it
+    the page shows the 401 as the server said it, with a field for the token."""
+    from kyb_cli.api import init_store
+
+    _server, browser, _keys, env = site
+    init_store(tmp_path / "store")
+    guarded = Served.start(tmp_path / "store", env=dict(env, KYB_SERVE_TOKEN="fragment-token"))
+    try:
+        page = browser.new_page()
+        page.goto(guarded.base + "/")
+        page.wait_for_selector("#error-text")
+        assert "401" in page.text_content("#error-text") and "bearer token" in page.text_content("#error-text")
+        assert page.is_visible("#errors input[type='password']")
+        page.goto(guarded.base + "/#token=fragment-token")
+        page.reload()
+        page.wait_for_selector("body[data-ready='1']")
+        page.wait_for_function("() => document.getElementById('server-state')?.textContent.includes('knowledge')")
+        assert "token" not in page.url  # the fragment is dropped once read
+        page.close()
+    finally:
+        guarded.stop()

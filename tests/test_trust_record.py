@@ -1,0 +1,374 @@
+"""Knowing whether to trust a record: verification, review dates, staleness, retired wording,
+duplicates at create, rules for agents (README "Knowing whether to trust a record")."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from datetime import date, timedelta
+
+import pytest
+
+
+def add(cli, key, body, *, title=None, tags="", extra=()):
+    res = cli("add", "--key", key, "--title", title or key.replace("-", " ").capitalize(), "--tags", tags,
+              "--body", body, *extra)
+    assert res.code == 0, res.stderr
+    return res.json
+
+
+def _git(store_path, *args):
+    return subprocess.run(["git", "-C", str(store_path), *args], capture_output=True, text=True, check=True).stdout
+
+
+# -- verification ------------------------------------------------------------------------------------
+
+
+def test_verification_by_an_agent_shows_by_and_is_one_verify_commit(cli, store_path, monkeypatch):
+    add(cli, "checkout-write-path", "Checkout writes go to node-3, port 8080.")
+    monkeypatch.setenv("KYB_AGENT", "claude-code")
+    res = cli("verify", "checkout-write-path", "--source", "src/checkout/config.py", "--rev", "abc123",
+              "--note", "read the listener config")
+    assert res.code == 0, res.stderr
+    reply = res.json
+    assert (reply["action"], reply["changed"], reply["key"]) == ("verified", True, "checkout-write-path")
+    assert _git(store_path, "log", "-1", "--format=%s").strip() == "kyb: verify checkout-write-path"
+    assert _git(store_path, "rev-parse", "HEAD").strip() == reply["sha"]
+    got = cli("get", "checkout-write-path").json
+    when = _git(store_path, "log", "-1", "--format=%cI").strip()
+    assert got["verified"] == {"by": "claude-code", "at": got["verified"]["at"], "source": "src/checkout/config.py",
+                               "rev": "abc123", "note": "read the listener config", "sha": reply["sha"],
+                               "current": True}
+    assert got["verified"]["at"][:19] == when[:19]
+    text = (store_path / "knowledge" / "checkout-write-path.md").read_text()
+    assert "[verified]" in text and "claude-code" not in text  # who and when are never stored in the file
+
+
+def test_verified_is_null_when_never_verified_and_on_query_hits(cli):
+    add(cli, "pool-size", "The pool size is 20.")
+    assert cli("get", "pool-size").json["verified"] is None
+    add(cli, "pool-max", "The max pool size is 40.")
+    cli("verify", "pool-max", "--source", "app.toml")
+    hits = {h["key"]: h for h in cli("query", "pool", "--no-semantic").json["hits"]}
+    assert hits["pool-size"]["verified"] is None and hits["pool-size"]["stale"] is False
+    assert hits["pool-max"]["verified"]["source"] == "app.toml" and hits["pool-max"]["verified"]["current"] is True
+
+
+def test_current_flips_on_a_body_change_and_not_on_a_tag_change(cli):
+    add(cli, "cache-ttl", "Cache TTL is 300 seconds.")
+    verified = cli("verify", "cache-ttl", "--source", "settings.py").json
+    add(cli, "cache-ttl", "Cache TTL is 300 seconds.", tags="cache")
+    got = cli("get", "cache-ttl").json
+    assert got["verified"]["current"] is True and got["verified"]["sha"] == verified["sha"]
+    add(cli, "cache-ttl", "Cache TTL is 600 seconds.", tags="cache")
+    after = cli("get", "cache-ttl").json
+    assert after["verified"]["current"] is False and after["verified"]["sha"] == verified["sha"]
+    assert cli("query", "cache", "--no-semantic").json["hits"][0]["verified"]["current"] is False
+    again = cli("verify", "cache-ttl", "--source", "settings.py")  # same source, new text: a new verification
+    assert again.json["changed"] is True
+    assert cli("get", "cache-ttl").json["verified"] == {**after["verified"], "sha": again.json["sha"],
+                                                       "at": cli("get", "cache-ttl").json["verified"]["at"],
+                                                       "current": True, "by": after["verified"]["by"]}
+
+
+def test_current_flips_on_a_title_change(cli):
+    add(cli, "dns-host", "ns1.example.net", title="DNS host")
+    cli("verify", "dns-host", "--source", "zone file")
+    add(cli, "dns-host", "ns1.example.net", title="Primary DNS host")
+    assert cli("get", "dns-host").json["verified"]["current"] is False
+
+
+def test_an_older_version_reads_with_its_own_verification(cli):
+    add(cli, "queue-depth", "Alert at 1000 messages.")
+    first = cli("verify", "queue-depth", "--source", "alerts.yaml").json
+    add(cli, "queue-depth", "Alert at 5000 messages.")
+    old = cli("get", "queue-depth", "--at", first["sha"]).json
+    assert old["verified"]["current"] is True and old["verified"]["sha"] == first["sha"]
+
+
+def test_verify_rules_source_required_knowledge_only_and_no_such_key(cli):
+    res = cli("verify", "nothing-here", "--source", "x")
+    assert res.code == 1 and res.stdout == ""
+    add(cli, "k1", "text")
+    res = cli("verify", "k1", "--source", "  ")
+    assert res.code == 2 and res.stdout == ""
+    res = cli("verify", "k1", "--source", "vault", "--note", "token ghp_" + "a" * 36)
+    assert res.code == 3 and res.stdout == ""
+    assert cli("get", "k1").json["verified"] is None
+
+
+def test_verified_table_round_trips_through_the_record_model():
+    from kyb_cli.core.records.model import Record, content_digest, parse
+
+    record = Record(key="a", title="T", body="b", review_by="2027-03-01", tags=["x"],
+                    verified={"source": "s", "rev": "r", "note": "n", "content": content_digest("T", "b")},
+                    extra={"owner": "team"})
+    text = record.to_markdown()
+    assert parse(text) == record and parse(text).to_markdown() == text
+    assert text.index("review_by") < text.index("[verified]")
+    assert Record(key="a", title="T").to_markdown() == '+++\nkey = "a"\ntitle = "T"\n+++\n'
+    assert parse('+++\nkey = "a"\ntitle = "T"\nreview_by = 2027-03-01\n+++\n').review_by == "2027-03-01"
+
+
+def test_a_hand_written_verified_table_without_a_digest_reads_from_its_commit(cli, store_path):
+    path = store_path / "knowledge" / "hand.md"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text('+++\nkey = "hand"\ntitle = "Hand"\n\n[verified]\nsource = "runbook"\n+++\n\nBody.\n')
+    _git(store_path, "add", "knowledge/hand.md")
+    _git(store_path, "-c", "user.name=Ann", "-c", "user.email=ann@example.org", "commit", "-qm", "hand")
+    got = cli("get", "hand").json
+    assert got["verified"]["by"] == "Ann <ann@example.org>" and got["verified"]["current"] is True
+
+
+# -- review dates and staleness ----------------------------------------------------------------------
+
+
+def test_review_by_is_kept_when_omitted_and_cleared_by_an_empty_value(cli):
+    add(cli, "tls-expiry", "Cert renews in March.", extra=("--review-by", "2027-03-01"))
+    assert cli("get", "tls-expiry").json["review_by"] == "2027-03-01"
+    add(cli, "tls-expiry", "Cert renews in March 2027.")
+    assert cli("get", "tls-expiry").json["review_by"] == "2027-03-01"
+    add(cli, "tls-expiry", "Cert renews in March 2027.", extra=("--review-by", ""))
+    assert cli("get", "tls-expiry").json["review_by"] == ""
+    bad = cli("add", "--key", "tls-expiry", "--title", "x", "--body", "y", "--review-by", "March")
+    assert bad.code == 3 and bad.stdout == ""
+
+
+def test_stale_when_review_by_passed(cli):
+    add(cli, "tls-expiry", "Cert renews in March.", extra=("--review-by", "2027-03-01"))
+    cli("verify", "tls-expiry", "--source", "certbot")
+    assert cli("stale", "--today", "2027-03-01").json["count"] == 0
+    later = cli("stale", "--today", "2027-03-02").json
+    assert [(s["key"], s["review_by"]) for s in later["stale"]] == [("tls-expiry", "2027-03-01")]
+    assert "review_by" in later["stale"][0]["reason"]
+
+
+def test_stale_when_never_verified_counts_from_the_last_change(cli):
+    add(cli, "old-fact", "Something.")
+    today = date.today()
+    assert cli("stale", "--today", (today + timedelta(days=89)).isoformat()).json["count"] == 0
+    out = cli("stale", "--today", (today + timedelta(days=92)).isoformat()).json
+    row = out["stale"][0]
+    assert set(row) == {"key", "title", "reason", "last_verified_at", "last_changed_at", "review_by"}
+    assert (row["key"], row["last_verified_at"], row["review_by"]) == ("old-fact", None, None)
+    assert "never verified" in row["reason"]
+    assert cli("stale", "--days", "200", "--today", (today + timedelta(days=92)).isoformat()).json["count"] == 0
+
+
+def test_stale_when_the_verification_is_old_or_not_current(cli):
+    add(cli, "a-fact", "Alpha.")
+    add(cli, "b-fact", "Beta.")
+    cli("verify", "a-fact", "--source", "docs")
+    cli("verify", "b-fact", "--source", "docs")
+    add(cli, "b-fact", "Beta changed.")
+    soon = cli("stale").json
+    assert [s["key"] for s in soon["stale"]] == ["b-fact"] and "changed since" in soon["stale"][0]["reason"]
+    far = cli("stale", "--today", (date.today() + timedelta(days=100)).isoformat()).json
+    assert {s["key"] for s in far["stale"]} == {"a-fact", "b-fact"}
+    assert all(s["last_verified_at"] for s in far["stale"])
+    hits = {h["key"]: h["stale"] for h in cli("query", "fact", "--no-semantic").json["hits"]}
+    assert hits == {"a-fact": False, "b-fact": True}
+
+
+def test_stale_days_from_config(cli, isolated_dirs, monkeypatch, tmp_path):
+    config = tmp_path / "kyb-config.toml"
+    config.write_text("[stale]\ndays = 10\n")
+    monkeypatch.setenv("KYB_CONFIG", str(config))
+    add(cli, "short-lived", "Text.")
+    assert cli("stale", "--today", (date.today() + timedelta(days=12)).isoformat()).json["count"] == 1
+
+
+def test_stale_fail_exits_3_with_empty_stdout_and_the_list_on_stderr(cli):
+    add(cli, "old-fact", "Something.")
+    far = (date.today() + timedelta(days=365)).isoformat()
+    res = cli("stale", "--fail", "--today", far)
+    assert res.code == 3 and res.stdout == ""
+    assert json.loads(res.stderr)["stale"][0]["key"] == "old-fact"
+    ok = cli("stale", "--fail")
+    assert ok.code == 0 and ok.json["count"] == 0
+    assert cli("stale", "--today", "soon").code == 2
+
+
+def test_context_shows_the_stale_count_and_the_five_oldest(cli):
+    for n in range(7):
+        add(cli, f"fact-{n}", f"Fact number {n}.")
+    far = (date.today() + timedelta(days=400)).isoformat()
+    data = cli("context", "--json", "--today", far).json
+    assert data["digest"]["stale_total"] == 7
+    assert [s["key"] for s in data["digest"]["stale"]] == [f"fact-{n}" for n in range(5)]
+    assert "Stale knowledge to check again (7" in data["text"]
+
+
+# -- retired wording ---------------------------------------------------------------------------------
+
+
+def test_retired_elsewhere_on_the_port_example(cli):
+    add(cli, "checkout-write-path", "Checkout writes go to node-3, port 8080.")
+    add(cli, "checkout-runbook", "Restart svc-checkout on node-3, port 8080 when writes stall.")
+    res = cli("add", "--key", "checkout-write-path", "--title", "Checkout write path",
+              "--body", "Checkout writes go to node-3, port 9090.")
+    assert res.code == 0
+    assert res.json["retired_elsewhere"] == [{"key": "checkout-runbook", "phrase": "8080"}]
+    lines = [line for line in res.stderr.splitlines() if "checkout-runbook" in line]
+    assert len(lines) == 1 and '"8080"' in lines[0]
+
+
+def test_retired_elsewhere_on_a_removed_sentence(cli):
+    add(cli, "deploy-steps", "Build the image.\nAlways drain the canary pool before deploying.\nShip it.")
+    add(cli, "deploy-notes", "From the old guide: always drain the canary pool before deploying. Then wait.")
+    reply = add(cli, "deploy-steps", "Build the image.\nShip it.")
+    assert reply["retired_elsewhere"] == [
+        {"key": "deploy-notes", "phrase": "Always drain the canary pool before deploying"}]
+
+
+def test_retired_elsewhere_not_for_common_words(cli):
+    add(cli, "team-habits", "We review the code and then we deploy it.")
+    add(cli, "other-habits", "They review code, then deploy.")
+    reply = add(cli, "team-habits", "We pair on the code.")
+    assert reply["retired_elsewhere"] == []
+
+
+def test_retired_elsewhere_ignores_retracted_records_and_the_record_itself(cli):
+    add(cli, "db-host", "Primary is db-7.internal.")
+    add(cli, "db-old", "Failover to db-7.internal.")
+    assert cli("rm", "db-old", "--reason", "obsolete").code == 0
+    assert add(cli, "db-host", "Primary is db-9.internal.")["retired_elsewhere"] == []
+
+
+# -- duplicates at create ----------------------------------------------------------------------------
+
+
+def test_similar_for_checkout_write_path_vs_checkout_writes_path(cli):
+    first = add(cli, "checkout-write-path", "Checkout writes go to node-3.")
+    assert first["similar"] == []
+    second = add(cli, "checkout-writes-path", "Unrelated words here entirely.", title="Writes")
+    assert [(s["key"], s["title"]) for s in second["similar"]] == [("checkout-write-path", "Checkout write path")]
+    assert "edit" in second["similar"][0]["why"] and 0 < second["similar"][0]["score"] <= 1
+
+
+def test_similar_same_title_and_near_duplicate_text(cli):
+    add(cli, "pg-backup", "Nightly pg_dump to s3 bucket backups-prod at 02:00 UTC, kept 30 days.",
+        title="Postgres backups")
+    same_title = add(cli, "database-backup-policy", "Something else.", title="Postgres backups")
+    assert [(s["key"], s["why"]) for s in same_title["similar"]] == [("pg-backup", "same title")]
+    near = add(cli, "nightly-dumps", "Nightly pg_dump to s3 bucket backups-prod at 02:00 UTC, kept 30 days!",
+               title="Nightly dumps")
+    assert [(s["key"], s["why"]) for s in near["similar"]] == [("pg-backup", "near-duplicate text")]
+    assert "similar" not in add(cli, "nightly-dumps", "Changed.", title="Nightly dumps")  # updates: no hint
+
+
+def test_similar_includes_keys_that_left_the_tree(cli):
+    add(cli, "redis-port", "6379")
+    cli("rm", "redis-port", "--reason", "wrong")
+    reply = add(cli, "redis-ports", "6380")
+    assert reply["similar"][0]["key"] == "redis-port" and "retracted" in reply["similar"][0]["why"]
+
+
+def test_revived_after_kyb_rm(cli):
+    add(cli, "feature-flag", "Flag X is on.")
+    gone = cli("rm", "feature-flag", "--reason", "flag X was removed in v2")
+    res = cli("add", "--key", "feature-flag", "--title", "Feature flag", "--body", "Flag Y is on.")
+    reply = res.json
+    assert reply["revived"] is True and reply["action"] == "created"
+    assert reply["retracted_reason"] == "flag X was removed in v2"
+    assert reply["retracted_sha"] == gone.json["sha"] and reply["retracted_at"]
+    assert "feature-flag" in res.stderr
+    assert "revived" not in add(cli, "fresh-key", "New.")
+
+
+# -- rules for agents --------------------------------------------------------------------------------
+
+
+def test_rules_lists_records_tagged_rule(cli):
+    add(cli, "rule-verify-first", "Verify a fact against code before relying on it.", tags="rule")
+    add(cli, "plain-note", "Not a rule.", tags="notes")
+    out = cli("rules").json
+    assert out["count"] == 1 and out["rules"][0]["key"] == "rule-verify-first"
+    assert out["rules"][0]["body"] == "Verify a fact against code before relying on it."
+
+
+def test_rules_in_kyb_context_first_whole_and_labelled(cli):
+    body = "Never push to main directly.\nOpen a pull request and wait for review."
+    add(cli, "rule-no-push", body, tags="rule")
+    add(cli, "some-fact", "A fact.")
+    text = cli("context", "--json").json["text"]
+    assert text.startswith("Standing rules of this store")
+    assert body in text and text.index(body) < text.index("<kyb-records>")
+    assert "## Rule rule-no-push" in text
+
+
+def test_rules_too_long_for_the_budget_are_named_not_cut(cli):
+    from kyb_cli.core.tools.context import approx_tokens
+
+    add(cli, "rule-a", "Short rule.", tags="rule")
+    add(cli, "rule-b", "word " * 3000, tags="rule")
+    text = cli("context", "--json").json["text"]
+    assert "Short rule." in text and "word word" not in text
+    assert "rule-b" in text and "kyb rules" in text
+    assert approx_tokens(text) <= 1900 + 50
+
+
+@pytest.mark.parametrize("command", [("verify", "k", "--help"), ("stale", "--help"), ("rules", "--help")])
+def test_new_commands_have_help(cli, command):
+    assert cli(*command).code == 0
+
+
+def test_similar_names_every_reason_once_per_key(cli):
+    add(cli, "checkout-write-path", "Checkout writes go to node-3.", title="Checkout write path")
+    reply = add(cli, "checkout-writes-path", "Other words.", title="Checkout write path")
+    assert [(s["key"], s["why"], s["score"]) for s in reply["similar"]] == [
+        ("checkout-write-path", "key within 1 edit; same title", 1.0)]
+
+
+def _readme_block() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Knowing whether to trust a record\n", 1)[1]
+    return section.split("```sh\n", 1)[1].split("```\n", 1)[0]
+
+
+def test_readme_trust_section_runs_as_written(cli):
+    """The README's record template (Decision / Reason / Verification / Revisit if / Related) and
+    its commands, run one by one as a shell would (continuations joined, the heredoc as stdin)."""
+    import shlex
+
+    lines = _readme_block().replace("\\\n", " ").splitlines()
+    replies = []
+    while lines:
+        line = lines.pop(0)
+        stdin = None
+        if "<<'TEXT'" in line:
+            line = line.replace("<<'TEXT'", "")
+            end = lines.index("TEXT")
+            stdin, lines = "\n".join(lines[:end]) + "\n", lines[end + 1:]
+        args = shlex.split(line)
+        assert args[0] == "kyb"
+        res = cli(*args[1:], input=stdin)
+        assert res.code == 0, (line, res.stderr)
+        replies.append(res.json)
+    body = replies[0]
+    assert body["action"] == "created"
+    got = replies[2]
+    for label in ("Decision:", "Reason:", "Verification:", "Revisit if:", "Related:"):
+        assert label in got["body"]
+    assert got["verified"]["source"] == "services/checkout/listener.toml" and got["verified"]["current"]
+    assert got["review_by"] == "2027-06-01"
+    assert [s["key"] for s in replies[3]["stale"]] == ["checkout-write-path"]  # review_by has passed
+    assert replies[5]["rules"][0]["key"] == "rule-verify-before-relying"
+
+
+def test_brief_context_points_to_the_rules(cli):
+    add(cli, "rule-one", "Query before you add.", tags="rule")
+    assert "1 standing rule for agents: `kyb rules`." in cli("context", "--brief", "--json").json["text"]
+
+
+def test_a_bad_stale_days_is_a_usage_error_for_stale_and_never_breaks_reads(cli, monkeypatch, tmp_path):
+    config = tmp_path / "bad.toml"
+    config.write_text('[stale]\ndays = "ninety"\n')
+    monkeypatch.setenv("KYB_CONFIG", str(config))
+    add(cli, "a-fact", "Alpha.")
+    res = cli("stale")
+    assert res.code == 2 and res.stdout == "" and "stale.days" in res.stderr
+    assert cli("get", "a-fact").json["stale"] is False
+    assert cli("query", "alpha", "--no-semantic").json["hits"][0]["stale"] is False
