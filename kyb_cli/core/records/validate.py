@@ -259,7 +259,7 @@ def _validate_trust(record: Record) -> None:
         if not str(record.verified.get("source", "")).strip():
             raise Rejected("a verification names its source (what the fact was checked against)")
         for name in ("source", "rev", "note"):
-            _no_secret(f"verified {name}", str(record.verified.get(name, "")))
+            check_no_secret(f"verified {name}", str(record.verified.get(name, "")))
 
 
 def is_date(value: str) -> bool:
