@@ -2,7 +2,7 @@
 # Install: source this file from ~/.bashrc, or copy it to
 # ~/.local/share/bash-completion/completions/kyb
 declare -gA _kyb_subs=(
-  ['kyb']='init add get history diff edit log rm verify stale rules tags sync remote query export reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp serve'
+  ['kyb']='init add get history diff edit log rm verify stale rules tags sync remote query export import reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp serve'
   ['kyb agents']='install uninstall'
   ['kyb model']='import pull status'
 )
@@ -22,6 +22,7 @@ declare -gA _kyb_opts=(
   ['kyb export']='--at --format --no-wait --store --json -h --help'
   ['kyb get']='--at --no-wait --version --today --no-deadlines --store --json -h --help'
   ['kyb history']='--no-wait --fields --store --json -h --help'
+  ['kyb import']='--format --kind --tags --key-from --exclude --dry-run --one-commit --sync-deletes --store --json -h --help'
   ['kyb incident']='--template --key --title --service --severity --hosts --status --knowledge --resolution --detection --affected --started --detected --tags --refs --effective-at --body --file --store --json -h --help'
   ['kyb incidents']='--status --service --open-followups --all --limit --today --no-deadlines --fields --store --json -h --help'
   ['kyb index']='--embed --store --json -h --help'
@@ -63,6 +64,7 @@ declare -gA _kyb_valued=(
   ['kyb export']='--at --format --store'
   ['kyb get']='--at --version --today --store'
   ['kyb history']='--fields --store'
+  ['kyb import']='--format --kind --tags --key-from --exclude --store'
   ['kyb incident']='--key --title --service --severity --hosts --status --knowledge --resolution --detection --affected --started --detected --tags --refs --effective-at --body --file --store'
   ['kyb incidents']='--status --service --limit --today --fields --store'
   ['kyb index']='--store'
@@ -93,6 +95,9 @@ declare -gA _kyb_choices=(
   ['kyb agents uninstall --agent']='claude codex gemini cursor'
   ['kyb deadlines --fail-on']='overdue hard none'
   ['kyb export --format']='jsonl json csv'
+  ['kyb import --format']='auto md jsonl json csv'
+  ['kyb import --key-from']='path title front-matter'
+  ['kyb import --kind']='knowledge incident task'
   ['kyb log --kind']=' knowledge incident task'
   ['kyb query --kind']='knowledge incident task'
   ['kyb query --min-strength']='weak strong'
@@ -116,6 +121,8 @@ declare -gA _kyb_files=(
   ['kyb export --store']='1'
   ['kyb get --store']='1'
   ['kyb history --store']='1'
+  ['kyb import --store']='1'
+  ['kyb import <arg>']='1'
   ['kyb incident --file']='1'
   ['kyb incident --store']='1'
   ['kyb incidents --store']='1'

@@ -7,7 +7,7 @@ function __kyb_path --description 'the kyb command path typed so far'
         string match -q -- '-*' $w; and continue
         switch $path
             case 'kyb'
-                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp serve; and set path "$path $w"
+                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export import reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp serve; and set path "$path $w"
             case 'kyb agents'
                 contains -- $w install uninstall; and set path "$path $w"
             case 'kyb model'
@@ -35,6 +35,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a sync -d 'Fetch from the remote
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a remote -d 'Show the remote `kyb sync` uses, or set it to URL (any...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a query -d 'Search records; an empty TEXT lists newest first.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a export -d 'One row per key that existed by REV: its latest content...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a import -d 'Import Markdown files and folders (recursively), or the...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a reindex -d 'Rebuild the search index from every commit; prints counts...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a incident -d 'Write incident report KEY (a rewrite replaces it; tags...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a resolve -d 'Resolve incident KEY.'
@@ -160,6 +161,18 @@ complete -c kyb -n "test (__kyb_path) = 'kyb export'" -l no-wait -d 'While a new
 complete -c kyb -n "test (__kyb_path) = 'kyb export'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb export'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb export'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb import'" -l format -x -a 'auto md jsonl json csv' -d 'auto: Markdown in folders and *.md; .jsonl/.json/.csv as `kyb export` writes them.'
+complete -c kyb -n "test (__kyb_path) = 'kyb import'" -l kind -x -a 'knowledge incident task' -d 'Kind of the records made from Markdown files.'
+complete -c kyb -n "test (__kyb_path) = 'kyb import'" -l tags -x -d 'Comma-separated tags added to every imported record.'
+complete -c kyb -n "test (__kyb_path) = 'kyb import'" -l key-from -x -a 'path title front-matter' -d 'Key of a file whose front matter has no `key`: a slug of its path (relative to the folder) or of its title; front-matter skips files without one.'
+complete -c kyb -n "test (__kyb_path) = 'kyb import'" -l exclude -x -d '.gitignore-style pattern to leave out (repeatable); .gitignore files are honoured too.'
+complete -c kyb -n "test (__kyb_path) = 'kyb import'" -l dry-run -d 'Answer what would change; write nothing.'
+complete -c kyb -n "test (__kyb_path) = 'kyb import'" -l one-commit -d 'One commit for every created or updated record.'
+complete -c kyb -n "test (__kyb_path) = 'kyb import'" -l sync-deletes -d 'Retract records whose source file disappeared since the last import of that folder.'
+complete -c kyb -n "test (__kyb_path) = 'kyb import'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
+complete -c kyb -n "test (__kyb_path) = 'kyb import'" -l json -d 'JSON output even on a terminal.'
+complete -c kyb -n "test (__kyb_path) = 'kyb import'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb import'" -F
 complete -c kyb -n "test (__kyb_path) = 'kyb reindex'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb reindex'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb reindex'" -s h -l help -d 'Show this message and exit.'

@@ -60,3 +60,8 @@ def test_coldstart_benchmark_runs(tmp_path):
     result = rows[-1]
     assert result["keys"] == 200 and result["history_complete_in_answer"] is True
     assert result["first_query_s"] > 0 and result["catch_up_100_s"] >= 0 and "lexical_over_python" in result
+
+
+def test_import_benchmark_runs(tmp_path):
+    rows = _bench("bench_import.py", "--docs", "20", tmp_path=tmp_path)
+    assert rows[0]["created"] == 20 and rows[0]["reimport_commits"] == 0

@@ -15,7 +15,7 @@ from anyio.from_thread import start_blocking_portal  # noqa: E402
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-TOOLS = {"query", "get", "history", "add", "retract", "incident", "resolve", "task", "task_status", "done",
+TOOLS = {"query", "get", "history", "add", "add_many", "retract", "incident", "resolve", "task", "task_status", "done",
          "tasks", "incidents", "export", "context", "deadlines", "log", "verify", "stale", "rules",
          "diff"}
 READ_ONLY = {"query", "get", "history", "diff", "tasks", "incidents", "export", "context", "deadlines", "log", "stale",
@@ -112,6 +112,28 @@ def test_add_then_get_history_and_query(mcp):
     window = mcp.ok("query", text="pool", changed_between=["2000-01-01", "2999-12-31"])
     assert [h["sha"] for h in window["hits"]] == [second["sha"]]
     assert mcp.ok("query", text="pool", as_of=first["sha"], kind="knowledge")["mode"] == "as_of"
+
+
+def test_add_many_writes_several_records_in_one_branch_move_and_skips_what_breaks_a_rule(mcp):
+    import subprocess
+
+    def head_moves() -> int:
+        log = subprocess.run(["git", "-C", str(mcp.store_path), "reflog", "--format=%H"], capture_output=True,
+                             text=True).stdout.split()
+        return len(log)
+
+    before = head_moves()
+    d = mcp.ok("add_many", records=[
+        {"key": "many-a", "title": "A", "body": "first", "tags": ["bulk"]},
+        {"key": "many-b", "title": "B", "body": "password: hunter2hunter2"},
+        {"key": "many-c", "title": "C", "body": "third"},
+    ])
+    assert [e["key"] for e in d["created"]] == ["many-a", "many-c"]
+    assert [s["path"] for s in d["skipped"]] == ["records[1]"] and "secret" in d["skipped"][0]["reason"]
+    assert d["commits"] == 2 and head_moves() == before + 1  # two commits, one move of the branch
+    assert mcp.ok("get", key="many-c")["sha"] == d["head"]
+    again = mcp.ok("add_many", records=[{"key": "many-a", "title": "A", "body": "first", "tags": ["bulk"]}])
+    assert again["commits"] == 0 and [e["key"] for e in again["unchanged"]] == ["many-a"]
 
 
 def test_a_validation_error_is_a_tool_error_with_the_cli_text(mcp, cli):

@@ -146,3 +146,48 @@ def log(store_path: Path, *, since: str | None = None, until: str | None = None,
     lo = parse_time(since, bound=START, store_path=store_path) if since else None
     hi = parse_time(until, bound=END, store_path=store_path) if until else None
     return core(store_path, since=lo, until=hi, agent=agent, author=author, kind=kind, key=key, limit=limit)
+
+def import_records(store, paths: list[str], *, attribution, fmt: str = "auto", kind: str = "knowledge",
+                   tags: list[str] | None = None, key_from: str = "path", excludes: list[str] | None = None,
+                   dry_run: bool = False, one_commit: bool = False, sync_deletes: bool = False,
+                   progress: Any = None) -> dict[str, Any]:
+    """`kyb import`: Markdown files and folders, or `kyb export` output, in one batch (one branch move).
+
+    Returns `{created, updated, unchanged, skipped: [{path, reason}], missing, duplicates, commits, head}`
+    (`dry_run: true` when nothing was written). `progress(phase, done, total)` is called as it goes.
+    Raises UsageError (exit 2: a bad option, a missing path), StoreError (exit 4: not a store, locked)."""
+    from kyb_cli.api._writes import writes
+    from kyb_cli.core.tools.importer import import_records as core
+
+    with writes(store):
+        return core(store, paths, attribution=attribution, fmt=fmt, kind=kind, tags=tags, key_from=key_from,
+                    excludes=excludes, dry_run=dry_run, one_commit=one_commit, sync_deletes=sync_deletes,
+                    progress=progress)
+
+
+def add_many(store, records: list[dict[str, Any]], *, attribution, dry_run: bool = False,
+             one_commit: bool = False) -> dict[str, Any]:
+    """Save several knowledge records at once (MCP `add_many`, HTTP `POST /import`): one lock, one
+    branch move, one commit per record (or one with `one_commit`).
+
+    Returns the reply of `import_records` (a record that breaks a rule is in `skipped`, path
+    `records[N]`). Raises StoreError (exit 4: not a store, locked)."""
+    from kyb_cli.api._writes import writes
+    from kyb_cli.core.tools.importer import add_many as core
+
+    with writes(store):
+        return core(store, records, attribution=attribution, dry_run=dry_run, one_commit=one_commit)
+
+
+def import_text(store, text: str, *, attribution, fmt: str = "jsonl", name: str = "body", dry_run: bool = False,
+                one_commit: bool = False) -> dict[str, Any]:
+    """Import `kyb export` rows (jsonl/json/csv) or one Markdown document given as text (HTTP
+    `POST /import`): the same rules and batch as `import_records`.
+
+    Returns the reply of `import_records`. Raises UsageError (exit 2: an unknown format),
+    StoreError (exit 4: not a store, locked)."""
+    from kyb_cli.api._writes import writes
+    from kyb_cli.core.tools.importer import import_text as core
+
+    with writes(store):
+        return core(store, text, attribution=attribution, fmt=fmt, name=name, dry_run=dry_run, one_commit=one_commit)

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "remote": "remote:remote_cmd",
     "query": "query:query_cmd",
     "export": "export:export_cmd",
+    "import": "import_:import_cmd",
     "reindex": "reindex:reindex_cmd",
     "incident": "incident:incident_cmd",
     "resolve": "resolve:resolve_cmd",

@@ -9,7 +9,7 @@ from datetime import date
 from typing import Annotated, Any, Literal
 
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from kyb_cli.mcp.trust_tools import TrustTools
 
@@ -25,6 +25,16 @@ Refs = Annotated[list[str], Field(description="Pointers: paths, URLs, where a se
 Keys = Annotated[list[str], Field(description="Knowledge keys this record relates to.")]
 Rev = Annotated[str | None, Field(description="A revision: sha, short sha, HEAD~2, tag or branch.")]
 Day = Annotated[str | None, Field(description="The reader's calendar day YYYY-MM-DD (default: the local date).")]
+
+
+class Fact(BaseModel):
+    """One knowledge record of `add_many`."""
+
+    key: Key
+    title: Annotated[str, Field(description="Short title.")]
+    body: Text = ""
+    tags: Tags = []  # noqa: RUF012 - pydantic copies defaults
+    refs: Refs = []  # noqa: RUF012
 
 
 def _items(values: list[str] | None) -> list[str]:
@@ -181,6 +191,26 @@ class Tools(TrustTools):
                                        refs=_items(refs), attribution=self.door.attribution(), effective_at=when,
                                        review_by=review_by)
             return result.to_json()
+
+        return self.door.call(run)
+
+    def add_many(self, records: Annotated[list[Fact], Field(min_length=1, max_length=10000, description=(
+                     "Knowledge records to write, each {key, title, body, tags, refs}; keys must be distinct."))],
+                 one_commit: Annotated[bool, Field(description="One commit for all of them instead of one each.")] = False,
+                 dry_run: Annotated[bool, Field(description="Answer what would change; write nothing.")] = False,
+                 ) -> CallToolResult:
+        """Write several knowledge records at once (each an upsert, as `add`): one lock and one store
+        update for all, one commit per record unless one_commit. A record that breaks a rule (a
+        secret, a bad key) is reported in `skipped` and the others are written. The answer lists
+        `created`, `updated`, `unchanged` and `skipped` [{path, reason}], `commits` and `head`."""
+
+        def run() -> dict[str, Any]:
+            from kyb_cli import api
+
+            rows = [{"key": r.key, "title": r.title, "body": r.body, "tags": _items(r.tags), "refs": _items(r.refs)}
+                    for r in records]
+            return api.add_many(self.door.store(), rows, attribution=self.door.attribution(),
+                                one_commit=one_commit, dry_run=dry_run)
 
         return self.door.call(run)
 
@@ -449,6 +479,7 @@ TOOLS: dict[str, ToolAnnotations] = {
     "history": READ,
     "diff": READ,
     "add": WRITE,
+    "add_many": WRITE,
     "retract": RETRACT,
     "incident": WRITE,
     "resolve": WRITE,

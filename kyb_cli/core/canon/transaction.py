@@ -28,7 +28,7 @@ from kyb_cli.core.canon import durability, faults, journal
 from kyb_cli.core.canon import lock as store_lock
 from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.canon.diskfull import disk_full_error, is_disk_full, low_space
-from kyb_cli.core.canon.tree import Entry, advance_head, apply_changes, blob_at, blob_entry
+from kyb_cli.core.canon.tree import Entry, advance_head, apply_changes, blob_at, blob_entry, entries_at
 from kyb_cli.core.canon.worktree import refuse_hand_edits, remove_dead_temp_files, update_worktree
 from kyb_cli.core.errors import NotFound, Rejected, StoreError
 from kyb_cli.core.records.keys import kind_of_key, path_of_key
@@ -115,7 +115,7 @@ def publish(store, old: pygit2.Commit | None, new: pygit2.Oid, changes: dict[str
     try:
         faults.step("after-ref")
         commit = repo[new].peel(pygit2.Commit)
-        update_worktree(repo, {p: _entry_at(commit, p) for p in changes})
+        update_worktree(repo, entries_at(commit, list(changes)))  # each directory read once
         faults.step("after-worktree")
         journal.clear(store.kyb_dir)
         remove_dead_temp_files(repo, sorted(changes))
@@ -134,12 +134,9 @@ def objects_present(repo: pygit2.Repository, new: pygit2.Oid, changes: dict[str,
     break the store, so the branch moves only once everything it points at is there."""
     try:
         commit = repo[new].peel(pygit2.Commit)
-        tree = commit.tree
-        for path, entry in changes.items():
-            if entry is None:
-                continue
-            obj = tree[path]
-            if obj.id != entry[0] or entry[0] not in repo:
+        found = entries_at(commit, [p for p, e in changes.items() if e is not None])  # a batch: thousands
+        for path, got in found.items():
+            if got is None or got[0] != changes[path][0] or got[0] not in repo:
                 return False
     except (KeyError, ValueError, pygit2.GitError):
         return False

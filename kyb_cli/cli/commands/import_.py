@@ -1,0 +1,93 @@
+"""`kyb import PATH…`: bring Markdown notes (or `kyb export` output) in, in one batch, repeatably."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from kyb_cli.cli.common import attribution, common_options, open_store
+from kyb_cli.cli.output import emit, wants_json
+
+
+@click.command("import")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH…", type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["auto", "md", "jsonl", "json", "csv"]), default="auto",
+              show_default=True, help="auto: Markdown in folders and *.md; .jsonl/.json/.csv as `kyb export` writes them.")
+@click.option("--kind", type=click.Choice(["knowledge", "incident", "task"]), default="knowledge",
+              show_default=True, help="Kind of the records made from Markdown files.")
+@click.option("--tags", default="", help="Comma-separated tags added to every imported record.")
+@click.option("--key-from", "key_from", type=click.Choice(["path", "title", "front-matter"]), default="path",
+              show_default=True, help="Key of a file whose front matter has no `key`: a slug of its path "
+              "(relative to the folder) or of its title; front-matter skips files without one.")
+@click.option("--exclude", "excludes", multiple=True, metavar="PATTERN",
+              help=".gitignore-style pattern to leave out (repeatable); .gitignore files are honoured too.")
+@click.option("--dry-run", is_flag=True, help="Answer what would change; write nothing.")
+@click.option("--one-commit", is_flag=True, help="One commit for every created or updated record.")
+@click.option("--sync-deletes", is_flag=True,
+              help="Retract records whose source file disappeared since the last import of that folder.")
+@common_options
+def import_cmd(paths: tuple[str, ...], fmt: str, kind: str, tags: str, key_from: str, excludes: tuple[str, ...],
+               dry_run: bool, one_commit: bool, sync_deletes: bool) -> None:
+    """Import Markdown files and folders (recursively), or the JSONL/JSON/CSV `kyb export` writes.
+
+    Front matter in TOML (+++) or YAML (---) is read; else the title is the first heading, else the
+    file name. Importing again updates what changed, leaves the rest (no commit), and reports files
+    that disappeared. One commit per record (or --one-commit), one branch move at the end.
+    """
+    from kyb_cli import api
+
+    store = open_store()
+    with _progress() as progress:
+        reply = api.import_records(store, list(paths), attribution=attribution(), fmt=fmt, kind=kind,
+                                   tags=api.split_list(tags), key_from=key_from, excludes=list(excludes),
+                                   dry_run=dry_run, one_commit=one_commit, sync_deletes=sync_deletes,
+                                   progress=progress)
+    emit(reply, _human)
+
+
+class _progress:
+    """A progress bar on stderr when it is a terminal and the answer is not JSON; else nothing."""
+
+    def __enter__(self):
+        self.bar = None
+        if wants_json() or not sys.stderr.isatty():
+            return None
+        from rich.progress import Progress
+
+        from kyb_cli.cli.output import console
+
+        self.bar = Progress(transient=True, console=console(True))
+        self.bar.start()
+        self.tasks: dict[str, Any] = {}
+        return self.update
+
+    def update(self, phase: str, done: int, total: int) -> None:
+        task = self.tasks.get(phase)
+        if task is None:
+            task = self.tasks[phase] = self.bar.add_task(phase, total=max(total, 1))
+        self.bar.update(task, completed=done, total=max(total, 1))
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.stop()
+        return False
+
+
+def _human(c: Any, d: dict[str, Any]) -> None:
+    verb = "would change" if d.get("dry_run") else "changed"
+    c.print(f"[bold]{len(d['created'])} created, {len(d['updated'])} updated, {len(d['unchanged'])} unchanged, "
+            f"{len(d['skipped'])} skipped[/bold] — {d['commits']} commit(s) {verb}"
+            + (f", HEAD {d['head'][:12]}" if d.get("head") else ""))
+    for name, style in (("created", "green"), ("updated", "cyan")):
+        for e in d[name]:
+            state = f" [red]({e['state']}: {e.get('reason', '')})[/red]" if e.get("state") else ""
+            c.print(f"  [{style}]{name}[/{style}] {e['key']}  [dim]{e['path']}[/dim]{state}")
+    for e in d["skipped"]:
+        c.print(f"  [yellow]skipped[/yellow] {e['path']}: {e['reason']}")
+    for e in d.get("duplicates", []):
+        c.print(f"  [magenta]duplicate[/magenta] {e['path']} → {e['key']} (also {e['same_as']})")
+    for e in d.get("missing", []):
+        what = "retracted" if e.get("retracted") else "kept (use --sync-deletes to retract)"
+        c.print(f"  [red]missing[/red] {e['path']} ({e['key']}): {what}")
