@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -243,7 +244,9 @@ def test_readme_import_command_moves_a_notes_folder_in(kyb, tmp_path):
     assert command == "kyb import ~/notes"
     home = tmp_path / "home"
     write(home / "notes" / "deploy.md", "# Deploy\n\nBlue-green.\n")
-    res = subprocess.run(["bash", "-c", command], env=dict(os.environ, HOME=str(home), KYB_STORE=str(kyb.store_path)),
-                         capture_output=True, text=True)
+    bin_dir = str(Path(sys.executable).parent)  # the `kyb` of this environment, not whatever else is on PATH
+    env = dict(os.environ, HOME=str(home), KYB_STORE=str(kyb.store_path),
+               PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    res = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert [e["key"] for e in json.loads(res.stdout)["created"]] == ["deploy"]
