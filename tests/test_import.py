@@ -250,3 +250,23 @@ def test_readme_import_command_moves_a_notes_folder_in(kyb, tmp_path):
     res = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert [e["key"] for e in json.loads(res.stdout)["created"]] == ["deploy"]
+
+
+def test_import_updates_and_creates_carry_the_hints_kyb_add_gives(kyb, tmp_path):
+    """An update that removes wording other records still hold says so (`retired_elsewhere`); a
+    create near an existing key says so (`similar`), as `kyb add` does."""
+    assert kyb("add", "--key", "copy-of-port", "--title", "Copied note",
+               "--body", "svc-checkout on node-3, port 8080").code == 0
+    notes = tmp_path / "notes"
+    write(notes / "checkout-port.md", "# Checkout port\n\nsvc-checkout runs on node-3, port 8080.\n")
+    first = kyb("import", str(notes))
+    assert first.code == 0, first.stderr
+    write(notes / "checkout-port.md", "# Checkout port\n\nsvc-checkout runs on node-3, port 9090.\n")
+    write(notes / "copy-of-ports.md", "# Copy of ports\n\nother text\n")
+    second = kyb("import", str(notes))
+    assert second.code == 0, second.stderr
+    reply = second.json
+    updated = {e["key"]: e for e in reply["updated"]}
+    assert {"key": "copy-of-port", "phrase": "8080"} in updated["checkout-port"]["retired_elsewhere"]
+    created = {e["key"]: e for e in reply["created"]}
+    assert "copy-of-port" in [s["key"] for s in created["copy-of-ports"]["similar"]]

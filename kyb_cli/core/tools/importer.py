@@ -144,6 +144,7 @@ def apply(store, items: list[Item], *, attribution, dry_run: bool, one_commit: b
 
     reply: dict[str, Any] = {"created": [], "updated": [], "unchanged": [], "skipped": [], "commits": 0,
                              "head": None}
+    hinted: list = []  # (reply entry, plan) of knowledge records written: they get kyb add's hints
     for item in items:
         if item.skip is None and item.record is not None:
             _check_rules(item)
@@ -183,6 +184,8 @@ def apply(store, items: list[Item], *, attribution, dry_run: bool, one_commit: b
             if item.state != "active":
                 entry.update(state=item.state, **({"reason": item.reason} if item.reason else {}))
             reply[p["outcome"]].append(entry)
+            if p["outcome"] in ("created", "updated") and item.record.kind == "knowledge" and item.state == "active":
+                hinted.append((entry, p))
         for m in missing:
             from kyb_cli.core.canon.tree import blob_at
             from kyb_cli.core.records.keys import path_of_key
@@ -221,7 +224,42 @@ def apply(store, items: list[Item], *, attribution, dry_run: bool, one_commit: b
                 del reply["warnings"]
     if commits:
         _catch_up_index(store, progress)
+        _add_hints(store, hinted)
     return reply
+
+
+HINT_LIMIT = 200  # past this many records, the per-record hints would cost more than the import
+
+
+def _add_hints(store, hinted: list) -> None:
+    """The hints `kyb add` gives, per imported record: `retired_elsewhere` on an update (wording the
+    update removed that other live records still say), `similar` on a create (kinds/wording.py).
+
+    Read from the index once caught up; skipped for batches over HINT_LIMIT records (a hint that
+    cannot be computed never fails the import)."""
+    if not hinted or len(hinted) > HINT_LIMIT:
+        return
+    from kyb_cli.core.index.fresh import with_index
+    from kyb_cli.core.kinds import wording
+    from kyb_cli.core.records.model import RecordFormatError
+
+    def run(f) -> None:
+        for entry, p in hinted:
+            record = p["item"].record
+            if p["outcome"] == "created":
+                entry["similar"] = [s for s in wording.similar(f.conn, record) if s.get("key") != record.key]
+                continue
+            try:
+                old = store.parse_blob(p["old_blob"], p["path"])
+            except RecordFormatError:
+                continue
+            phrases = wording.retired_phrases(old, record)
+            entry["retired_elsewhere"] = wording.retired_elsewhere(f.conn, record.key, phrases) if phrases else []
+
+    try:
+        with_index(store.path, run)
+    except Exception:  # noqa: BLE001 - the records are written; the hints are only advice
+        pass
 
 
 def _check_rules(item: Item) -> None:
