@@ -206,6 +206,7 @@ def apply(store, items: list[Item], *, attribution, dry_run: bool, one_commit: b
         reply["skipped"] = [{"path": i.source, "reason": i.skip} for i in items if i.skip]
         reply["commits"] = len(commits)
         reply["head"] = str(base.id) if base is not None else None
+        _add_hints(store, hinted)  # against the store before this batch: a dry run answers the same
         if dry_run:
             reply["dry_run"] = True
             return reply
@@ -224,7 +225,6 @@ def apply(store, items: list[Item], *, attribution, dry_run: bool, one_commit: b
                 del reply["warnings"]
     if commits:
         _catch_up_index(store, progress)
-        _add_hints(store, hinted)
     return reply
 
 
@@ -235,8 +235,8 @@ def _add_hints(store, hinted: list) -> None:
     """The hints `kyb add` gives, per imported record: `retired_elsewhere` on an update (wording the
     update removed that other live records still say), `similar` on a create (kinds/wording.py).
 
-    Read from the index once caught up; skipped for batches over HINT_LIMIT records (a hint that
-    cannot be computed never fails the import)."""
+    Read from the index as the store stood before this batch (so `--dry-run` gives the same hints);
+    skipped for batches over HINT_LIMIT records (a hint that cannot be computed never fails the import)."""
     if not hinted or len(hinted) > HINT_LIMIT:
         return
     from kyb_cli.core.index.fresh import with_index
