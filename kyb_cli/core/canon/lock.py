@@ -86,3 +86,22 @@ def _holder(fd: int) -> str:
     except OSError:
         return ""
     return f" (pid {pid})" if pid.isdigit() else ""
+
+
+def pid_alive(pid: int) -> bool:
+    """True when process `pid` exists on this machine (so its temp files and locks are not leftovers).
+
+    Our own pid is alive; a pid the kernel cannot name (0, negative, too large) is not a process."""
+    if pid == os.getpid():
+        return True
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OverflowError:
+        return False
+    except PermissionError:  # it exists, owned by someone else
+        return True
+    return True

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pygit2
 
+from kyb_cli.core.canon.lock import pid_alive
 from kyb_cli.core.canon.nofollow import Dirs, LinkInTheWay, _open_dir, _parts, read_file, remove_file, write_file
 from kyb_cli.core.canon import durability  # noqa: F401 - fsync of what kyb writes (nofollow.py)
 from kyb_cli.core.canon.tree import Entry
@@ -63,21 +64,6 @@ def update_worktree(repo: pygit2.Repository, changes: dict[str, Entry | None]) -
 
 
 _TEMP = re.compile(r"^\..+\.kyb-(\d+)\.tmp$")
-
-
-def pid_alive(pid: int) -> bool:
-    """True when process `pid` exists (on this machine's process table)."""
-    if pid <= 0:
-        return False
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def remove_dead_temp_files(repo: pygit2.Repository, paths: list[str]) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from kyb_cli.core.canon import headfile
+from kyb_cli.core.canon.lock import pid_alive
 from kyb_cli.core.errors import StoreError
 from kyb_cli.core.index import schema
 
@@ -220,18 +221,6 @@ def _move_aside_if_unusable(db: Path) -> None:
     sys.stderr.write(f"kyb: index: {db} was not a usable file; moved it aside to {aside.name} and rebuilt the index\n")
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
-
-
 def _remove_dead_temp_files(db: Path) -> None:
     """Temp files of rebuilds whose process died (killed, or out of disk) go: self-cleaning."""
     try:
@@ -240,7 +229,7 @@ def _remove_dead_temp_files(db: Path) -> None:
         return
     for name in names:
         m = _TEMP.match(name)
-        if m and not _pid_alive(int(m.group(1))):
+        if m and not pid_alive(int(m.group(1))):
             try:
                 os.unlink(db.parent / name)
             except OSError:
