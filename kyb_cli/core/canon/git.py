@@ -110,14 +110,20 @@ def cat_file(store_path: Path, specs: list[str]) -> list[tuple[str, str, bytes] 
               input=("\n".join(specs) + "\n").encode())
     if res.returncode != 0:
         raise StoreError(f"git cat-file failed: {res.stderr.decode(errors='replace').strip()}")
+    return parse_batch(res.stdout, len(specs))
+
+
+def parse_batch(data: bytes, count: int) -> list[tuple[str, str, bytes] | None]:
+    """The `count` answers of one `git cat-file --batch` output: (oid, type, content), or None for a
+    name git could not resolve ("<spec> missing" / "ambiguous"). THE parser of that format."""
     out: list[tuple[str, str, bytes] | None] = []
-    data, pos = res.stdout, 0
-    for _spec in specs:
+    pos = 0
+    for _ in range(count):
         nl = data.index(b"\n", pos)
         header = data[pos:nl].split(b" ")
         pos = nl + 1
         if len(header) != 3 or not header[2].isdigit():
-            out.append(None)  # "<spec> missing" / "ambiguous"
+            out.append(None)
             continue
         size = int(header[2])
         out.append((header[0].decode(), header[1].decode(), data[pos:pos + size]))

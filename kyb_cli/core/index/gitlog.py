@@ -213,16 +213,4 @@ def blobs(store_path: Path, shas: list[str]) -> dict[str, bytes]:
     res = _git(store_path, "cat-file", "--batch", input=("\n".join(shas) + "\n").encode())
     if res.returncode != 0:
         raise StoreError(f"git cat-file failed: {res.stderr.decode(errors='replace').strip()}")
-    out: dict[str, bytes] = {}
-    data = res.stdout
-    pos = 0
-    while pos < len(data):
-        nl = data.index(b"\n", pos)
-        header = data[pos:nl].split()
-        pos = nl + 1
-        if len(header) < 3 or header[1] == b"missing":
-            continue
-        size = int(header[2])
-        out[header[0].decode()] = data[pos:pos + size]
-        pos += size + 1
-    return out
+    return {obj[0]: obj[2] for obj in git.parse_batch(res.stdout, len(shas)) if obj is not None}

@@ -335,20 +335,10 @@ def _sizes(q: Quarantine, cwd: Path, oids: list[str]) -> dict[str, int]:
 def _cat(q: Quarantine, cwd: Path, oids: list[str]) -> list[tuple[str, str, bytes] | None]:
     if not oids:
         return []
+    from kyb_cli.core.canon.git import parse_batch
+
     res = q.run(cwd, "cat-file", "--batch", input=("\n".join(oids) + "\n").encode())
-    out: list[tuple[str, str, bytes] | None] = []
-    data, pos = res.stdout, 0
-    for _oid in oids:
-        nl = data.index(b"\n", pos)
-        header = data[pos:nl].split(b" ")
-        pos = nl + 1
-        if len(header) != 3 or not header[2].isdigit():
-            out.append(None)
-            continue
-        size = int(header[2])
-        out.append((header[0].decode(), header[1].decode(), data[pos:pos + size]))
-        pos += size + 1
-    return out
+    return parse_batch(res.stdout, len(oids))
 
 
 def writers(run, cwd: Path, tip: str, local: str | None, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
