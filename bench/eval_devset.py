@@ -32,7 +32,7 @@ from evalset import checks  # noqa: E402  (no kyb import: runs before the enviro
 
 BASE = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-evalset"
 MODES = ("lexical", "vectors", "hybrid")
-FORMAT = "1"  # bump when the way the store is built changes
+FORMAT = "2"  # bump when the way the store is built changes
 LIMIT = 10
 
 
@@ -56,12 +56,28 @@ def toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # JSON string escapes are valid TOML basic strings
 
 
+def redacted(body: str) -> str:
+    """The body as kyb would take it: a value its secret rules refuse (one runbook quotes a bcrypt
+    hash after `password:`) becomes `<redacted>`, as a user storing the page would have to write it."""
+    from kyb_cli.core.records import secrets
+
+    for _ in range(20):
+        found = secrets.first_secret(body)
+        if found is None:
+            break
+        end = found.start
+        while end < len(body) and not body[end].isspace():
+            end += 1
+        body = body[:found.start] + "<redacted>" + body[end:]
+    return body
+
+
 def record_text(doc: dict) -> str:
     """A kyb knowledge record file: TOML front matter between `+++` lines, a blank line, the body."""
     front = f"key = {toml_string(doc['key'])}\ntitle = {toml_string(doc['title'])}\n"
     if doc.get("tags"):
         front += "tags = [" + ", ".join(toml_string(t) for t in doc["tags"]) + "]\n"
-    return "+++\n" + front + "+++\n\n" + doc["body"].strip() + "\n"
+    return "+++\n" + front + "+++\n\n" + redacted(doc["body"]).strip() + "\n"
 
 
 def build_store(path: Path, docs: list[dict]) -> None:

@@ -130,11 +130,8 @@ def test_lexical_run_of_the_dev_set_finds_one_word_identifiers_first(tmp_path):
     assert result["meta"]["documents"] == len(DOCS)
     ident = result["summary"]["kinds"]["identifier"]["lexical"]
     assert ident["n"] == sum(1 for q in QUESTIONS if q["kind"] == "identifier")
-    # Documents the write rules refuse (three runbooks quote `password: …` lines) are never served, so
-    # identifiers found only in them cannot rank; the rest must rank first.
-    refused = set(result["meta"].get("refused", []))
-    missed = [q["query"] for q in result["questions"] if q["lexical"]["rank"] != 1 and " " not in q["query"]
-              and not set(q.get("relevant", [])) <= refused]
+    # Every document is served (the runner redacts a value kyb's secret rules refuse, as a user must).
+    missed = [q["query"] for q in result["questions"] if q["lexical"]["rank"] != 1 and " " not in q["query"]]
     assert ident["top1"] >= 0.90
     assert len(missed) <= 3, missed
 

@@ -21,7 +21,7 @@ SECRETS = [r for r in ROWS if r["expect"] == "secret"]
 CLEAN = [r for r in ROWS if r["expect"] == "clean"]
 
 # What README publishes: secrets caught / missed, look-alikes refused by mistake (false positives).
-PUBLISHED = {"secrets": 53, "caught": 50, "missed": 3, "lookalikes": 45, "false_positives": 0}
+PUBLISHED = {"secrets": 54, "caught": 51, "missed": 3, "lookalikes": 48, "false_positives": 0}
 
 
 def _caught(row) -> bool:

@@ -79,6 +79,7 @@ def secrets() -> list[tuple[str, str, str]]:
         ("body", "Пароль:", f"Пароль: {rnd(ALNUM, 10)}"),
         ("waits_on", "DB_PASSWORD in waits_on", f"DB_PASSWORD={rnd(ALNUM, 16)}"),
         ("service", "password in a service field", f"orders password: {rnd(ALNUM, 9)}7"),
+        ("body", "a stand-in-looking password with digits is still one", f"password: secret-password-{rnd(LOWNUM, 6)}9"),
         ("hosts", "URL with credentials in hosts", f"https://deploy:{rnd(ALNUM, 16)}@ci.internal"),
         ("body", "GCP API key", f"AIza{rnd(ALNUM + '-_', 35)}"),
         ("body", "npm token", f"//registry.npmjs.org/:_authToken=npm_{rnd(ALNUM, 36)}"),
@@ -119,6 +120,10 @@ def lookalikes() -> list[tuple[str, str, str]]:
         ("body", "password from env", "password: $DB_PASSWORD"),
         ("body", "password template", "password: {{ vault_db_password }}"),
         ("body", "password placeholder", "password: <your-password>"),
+        # documentation's stand-ins and code (found in public runbooks of the dev set)
+        ("body", "stand-in value in a runbook's YAML", "basic_auth:\n  username: user\n  password: wrong-password"),
+        ("body", "stand-in value of a config key", "webhook.azuredevops.password: secret-password"),
+        ("body", "code that hashes a password", 'hashed_password = bcrypt.hashpw(password.encode("utf-8"), bcrypt.gensalt())'),
         ("body", "URL with env password", "postgres://orders:${ORDERS_DB_PASSWORD}@db-3:5432/orders"),
         ("body", "URL with masked password", "redis://default:****@cache:6379/0"),
         ("refs", "URL without credentials", "https://grafana.internal:3000/d/abc123/orders"),

@@ -139,6 +139,10 @@ _PLACEHOLDER = re.compile(
 )
 # A value made only of words joined by - _ . (no digits): a slug or a name, not random key material.
 _WORDY = re.compile(r"[A-Za-z]{2,}(?:[-_.][A-Za-z]{2,})*")
+# A value that names itself (`secret-password`, `wrong-password`: documentation's stand-ins) and
+# a value that is code (`bcrypt.hashpw(password.encode(`: a call, as in `hashed = hashpw(password…`).
+_SELF_NAMED = re.compile(r"(?i)(?:^|[-_.])(?:password|passwd|secret|pwd)(?:[-_.]|$)")
+_CODE_CALL = re.compile(r"^[A-Za-z_][\w.]*\(")
 _TAIL = re.compile(r"^(?:sk|rk|pk)[-_](?:(?:proj|live|test|prod|ant)[-_])?|^[a-z]{2,6}[-_]")
 
 _compiled: dict[tuple[str, bool], re.Pattern[str]] = {}
@@ -180,7 +184,9 @@ def _is_wordy(value: str) -> bool:
 def _plausible(rule: Rule, value: str) -> bool:
     """The context rules: a match is a secret unless it is an example, a placeholder or redaction,
     a run of words, or below the rule's entropy floor."""
-    if _PLACEHOLDER.search(value):
+    if _PLACEHOLDER.search(value) or _CODE_CALL.match(value):
+        return False
+    if _SELF_NAMED.search(value) and _WORDY.fullmatch(value):
         return False
     if rule.wordy_ok and _is_wordy(value):
         return False
