@@ -1,17 +1,27 @@
-"""Reciprocal rank fusion of the lexical (BM25) list and the vector list (rule "hybrid fusion"), adapted to
-the question and to how decisive each side is.
+"""Fusing the lexical (BM25) and vector lists into one order (rule "hybrid fusion"), adapted to the
+question and to how decisive each side is.
 
-score(item) = W_LEX * c(item)^COVER_POWER/(K + lexical rank) + W_SEM/(K_SEM + vector rank), ranks
-1-based, where c is the share of the question's term weight (IDF) the lexical hit holds, and 0
-below COVER_GATE: a hit holding only some of the question's words is noise next to vectors (it
-reordered close vector ranks), one holding them all counts fully. K_SEM < K makes the vector
-ranks steeper, so a word match no longer lifts a far vector candidate over a near one. An
-item in one list only still scores, so a meaning-only match enters and an exact-word match
-survives. `first`: hits that go ahead of every other in lexical order — the pipeline puts there
-the hits holding a question that looks like an identifier as written, so identifiers stay exact.
-Sorted by score descending, ties by key ascending (then newest version first). Pure and tiny: no
-numpy, no I/O. Measured on the dev set (bench/calibrate_search.py fusion; docs/SEARCH.md): fixed
-0.4/0.6 weights lost cross-language and identifier questions that one side alone got right.
+score(item) = meaning(item) + WORDS_WEIGHT * max(0, c(item) - typical)
+
+- meaning: the cosine of the item's best passage (+ the first-passage bonus, search/vectors.py),
+  the same number the vector side ranks by. An item without a vector yet (pending) counts as the
+  weakest meaning on the vector list, so it is placed by its words among the rest.
+- c: the share of the question's term weight (IDF) the item holds; typical: what the candidates
+  commonly hold (the upper quartile of their c). Words count by how far an item stands out: when
+  many candidates hold a paraphrase's common words, none is lifted; the one document that holds a
+  long question's rare words is.
+
+A convex combination of the two scores, not reciprocal rank fusion: ranks throw away how close two
+candidates are, so RRF let a word match lift a far vector candidate over a near one and, the other
+way, buried the one document that held a long question's rare words (bench/eval_devset.py: RRF
+reached top-3 0.93 on questions about the end of long documents where words alone reach 0.97; this
+0.97, with paraphrase and cross-language unchanged; docs/SEARCH.md "Fusion"). Analyses of fusion
+functions for hybrid retrieval find the same (a tuned convex combination beats RRF).
+
+`first`: items that go ahead of every other in lexical order — the pipeline puts there the hits
+holding a question that looks like an identifier as written, or a decisive word match, so
+identifiers stay exact. Without any vector score the lexical order is kept as it is. Ties: by the
+lexical rank, then `tie[ident]`. Pure and tiny: no numpy, no I/O.
 """
 
 from __future__ import annotations
@@ -19,13 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Hashable
 
-K = 60.0
-W_LEX = 0.4
-W_SEM = 0.6
 MIN_CANDIDATES = 24  # each side contributes max(limit, 24) candidates
-COVER_POWER = 2.0
-COVER_GATE = 0.5
-K_SEM = 30.0
+WORDS_WEIGHT = 0.04
+TYPICAL_QUANTILE = 0.25  # "typical" = the coverage a quarter of the candidates reach
 
 
 def candidates(limit: int) -> int:
@@ -40,26 +46,42 @@ class Fused:
     vector_rank: int | None
 
 
-def rrf(lexical: list[Hashable], semantic: list[Hashable] | None, tie: dict[Hashable, tuple] | None = None,
-        k: float = K, w_lex: float = W_LEX, w_sem: float = W_SEM, cover: dict[Hashable, float] | None = None,
-        first: set[Hashable] | None = None, k_sem: float | None = None) -> list[Fused]:
-    """Fuse two ranked lists of identities; `tie[ident]` orders equal scores (default: the ident).
+def typical(covers: list[float]) -> float:
+    """The coverage a quarter of the candidates reach (0 for no candidates)."""
+    ordered = sorted(covers, reverse=True)
+    return ordered[int(len(ordered) * TYPICAL_QUANTILE)] if ordered else 0.0
 
-    `cover[ident]` (0..1, default 1) scales a lexical hit by cover**COVER_POWER; idents in `first`
-    lead, in lexical order."""
-    out: dict[Hashable, Fused] = {}
-    for rank, ident in enumerate(lexical, 1):
-        if ident not in out:
-            c = 1.0 if cover is None else max(0.0, min(1.0, cover.get(ident, 1.0)))
-            c = 0.0 if c < COVER_GATE else c
-            out[ident] = Fused(ident, w_lex * c ** COVER_POWER / (k + rank), rank, None)
-    for rank, ident in enumerate(semantic or [], 1):
-        f = out.setdefault(ident, Fused(ident, 0.0, None, None))
-        if f.vector_rank is None:
-            f.vector_rank = rank
-            f.score += w_sem / ((K_SEM if k_sem is None else k_sem) + rank)
+
+def words_part(cover: float, usual: float) -> float:
+    """What holding `cover` of the question's weight adds to the meaning score, when candidates
+    usually hold `usual`."""
+    return WORDS_WEIGHT * max(0.0, min(1.0, cover) - usual)
+
+
+def fuse(lexical: list[Hashable], semantic: list[Hashable] | None, meaning: dict[Hashable, float] | None = None,
+         cover: dict[Hashable, float] | None = None, first: set[Hashable] | None = None,
+         tie: dict[Hashable, tuple] | None = None) -> list[Fused]:
+    """One order over both lists. `semantic`: the vector side's order; `meaning[ident]`: the score it
+    ranks by (items of `lexical` may have one too: their cosine outside the vector side's top);
+    `cover[ident]` 0..1 (default 1 for lexical items, 0 for the rest)."""
+    meaning = meaning or {}
+    cover = cover or {}
     tie = tie or {}
     lead = first or set()
-    return sorted(out.values(), key=lambda f: (
+    lrank = {ident: r for r, ident in enumerate(lexical, 1)}
+    vrank: dict[Hashable, int] = {}
+    for r, ident in enumerate(semantic or [], 1):
+        vrank.setdefault(ident, r)
+    idents = list(dict.fromkeys([*lexical, *(semantic or [])]))
+    if not any(i in meaning for i in idents):  # no vector to judge by: the words' order
+        return [Fused(i, 0.0, lrank.get(i), vrank.get(i)) for i in sorted(
+            idents, key=lambda i: (lrank.get(i, len(lrank) + 1), tie.get(i, (str(i),))))]
+    weakest = min((meaning[i] for i in semantic or [] if i in meaning), default=min(meaning.values()))
+    held = {i: cover.get(i, 1.0 if i in lrank else 0.0) for i in idents}
+    usual = typical(list(held.values()))
+    out = [Fused(i, meaning.get(i, weakest) + words_part(held[i], usual), lrank.get(i), vrank.get(i))
+           for i in idents]
+    nowhere = len(lrank) + 1
+    return sorted(out, key=lambda f: (
         (0, f.lexical_rank) if f.ident in lead and f.lexical_rank is not None else (1, 0),
-        -round(f.score, 12), tie.get(f.ident, (str(f.ident),))))
+        -round(f.score, 12), f.lexical_rank or nowhere, tie.get(f.ident, (str(f.ident),))))

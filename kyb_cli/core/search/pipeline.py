@@ -109,7 +109,7 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     slice, filters and operators). `score` is the cosine when the hit has one, else BM25 (as rule "hybrid fusion").
     """
     from kyb_cli.core.search import relevance
-    from kyb_cli.core.search.fusion import rrf
+    from kyb_cli.core.search.fusion import fuse
     from kyb_cli.core.search.lexical import hits_for
 
     def ident(vid: int, key: str):
@@ -136,9 +136,16 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     if vectors_only:  # the bench hook: the vector side's order alone
         order = [(i, None, r, None) for r, i in enumerate(sem, 1)]
     elif side is not None:
+        from kyb_cli.core.search.vectors import meaning, meaning_of
+
         tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
         tie.update({ident(n.vid, n.key): (n.key, -n.vid) for n in sem.values()})
-        fused = rrf(list(lex), list(sem), tie, cover={i: cover[i] for i in lex}, first=first)
+        score = {i: meaning(n) for i, n in sem.items()}
+        outside = {v: i for i, (v, _h) in lex.items() if i not in sem}
+        if outside and side.qvec is not None and side.fingerprint is not None:
+            for v, s in meaning_of(conn, side.qvec, side.fingerprint, sorted(outside)).items():
+                score[outside[v]] = s
+        fused = fuse(list(lex), list(sem), score, cover=cover, first=first, tie=tie)
         order = [(f.ident, f.lexical_rank, f.vector_rank, f.score) for f in fused]
     else:
         order = [(i, rank, None, None) for rank, i in enumerate(lex, 1)]

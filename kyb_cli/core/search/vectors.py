@@ -233,12 +233,32 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
             for vid, key, state, cos, part, z in conn.execute(sql, bound)]
 
 
+def meaning(near: Near) -> float:
+    """What a version ranks by on the vector side: its best passage's cosine, the first passage's
+    counted FIRST_PASSAGE_BONUS higher."""
+    return near.cos + (FIRST_PASSAGE_BONUS if near.part == 0 else 0.0)
+
+
+def meaning_of(conn, qvec: bytes, fp: str, vids: list[int]) -> dict[int, float]:
+    """The same score for given versions (lexical hits outside the vector side's top), those that
+    have a vector; the others are pending."""
+    if not vids:
+        return {}
+    marks = ",".join("?" * len(vids))
+    sql = (f"SELECT t.version_id, max(1.0 - vec_distance_cosine(x.vec, ?) + (t.part = 0) * ?) FROM vtext t "
+           f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = ? "
+           f"WHERE t.version_id IN ({marks}) GROUP BY t.version_id")
+    return {vid: float(s) for vid, s in conn.execute(sql, (qvec, FIRST_PASSAGE_BONUS, fp, *vids))}
+
+
 @dataclass
 class SemanticSide:
     ranked: list[Near] | None  # None: the vector side did not run
     pending: int = 0
     reason: str | None = None
     calibration: object = None  # search.relevance.Calibration for the fingerprint in use
+    qvec: bytes | None = None   # the question's vector (meaning_of)
+    fingerprint: str | None = None
 
 
 def semantic_side(conn, text: str, s: Slice, n: int, *, require: str | None = None,
@@ -266,7 +286,7 @@ def semantic_side(conn, text: str, s: Slice, n: int, *, require: str | None = No
         near = nearest(conn, qvec, fp, s, n, require=require, exclude=exclude, centre=centre)
         if centre is None and cal.floor is not None:  # calibrated on raw cosines
             near = [x._replace(score=x.cos) for x in near]
-        return SemanticSide(near, pending(conn, fp, s), None, cal)
+        return SemanticSide(near, pending(conn, fp, s), None, cal, qvec, fp)
     except Exception as exc:  # never a traceback, never a failed query
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return SemanticSide(None, 0, f"semantic search failed: {first[:200]}")
