@@ -4,8 +4,9 @@
 
 Cases come in three groups: paraphrases that share no word with the entry, questions in other
 languages (ru, de, fr, es, pt, uk, zh), and exact identifiers (ports, service names, hosts, keys).
-Prints top-1, top-3 and MRR@10 per group for lexical (--no-semantic), vector alone (RRF weights
-0/1, for diagnosis) and hybrid. `--weights L,S` tries other RRF weights for the hybrid rows.
+Prints top-1, top-3 and MRR@10 per group for lexical (--no-semantic), vector alone (the pipeline's
+KYB_SEARCH_RANKING=vectors hook, for diagnosis) and hybrid. `--words-weight W` tries another weight
+of the words in the fusion (search/fusion.py WORDS_WEIGHT) for the hybrid rows.
 """
 
 from __future__ import annotations
@@ -179,27 +180,31 @@ def metrics(ranks: list[int | None]) -> tuple[float, float, float]:
     return top1, top3, mrr
 
 
-MODES = {"lexical": (False, None), "vector": (True, (0.0, 1.0)), "hybrid": (True, None)}
+MODES = {"lexical": (False, False), "vector": (True, True), "hybrid": (True, False)}
 
 
-RRF_K: float | None = None  # --k: another RRF constant for the hybrid rows
-
-
-def set_weights(weights: tuple[float, float] | None) -> None:
-    """RRF weights for the next searches (None: the shipped ones); (0, 1) ranks by vectors alone
-    (the pipeline's KYB_SEARCH_RANKING=vectors hook, as bench/eval_devset.py)."""
+def set_mode(vectors_only: bool, words_weight: float | None) -> None:
+    """The next searches rank by the vector side alone (vectors_only), or fuse with `words_weight`
+    (None: the shipped one)."""
     from kyb_cli.core.search import fusion
 
-    if weights == (0.0, 1.0):
+    if vectors_only:
         os.environ["KYB_SEARCH_RANKING"] = "vectors"
-        weights = None
     else:
         os.environ.pop("KYB_SEARCH_RANKING", None)
-    lex, sem = weights or (fusion.W_LEX, fusion.W_SEM)
-    fusion.rrf.__defaults__ = (None, RRF_K or fusion.K, lex, sem, None, None, None)
+    fusion.WORDS_WEIGHT = SHIPPED_WORDS_WEIGHT if words_weight is None else words_weight
 
 
-def run(verbose: bool, weights: tuple[float, float] | None = None) -> dict:
+def _shipped_words_weight() -> float:
+    from kyb_cli.core.search import fusion
+
+    return fusion.WORDS_WEIGHT
+
+
+SHIPPED_WORDS_WEIGHT = _shipped_words_weight()
+
+
+def run(verbose: bool, words_weight: float | None = None) -> dict:
     from kyb_cli.core.search.pipeline import search
 
     out: dict = {}
@@ -211,8 +216,8 @@ def run(verbose: bool, weights: tuple[float, float] | None = None) -> dict:
 
         embed_all(store)
         for group, cases in GROUPS.items():
-            for mode, (semantic, mode_weights) in MODES.items():
-                set_weights(mode_weights or weights)
+            for mode, (semantic, vectors_only) in MODES.items():
+                set_mode(vectors_only, words_weight)
                 ranks = []
                 for question, expected in cases:
                     r = search(store, question, semantic=semantic, limit=10)
@@ -222,19 +227,15 @@ def run(verbose: bool, weights: tuple[float, float] | None = None) -> dict:
                     if verbose and rank != 1:
                         print(f"  {mode:7} {group}: {question!r} -> {expected} rank {rank}; top {got[:3]}")
                 out[(group, mode)] = metrics(ranks)
-        set_weights(None)
+        set_mode(False, None)
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--verbose", action="store_true")
-    parser.add_argument("--k", type=float, help="try another RRF constant K (evidence for tuning)")
-    parser.add_argument("--weights", metavar="LEX,SEM", help="try other RRF weights (evidence for tuning)")
+    parser.add_argument("--words-weight", type=float, help="try another words weight (evidence for tuning)")
     args = parser.parse_args()
-    weights = tuple(float(x) for x in args.weights.split(",")) if args.weights else None
-    global RRF_K
-    RRF_K = args.k
     problems = check_cases()
     if problems:
         sys.exit("eval cases are unfair:\n  " + "\n  ".join(problems))
@@ -245,7 +246,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         os.environ["XDG_CACHE_HOME"] = cache  # a throwaway vector cache
         os.environ.setdefault("KYB_EMBED_HELPER", "0")
-        results = run(args.verbose, weights)
+        results = run(args.verbose, args.words_weight)
     print(f"{len(RECORDS)} records; cases: " + ", ".join(f"{g} {len(c)}" for g, c in GROUPS.items()))
     print(f"{'group':16} {'mode':8} {'top-1':>6} {'top-3':>6} {'MRR@10':>7}")
     for (group, mode), (t1, t3, mrr) in results.items():

@@ -1,8 +1,11 @@
-"""Reciprocal rank fusion rules (rule "hybrid fusion"): K = 60, lexical 0.4, semantic 0.6, ties by key."""
+"""Fusion rules (rule "hybrid fusion"): meaning + how far a hit's words stand out, identifiers first,
+lexical order kept without vectors, ties by lexical rank then key."""
 
 from __future__ import annotations
 
-from kyb_cli.core.search.fusion import COVER_GATE, K, K_SEM, MIN_CANDIDATES, W_LEX, W_SEM, candidates, rrf
+import pytest
+
+from kyb_cli.core.search.fusion import MIN_CANDIDATES, WORDS_WEIGHT, candidates, fuse, typical, words_part
 
 
 def order(fused):
@@ -10,61 +13,59 @@ def order(fused):
 
 
 def test_fusion_admits_semantic_only_candidate():
-    fused = rrf(["a", "b"], ["c"])
-    assert "c" in order(fused)
-    c = next(f for f in fused if f.ident == "c")
+    fused = fuse(["a", "b"], ["c"], {"c": 0.9, "a": 0.7, "b": 0.7}, cover={"a": 0.5, "b": 0.5})
+    assert order(fused)[0] == "c"
+    c = fused[0]
     assert c.lexical_rank is None and c.vector_rank == 1
 
 
-def test_agreed_hit_ranks_first():
-    assert order(rrf(["a", "b", "c"], ["c", "b", "d"]))[0] in {"b", "c"}
-    assert order(rrf(["x", "agreed"], ["y", "agreed"]))[0] == "agreed"
+def test_fusion_keeps_lexical_only_hits():
+    """A lexical hit without a vector yet (pending) is placed as the weakest meaning, by its words."""
+    fused = order(fuse(["exact"], ["s1", "s2", "s3"], {"s1": 0.9, "s2": 0.85, "s3": 0.8},
+                       cover={"exact": 1.0, "s1": 0.0, "s2": 0.0, "s3": 0.0}))
+    assert fused == ["s1", "s2", "exact", "s3"]  # 0.8 + 0.04 * (1 - 0) beats s3's 0.8 alone
 
 
-def test_lexical_only_exact_hit_survives():
-    semantic = [f"s{i}" for i in range(1, 71)]
-    fused = order(rrf(["exact-id"], semantic))
-    assert "exact-id" in fused
-    # 0.4/61 loses to semantic ranks 1..61 (0.6/91 > 0.4/61) and beats the rest; a question that
-    # looks like an identifier puts it first instead (`first`, next tests).
-    assert fused.index("exact-id") == 61
-
-
-def test_no_semantic_list_keeps_lexical_order():
+def test_fusion_without_semantics_preserves_lexical_order():
     lexical = ["z", "a", "m", "b"]
-    assert order(rrf(lexical, None)) == lexical
-    assert order(rrf(lexical, [])) == lexical
+    assert order(fuse(lexical, None)) == lexical
+    assert order(fuse(lexical, [], {})) == lexical
+    assert order(fuse(lexical, [], {}, cover={"b": 1.0, "z": 0.1})) == lexical
 
 
-def test_equal_scores_are_ordered_by_key():
-    assert order(rrf(["b"], None) + rrf(["a"], None)) == ["b", "a"]  # separate lists keep input
-    assert order(rrf(["b", "x"], ["a", "y"], k=60, w_lex=0.5, w_sem=0.5, k_sem=60))[:2] == ["a", "b"]
+def test_words_count_by_how_far_a_hit_stands_out():
+    """Close meanings: the hit holding the question's words where others do not goes first; when
+    every candidate holds the same share, the words lift none of them."""
+    meaning = {"a": 0.86, "b": 0.85, "c": 0.84, "d": 0.83}
+    assert order(fuse(["b"], ["a", "b", "c", "d"], meaning, cover={"a": 0.1, "b": 0.9, "c": 0.1, "d": 0.1}))[0] == "b"
+    same = {k: 0.6 for k in meaning}
+    assert order(fuse(["b", "a", "c", "d"], ["a", "b", "c", "d"], meaning, cover=same)) == ["a", "b", "c", "d"]
+    # a far meaning is not rescued by words: 0.04 at most
+    far = {"a": 0.90, "b": 0.80}
+    assert order(fuse(["b"], ["a", "b"], far, cover={"a": 0.0, "b": 1.0})) == ["a", "b"]
 
 
-def test_constants_and_candidates_at_least_24():
-    # K and the weights are the original's; the vector side's K_SEM and the gate were measured on
-    # the dev set (docs/SEARCH.md "Fusion").
-    assert (K, W_LEX, W_SEM, MIN_CANDIDATES, K_SEM, COVER_GATE) == (60.0, 0.4, 0.6, 24, 30.0, 0.5)
-    assert candidates(5) == 24 and candidates(50) == 50
-    (f,) = rrf(["k"], ["k"])
-    assert abs(f.score - (0.4 / 61 + 0.6 / 31)) < 1e-12
+def test_typical_is_the_upper_quartile_and_words_part_is_bounded():
+    assert typical([]) == 0.0
+    assert typical([1.0, 0.0, 0.0, 0.0]) == 0.0
+    assert typical([0.9, 0.8, 0.7, 0.6, 0.1, 0.0, 0.0, 0.0]) == 0.7
+    assert words_part(1.0, 0.0) == pytest.approx(WORDS_WEIGHT)
+    assert words_part(0.3, 0.5) == 0.0
+    assert words_part(7.0, 0.0) == pytest.approx(WORDS_WEIGHT)
 
 
-def test_lexical_hit_holding_less_than_the_gate_does_not_count():
-    (f,) = rrf(["k"], None, cover={"k": COVER_GATE - 0.01})
-    assert f.score == 0.0
-    (g,) = rrf(["k"], None, cover={"k": COVER_GATE})
-    assert g.score > 0
+def test_equal_scores_are_ordered_by_lexical_rank_then_key():
+    meaning = {"a": 0.8, "b": 0.8, "c": 0.8}
+    assert order(fuse(["c", "b"], ["a", "b", "c"], meaning, cover={"a": 0, "b": 0, "c": 0})) == ["c", "b", "a"]
+    assert order(fuse([], ["b", "a"], {"a": 0.8, "b": 0.8})) == ["a", "b"]
 
 
-def test_lexical_hit_counts_by_the_share_of_the_question_it_holds():
-    # "b" holds a tenth of the question's weight: the semantic list's order wins over its rank 1
-    fused = order(rrf(["b", "a"], ["a", "b"], cover={"b": 0.1, "a": 1.0}))
-    assert fused[0] == "a"
-    assert order(rrf(["b", "a"], ["a", "b"]))[0] in {"a", "b"}  # without cover both count fully
+def test_candidates_at_least_24():
+    assert MIN_CANDIDATES == 24 and candidates(5) == 24 and candidates(50) == 50
 
 
 def test_identifier_hits_lead_in_lexical_order_whatever_the_vectors_say():
     semantic = [f"s{i}" for i in range(30)]
-    fused = order(rrf(["id-2", "id-1", "other"], semantic + ["id-1"], first={"id-1", "id-2"}))
+    meaning = {s: 0.9 - i / 100 for i, s in enumerate(semantic)} | {"id-1": 0.5}
+    fused = order(fuse(["id-2", "id-1", "other"], semantic + ["id-1"], meaning, first={"id-1", "id-2"}))
     assert fused[:2] == ["id-2", "id-1"]

@@ -90,6 +90,40 @@ def test_uncalibrated_model_never_makes_a_meaning_only_hit_strong():
     assert hit == {"strength": "weak", "found_by": "semantic"}
 
 
+def test_words_and_meaning_agreeing_in_part_make_a_hit_strong():
+    """Rule "relevance signal", agreement: a fifth of the question's weight AND a meaning score near
+    the floor is strong; either alone is weak; without a calibration there is no agreement."""
+    from kyb_cli.core.search import relevance
+
+    cal = relevance.Calibration(floor=0.226, agree_cover=0.2, agree_floor=0.18)
+
+    def graded(**kw):
+        hit: dict = {}
+        relevance.grade(hit, whole=False, cal=cal, **kw)
+        return hit
+
+    assert graded(lexical=True, cover=0.25, sem_score=0.19) == {"strength": "strong", "found_by": "both"}
+    assert graded(lexical=True, cover=0.15, sem_score=0.19)["strength"] == "weak"   # too few words
+    assert graded(lexical=True, cover=0.45, sem_score=0.17) == {"strength": "weak", "found_by": "lexical"}
+    assert graded(lexical=False, cover=0.0, sem_score=0.21)["strength"] == "weak"   # meaning alone
+    assert graded(lexical=True, cover=0.5, sem_score=None) == {"strength": "strong", "found_by": "lexical"}
+    hit: dict = {}
+    relevance.grade(hit, lexical=True, cover=0.25, whole=False, sem_score=0.19,
+                    cal=relevance.Calibration(floor=0.226))  # no agreement thresholds
+    assert hit["strength"] == "weak"
+
+
+def test_shipped_calibration_carries_the_agreement_thresholds():
+    import json
+
+    from kyb_cli.core.search import relevance
+
+    for fp, entry in json.loads(relevance.CALIBRATION_FILE.read_text()).items():
+        cal = relevance.calibration(fp)
+        assert cal.agree_cover == entry["agree_cover"] and 0 < cal.agree_cover < cal.lexical_cover
+        assert cal.agree_floor == entry["agree_floor"] and 0 < cal.agree_floor < cal.floor
+
+
 @pytest.mark.parametrize("text", ["svc-checkout", "9090", "node-3", "db-1"])
 def test_identifier_question_ranks_its_exact_hit_first_in_hybrid(store_path, tiny, text):
     seed(store_path)

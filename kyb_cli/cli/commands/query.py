@@ -1,5 +1,5 @@
 """`kyb query TEXT`: ask what is true now, what any version said, what the store said at a moment,
-or what changed in a window. Hybrid: BM25 fused with vectors by meaning (RRF) in every time mode."""
+or what changed in a window. Hybrid: BM25 fused with vectors by meaning in every time mode."""
 
 from __future__ import annotations
 

@@ -35,9 +35,27 @@ class VectorCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = apsw.Connection(str(self.path))
         self.db.setbusytimeout(10_000)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute(SCHEMA)
+        self._setup(apsw)
+
+    def _setup(self, apsw) -> None:
+        """WAL once (it persists in the file) and the schema. Switching the journal mode while another
+        process opens the same new file can answer "database is locked" without waiting for the busy
+        handler (SQLite does not wait there), so that step is retried for a few seconds."""
+        import time
+
+        deadline = time.monotonic() + 10.0
+        while True:
+            try:
+                mode = self.db.execute("PRAGMA journal_mode").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                self.db.execute(SCHEMA)
+                return
+            except apsw.BusyError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def get_many(self, fingerprint: str, hashes: list[str]) -> dict[str, bytes]:
         out: dict[str, bytes] = {}

@@ -15,8 +15,9 @@ A convex combination of the two scores, not reciprocal rank fusion: ranks throw 
 candidates are, so RRF let a word match lift a far vector candidate over a near one and, the other
 way, buried the one document that held a long question's rare words (bench/eval_devset.py: RRF
 reached top-3 0.93 on questions about the end of long documents where words alone reach 0.97; this
-0.97, with paraphrase and cross-language unchanged; docs/SEARCH.md "Fusion"). Analyses of fusion
-functions for hybrid retrieval find the same (a tuned convex combination beats RRF).
+0.97, with paraphrase and cross-language unchanged; docs/SEARCH.md "Fusion"). Bruch, Gai and
+Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval" (ACM TOIS 2023), find the same: a
+convex combination tuned on a small sample beats RRF, which is sensitive to its parameters.
 
 `first`: items that go ahead of every other in lexical order — the pipeline puts there the hits
 holding a question that looks like an identifier as written, or a decisive word match, so

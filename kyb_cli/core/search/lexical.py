@@ -5,7 +5,7 @@
 - as_of T         per key the latest event recorded no later than T in revision order (slice first),
                   then the match; a retraction in the slice hides knowledge, an archive keeps it;
 - changed_between content versions written inside [A, B] that match; the latest one per key.
-`lexical()` returns a ranked list of (version_id, hit) so a semantic list can be fused with it (RRF).
+`lexical()` returns a ranked list of (version_id, hit) so a semantic list can be fused with it (search/fusion.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """THE query pipeline: bring the index to HEAD, search one slice lexically and by meaning, fuse, shape.
 
-Every door runs it through `kyb_cli.api.query` (time arguments -> slice -> lexical + vectors -> RRF).
+Every door runs it through `kyb_cli.api.query` (time arguments -> slice -> lexical + vectors -> fusion).
 """
 
 from __future__ import annotations
