@@ -18,7 +18,7 @@ Tables
               (BM25 statistics of the current store, which is the corpus that question asks about).
 - `vtext`     per version and passage (`part`, 0 = the first), the hash of the exact text the
               embedding model is handed for it (recipe: a long body is several passages);
-              passages with the same text share one vector; a version scores by its best passage.
+              passages with the same text share one vector; a version scores by its two best passages.
 - `vectors`   float32 vectors by (text hash, model+recipe fingerprint): a cache refilled from the
               user-wide embedding cache; only rows of the current fingerprint are ever read.
 The schema version carries the recipe version, so a new recipe rebuilds the index (new text hashes).
