@@ -2,6 +2,8 @@
 
     KYB_MODEL=../shared/models/multilingual-e5-small python bench/calibrate_search.py dump [--set dev|small]
     python bench/calibrate_search.py fit [--write]     # semantic floor + centres -> calibration.json
+    KYB_MODEL=… python bench/calibrate_search.py pipeline [--write]  # the floor on the pipeline's answers
+    KYB_MODEL=… python bench/calibrate_search.py agree [--write]     # + the agreement rule, jointly
     python bench/calibrate_search.py fusion            # fusion variants, top-1/top-3/MRR per kind
 
 `dump` builds a store from the set's documents, embeds every passage of every document (user
@@ -277,14 +279,82 @@ def pipeline_floor(write: bool) -> None:
         print(f"wrote floor for {fp}")
 
 
+def agreement(write: bool) -> None:
+    """Fit the agreement rule (search/relevance.py: a hit holding `agree_cover` of the question's
+    weight and scoring `agree_floor` is strong) jointly with the floor, on the real pipeline's
+    answers: per question, every returned hit's (semantic score, coverage, holds an identifier
+    whole). Maximises the worse of on-topic confident / off-topic not confident, then their sum,
+    then prefers the floor `pipeline` chose. Run after `pipeline --write`."""
+    import eval_devset as ev
+    from kyb_cli.core import embed
+    from kyb_cli.core.search import relevance
+    from kyb_cli.core.search.pipeline import search
+
+    docs = ev.checks.load(ev.checks.DOCS)
+    qs = ev.checks.load(ev.checks.QUESTIONS)
+    store, _t = ev.prepare(docs, rebuild=False)
+    fp = embed.current_fingerprint()[0]
+    cal = relevance.calibration(fp)
+    if cal.floor is None:
+        sys.exit(f"no calibration for {fp}: run fit --write and pipeline --write first")
+    answers = []
+    for q in qs:
+        r = search(store, q["query"], semantic=True, explain=True, limit=ev.LIMIT)
+        hits = [(h["explain"]["semantic_score"], h["explain"]["coverage"], h["explain"]["lexical_rank"] is not None
+                 or h["explain"]["coverage"] > 0, h["strength"] == "strong" and h["found_by"] == "lexical"
+                 and h["explain"]["coverage"] < cal.lexical_cover) for h in r["hits"]]
+        answers.append((bool(q["relevant"]), q.get("split") or ev.checks.split_of(q), hits))
+
+    def rates(floor, cover, agree_cover, agree_floor, sel=None, boost=cal.lexical_boost):
+        def strong(s, c, lex, whole):
+            s = -9.0 if s is None else s
+            return (s + boost * c >= floor or (lex and (whole or c >= cover - 1e-9))
+                    or (agree_cover is not None and lex and c >= agree_cover - 1e-9 and s >= agree_floor))
+        rows = [(rel, any(strong(*h) for h in hits)) for rel, split, hits in answers if sel is None or split == sel]
+        on = [c for rel, c in rows if rel]
+        off = [not c for rel, c in rows if not rel]
+        return sum(on) / len(on), sum(off) / len(off)
+
+    base = rates(cal.floor, cal.lexical_cover, None, None)
+    print(f"without agreement (floor {cal.floor}, boost {cal.lexical_boost}): on-topic confident {base[0]:.3f}, "
+          f"off-topic not confident {base[1]:.3f}")
+    best = None
+    for boost in (0.0, 0.05, 0.1):
+        for floor in sorted({round(cal.floor + d / 1000, 4) for d in range(-40, 41, 5)}):
+            for agree_cover in (0.15, 0.2, 0.25, 0.3, 0.35):
+                for agree_floor in (0.12, 0.14, 0.16, 0.18, 0.2, 0.22):
+                    if agree_floor >= floor:
+                        continue
+                    a, b = rates(floor, cal.lexical_cover, agree_cover, agree_floor, boost=boost)
+                    key = (round(min(a, b), 4), round(a + b, 4), -boost, -abs(floor - cal.floor), -agree_floor, agree_cover)
+                    if best is None or key > best[0]:
+                        best = (key, floor, agree_cover, agree_floor, a, b, boost)
+    _key, floor, agree_cover, agree_floor, a, b, boost = best
+    halves = {sp: rates(floor, cal.lexical_cover, agree_cover, agree_floor, sp, boost) for sp in ("fit", "check")}
+    print(f"chosen: boost {boost}, floor {floor}, agree_cover {agree_cover}, agree_floor {agree_floor}: on-topic confident {a:.3f}, "
+          f"off-topic not confident {b:.3f}; fit half {halves['fit'][0]:.2f} / {halves['fit'][1]:.2f}, "
+          f"check half {halves['check'][0]:.2f} / {halves['check'][1]:.2f}")
+    if write:
+        path = ROOT / "kyb_cli" / "core" / "search" / "calibration.json"
+        table = json.loads(path.read_text())
+        n_on = sum(1 for rel, _s, _h in answers if rel)
+        table[fp].update(floor=floor, lexical_boost=boost, agree_cover=agree_cover, agree_floor=agree_floor, source=(
+            f"bench/calibrate_search.py fit + pipeline + agree: {n_on} on-topic, {len(answers) - n_on} off-topic "
+            f"dev-set questions; on-topic confident {a:.2f}, off-topic not confident {b:.2f}"))
+        path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        print(f"wrote floor and agreement for {fp}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["dump", "fit", "fusion", "features", "vectors", "holdout", "prf", "gates", "decisive", "adaptive", "ramps", "combo", "pipeline"])
+    ap.add_argument("cmd", choices=["dump", "fit", "fusion", "features", "vectors", "holdout", "prf", "gates", "decisive", "adaptive", "ramps", "combo", "pipeline", "agree"])
     ap.add_argument("--set", default="dev", choices=["dev", "small"])
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     if args.cmd == "pipeline":
         pipeline_floor(args.write)
+    elif args.cmd == "agree":
+        agreement(args.write)
     elif args.cmd == "dump":
         if not os.environ.get("KYB_MODEL"):
             os.environ["KYB_MODEL"] = str(ROOT.parent / "shared" / "models" / "multilingual-e5-small")
