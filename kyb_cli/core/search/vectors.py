@@ -193,7 +193,7 @@ class Near(NamedTuple):
 
 # A version scores by its two best passages, 0.7 x the best + 0.3 x the second (a one-passage
 # version: its passage), the first passage (title + the body's opening, what a record is about)
-# counted FIRST_PASSAGE_BONUS higher. On the dev set (docs/SEARCH.md "Passages"), against the best
+# counted FIRST_PASSAGE_BONUS higher. On the dev set (recipe 2, docs/SEARCH.md "Passages"), against the best
 # passage alone, top-3 by vectors alone went paraphrase 0.37 -> 0.39, tail 0.77 -> 0.80,
 # cross-language 0.91 -> 0.93, identifier 0.82 -> 0.83 (hybrid: 0.37 -> 0.40, 0.97, 0.91 -> 0.93):
 # a record that answers in two places is more likely the answer than one lucky passage. The best
