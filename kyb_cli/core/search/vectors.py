@@ -219,23 +219,29 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     if exclude:
         where += " AND c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :exc)"
         params["exc"] = exclude
-    rows = (f"SELECT c.vid AS vid, v.key AS key, c.state AS state, t.part AS part, x.vec AS vec, "
-            f"1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM cand c "
-            f"JOIN versions v ON v.id = c.vid JOIN vtext t ON t.version_id = c.vid "
+    # Distances first, carrying only (vid, part, cos): the vectors themselves, keys and states join
+    # in after the per-version aggregate (carrying the blobs through it cost 8x the scan itself).
+    versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
+    rows = (f"SELECT c.vid AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM cand c "
+            f"{versions}JOIN vtext t ON t.version_id = c.vid "
             f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}")
     ranked = (f"SELECT *, row_number() OVER (PARTITION BY vid ORDER BY adj DESC, part) AS pr FROM "
               f"(SELECT *, cos + (part = 0) * :bonus AS adj FROM ({rows}))")
-    # max(adj) is the only min/max aggregate, so the bare columns (part, vec, cos) are the best passage's
-    grouped = (f"SELECT vid, key, state, part, vec, cos, max(adj) AS a1, total(CASE WHEN pr = 2 THEN adj END) "
-               f"AS a2, count(*) AS np FROM ({ranked}) GROUP BY vid")
-    inner = (f"SELECT vid, key, state, part, vec, cos, a1 * :wbest + (CASE WHEN np > 1 THEN a2 ELSE a1 END) "
-             f"* (1 - :wbest) AS s FROM ({grouped})")
+    # max(adj) is the only min/max aggregate, so the bare columns (part, cos) are the best passage's
+    grouped = (f"SELECT vid, part, cos, max(adj) AS a1, total(CASE WHEN pr = 2 THEN adj END) AS a2, "
+               f"count(*) AS np FROM ({ranked}) GROUP BY vid")
+    inner = (f"SELECT g.vid AS vid, v.key AS key, c.state AS state, g.part AS part, g.cos AS cos, "
+             f"g.a1 * :wbest + (CASE WHEN g.np > 1 THEN g.a2 ELSE g.a1 END) * (1 - :wbest) AS s "
+             f"FROM ({grouped}) g JOIN versions v ON v.id = g.vid JOIN cand c ON c.vid = g.vid")
     if s.mode == "changed_between":
         inner = (f"SELECT * FROM (SELECT i.*, row_number() OVER (PARTITION BY i.key "
                  f"ORDER BY i.s DESC, i.vid DESC) AS rn FROM ({inner}) i) WHERE rn = 1")
-    top = f"SELECT vid, key, state, cos, part, vec, s FROM ({inner}) ORDER BY s DESC, key, vid DESC LIMIT :n"
-    score = "1.0 - vec_distance_cosine(vec_sub(vec, :cp), :qc)" if centre else "NULL"
-    sql = f"{with_}SELECT vid, key, state, cos, part, {score}, s FROM ({top}) ORDER BY s DESC, key, vid DESC"
+    top = f"SELECT vid, key, state, cos, part, s FROM ({inner}) ORDER BY s DESC, key, vid DESC LIMIT :n"
+    score = "NULL"
+    if centre:  # the calibrated score of the best passage, for the top n only
+        score = ("(SELECT 1.0 - vec_distance_cosine(vec_sub(x.vec, :cp), :qc) FROM vtext t JOIN vectors x "
+                 "ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id = top.vid AND t.part = top.part)")
+    sql = f"{with_}SELECT vid, key, state, cos, part, {score}, s FROM ({top}) AS top ORDER BY s DESC, key, vid DESC"
     bound = params | {"fp": fp, "qv": qvec, "n": int(n), "bonus": FIRST_PASSAGE_BONUS, "wbest": BEST_WEIGHT}
     if centre:
         bound |= {"qc": centre[0], "cp": centre[1]}
