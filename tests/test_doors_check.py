@@ -223,3 +223,28 @@ def test_pre_commit_framework_runs_the_published_hook(store_path, tmp_path):
     assert "kyb check (record files)" in out and "Failed" in out
     assert "knowledge/beta.md:6: body looks like a secret (rule github-token)" in out
     assert git(store_path, env, "log", "-1", "--format=%s").stdout.strip() == "good records"
+
+
+def test_a_record_file_that_is_a_link_or_a_fifo_is_a_problem_never_followed(store_path, monkeypatch, tmp_path):
+    """`kyb check` reads the working tree as every kyb read does (canon/nofollow.py): a record file
+    that is a symbolic link is reported, not followed (to a file outside the store, or to /dev/zero),
+    and a FIFO is reported instead of blocking the hook."""
+    monkeypatch.chdir(store_path)
+    outside = tmp_path / "outside.md"
+    outside.write_text(record("outside", "password: hunter2hunter2"), encoding="utf-8")
+    (store_path / "knowledge").mkdir(exist_ok=True)
+    os.symlink(outside, store_path / "knowledge" / "outside.md")
+    os.symlink("/dev/zero", store_path / "knowledge" / "zero.md")
+    os.symlink(tmp_path / "missing.md", store_path / "knowledge" / "dangling.md")
+    os.mkfifo(store_path / "knowledge" / "fifo.md")
+    write(store_path, "knowledge/plain.md", record("plain", "fine"))
+    from kyb_cli.core.tools.check import NOT_PLAIN
+
+    for args in (("check",), ("check", "knowledge/zero.md", "knowledge/fifo.md", "knowledge/outside.md",
+                              "knowledge/dangling.md")):
+        res = subprocess.run([sys.executable, "-m", "kyb_cli", *args], cwd=store_path, capture_output=True,
+                             text=True, timeout=60, env=dict(os.environ, KYB_STORE=str(store_path)))
+        assert res.returncode == 3 and res.stdout == ""
+        assert sorted(problems(res.stderr)) == sorted(
+            f"knowledge/{name}.md:1: {NOT_PLAIN}" for name in ("dangling", "fifo", "outside", "zero"))
+        assert "secret" not in res.stderr  # the linked file's content was never read

@@ -20,6 +20,7 @@ from kyb_cli.core.records.keys import unsafe_path
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # no effect on a regular file; a FIFO is refused, not waited on
 
 
 class LinkInTheWay(StoreError):
@@ -72,7 +73,7 @@ def read_file(root: Path, path: str) -> bytes | None:
         return None
     try:
         try:
-            fd = os.open(parts[-1], os.O_RDONLY | _NOFOLLOW, dir_fd=dfd)
+            fd = os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | _NONBLOCK, dir_fd=dfd)  # a FIFO never blocks
         except FileNotFoundError:
             return None
         except OSError as exc:

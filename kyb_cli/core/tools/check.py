@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from kyb_cli.core.canon.nofollow import LinkInTheWay
+from kyb_cli.core.canon.nofollow import read_file as read_record_file  # never through a link, never waits on a FIFO
 from kyb_cli.core.errors import KybError
 from kyb_cli.core.records.keys import RECORD_DIRS, is_record_candidate
 from kyb_cli.core.records.model import Record, RecordFormatError, parse
@@ -23,6 +25,10 @@ from kyb_cli.core.records.validate import is_valid_key, validate
 _LINK_RE = re.compile(r"\[\[([a-z0-9](?:[a-z0-9-]*[a-z0-9])?)(?:\|[^\]\n]*)?\]\]")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _INLINE_CODE_RE = re.compile(r"`[^`\n]*`")
+
+
+NOT_PLAIN = ("a symbolic link or not a plain file: kyb never reads a record through a link "
+             "(replace it with a plain file)")
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,7 @@ def record_files(root: Path) -> list[Path]:
     for directory in RECORD_DIRS:
         base = root / directory
         if base.is_dir():
-            out.extend(sorted(p for p in base.glob("*.md") if p.is_file()))
+            out.extend(sorted(p for p in base.glob("*.md") if p.is_symlink() or not p.is_dir()))
     return out
 
 
@@ -93,7 +99,7 @@ def expand(paths: Iterable[str]) -> list[_File]:
         if path.is_dir():
             absolute = path.absolute()
             if absolute.name in RECORD_DIRS:  # one record directory of a store
-                found = sorted(p for p in absolute.glob("*.md") if p.is_file())
+                found = sorted(p for p in absolute.glob("*.md") if p.is_symlink() or not p.is_dir())
             else:
                 found = record_files(absolute)
             for file in found:
@@ -128,7 +134,7 @@ def check_files(files: list[_File]) -> CheckReport:
     parsed: list[tuple[_File, Record, str]] = []
     for file in files:
         path = file.root / file.rel if file.rel else Path(file.shown)
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             problems.append(Problem(file.shown, 1, "no such file"))
             continue
         if file.rel is None or _named_key(file.rel) is None:
@@ -136,9 +142,15 @@ def check_files(files: list[_File]) -> CheckReport:
                                                    "incidents/<key>.md or tasks/<key>.md"))
             continue
         try:
-            data = path.read_bytes()
+            data = read_record_file(file.root, file.rel)
+        except LinkInTheWay:
+            problems.append(Problem(file.shown, 1, NOT_PLAIN))
+            continue
         except OSError as exc:
             problems.append(Problem(file.shown, 1, f"cannot read: {exc.strerror}"))
+            continue
+        if data is None:
+            problems.append(Problem(file.shown, 1, "no such file"))
             continue
         try:
             record = parse(data, path=file.rel)
@@ -253,8 +265,11 @@ def _store_keys(root: Path) -> dict[str, list[str]]:
     for path in record_files(root):
         rel = f"{path.parent.name}/{path.name}"
         try:
-            record = parse(path.read_bytes(), path=rel)
-        except (RecordFormatError, OSError):
+            data = read_record_file(root, rel)
+            if data is None:
+                continue
+            record = parse(data, path=rel)
+        except (RecordFormatError, OSError, KybError):
             key = _named_key(rel)
             if key is not None:
                 keys.setdefault(key, []).append(rel)
