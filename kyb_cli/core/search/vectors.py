@@ -117,11 +117,11 @@ class Filled:
     reason: str | None = None
 
 
-def fill(conn, fp: str, hashes: list[str], budget_s: float | None, progress=None) -> Filled:
-    """Give `hashes` vectors: from the user cache (no model), then embedded until the budget.
+def fill(conn, fp: str, hashes: list[str], progress=None) -> Filled:
+    """Give `hashes` vectors: from the user cache (no model), then embedded, CHUNK texts a step.
 
-    `budget_s=None` embeds everything (kyb index --embed); 0 takes only what the cache has.
-    """
+    Queries never call it (they never wait for the model): `kyb index --embed` and the background
+    filler do, one committed batch at a time."""
     from kyb_cli.core import embed
 
     done = Filled()
@@ -132,24 +132,16 @@ def fill(conn, fp: str, hashes: list[str], budget_s: float | None, progress=None
     store(conn, fp, cached)
     done.from_cache = len(cached)
     rest = [h for h in hashes if h not in cached]
-    if not rest or (budget_s is not None and budget_s <= 0):
-        return done
-    start = time.monotonic()
     total = len(rest)
-    # A budgeted query looks at the newest texts only: reading every document would cost more than the budget.
-    window = rest if budget_s is None else rest[:max(16, int(budget_s * 200))]
-    for i in range(0, len(window), CHUNK):
-        left = None if budget_s is None else budget_s - (time.monotonic() - start)
-        if left is not None and left <= 0:
-            break
-        texts = _texts(conn, window[i:i + CHUNK])
+    for i in range(0, len(rest), CHUNK):
+        texts = _texts(conn, rest[i:i + CHUNK])
         base = done.embedded
 
         def step(n: int, _of: int, base: int = base) -> None:
             if progress is not None:
                 progress(base + n, total)
 
-        got = embed.passage_vectors(list(texts.values()), budget_s=left, progress=step)
+        got = embed.passage_vectors(list(texts.values()), progress=step)
         if got.fingerprint == fp and got.vectors:
             store(conn, fp, got.vectors)
             done.embedded += len(got.vectors)
@@ -157,7 +149,7 @@ def fill(conn, fp: str, hashes: list[str], budget_s: float | None, progress=None
             done.reason = got.reason
             break
         if got.pending:
-            break  # the budget ran out inside this chunk
+            break
     return done
 
 
@@ -175,7 +167,7 @@ def fill_background(conn, gdir) -> bool:
     hashes = missing_in_order(conn, fp, BACKGROUND_BATCH)
     if not hashes:
         return False
-    done = fill(conn, fp, hashes, None)
+    done = fill(conn, fp, hashes)
     staged.write_status(gdir, stage="vectors", pending=pending(conn, fp, Slice("history")),
                         embedded=done.embedded, from_cache=done.from_cache)
     return done.reason is None and done.from_cache + done.embedded > 0
@@ -339,7 +331,7 @@ def embed_all(store_path, progress=None) -> dict:
     def run(f) -> dict:
         s = Slice("history")
         todo = missing(f.conn, fp, s)
-        done = fill(f.conn, fp, todo, None, progress)
+        done = fill(f.conn, fp, todo, progress)
         if done.reason:
             raise StoreError(embed.off_message(done.reason))
         return {"head": f.head, "fingerprint": fp, "texts": len(todo), "from_cache": done.from_cache,
