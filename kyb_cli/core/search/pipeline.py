@@ -136,11 +136,11 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     if vectors_only:  # the bench hook: the vector side's order alone
         order = [(i, None, r, None) for r, i in enumerate(sem, 1)]
     elif side is not None:
-        from kyb_cli.core.search.vectors import meaning, meaning_of
+        from kyb_cli.core.search.vectors import meaning_of
 
         tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
         tie.update({ident(n.vid, n.key): (n.key, -n.vid) for n in sem.values()})
-        score = {i: meaning(n) for i, n in sem.items()}
+        score = {i: n.meaning for i, n in sem.items()}
         outside = {v: i for i, (v, _h) in lex.items() if i not in sem}
         if outside and side.qvec is not None and side.fingerprint is not None:
             for v, s in meaning_of(conn, side.qvec, side.fingerprint, sorted(outside)).items():

@@ -196,7 +196,7 @@ BEST_WEIGHT = 0.7
 
 def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None = None,
             exclude: str | None = None, centre: tuple[bytes, bytes] | None = None) -> list[Near]:
-    """The `n` closest versions in the slice, best first, each by its two best passages (combine).
+    """The `n` closest versions in the slice, best first, each by its two best passages (_per_version).
 
     One hit per key in every mode but history (which lists versions); in changed_between a key is
     represented by its closest version inside the window. Ties by key. `require`/`exclude` are the
@@ -217,13 +217,8 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     rows = (f"SELECT c.vid AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM cand c "
             f"{versions}JOIN vtext t ON t.version_id = c.vid "
             f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}")
-    ranked = (f"SELECT *, row_number() OVER (PARTITION BY vid ORDER BY adj DESC, part) AS pr FROM "
-              f"(SELECT *, cos + (part = 0) * :bonus AS adj FROM ({rows}))")
-    # max(adj) is the only min/max aggregate, so the bare columns (part, cos) are the best passage's
-    grouped = (f"SELECT vid, part, cos, max(adj) AS a1, total(CASE WHEN pr = 2 THEN adj END) AS a2, "
-               f"count(*) AS np FROM ({ranked}) GROUP BY vid")
-    inner = (f"SELECT g.vid AS vid, v.key AS key, c.state AS state, g.part AS part, g.cos AS cos, "
-             f"g.a1 * :wbest + (CASE WHEN g.np > 1 THEN g.a2 ELSE g.a1 END) * (1 - :wbest) AS s "
+    grouped = _per_version(rows)
+    inner = (f"SELECT g.vid AS vid, v.key AS key, c.state AS state, g.part AS part, g.cos AS cos, g.s AS s "
              f"FROM ({grouped}) g JOIN versions v ON v.id = g.vid JOIN cand c ON c.vid = g.vid")
     if s.mode == "changed_between":
         inner = (f"SELECT * FROM (SELECT i.*, row_number() OVER (PARTITION BY i.key "
@@ -241,30 +236,31 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
             for vid, key, state, cos, part, z, m in conn.execute(sql, bound)]
 
 
-def meaning(near: Near) -> float:
-    """What a version ranks by on the vector side (nearest)."""
-    return near.meaning
+def _per_version(rows: str) -> str:
+    """SQL turning passage rows (vid, part, cos) into one row per version (vid, part, cos, s): the
+    best passage's part and cosine, and `s` = BEST_WEIGHT x the best + the rest x the second best
+    (a one-passage version: its passage), the first passage counted FIRST_PASSAGE_BONUS higher.
+    Binds :bonus and :wbest. max(adj) is the only min/max aggregate, so the bare columns (part,
+    cos) are the best passage's."""
+    ranked = (f"SELECT *, row_number() OVER (PARTITION BY vid ORDER BY adj DESC, part) AS pr FROM "
+              f"(SELECT *, cos + (part = 0) * :bonus AS adj FROM ({rows}))")
+    grouped = (f"SELECT vid, part, cos, max(adj) AS a1, total(CASE WHEN pr = 2 THEN adj END) AS a2, "
+               f"count(*) AS np FROM ({ranked}) GROUP BY vid")
+    return (f"SELECT vid, part, cos, a1 * :wbest + (CASE WHEN np > 1 THEN a2 ELSE a1 END) * (1 - :wbest) AS s "
+            f"FROM ({grouped})")
 
 
 def meaning_of(conn, qvec: bytes, fp: str, vids: list[int]) -> dict[int, float]:
-    """The same score for given versions (lexical hits outside the vector side's top), those that
-    have a vector; the others are pending."""
+    """The score `nearest` ranks by (Near.meaning), for given versions — lexical hits outside the
+    vector side's top — those that have a vector; the others are pending."""
     if not vids:
         return {}
-    marks = ",".join("?" * len(vids))
-    sql = (f"SELECT version_id, adj, row_number() OVER (PARTITION BY version_id ORDER BY adj DESC) FROM "
-           f"(SELECT t.version_id, 1.0 - vec_distance_cosine(x.vec, ?) + (t.part = 0) * ? AS adj FROM vtext t "
-           f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = ? WHERE t.version_id IN ({marks}))")
-    best: dict[int, list[float]] = {}
-    for vid, adj, pr in conn.execute(sql, (qvec, FIRST_PASSAGE_BONUS, fp, *vids)):
-        if pr <= 2:
-            best.setdefault(vid, []).append(float(adj))
-    return {vid: combine(*(two + two)[:2]) for vid, two in best.items()}
-
-
-def combine(best: float, second: float) -> float:
-    """A version's score from its two best passages (a one-passage version: the passage twice)."""
-    return BEST_WEIGHT * best + (1.0 - BEST_WEIGHT) * second
+    marks = ",".join(f":v{i}" for i in range(len(vids)))
+    rows = (f"SELECT t.version_id AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM vtext t "
+            f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id IN ({marks})")
+    bound = {"qv": qvec, "fp": fp, "bonus": FIRST_PASSAGE_BONUS, "wbest": BEST_WEIGHT,
+             **{f"v{i}": vid for i, vid in enumerate(vids)}}
+    return {vid: float(score) for vid, _part, _cos, score in conn.execute(_per_version(rows), bound)}
 
 
 @dataclass
