@@ -70,8 +70,14 @@ def record_files(root: Path) -> list[Path]:
     for directory in RECORD_DIRS:
         base = root / directory
         if base.is_dir():
-            out.extend(sorted(p for p in base.glob("*.md") if p.is_symlink() or not p.is_dir()))
+            out.extend(_md_entries(base))
     return out
+
+
+def _md_entries(directory: Path) -> list[Path]:
+    """The `*.md` entries of one record directory that are not directories — links, FIFOs and
+    devices included, so the check reports them (check_files reads without following)."""
+    return sorted(p for p in directory.glob("*.md") if p.is_symlink() or not p.is_dir())
 
 
 def _shown(path: Path, given: str | None = None) -> str:
@@ -99,7 +105,7 @@ def expand(paths: Iterable[str]) -> list[_File]:
         if path.is_dir():
             absolute = path.absolute()
             if absolute.name in RECORD_DIRS:  # one record directory of a store
-                found = sorted(p for p in absolute.glob("*.md") if p.is_symlink() or not p.is_dir())
+                found = _md_entries(absolute)
             else:
                 found = record_files(absolute)
             for file in found:
