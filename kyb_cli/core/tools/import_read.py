@@ -85,12 +85,8 @@ def read_markdown(text: str, source: str, rel: str, kind: str) -> Item:
             meta.pop(name)
     record = Record(key=key or "", title=title, body=body.strip("\n").rstrip(), tags=tags, refs=refs,
                     extra=_toml_safe(meta))
-    for name, value in values.items():
-        try:
-            setattr(record, name, _typed(name, value))
-        except ValueError as exc:
-            item.skip = str(exc)
-            return item
+    if not _set_typed(item, record, values):
+        return item
     item.record = record
     item.key_given = bool(key)
     if status_text:
@@ -264,6 +260,18 @@ def _csv_row(r: dict[str, str | None]) -> dict[str, Any]:
     return row
 
 
+def _set_typed(item: Item, record: Record, values: dict[str, Any]) -> bool:
+    """Set each kind field on `record`, typed; a value that does not fit skips the item with the
+    reason (False)."""
+    for name, value in values.items():
+        try:
+            setattr(record, name, _typed(name, value))
+        except ValueError as exc:
+            item.skip = str(exc)
+            return False
+    return True
+
+
 def row_item(row: Any, source: str) -> Item:
     item = Item(source=source)
     if not isinstance(row, dict):
@@ -277,14 +285,10 @@ def row_item(row: Any, source: str) -> Item:
     extra = row.get("extra")
     if isinstance(extra, dict):
         record.extra = _toml_safe(extra)
-    for name, value in row.items():
-        if name in EXPORT_ONLY or name not in FIELD_TYPES or value in (None, "", []):
-            continue
-        try:
-            setattr(record, name, _typed(name, value))
-        except ValueError as exc:
-            item.skip = str(exc)
-            return item
+    values = {name: value for name, value in row.items()
+              if name not in EXPORT_ONLY and name in FIELD_TYPES and value not in (None, "", [])}
+    if not _set_typed(item, record, values):
+        return item
     item.record = record
     item.key_given = True
     state = _text(row.get("state")) or "active"
