@@ -183,29 +183,22 @@ def metrics(ranks: list[int | None]) -> tuple[float, float, float]:
 MODES = {"lexical": (False, False), "vector": (True, True), "hybrid": (True, False)}
 
 
-def set_mode(vectors_only: bool, words_weight: float | None) -> None:
-    """The next searches rank by the vector side alone (vectors_only), or fuse with `words_weight`
-    (None: the shipped one)."""
+def set_mode(vectors_only: bool, words_weight: float) -> None:
+    """The next searches rank by the vector side alone (vectors_only), or fuse with `words_weight`."""
     from kyb_cli.core.search import fusion
 
     if vectors_only:
         os.environ["KYB_SEARCH_RANKING"] = "vectors"
     else:
         os.environ.pop("KYB_SEARCH_RANKING", None)
-    fusion.WORDS_WEIGHT = SHIPPED_WORDS_WEIGHT if words_weight is None else words_weight
-
-
-def _shipped_words_weight() -> float:
-    from kyb_cli.core.search import fusion
-
-    return fusion.WORDS_WEIGHT
-
-
-SHIPPED_WORDS_WEIGHT = _shipped_words_weight()
+    fusion.WORDS_WEIGHT = words_weight
 
 
 def run(verbose: bool, words_weight: float | None = None) -> dict:
+    from kyb_cli.core.search import fusion
     from kyb_cli.core.search.pipeline import search
+
+    shipped = fusion.WORDS_WEIGHT
 
     out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -217,7 +210,7 @@ def run(verbose: bool, words_weight: float | None = None) -> dict:
         embed_all(store)
         for group, cases in GROUPS.items():
             for mode, (semantic, vectors_only) in MODES.items():
-                set_mode(vectors_only, words_weight)
+                set_mode(vectors_only, shipped if words_weight is None else words_weight)
                 ranks = []
                 for question, expected in cases:
                     r = search(store, question, semantic=semantic, limit=10)
@@ -227,7 +220,7 @@ def run(verbose: bool, words_weight: float | None = None) -> dict:
                     if verbose and rank != 1:
                         print(f"  {mode:7} {group}: {question!r} -> {expected} rank {rank}; top {got[:3]}")
                 out[(group, mode)] = metrics(ranks)
-        set_mode(False, None)
+        set_mode(False, shipped)
     return out
 
 

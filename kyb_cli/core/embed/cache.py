@@ -35,13 +35,15 @@ class VectorCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = apsw.Connection(str(self.path))
         self.db.setbusytimeout(10_000)
-        self._setup(apsw)
+        self._setup()
 
-    def _setup(self, apsw) -> None:
+    def _setup(self) -> None:
         """WAL once (it persists in the file) and the schema. Switching the journal mode while another
         process opens the same new file can answer "database is locked" without waiting for the busy
         handler (SQLite does not wait there), so that step is retried for a few seconds."""
         import time
+
+        import apsw
 
         deadline = time.monotonic() + 10.0
         while True:
