@@ -180,7 +180,7 @@ class Near(NamedTuple):
     cos: float        # cosine of the best passage
     part: int         # which passage (0 = the first: title and the body's opening)
     score: float | None  # the calibrated score of that passage (search/relevance.py), None uncalibrated
-    meaning: float = 0.0  # what the vector side ranks by (its passages' cosines, see nearest)
+    meaning: float    # what the vector side ranks by (its two best passages, _per_version)
 
 
 # A version scores by its two best passages, 0.7 x the best + 0.3 x the second (a one-passage
