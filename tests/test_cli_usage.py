@@ -29,8 +29,8 @@ def test_usage_errors_are_one_kyb_line_with_exit_2(kyb):
         assert res.stderr.startswith("kyb: ") and res.stderr.count("\n") == 1, res.stderr
 
 
-def test_internal_errors_are_one_line_and_exit_4(kyb, tmp_path):
-    """A bug never shows a traceback or exits 1 (which means 'not found')."""
+def test_internal_errors_are_one_line_and_exit_70(kyb, tmp_path):
+    """A bug never shows a traceback, nor exits 1 ('not found') or 4 ('your store is broken')."""
     boom = tmp_path / "sitecustomize.py"
     boom.write_text(
         "import kyb_cli.core.records.validate as v\n"
@@ -38,8 +38,8 @@ def test_internal_errors_are_one_line_and_exit_4(kyb, tmp_path):
         "v.validate = _boom\n")
     path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
     res = kyb("add", "--key", "k", "--title", "t", input="b", env={"PYTHONPATH": path})
-    assert (res.code, res.stdout) == (4, "")
-    assert "internal error: ZeroDivisionError: synthetic bug" in res.stderr and "Traceback" not in res.stderr
+    assert (res.code, res.stdout) == (70, "")
+    assert res.stderr == "kyb: internal error: ZeroDivisionError: synthetic bug (a bug: please report it)\n"
 
 
 def test_query_help_still_works(kyb):

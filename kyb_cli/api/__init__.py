@@ -31,6 +31,7 @@ from kyb_cli.api.search import (
     index_status, query, rebuild_index, render_context, reset_history_state, semantic_available,
     semantic_off_message,
 )
+from kyb_cli.api.failure import INTERNAL_EXIT, InternalError, internal_error
 from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_store, store_path
 from kyb_cli.api.trust import annotate_hits, rules, stale, today_arg, trust_of, verify
 from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync

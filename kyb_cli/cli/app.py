@@ -98,13 +98,16 @@ class LazyGroup(HintGroup):
             ctx.exit(130)
         except (click.exceptions.ClickException, click.exceptions.Exit):
             raise  # usage errors and exits belong to Click, not to the internal-error line below
-        except Exception as exc:  # a bug: one line and exit 4, the traceback only with KYB_DEBUG=1
+        except Exception as exc:  # a bug: one line and exit 70 (not 4: the store is fine), traceback with KYB_DEBUG=1
             import os
 
             if os.environ.get("KYB_DEBUG"):
                 raise
-            sys.stderr.write(f"kyb: internal error: {type(exc).__name__}: {exc} (KYB_DEBUG=1 shows the traceback)\n")
-            ctx.exit(4)
+            from kyb_cli.cli.output import print_error
+
+            bug = api.internal_error(exc)
+            print_error(bug)
+            ctx.exit(bug.exit_code)
 
 
 @click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})

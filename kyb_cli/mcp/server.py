@@ -65,6 +65,8 @@ class Door:
             return error_result(exc)
         except OSError as exc:  # disk full, permissions…: a store error, as on the CLI
             return error_result(StoreError(f"I/O error: {exc}"))
+        except Exception as exc:  # noqa: BLE001 — a bug: an error result saying so (exit 70), not a store error
+            return error_result(api.internal_error(exc))
         if not isinstance(data, dict):
             data = {"result": data}
         if api.history_incomplete() and "history_complete" not in data:

@@ -24,9 +24,10 @@ from starlette.routing import Route as StarletteRoute
 from kyb_cli.api import KybError, StoreError, UsageError
 from kyb_cli.serve.door import Door
 from kyb_cli.serve.params import parse_body, parse_query
+from kyb_cli.serve.refusal import refusal
 from kyb_cli.serve.routes import ROUTES, Route
 
-STATUS_OF_EXIT = {1: 404, 2: 400, 3: 422, 4: 503, 5: 502}
+STATUS_OF_EXIT = {1: 404, 2: 400, 3: 422, 4: 503, 5: 502, 70: 500}
 NO_STORE = {"cache-control": "no-store"}
 
 
@@ -54,6 +55,10 @@ def _endpoint(route: Route, door: Door):
                 return exc
             except OSError as exc:  # disk full, permissions…: a store error, as on the CLI
                 return StoreError(f"I/O error: {exc}")
+            except Exception as exc:  # noqa: BLE001 — a bug: 500 with exit_code 70, kind internal
+                from kyb_cli import api
+
+                return api.internal_error(exc)
             if isinstance(data, dict) and "history_complete" not in data and history_incomplete():
                 data = {**data, "history_complete": False}  # answered before a new index's history was in
             return data
@@ -145,11 +150,13 @@ async def _http_error(request: Request, exc: HTTPException) -> Response:
         f"no route {request.method} {request.url.path} (see /openapi.json)"
     if exc.status_code == 405:
         message = f"{request.method} is not allowed on {request.url.path} (see /openapi.json)"
-    return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
+    return JSONResponse(refusal(exc.status_code, message), status_code=exc.status_code, headers=exc.headers)
 
 
 async def _crash(request: Request, exc: Exception) -> Response:
-    return JSONResponse({"error": f"internal error: {type(exc).__name__}: {exc}"}, status_code=500)
+    from kyb_cli import api
+
+    return error_response(api.internal_error(exc))
 
 
 def build_app(door: Door, *, bind_host: str, port_of, token: str | None, mcp: bool = True):

@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kyb_cli.serve.refusal import refusal as refusal_body
 from kyb_cli.serve.door import CALLER, caller_from_headers
 from kyb_cli.serve.routes import WRITE_METHODS
 
@@ -225,7 +226,7 @@ def _replay(body: bytes, receive):
 
 
 async def _json(send, status: int, message: str, extra_headers: list | None = None) -> None:
-    payload = json.dumps({"error": message}, ensure_ascii=False).encode()
+    payload = json.dumps(refusal_body(status, message), ensure_ascii=False).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
                             *(extra_headers or [])]})

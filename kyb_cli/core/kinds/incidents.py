@@ -25,6 +25,7 @@ from kyb_cli.core.kinds.lifecycle import (
 from kyb_cli.core.records.keys import kind_of_key
 from kyb_cli.core.records.model import Record
 from kyb_cli.core.times.format import now_utc_z
+from kyb_cli.core.times.parse import event_time_arg
 from kyb_cli.core.records.validate import check_key, validate
 
 STATUS_ORDER = ("open", "mitigated", "resolved")
@@ -101,6 +102,7 @@ def write_incident(store, attribution, *, key: str, title: str, body: str = "", 
                    detected_at: str = "", tags: Any = KEEP, refs: list[str] | None = None,
                    effective_at: str = "") -> dict[str, Any]:
     """Write an incident report wholesale (tags kept when omitted); a resolved one is archived."""
+    effective_at = event_time_arg(effective_at)  # 'next tuesday' is a usage error, never stored as given
     check_key(key)
     if kind_of_key(key) != "incident":
         raise Rejected("incident keys must start with 'inc-' (e.g. inc-2026-07-22-orders-api-oom)")

@@ -27,6 +27,7 @@ from kyb_cli.core.kinds.lifecycle import (
 from kyb_cli.core.records.keys import kind_of_key
 from kyb_cli.core.records.model import Record
 from kyb_cli.core.times.format import now_utc_z
+from kyb_cli.core.times.parse import event_time_arg
 from kyb_cli.core.records.validate import (
     PRIORITIES,
     TASK_LIVE,
@@ -118,6 +119,7 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
 
     `blocked_by` (task keys this one waits on) follows the tags rule: omitted keeps, [] clears.
     `today` (default: the local date) only decides the past-due warning."""
+    effective_at = event_time_arg(effective_at)  # 'next tuesday' is a usage error, never stored as given
     check_key(key)
     if kind_of_key(key) != "task":
         raise Rejected("task keys must start with 'task-' (e.g. task-raise-log-retention)")

@@ -1,0 +1,23 @@
+"""A bug, told as one: every door turns an unexpected exception into this error (exit 70, `internal`).
+
+An agent must be able to tell "your store is broken" (exit 4) from "kyb failed" (exit 70, the BSD
+EX_SOFTWARE code), so no door maps an ordinary exception to a store error.
+"""
+
+from __future__ import annotations
+
+from kyb_cli.core.errors import KybError
+
+INTERNAL_EXIT = 70
+
+
+class InternalError(KybError):
+    """An exception kyb did not expect: a bug in kyb, never a property of the store or the input."""
+
+    exit_code = INTERNAL_EXIT
+    kind = "internal"
+
+
+def internal_error(exc: BaseException) -> InternalError:
+    """`internal error: ZeroDivisionError: … (a bug: please report it)` for an unexpected exception."""
+    return InternalError(f"internal error: {type(exc).__name__}: {exc} (a bug: please report it)")
