@@ -12,6 +12,7 @@ from datetime import date
 from typing import Any
 
 from kyb_cli import api
+from kyb_cli.api.operations import min_strength_arg
 
 
 def _today(value: str | None) -> date:
@@ -38,7 +39,9 @@ def search(door, a: dict[str, Any]) -> dict[str, Any]:
     _path, response = api.query(door.path(), a["q"], history=a["history"], as_of=a["as_of"],
                                 changed_between=window, tags=a["tags"], kind=a["kind"], status=a["status"],
                                 service=a["service"], priority=a["priority"], assignee=a["assignee"],
-                                parent=a["parent"], limit=a["limit"], recent=a["recent"], semantic=a["semantic"])
+                                parent=a["parent"], limit=a["limit"], recent=a["recent"], semantic=a["semantic"],
+                                explain=a["explain"], as_of_event=a["as_of_event"],
+                                min_strength=min_strength_arg(a["min_strength"]))
     response.pop("semantic_off", None)
     return response
 
@@ -57,7 +60,8 @@ def diff(door, a: dict[str, Any]) -> dict[str, Any]:
 
 def add(door, a: dict[str, Any]) -> dict[str, Any]:
     return api.add_knowledge(door.store(), key=a["key"], title=a["title"], body=a["body"], tags=a["tags"],
-                         refs=a["refs"], attribution=door.attribution()).to_json()
+                         refs=a["refs"], attribution=door.attribution(),
+                         effective_at=a["effective_at"], review_by=a["review_by"]).to_json()
 
 
 def retract(door, a: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +103,7 @@ def resolve(door, a: dict[str, Any]) -> dict[str, Any]:
 def tasks(door, a: dict[str, Any]) -> dict[str, Any]:
     rows = api.list_tasks(door.path(), status=a["status"], priority=a["priority"], assignee=a["assignee"],
                       parent=a["parent"], open_only_followups=a["open_followups"], include_archived=a["all"],
-                      due_before=api.due_before_arg(a["due_before"]), limit=a["limit"])
+                      due_before=api.due_before_arg(a["due_before"]), limit=a["limit"], ready=a["ready"])
     return {"count": len(rows), "tasks": rows}
 
 
@@ -115,7 +119,8 @@ def task(door, a: dict[str, Any]) -> dict[str, Any]:
         priority=a["priority"], blocked_reason=a["blocked_reason"], assignee=a["assignee"],
         parent_task=a["parent"], knowledge=a["knowledge"], resolution=a["resolution"],
         tags=KEEP if a["tags"] is None else a["tags"], refs=a["refs"], due=keep("due"), hard=keep("hard"),
-        remind_days=api.remind_days_arg(a["remind_days"]), expected=keep("expected"), waits_on=keep("waits_on"))
+        remind_days=api.remind_days_arg(a["remind_days"]), expected=keep("expected"), waits_on=keep("waits_on"),
+        blocked_by=KEEP if a["blocked_by"] is None else a["blocked_by"], effective_at=a["effective_at"] or "")
 
 
 def transition(door, a: dict[str, Any]) -> dict[str, Any]:

@@ -8,49 +8,16 @@ as an unknown CLI option is, so a typo never silently changes the question.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kyb_cli.api import UsageError
+from kyb_cli.api.operations import Field
 
 TRUE = {"true", "1", "yes", "on"}
 FALSE = {"false", "0", "no", "off", ""}
 
 
-@dataclass(frozen=True)
-class P:
-    name: str
-    type: str = "string"  # string | integer | boolean | strings | objects | any
-    default: Any = None
-    description: str = ""
-    required: bool = False
-    enum: tuple[str, ...] | None = None
-    minimum: int | None = None
-    maximum: int | None = None
-    nullable: bool = False  # null (or absent) keeps the stored value
-
-    def schema(self) -> dict[str, Any]:
-        """The JSON Schema of this argument, for /openapi.json."""
-        base: dict[str, Any] = {
-            "string": {"type": "string"}, "integer": {"type": "integer"}, "boolean": {"type": "boolean"},
-            "strings": {"type": "array", "items": {"type": "string"}},
-            "objects": {"type": "array", "items": {"type": "object"}},
-            "any": {},
-        }[self.type]
-        base = dict(base)
-        if self.enum:
-            base["enum"] = list(self.enum)
-        if self.minimum is not None:
-            base["minimum"] = self.minimum
-        if self.maximum is not None:
-            base["maximum"] = self.maximum
-        if self.default not in (None, [], "") or self.type == "boolean":
-            base["default"] = self.default if self.default is not None else False
-        if self.nullable:
-            base = {"anyOf": [base, {"type": "null"}]}
-        if self.description:
-            base["description"] = self.description
-        return base
+P = Field  # one HTTP argument is one field of the operations table (kyb_cli/api/operations.py)
 
 
 def _split(text: str) -> list[str]:

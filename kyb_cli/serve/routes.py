@@ -1,7 +1,8 @@
 """The HTTP API's route table: method, path, the backend call, its arguments, and what it is.
 
 The app dispatches from this table and /openapi.json is generated from it, so the documented API is
-the served one. Arguments keep the CLI's names (`as_of`, `changed_between`, `blocked_reason`, …) and
+the served one. The arguments of query, add, task and tasks are the operations table's fields
+(kyb_cli/api/operations.py), so this door takes exactly what the others take. Arguments keep the CLI's names (`as_of`, `changed_between`, `blocked_reason`, …) and
 the MCP tools' JSON types; replies are the CLI's JSON.
 """
 
@@ -10,13 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from kyb_cli.api.operations import BODY, KNOWLEDGE, OPERATIONS, REFS, TAGS_KEEP
 from kyb_cli.api.work import LISTING_MAX_LIMIT
 from kyb_cli.serve import backend
 from kyb_cli.serve.params import P
-
-KIND = ("knowledge", "incident", "task")
-TASK_STATUS = ("open", "in_progress", "blocked", "done", "dropped")
-PRIORITY = ("low", "medium", "high", "critical")
 
 
 @dataclass(frozen=True)
@@ -40,27 +38,8 @@ KEY = P("key", description="Record key: [a-z0-9-], at most 100 characters.", req
 TODAY = P("today", description="The reader's calendar day YYYY-MM-DD (default: the server's local date).")
 LIST_LIMIT = P("limit", "integer", 50, f"At most N rows (max {LISTING_MAX_LIMIT}).", minimum=0,
                maximum=LISTING_MAX_LIMIT)
-BODY = P("body", default="", description="Markdown body.")
-TAGS_KEEP = P("tags", "strings", None, "Tags; null or absent keeps the stored ones, [] clears.", nullable=True)
-REFS = P("refs", "strings", [], "Pointers: paths, URLs, where a secret lives (never the secret).")
-KNOWLEDGE = P("knowledge", "strings", [], "Knowledge keys this record relates to.")
 
-SEARCH = (
-    P("q", default="", description="Words to search; empty lists newest first. Any text is valid."),
-    P("limit", "integer", 10, "At most this many hits.", minimum=0, maximum=100),
-    P("tags", "strings", [], "Only records with all these tags (comma list)."),
-    P("kind", description="Only this kind.", enum=KIND),
-    P("history", "boolean", False, "Search every content version, current included."),
-    P("as_of", description="Search the store as it was at T: RFC 3339, a date (end of day UTC) or a revision."),
-    P("changed_between", "strings", None, "A,B: versions written in this window; the latest match per key."),
-    P("semantic", "boolean", True, "Fuse search by meaning when a model is there; false: words only."),
-    P("status", description="Only this status (exact)."),
-    P("service", description="Only this service (any case)."),
-    P("priority", description="Only this priority (exact)."),
-    P("assignee", description="Only this assignee (exact)."),
-    P("parent", description="Only sub-tasks of this task key."),
-    P("recent", "boolean", False, "Newest first instead of by relevance."),
-)
+SEARCH = OPERATIONS["query"].http_fields()
 
 INCIDENT = (
     P("key", description="inc-<yyyy-mm-dd>-<slug>.", required=True),
@@ -80,25 +59,7 @@ INCIDENT = (
     REFS,
 )
 
-TASK = (
-    P("key", description="task-<slug>.", required=True),
-    P("title", description="What is to be done.", required=True),
-    BODY,
-    P("status", default="open", description="open|in_progress|blocked|done|dropped."),
-    P("priority", default="", description="low|medium|high|critical (empty: unranked)."),
-    P("blocked_reason", default="", description="Why it is blocked (only with status blocked)."),
-    P("assignee", default="", description="Short owner label, one line."),
-    P("parent", default="", description="Parent task key (task-…)."),
-    KNOWLEDGE,
-    P("resolution", default="", description="Outcome (needed for done/dropped)."),
-    TAGS_KEEP,
-    REFS,
-    P("due", description="Due date YYYY-MM-DD; null keeps, '' clears.", nullable=True),
-    P("hard", "boolean", None, "Missing the date has external consequences; null keeps.", nullable=True),
-    P("remind_days", "any", None, "Reminder window in days (default 3); null keeps, '' clears.", nullable=True),
-    P("expected", description="Provisional date YYYY-MM-DD (with waits_on); null keeps.", nullable=True),
-    P("waits_on", description="The event the expected date depends on; null keeps.", nullable=True),
-)
+TASK = OPERATIONS["task"].http_fields()
 
 ROUTES: tuple[Route, ...] = (
     Route("GET", "/healthz", backend.health,
@@ -118,8 +79,7 @@ ROUTES: tuple[Route, ...] = (
            P("to", description="Newer revision (default: the latest version)."))),
     Route("POST", "/knowledge", backend.add,
           "Write knowledge (kyb add): an upsert; an identical write makes no commit.",
-          body=(KEY, P("title", description="Short title.", required=True), BODY,
-                P("tags", "strings", [], "Tags."), REFS), write=True),
+          body=OPERATIONS["add"].http_fields(), write=True),
     Route("DELETE", "/knowledge/{key}", backend.retract,
           "Retract knowledge that was wrong (kyb rm); `reason` is recorded in the commit.",
           (P("reason", description="Why this knowledge was wrong.", required=True),), write=True),
@@ -145,13 +105,7 @@ ROUTES: tuple[Route, ...] = (
           write=True, tag="incidents"),
     Route("GET", "/tasks", backend.tasks,
           "Tasks: live ones first by status, then most recently written first (kyb tasks).",
-          (P("status", default="", description="open|in_progress|blocked|done|dropped (includes archived)."),
-           P("priority", default="", description="low|medium|high|critical."),
-           P("assignee", default="", description="Exact owner label."),
-           P("parent", default="", description="Only children of this task."),
-           P("open_followups", "boolean", False, "Only tasks with open `- [ ]` follow-ups."),
-           P("all", "boolean", False, "Include archived (done/dropped) tasks."),
-           P("due_before", description="Only tasks due on or before YYYY-MM-DD."), LIST_LIMIT), tag="tasks"),
+          OPERATIONS["tasks"].http_fields(), tag="tasks"),
     Route("POST", "/tasks", backend.task,
           "Write a task (kyb task): a rewrite replaces it, but omitted tags and deadline fields are kept.",
           body=TASK, write=True, tag="tasks"),
