@@ -14,6 +14,7 @@ from typing import Any, Callable
 import click
 
 from kyb_cli.api import KybError
+from kyb_cli.cli.consoles import console  # noqa: F401 - re-exported: commands print through output.console
 
 
 def wants_json() -> bool:
@@ -30,12 +31,6 @@ def wants_json() -> bool:
 
 def dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False)
-
-
-def console(stderr: bool = False):
-    from rich.console import Console
-
-    return Console(stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
 
 
 def emit(data: Any, human: Callable[[Any, Any], None] | None = None) -> None:

@@ -40,7 +40,7 @@ class WaitDisplay:
         if self.bar is None:
             from rich.progress import Progress
 
-            from kyb_cli.cli.output import console
+            from kyb_cli.cli.consoles import console
 
             self.bar = Progress(console=console(stderr=True), transient=True)
             self.bar.start()

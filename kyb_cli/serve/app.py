@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 
 from kyb_cli.api import KybError, StoreError, UsageError
-from kyb_cli.serve.door import Door
+from kyb_cli.serve.door import Door, answer_now
 from kyb_cli.serve.params import parse_body, parse_query
 from kyb_cli.serve.refusal import refusal
 from kyb_cli.serve.routes import ROUTES, Route
@@ -73,16 +73,6 @@ def _endpoint(route: Route, door: Door):
 
     endpoint.__name__ = route.name
     return endpoint
-
-
-def answer_now() -> None:
-    """A server never makes a request wait for a staged index's history (the no-waiting issue): it
-    answers from what is indexed and says `"history_complete": false`. The flags are per process, so
-    each request starts them afresh."""
-    from kyb_cli import api
-
-    api.reset_history_state()
-    api.history_wait_policy(False)
 
 
 def history_incomplete() -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from kyb_cli.serve.door import caller_attribution
+from kyb_cli.serve.door import answer_now, caller_attribution
 
 
 def _mcp_door(store_path: Path, default_workspace: str):
@@ -24,8 +24,6 @@ def _mcp_door(store_path: Path, default_workspace: str):
             return caller_attribution("mcp", default_workspace)
 
         def call(self, fn, *, text=None):
-            from kyb_cli.serve.app import answer_now
-
             def now():
                 answer_now()  # after the door's own per-call reset: the server never waits for history
                 return fn()
