@@ -5,67 +5,18 @@ keeps the stored value" applies). Read tools are marked read-only; `retract` is 
 tool; writes that change nothing when repeated are marked idempotent.
 """
 
-from datetime import date
 from typing import Annotated, Any, Literal
 
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from kyb_cli.mcp.shared import Day, Fact, Key, Keys, Refs, Rev, Tags, Text, _items, _today, _with_deadlines
 from kyb_cli.mcp.trust_tools import TrustTools
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 RETRACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
                           open_world_hint=False)
-
-Key = Annotated[str, Field(description="Record key: [a-z0-9-], at most 100 characters.")]
-Text = Annotated[str, Field(description="Markdown body.")]
-Tags = Annotated[list[str], Field(description="Tags (any case; stored as given, matched lowercased).")]
-Refs = Annotated[list[str], Field(description="Pointers: paths, URLs, where a secret lives (never the secret).")]
-Keys = Annotated[list[str], Field(description="Knowledge keys this record relates to.")]
-Rev = Annotated[str | None, Field(description="A revision: sha, short sha, HEAD~2, tag or branch.")]
-Day = Annotated[str | None, Field(description="The reader's calendar day YYYY-MM-DD (default: the local date).")]
-
-
-class Fact(BaseModel):
-    """One knowledge record of `add_many`."""
-
-    key: Key
-    title: Annotated[str, Field(description="Short title.")]
-    body: Text = ""
-    tags: Tags = []  # noqa: RUF012 - pydantic copies defaults
-    refs: Refs = []  # noqa: RUF012
-
-
-def _items(values: list[str] | None) -> list[str]:
-    """Trimmed, non-empty items: the CLI's comma-list rule for JSON lists."""
-    return [v.strip() for v in values or [] if v and v.strip()]
-
-
-def _today(value: str | None) -> date:
-    from kyb_cli import api
-    from kyb_cli.api import UsageError
-
-    if value is None:
-        return date.today()
-    if not api.is_date(value):
-        raise UsageError(f"--today: '{value}' is not a date YYYY-MM-DD")
-    return date.fromisoformat(value)
-
-
-def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, Any]:
-    """The deadlines block the CLI prints on stderr rides along as `deadlines` when it has items."""
-    try:
-        from kyb_cli import api
-
-        if api.deadlines_switched_off():
-            return data
-        found = api.deadlines_block(api.dated_tasks(store_path), today)
-    except Exception:  # noqa: BLE001 — the answer stands without the block, as on the CLI
-        return data
-    if found["tasks"]:
-        data["deadlines"] = found
-    return data
 
 
 class Tools(TrustTools):

@@ -1,0 +1,56 @@
+"""What the MCP tools share: the common argument types, the `add_many` record, and the helpers that
+apply the CLI's rules (comma-list items, the reader's day, the deadlines block riding along)."""
+
+from datetime import date
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+Key = Annotated[str, Field(description="Record key: [a-z0-9-], at most 100 characters.")]
+Text = Annotated[str, Field(description="Markdown body.")]
+Tags = Annotated[list[str], Field(description="Tags (any case; stored as given, matched lowercased).")]
+Refs = Annotated[list[str], Field(description="Pointers: paths, URLs, where a secret lives (never the secret).")]
+Keys = Annotated[list[str], Field(description="Knowledge keys this record relates to.")]
+Rev = Annotated[str | None, Field(description="A revision: sha, short sha, HEAD~2, tag or branch.")]
+Day = Annotated[str | None, Field(description="The reader's calendar day YYYY-MM-DD (default: the local date).")]
+
+
+class Fact(BaseModel):
+    """One knowledge record of `add_many`."""
+
+    key: Key
+    title: Annotated[str, Field(description="Short title.")]
+    body: Text = ""
+    tags: Tags = []  # noqa: RUF012 - pydantic copies defaults
+    refs: Refs = []  # noqa: RUF012
+
+
+def _items(values: list[str] | None) -> list[str]:
+    """Trimmed, non-empty items: the CLI's comma-list rule for JSON lists."""
+    return [v.strip() for v in values or [] if v and v.strip()]
+
+
+def _today(value: str | None) -> date:
+    from kyb_cli import api
+    from kyb_cli.api import UsageError
+
+    if value is None:
+        return date.today()
+    if not api.is_date(value):
+        raise UsageError(f"today: '{value}' is not a date YYYY-MM-DD")
+    return date.fromisoformat(value)
+
+
+def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, Any]:
+    """The deadlines block the CLI prints on stderr rides along as `deadlines` when it has items."""
+    try:
+        from kyb_cli import api
+
+        if api.deadlines_switched_off():
+            return data
+        found = api.deadlines_block(api.dated_tasks(store_path), today)
+    except Exception:  # noqa: BLE001 — the answer stands without the block, as on the CLI
+        return data
+    if found["tasks"]:
+        data["deadlines"] = found
+    return data
