@@ -165,3 +165,8 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (QUERY, ADD, TASK, TAS
 def min_strength_arg(value: str | None) -> str | None:
     """The core's `min_strength`: None for the default (weak: every hit), else the floor named."""
     return None if value in (None, "", "weak") else value
+
+
+def example(name: str) -> str:
+    """`Example: kyb …`, the --help epilog of operation `name` (\b keeps Click from rewrapping it)."""
+    return f"\b\nExample:\n  {OPERATIONS[name].example}"

@@ -7,9 +7,10 @@ import click
 from kyb_cli.cli.common import attribution, body_options, common_options, open_store, read_body
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
+from kyb_cli.api.operations import example
 
 
-@click.command("add")
+@click.command("add", epilog=example("add"))
 @click.option("--key", required=True, help="Stable key: [a-z0-9-], ≤100 chars.")
 @click.option("--title", required=True, help="Short title.")
 @click.option("--tags", default="", help="Comma-separated tags.")

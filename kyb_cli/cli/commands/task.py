@@ -7,9 +7,10 @@ import click
 from kyb_cli.cli.common import attribution, body_options, common_options, open_store, read_body
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
+from kyb_cli.api.operations import example
 
 
-@click.command("task")
+@click.command("task", epilog=example("task"))
 @click.option("--key", required=True, help="task-<slug>.")
 @click.option("--title", required=True, help="What is to be done.")
 @click.option("--status", default="open", show_default=True, help="open|in_progress|blocked|done|dropped.")

@@ -8,6 +8,7 @@ from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 from kyb_cli.api import LISTING_MAX_LIMIT
+from kyb_cli.api.operations import example
 
 
 def tasks_view(c, d) -> None:
@@ -32,7 +33,7 @@ def tasks_view(c, d) -> None:
     c.print(table)
 
 
-@click.command("tasks")
+@click.command("tasks", epilog=example("tasks"))
 @click.option("--status", default="", help="open|in_progress|blocked|done|dropped (explicit status includes archived).")
 @click.option("--priority", default="", help="low|medium|high|critical.")
 @click.option("--assignee", default="", help="Exact owner label.")
