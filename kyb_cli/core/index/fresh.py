@@ -62,20 +62,21 @@ def _open_valid(path: Path):
 
 def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, history: bool = False) -> Fresh:
     """The index at HEAD. `history=True`: the question needs every past version, so before the
-    history of a staged index is in it waits for it (staged.POLICY.wait, the default) or answers
-    from what exists (`--no-wait`; staged.SEEN then says `history_complete: false`)."""
-    from kyb_cli.core.index import staged
+    history of a staged index is in it waits for it (the call's `wait`, the default) or answers
+    from what exists (`--no-wait`; the call then says `history_complete: false`, index/call.py)."""
+    from kyb_cli.core.index import call, staged
 
     f = _fresh_retrying(Path(store_path), force_rebuild, progress)
     if f.history_complete:
         return f
-    if history and staged.POLICY.wait:
+    this = call.current()
+    if history and this.wait:
         f.conn.close()
-        staged.wait_for_history(f.store_path, f.git_dir, staged.POLICY.progress)
+        staged.wait_for_history(f.store_path, f.git_dir, this.progress)
         f = _fresh_retrying(f.store_path, False, progress)
         if f.history_complete:
             return f
-    staged.SEEN.history_complete = False
+    this.history_complete = False
     staged.start_filler(f.store_path, f.git_dir)
     return f
 

@@ -12,9 +12,7 @@ every reader consults about it, cheaply (no subprocess unless a filler must be s
                              caller asked not to wait (`--no-wait`): it follows the filler's progress,
                              or does the work itself when no filler is running.
 
-`POLICY` is set once per process by a door (the CLI's `--no-wait`, its progress display);
-`SEEN.history_complete` turns false when any read of this process answered from an incomplete
-index, so the door can say `"history_complete": false` in every answer.
+Whether a call waits, and whether it answered from an incomplete index, is per call (index/call.py).
 """
 
 from __future__ import annotations
@@ -25,34 +23,12 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 STAGE_ENV = "KYB_STAGE_AT"
 DEFAULT_STAGE_AT = 2000  # commits: from here a full build takes longer than a snapshot (~0.3 s)
 BACKGROUND_ENV = "KYB_BACKGROUND"
-
-
-@dataclass
-class Policy:
-    wait: bool = True
-    # progress(done, total, stage) while waiting; None = silent
-    progress: Callable[[int, int, str], None] | None = None
-
-
-@dataclass
-class Seen:
-    history_complete: bool = True
-
-
-POLICY = Policy()
-SEEN = Seen()
-
-
-def reset() -> None:
-    POLICY.wait, POLICY.progress = True, None
-    SEEN.history_complete = True
 
 
 def stage_at() -> int:
