@@ -254,19 +254,19 @@ def rebuild(store_path: Path, progress=None) -> dict:
 
 
 def with_index(store_path: Path, fn: Callable[[Fresh], T], *, history: bool = False) -> T:
-    """Run `fn` on a current index; a corrupt file found mid-read is rebuilt and the read retried.
+    """Run `fn` on a current index; real damage met mid-read is rebuilt and the read retried once.
 
+    Real damage only: a corrupt file, a file that is not a database, a row that will not decode
+    (schema.Damaged). Anything else is a bug or a user error and propagates at once: a bug must
+    not turn every query of a big store into a rebuild before its traceback (exit 70, errors.py).
     `history`: the question needs past versions (see `fresh`: it may wait for a staged index)."""
     import apsw
 
-    from kyb_cli.core.errors import KybError
-
+    damage = (apsw.CorruptError, apsw.NotADBError, schema.Damaged)
     f = fresh(store_path, history=history)
     try:
         return fn(f)
-    except (KybError, apsw.BusyError, apsw.LockedError):
-        raise
-    except Exception:  # any damage met mid-read (bad pages, undecodable rows): rebuild once, retry once
+    except damage:
         f.conn.close()
         schema.index_path(f.git_dir).unlink(missing_ok=True)
         f = fresh(store_path, force_rebuild=True)
