@@ -49,7 +49,6 @@ WRAPS = {
     "export_rows": "kyb_cli.core.tools.export:export_rows",
     "import_records": "kyb_cli.core.tools.importer:import_records",
     "add_many": "kyb_cli.core.tools.importer:add_many",
-    "import_text": "kyb_cli.core.tools.importer:import_text",
     "diagnose": "kyb_cli.core.tools.doctor:diagnose",
     "context": "kyb_cli.core.tools.context:gather",
     "rebuild_index": "kyb_cli.core.index.fresh:rebuild",

@@ -15,8 +15,6 @@ from kyb_cli.serve import backend
 from kyb_cli.serve.params import P
 
 KIND = ("knowledge", "incident", "task")
-TASK_STATUS = ("open", "in_progress", "blocked", "done", "dropped")
-PRIORITY = ("low", "medium", "high", "critical")
 
 
 @dataclass(frozen=True)

@@ -160,14 +160,6 @@ def tree_changes(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.T
     return out
 
 
-def entry_at(commit: pygit2.Commit, path: str) -> Entry | None:
-    try:
-        obj = commit.tree[path]
-    except KeyError:
-        return None
-    return (obj.id, int(obj.filemode))
-
-
 def writer_of(repo: pygit2.Repository, tip: pygit2.Commit, path: str, entry: Entry | None) -> pygit2.Commit:
     """The newest commit reachable from `tip` that made `path` what it is at `tip` (wrote or removed it).
 

@@ -115,22 +115,6 @@ def remote_branch(store: Store, name: str = REMOTE) -> str | None:
     return "main" if "main" in branches else sorted(branches)[0]
 
 
-def fetch(store: Store, name: str = REMOTE) -> None:
-    """Update `refs/remotes/<name>/*`; a concurrent fetch into the same store is waited out, not an error."""
-    for attempt in range(MAX_ATTEMPTS):
-        proc = run_git(["fetch", "--quiet", "--prune", "--no-tags", name,
-                        f"+refs/heads/*:refs/remotes/{name}/*"], cwd=store.path)
-        if proc.returncode == 0 or "cannot lock ref" not in (proc.stderr or ""):
-            break
-        time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
-    if proc.returncode != 0:
-        raise RemoteError(
-            f"cannot reach remote '{name}' ({remote_url(store, name)}): {_git_said(proc)} — local reads and "
-            "writes keep working; sync again when the remote is reachable",
-            remote=name,
-        )
-
-
 def push(store: Store, sha: str, branch: str, name: str = REMOTE) -> bool:
     """True when pushed; False when the remote moved since our fetch (retry); RemoteError otherwise."""
     proc = run_git(["push", "--porcelain", "--quiet", name, f"{sha}:refs/heads/{branch}"], cwd=store.path)
