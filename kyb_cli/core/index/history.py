@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from kyb_cli.core.canon import headfile
+from kyb_cli.core.canon import faults, headfile
 from kyb_cli.core.index import staged
 
 SIDE_NAME = "index.sqlite.history"
@@ -43,7 +43,7 @@ def build_history(store_path: Path, gdir: Path,
 
     step(0, gitlog.count(store_path, head0))
     stats = build.build_file(store_path, side, head0, step, note=False)
-    _fault("filler-before-swap")
+    faults.step("filler-before-swap")
     with lock.exclusive(gdir / "kyb" / "index.lock", timeout=max(lock.lock_timeout(), 60.0)):
         current = _open_valid(db)
         conn = schema.connect(side)
@@ -71,14 +71,6 @@ def build_history(store_path: Path, gdir: Path,
     staged.write_status(gdir, stage="history_done", done=stats.get("commits", 0),
                         total=stats.get("commits", 0), head=head0, seconds=stats["seconds"])
     return stats
-
-
-def _fault(point: str) -> None:
-    """TEST-ONLY: `KYB_FAULT=<point>` SIGKILLs the filler there (a filler killed half way)."""
-    if os.environ.get("KYB_FAULT") == point:
-        import signal
-
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _carry_vectors(conn, old_db: Path) -> None:

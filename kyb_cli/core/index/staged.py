@@ -33,16 +33,16 @@ BACKGROUND_ENV = "KYB_BACKGROUND"
 
 def stage_at() -> int:
     """Commits from which a missing index is built in stages (KYB_STAGE_AT; 0 = always)."""
-    raw = os.environ.get(STAGE_ENV, "").strip()
-    try:
-        return max(0, int(raw)) if raw else DEFAULT_STAGE_AT
-    except ValueError:
-        return DEFAULT_STAGE_AT
+    from kyb_cli.core.settings import env_int
+
+    return env_int(STAGE_ENV, DEFAULT_STAGE_AT, minimum=0)
 
 
 def background_enabled() -> bool:
     """KYB_BACKGROUND=off: never start a filler (a waiting read then does the work itself)."""
-    return os.environ.get(BACKGROUND_ENV, "").strip().lower() not in ("0", "off", "no", "false")
+    from kyb_cli.core.settings import env_off
+
+    return not env_off(BACKGROUND_ENV)
 
 
 def history_complete(meta: dict) -> bool:
