@@ -58,7 +58,7 @@ WRAPS = {
     "background_sync": "kyb_cli.core.sync.background:background_sync",
     "remote_url": "kyb_cli.core.sync.remote:remote_url",
     "set_remote": "kyb_cli.core.sync.remote:set_remote",
-    "clone": "kyb_cli.core.sync.remote:clone",
+    "clone": "kyb_cli.core.sync.integrate:clone",
     "attribution": "kyb_cli.core.canon.attribution:detect",
     "retract_knowledge": "kyb_cli.core.kinds.knowledge:retract_knowledge",
     "edit_text": "kyb_cli.core.kinds.edit:edit_text",

@@ -41,30 +41,11 @@ class Fresh:
     history_complete: bool = True  # False: a snapshot of HEAD, the history is still being built
 
 
-def _open_valid(path: Path):
-    """(conn, meta) of a usable index, or None when missing, corrupt or of another schema."""
-    import apsw
-
-    if not path.exists():
-        return None
-    try:
-        conn = schema.connect(path)
-        meta = schema.read_meta(conn)
-        if meta.get("schema") != schema.SCHEMA_VERSION:
-            conn.close()
-            return None
-        return conn, meta
-    except apsw.BusyError:
-        raise
-    except apsw.Error:
-        return None
-
-
 def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, history: bool = False) -> Fresh:
     """The index at HEAD. `history=True`: the question needs every past version, so before the
     history of a staged index is in it waits for it (the call's `wait`, the default) or answers
     from what exists (`--no-wait`; the call then says `history_complete: false`, index/call.py)."""
-    from kyb_cli.core.index import call, staged
+    from kyb_cli.core.index import call, history as history_stage, staged
 
     f = _fresh_retrying(Path(store_path), force_rebuild, progress)
     if f.history_complete:
@@ -72,7 +53,7 @@ def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, histo
     this = call.current()
     if history and this.wait:
         f.conn.close()
-        staged.wait_for_history(f.store_path, f.git_dir, this.progress)
+        history_stage.wait_for_history(f.store_path, f.git_dir, this.progress)
         f = _fresh_retrying(f.store_path, False, progress)
         if f.history_complete:
             return f
@@ -104,7 +85,7 @@ def _fresh(store_path: Path, force_rebuild: bool, progress) -> Fresh:
     db = schema.index_path(gdir)
     head = headfile.head_sha(gdir)
     if not force_rebuild and head is not None:
-        opened = _open_valid(db)
+        opened = schema.open_valid(db)
         if opened is not None and opened[1].get("head") == head:
             return Fresh(opened[0], head, store_path, gdir, history_complete=history_complete(opened[1]))
         if opened is not None:
@@ -129,7 +110,7 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
         work: dict = {}
         _move_aside_if_unusable(db)
         _remove_dead_temp_files(db)
-        opened = None if force_rebuild else _open_valid(db)
+        opened = None if force_rebuild else schema.open_valid(db)
         if opened is not None:
             conn, meta = opened
             complete = staged.history_complete(meta)

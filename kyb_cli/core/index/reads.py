@@ -24,7 +24,7 @@ from kyb_cli.core.index import schema
 from kyb_cli.core.records.trailers import parse_trailers
 from kyb_cli.core.errors import NotFound, StoreError
 from kyb_cli.core.records.keys import KIND_DIRS, path_of_key
-from kyb_cli.core.records.keys import load
+from kyb_cli.core.records.served import load
 from kyb_cli.core.records.model import Record, RecordFormatError, record_field_names
 from kyb_cli.core.times.format import rfc3339
 from kyb_cli.core.records.validate import check_key

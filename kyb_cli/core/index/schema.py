@@ -142,3 +142,22 @@ def create(conn) -> None:
         conn.execute(DDL)
         conn.execute("INSERT INTO meta(k, v) VALUES('schema', ?)", (SCHEMA_VERSION,))
         conn.execute("INSERT INTO meta(k, v) VALUES('history', 'complete')")
+
+
+def open_valid(path: Path):
+    """(conn, meta) of a usable index, or None when missing, corrupt or of another schema."""
+    import apsw
+
+    if not path.exists():
+        return None
+    try:
+        conn = connect(path)
+        meta = read_meta(conn)
+        if meta.get("schema") != SCHEMA_VERSION:
+            conn.close()
+            return None
+        return conn, meta
+    except apsw.BusyError:
+        raise
+    except apsw.Error:
+        return None

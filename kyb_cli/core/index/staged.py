@@ -8,7 +8,7 @@ every reader consults about it, cheaply (no subprocess unless a filler must be s
                              lock that is free means no filler, so one never runs twice, and one
                              killed half way leaves it free for the next reader to start again;
 - `status(gdir)`             its progress, `.git/kyb/filler.json` (stage, done, total, pid);
-- `wait_for_history(...)`    what a historical question does before the history is in, unless the
+- `history.wait_for_history` what a historical question does before the history is in, unless the
                              caller asked not to wait (`--no-wait`): it follows the filler's progress,
                              or does the work itself when no filler is running.
 
@@ -198,44 +198,3 @@ def after_clone(store_path: Path) -> None:
             start_filler(Path(store_path), gdir)
     except Exception:  # noqa: BLE001 - the clone has succeeded; this is only a head start
         return
-
-
-def wait_for_history(store_path: Path, gdir: Path, progress: Callable[[int, int, str], None] | None = None) -> None:
-    """Return once the index's history is complete: follow the filler, or build it here."""
-    from kyb_cli.core.index import schema
-    from kyb_cli.core.index.fresh import _open_valid
-
-    db = schema.index_path(gdir)
-    shown = False
-    try:
-        while True:
-            opened = _open_valid(db)
-            if opened is None:
-                return  # no index at all: the caller's fresh() builds one
-            conn, meta = opened
-            conn.close()
-            if history_complete(meta):
-                return
-            shown = True
-            _wait_step(store_path, gdir, progress)
-    finally:
-        if shown and progress is not None:
-            progress(0, 0, "done")
-
-
-def _wait_step(store_path: Path, gdir: Path, progress) -> None:
-    """One round of waiting: build the history here when no filler holds the lock, else follow it."""
-    fd = try_lock(gdir)
-    if fd is not None:  # nobody is building it: do it here, with our own progress
-        try:
-            from kyb_cli.core.index.history import build_history
-
-            build_history(store_path, gdir, progress)
-        finally:
-            release(fd)
-        return
-    st = status(gdir)
-    if progress is not None:
-        history = st.get("stage") == "history"
-        progress(int(st.get("done", 0)) if history else 0, int(st.get("total", 0)) if history else 0, "history")
-    time.sleep(0.1)

@@ -89,13 +89,6 @@ def _track(store: Store, name: str) -> None:
     config[f"branch.{branch}.merge"] = f"refs/heads/{branch}"
 
 
-def clone(url: str, path: Path) -> Store:
-    """`kyb init --clone`: the same fetch, checks and integration as `kyb sync` (sync/integrate.py)."""
-    from kyb_cli.core.sync.integrate import clone as core
-
-    return core(url, path)
-
-
 def remote_branch(store: Store, name: str = REMOTE) -> str | None:
     """The branch the remote's HEAD names (else `main`, else its first branch); None when it has none."""
     proc = run_git(["ls-remote", "--symref", name, "HEAD", "refs/heads/*"], cwd=store.path)
