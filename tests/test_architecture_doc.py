@@ -55,3 +55,11 @@ def test_architecture_gives_the_door_layers_as_pyproject_does():
     layers = next(c for c in contracts if c["name"] == "Doors over the porcelain over the core")["layers"]
     doors = [name.rpartition(".")[2] for name in layers if name not in ("kyb_cli.api", "kyb_cli.core")]
     assert " > ".join(f"`{d}`" for d in doors) in DOC.read_text(encoding="utf-8")
+
+
+def test_no_module_of_the_core_or_the_api_is_over_500_lines():
+    """Small modules with one job: a core or api module over 500 lines is split by its jobs."""
+    long = {p.relative_to(ROOT).as_posix(): n for p in sorted((ROOT / "kyb_cli").rglob("*.py"))
+            if p.relative_to(ROOT / "kyb_cli").parts[0] in ("core", "api")
+            and (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
+    assert long == {}
