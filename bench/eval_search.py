@@ -149,14 +149,14 @@ def shared_words(question: str, key: str, title: str, body: str) -> list[str]:
     import apsw
 
     from kyb_cli.core.index.schema import TOKENIZER
-    from kyb_cli.core.search.tokens import match_expression
+    from kyb_cli.core.search.syntax import query_plan
 
     conn = apsw.Connection(":memory:")
     conn.execute(f"CREATE VIRTUAL TABLE f USING fts5(t, tokenize='{TOKENIZER}')")
     conn.execute("INSERT INTO f VALUES (?)", (f"{title} {key.replace('-', ' ')} {body}",))
     out = []
     for word in question.split():
-        expr = match_expression(word)
+        expr = query_plan(word)[1].match
         if expr and list(conn.execute("SELECT 1 FROM f WHERE f MATCH ?", (expr,))):
             out.append(word)
     return out

@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_MODEL = ROOT.parent / "shared" / "models" / "multilingual-e5-small"
 
 
+pytest_plugins = ["tests.support.durations"]  # the end-of-run report of unmarked tests over ~5 s
+
 TEST_GIT_NAME = "kyb test"
 TEST_GIT_EMAIL = "test@kyb.invalid"
 

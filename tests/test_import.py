@@ -220,19 +220,6 @@ def test_csv_export_imports_knowledge(kyb, tmp_path):
     assert (got["title"], got["tags"], got["body"]) == ("Port", ["a", "b"], "9090")
 
 
-def test_import_text_takes_export_rows_and_markdown_as_text(store):
-    from kyb_cli import api
-
-    who = api.attribution("http")
-    rows = '{"key": "t-one", "title": "One", "body": "1"}\n{"key": "t-two", "title": "Two", "body": "2"}\n'
-    d = api.import_text(store, rows, attribution=who, fmt="jsonl")
-    assert [e["key"] for e in d["created"]] == ["t-one", "t-two"] and d["commits"] == 2
-    md = api.import_text(store, "# Deploy notes\n\nUse blue-green.\n", attribution=who, fmt="md", name="deploy.md")
-    assert [e["key"] for e in md["created"]] == ["deploy"]
-    with pytest.raises(api.UsageError):
-        api.import_text(store, "", attribution=who, fmt="xml")
-
-
 def test_readme_import_command_moves_a_notes_folder_in(kyb, tmp_path):
     """README's quick start shows one command for a notes folder; it works as written."""
     import re

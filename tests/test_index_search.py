@@ -9,8 +9,13 @@ import json
 import pytest
 
 from kyb_cli.core.search.slice import Filters
-from kyb_cli.core.search.tokens import match_expression
+from kyb_cli.core.search.syntax import query_plan
 from tests.support.index_helpers import T0, keys, put, query, remove
+
+
+def match_expression(text: str) -> str | None:
+    """The MATCH string the pipeline ranks by for `text` (search/syntax.query_plan)."""
+    return query_plan(text)[1].match
 
 
 def _add(cli, key, title, body, tags="x"):
@@ -224,7 +229,7 @@ def test_export_unknown_revision_is_not_found(lifecycle, cli):
     assert res.code == 1 and res.stdout == ""
 
 
-# -- function words (tokens.content_words; measured with bench/eval_search.py) ----------------------
+# -- function words (tokens.is_function_word; measured with bench/eval_search.py) ----------------------
 
 def test_function_words_are_left_out_when_a_content_word_remains():
     assert match_expression("how do we rotate the certificates?") == '"rotate" OR "certificates"'

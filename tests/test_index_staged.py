@@ -14,6 +14,7 @@ import time
 from tests.support.index_helpers import T0, fill_in_background_now, put, remove
 
 DAY = 86_400
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 STAGED = {"KYB_STAGE_AT": "0", "KYB_BACKGROUND": "off"}
 
 
@@ -119,8 +120,9 @@ def test_commits_made_while_history_is_pending_keep_their_sha_after_the_swap(kyb
 def test_a_filler_killed_half_way_is_started_again_and_completes(kyb, store_path):
     v = seed(store_path)
     assert kyb("query", "x", "--no-semantic", env=STAGED).code == 0
-    env = dict(os.environ, KYB_FAULT="filler-before-swap", KYB_STAGE_AT="0")
-    killed = subprocess.run([sys.executable, "-m", "kyb_cli.core.search.background", str(store_path)], env=env)
+    env = dict(os.environ, KYB_STAGE_AT="0")  # the fault only through faults.step (tests/support/faults.py)
+    killed = subprocess.run([sys.executable, "-m", "tests.support.faults", "filler-before-swap", "kill",
+                             str(store_path)], env=env, cwd=str(ROOT))
     assert killed.returncode == -9
     assert (kyb_dir(store_path) / "filler.json").exists()
     res = kyb("query", "checkout", "--history", "--no-semantic", "--no-wait", env=STAGED)

@@ -149,8 +149,9 @@ def test_cycle_check_walks_archived_versions(store):
 
 def test_parent_pointing_into_an_existing_cycle_rejected(store):
     # a cycle made by hand (plain puts skip the chain check, as a hand edit would)
-    store.put(Record(key="task-p", title="p", status="open", parent_task="task-q"), ATT)
-    store.put(Record(key="task-q", title="q", status="open", parent_task="task-p"), ATT)
+    with store.writing(ATT) as tx:
+        tx.put(Record(key="task-p", title="p", status="open", parent_task="task-q"))
+        tx.put(Record(key="task-q", title="q", status="open", parent_task="task-p"))
     rejected(store, task, key="task-z", parent_task="task-p",
              match="parent_task points into an existing task cycle at 'task-p'")
 

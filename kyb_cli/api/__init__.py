@@ -16,8 +16,8 @@ failure is a KybError with an exit code (docs/ARCHITECTURE.md, "Output contract"
 saying what it returns and raises; docs/API.md is the reference, by area.
 
 `__all__` is the public surface: the functions of the area modules, the error classes, and the
-constants KEEP (an argument not given: keep the stored value), LISTING_MAX_LIMIT, REMOTE and
-EXIT_CODES.
+constants KEEP (an argument not given: keep the stored value), LISTING_MAX_LIMIT, REMOTE,
+EXIT_CODES and EXIT_INTERNAL (with `internal_error_message`, what a door says of a bug).
 """
 
 from types import ModuleType as _ModuleType
@@ -37,7 +37,7 @@ from kyb_cli.api.trust import annotate_hits, rules, stale, today_arg, trust_of, 
 from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
 from kyb_cli.api.tools import (
     add_many, apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_media_type, export_rows,
-    export_text, found_agents, import_records, import_text, known_agents, log, model_import, model_pull, model_status,
+    export_text, found_agents, import_records, known_agents, log, model_import, model_pull, model_status,
     plan_install, plan_uninstall,
 )
 from kyb_cli.api.work import (  # noqa: I001
@@ -47,7 +47,8 @@ from kyb_cli.api.work import (  # noqa: I001
     remind_days_arg, resolve_incident, transition_task, write_incident, write_task,
 )
 from kyb_cli.core.errors import (  # noqa: F401 - re-exported: the doors catch these
-    EXIT_CODES, KybError, LockTimeout, NotFound, Rejected, RemoteError, StoreError, UsageError,
+    EXIT_CODES, EXIT_INTERNAL, KybError, LockTimeout, NotFound, Rejected, RemoteError, StoreError, UsageError,
+    internal_error_message,
 )
 
 # Everything imported above but the area modules themselves (`api.sync` is the function, not the module).

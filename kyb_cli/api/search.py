@@ -150,24 +150,25 @@ def context_hook_json(text: str) -> str:
 def history_wait_policy(wait: bool, progress=None) -> None:
     """Whether questions about the past wait for a new index's history (`--no-wait`: they do not)
     and what shows the wait: `progress(done, total, stage)`, stage "done" at the end."""
-    from kyb_cli.core.index import staged
+    from kyb_cli.core.index import call
 
-    staged.POLICY.wait, staged.POLICY.progress = wait, progress
+    this = call.current()
+    this.wait, this.progress = wait, progress
 
 
 def history_incomplete() -> bool:
-    """True when a read of this process answered from an index whose history is still being read
-    (the door then says `"history_complete": false`). Cheap: nothing is imported for it."""
+    """True when a read of this call (this thread or context, index/call.py) answered from an index
+    whose history is still being read (the door then says `"history_complete": false`). Cheap:
+    nothing is imported for it when no read ran."""
     import sys
 
-    staged = sys.modules.get("kyb_cli.core.index.staged")
-    return staged is not None and not staged.SEEN.history_complete  # type: ignore[attr-defined]
+    call = sys.modules.get("kyb_cli.core.index.call")
+    return call is not None and not call.current().history_complete  # type: ignore[attr-defined]
 
 
 def reset_history_state() -> None:
-    """A new call in the same process (tests, a long-lived door): waiting on, nothing seen yet."""
-    import sys
+    """A new call in this context (tests, a long-lived door, a request thread): waiting on, nothing
+    seen yet. Other threads' and requests' calls are untouched (index/call.py)."""
+    from kyb_cli.core.index import call
 
-    staged = sys.modules.get("kyb_cli.core.index.staged")
-    if staged is not None:
-        staged.reset()  # type: ignore[attr-defined]
+    call.begin()

@@ -52,7 +52,7 @@ def clone(url: str, path: Path):
     history), so the first question finds it. Returns the Store. Raises RemoteError (exit 5:
     unreachable, refused), StoreError (exit 4: PATH exists and is not empty)."""
     from kyb_cli.core.index.staged import after_clone
-    from kyb_cli.core.sync.remote import clone as core
+    from kyb_cli.core.sync.integrate import clone as core
 
     store = core(url, Path(path))
     after_clone(Path(path))

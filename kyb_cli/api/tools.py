@@ -179,15 +179,3 @@ def add_many(store, records: list[dict[str, Any]], *, attribution, dry_run: bool
         return core(store, records, attribution=attribution, dry_run=dry_run, one_commit=one_commit)
 
 
-def import_text(store, text: str, *, attribution, fmt: str = "jsonl", name: str = "body", dry_run: bool = False,
-                one_commit: bool = False) -> dict[str, Any]:
-    """Import `kyb export` rows (jsonl/json/csv) or one Markdown document given as text (HTTP
-    `POST /import`): the same rules and batch as `import_records`.
-
-    Returns the reply of `import_records`. Raises UsageError (exit 2: an unknown format),
-    StoreError (exit 4: not a store, locked)."""
-    from kyb_cli.api._writes import writes
-    from kyb_cli.core.tools.importer import import_text as core
-
-    with writes(store):
-        return core(store, text, attribution=attribution, fmt=fmt, name=name, dry_run=dry_run, one_commit=one_commit)

@@ -1,7 +1,9 @@
 """Errors with the exit codes of the CLI contract.
 
-0 success, 1 not found, 2 usage, 3 rejected by a rule (nothing written), 4 store error, 5 remote error.
-Every layer raises these; each door (CLI, MCP) maps them to its own way of saying no.
+0 success, 1 not found, 2 usage, 3 rejected by a rule (nothing written), 4 store error, 5 remote error;
+70 (EXIT_INTERNAL, sysexits' EX_SOFTWARE) an internal error: any exception that is no KybError is a bug
+of kyb, never "your store is broken". Every layer raises these; each door (CLI, MCP, HTTP) maps them
+to its own way of saying no, and an unexpected exception to `internal_error_message(exc)`.
 """
 
 from __future__ import annotations
@@ -56,6 +58,17 @@ class RemoteError(KybError):
 
     exit_code = 5
     kind = "remote_error"
+
+
+EXIT_INTERNAL = 70
+
+
+def internal_error_message(exc: BaseException) -> str:
+    """What every door says of an exception that is no KybError (after `kyb: ` on the CLI)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    name = type(exc).__name__
+    return f"internal error: {name}: {text} (a bug: please report it)" if text else \
+        f"internal error: {name} (a bug: please report it)"
 
 
 EXIT_CODES = {

@@ -24,7 +24,7 @@ TARGET = "docs/API.md"
 REGENERATE = "python -m kyb_cli.devtools.gen_api_docs"
 AREAS = ("records", "work", "search", "sync", "tools", "store")  # the order of docs/API.md
 ERRORS = ("KybError", "NotFound", "UsageError", "Rejected", "StoreError", "LockTimeout", "RemoteError")
-CONSTANTS = ("KEEP", "LISTING_MAX_LIMIT", "REMOTE", "EXIT_CODES")
+CONSTANTS = ("KEEP", "LISTING_MAX_LIMIT", "REMOTE", "EXIT_CODES", "EXIT_INTERNAL", "internal_error_message")
 
 
 def area_modules() -> list[str]:
@@ -104,6 +104,10 @@ def generate() -> str:
                              "a larger `limit` is a UsageError (exit 2).",
         "REMOTE": f"the Git remote kyb syncs with (`{api.REMOTE}`).",
         "EXIT_CODES": "exit code -> meaning: " + "; ".join(f"{k} {v}" for k, v in api.EXIT_CODES.items()) + ".",
+        "EXIT_INTERNAL": f"the exit code of an internal error ({api.EXIT_INTERNAL}): an exception that is no "
+                         "KybError, a bug of kyb (never \"your store is broken\").",
+        "internal_error_message": "`internal_error_message(exc)`: what every door says of such an exception: "
+                                  f"`{api.internal_error_message(KeyError('x'))}`.",
     }
     for name in CONSTANTS:
         out.append(f"- `api.{name}`: {notes[name]}")

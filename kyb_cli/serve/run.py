@@ -15,9 +15,6 @@ from pathlib import Path
 
 from kyb_cli.api import StoreError, UsageError
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 9310
-
 
 def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host

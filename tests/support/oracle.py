@@ -188,7 +188,7 @@ def catalog(store: Any, kind: str) -> list[Entry]:
     Git's TREESAME walk), else the commit that removed it and the version before; a version that
     is not servable (records/keys.py `load`) gives the newest servable one in history instead.
     `order` is the walk position of the version's commit (newest first)."""
-    from kyb_cli.core.records.keys import record_problem
+    from kyb_cli.core.records.served import record_problem
 
     store = _store(store)
     directory = KIND_DIRS[kind]
@@ -254,7 +254,7 @@ class Walk:
 # -- the query modes (as-of-first-parent; held-out versions never served) -----------------------------
 
 def _loadable(store: Store, blob, path: str) -> bool:
-    from kyb_cli.core.records.keys import record_problem
+    from kyb_cli.core.records.served import record_problem
 
     return record_problem(path, store.repo[blob].data) is None
 

@@ -49,7 +49,7 @@ class World:
         self.sync(self.clone("seed"))  # the team's store exists on the remote before others clone it
 
     def clone(self, name: str) -> Store:
-        from kyb_cli.core.sync.remote import clone
+        from kyb_cli.core.sync.integrate import clone
 
         return clone(str(self.remote), self.root / name)
 

@@ -108,17 +108,6 @@ def list_dir(root: Path, directory: str) -> list[str]:
         os.close(dfd)
 
 
-def write_file(root: Path, path: str, data: bytes, *, executable: bool = False) -> None:
-    """Replace working-tree `path` with `data`: a temp file renamed over it inside the checked directory."""
-    parts = _parts(path)
-    dfd = _open_dir(root, parts[:-1], create=True)
-    tmp = f".{parts[-1]}.kyb-{os.getpid()}.tmp"
-    try:
-        _write_replace(dfd, tmp, parts[-1], data, executable, durable=True)
-    finally:
-        os.close(dfd)
-
-
 def _write_replace(dfd: int, tmp: str, name: str, data: bytes, executable: bool, *, durable: bool) -> None:
     """Write `data` to `tmp` in directory `dfd`, then rename it over `name`; a failure (a full disk)
     leaves no half-written temp file. `durable`: fsync the file and the directory (KYB_FSYNC)."""

@@ -16,7 +16,7 @@ from typing import Any
 import pygit2
 
 from kyb_cli.core.errors import NotFound, StoreError
-from kyb_cli.core.records.keys import load
+from kyb_cli.core.records.served import load
 from kyb_cli.core.records.model import Record
 
 DEFAULT_AUTHOR = ("kyb", "kyb@localhost")

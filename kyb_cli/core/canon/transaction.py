@@ -163,14 +163,6 @@ def _forget_journal(store) -> None:
         pass  # a journal whose commit is not HEAD is harmless: recovery removes it
 
 
-def _entry_at(commit: pygit2.Commit, path: str) -> Entry | None:
-    try:
-        obj = commit.tree[path]
-    except KeyError:
-        return None
-    return None if obj.type_str != "blob" else (obj.id, obj.filemode)
-
-
 class Transaction:
     """Writes made while holding the lock; each method is one commit on the current HEAD."""
 
@@ -180,14 +172,13 @@ class Transaction:
         self.base = store.head_commit()  # HEAD under the lock: where the branch moves from
         self.tip = self.base  # the last commit made in this transaction (not yet on the branch)
         self.changes: dict[str, Entry | None] = {}
-        self.warnings: list[str] = []
 
     def publish(self) -> None:
         """Move the branch once, from `base` to `tip` (nothing to do when nothing was committed)."""
         if self.tip is None or self.tip is self.base:
             return
         log = self.tip.message.split("\n", 1)[0]
-        self.warnings = publish(self.store, self.base, self.tip.id, self.changes, log)
+        publish(self.store, self.base, self.tip.id, self.changes, log)
 
     # reads that see the transaction's own writes
 

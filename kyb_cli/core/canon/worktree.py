@@ -21,7 +21,7 @@ from pathlib import Path
 import pygit2
 
 from kyb_cli.core.canon.lock import pid_alive
-from kyb_cli.core.canon.nofollow import Dirs, LinkInTheWay, _open_dir, _parts, read_file, remove_file, write_file
+from kyb_cli.core.canon.nofollow import Dirs, LinkInTheWay, _open_dir, _parts, read_file, remove_file
 from kyb_cli.core.canon import durability  # noqa: F401 - fsync of what kyb writes (nofollow.py)
 from kyb_cli.core.canon.tree import Entry
 from kyb_cli.core.errors import Rejected, StoreError

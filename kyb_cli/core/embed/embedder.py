@@ -19,10 +19,9 @@ def _threads() -> int:
     Each model run uses one thread and runs go to the cores side by side: on 2 cores that gave
     27.6 passages/s against 23.2 for one run at a time on 2 intra-op threads (~250-token passages,
     identical vectors; `python bench/bench_embed.py`)."""
-    explicit = os.environ.get("KYB_EMBED_THREADS")
-    if explicit and explicit.isdigit() and int(explicit) > 0:
-        return int(explicit)
-    return max(1, min(4, os.cpu_count() or 1))
+    from kyb_cli.core.settings import env_int
+
+    return env_int("KYB_EMBED_THREADS", max(1, min(4, os.cpu_count() or 1)), minimum=1)
 
 
 def _session(path: Path):

@@ -27,7 +27,8 @@ from typing import Callable, Iterable
 
 from kyb_cli.core.embed.recipe import passage_hashes
 from kyb_cli.core.index import gitlog, schema
-from kyb_cli.core.records.keys import KIND_DIRS, key_of_path, kind_of_key, load
+from kyb_cli.core.records.keys import KIND_DIRS, key_of_path, kind_of_key
+from kyb_cli.core.records.served import load
 from kyb_cli.core.records.model import Record, RecordFormatError
 
 _FIELD_TEXT = ("service", "severity", "status", "priority", "assignee", "parent_task", "resolution",

@@ -41,41 +41,23 @@ class Fresh:
     history_complete: bool = True  # False: a snapshot of HEAD, the history is still being built
 
 
-def _open_valid(path: Path):
-    """(conn, meta) of a usable index, or None when missing, corrupt or of another schema."""
-    import apsw
-
-    if not path.exists():
-        return None
-    try:
-        conn = schema.connect(path)
-        meta = schema.read_meta(conn)
-        if meta.get("schema") != schema.SCHEMA_VERSION:
-            conn.close()
-            return None
-        return conn, meta
-    except apsw.BusyError:
-        raise
-    except apsw.Error:
-        return None
-
-
 def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, history: bool = False) -> Fresh:
     """The index at HEAD. `history=True`: the question needs every past version, so before the
-    history of a staged index is in it waits for it (staged.POLICY.wait, the default) or answers
-    from what exists (`--no-wait`; staged.SEEN then says `history_complete: false`)."""
-    from kyb_cli.core.index import staged
+    history of a staged index is in it waits for it (the call's `wait`, the default) or answers
+    from what exists (`--no-wait`; the call then says `history_complete: false`, index/call.py)."""
+    from kyb_cli.core.index import call, history as history_stage, staged
 
     f = _fresh_retrying(Path(store_path), force_rebuild, progress)
     if f.history_complete:
         return f
-    if history and staged.POLICY.wait:
+    this = call.current()
+    if history and this.wait:
         f.conn.close()
-        staged.wait_for_history(f.store_path, f.git_dir, staged.POLICY.progress)
+        history_stage.wait_for_history(f.store_path, f.git_dir, this.progress)
         f = _fresh_retrying(f.store_path, False, progress)
         if f.history_complete:
             return f
-    staged.SEEN.history_complete = False
+    this.history_complete = False
     staged.start_filler(f.store_path, f.git_dir)
     return f
 
@@ -103,7 +85,7 @@ def _fresh(store_path: Path, force_rebuild: bool, progress) -> Fresh:
     db = schema.index_path(gdir)
     head = headfile.head_sha(gdir)
     if not force_rebuild and head is not None:
-        opened = _open_valid(db)
+        opened = schema.open_valid(db)
         if opened is not None and opened[1].get("head") == head:
             return Fresh(opened[0], head, store_path, gdir, history_complete=history_complete(opened[1]))
         if opened is not None:
@@ -128,7 +110,7 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
         work: dict = {}
         _move_aside_if_unusable(db)
         _remove_dead_temp_files(db)
-        opened = None if force_rebuild else _open_valid(db)
+        opened = None if force_rebuild else schema.open_valid(db)
         if opened is not None:
             conn, meta = opened
             complete = staged.history_complete(meta)
@@ -253,19 +235,19 @@ def rebuild(store_path: Path, progress=None) -> dict:
 
 
 def with_index(store_path: Path, fn: Callable[[Fresh], T], *, history: bool = False) -> T:
-    """Run `fn` on a current index; a corrupt file found mid-read is rebuilt and the read retried.
+    """Run `fn` on a current index; real damage met mid-read is rebuilt and the read retried once.
 
+    Real damage only: a corrupt file, a file that is not a database, a row that will not decode
+    (schema.Damaged). Anything else is a bug or a user error and propagates at once: a bug must
+    not turn every query of a big store into a rebuild before its traceback (exit 70, errors.py).
     `history`: the question needs past versions (see `fresh`: it may wait for a staged index)."""
     import apsw
 
-    from kyb_cli.core.errors import KybError
-
+    damage = (apsw.CorruptError, apsw.NotADBError, schema.Damaged)
     f = fresh(store_path, history=history)
     try:
         return fn(f)
-    except (KybError, apsw.BusyError, apsw.LockedError):
-        raise
-    except Exception:  # any damage met mid-read (bad pages, undecodable rows): rebuild once, retry once
+    except damage:
         f.conn.close()
         schema.index_path(f.git_dir).unlink(missing_ok=True)
         f = fresh(store_path, force_rebuild=True)

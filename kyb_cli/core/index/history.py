@@ -1,7 +1,7 @@
 """The history stage of a staged index: build the full index beside HEAD's snapshot and swap it in.
 
 Run by the background filler (search/background.py) or, when no filler runs, by a reader that must
-wait for the history (staged.wait_for_history); the caller holds `.git/kyb/filler.lock`. The full
+wait for the history (wait_for_history, below); the caller holds `.git/kyb/filler.lock`. The full
 index is built into a side file without holding the index lock (readers keep answering from the
 snapshot and catching up), then, under the index lock, brought up to what the snapshot reflects by
 then, given the vectors embedded meanwhile, and swapped in with one rename. Killed half way, the
@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from kyb_cli.core.canon import headfile
-from kyb_cli.core.index import staged
+from kyb_cli.core.canon import faults, headfile
+from kyb_cli.core.index import schema, staged
 
 SIDE_NAME = "index.sqlite.history"
 
@@ -25,8 +25,7 @@ def build_history(store_path: Path, gdir: Path,
                   progress: Callable[[int, int, str], None] | None = None) -> dict | None:
     """Build the full index beside the snapshot and swap it in (the caller holds the filler lock)."""
     from kyb_cli.core.canon import lock
-    from kyb_cli.core.index import build, gitlog, schema
-    from kyb_cli.core.index.fresh import _open_valid
+    from kyb_cli.core.index import build, gitlog
 
     db = schema.index_path(gdir)
     side = db.with_name(SIDE_NAME)
@@ -43,9 +42,9 @@ def build_history(store_path: Path, gdir: Path,
 
     step(0, gitlog.count(store_path, head0))
     stats = build.build_file(store_path, side, head0, step, note=False)
-    _fault("filler-before-swap")
+    faults.step("filler-before-swap")
     with lock.exclusive(gdir / "kyb" / "index.lock", timeout=max(lock.lock_timeout(), 60.0)):
-        current = _open_valid(db)
+        current = schema.open_valid(db)
         conn = schema.connect(side)
         try:
             if current is not None:
@@ -73,14 +72,6 @@ def build_history(store_path: Path, gdir: Path,
     return stats
 
 
-def _fault(point: str) -> None:
-    """TEST-ONLY: `KYB_FAULT=<point>` SIGKILLs the filler there (a filler killed half way)."""
-    if os.environ.get("KYB_FAULT") == point:
-        import signal
-
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
 def _carry_vectors(conn, old_db: Path) -> None:
     """Vectors embedded into the snapshot while the history was built: keep them (same text hashes)."""
     conn.execute("ATTACH DATABASE ? AS old", (str(old_db),))
@@ -90,3 +81,39 @@ def _carry_vectors(conn, old_db: Path) -> None:
             conn.execute("INSERT OR REPLACE INTO meta(k, v) SELECT k, v FROM old.meta WHERE k = 'vec_fingerprint'")
     finally:
         conn.execute("DETACH DATABASE old")
+
+
+def wait_for_history(store_path: Path, gdir: Path, progress: Callable[[int, int, str], None] | None = None) -> None:
+    """Return once the index's history is complete: follow the filler, or build it here."""
+    db = schema.index_path(gdir)
+    shown = False
+    try:
+        while True:
+            opened = schema.open_valid(db)
+            if opened is None:
+                return  # no index at all: the caller's fresh() builds one
+            conn, meta = opened
+            conn.close()
+            if staged.history_complete(meta):
+                return
+            shown = True
+            _wait_step(store_path, gdir, progress)
+    finally:
+        if shown and progress is not None:
+            progress(0, 0, "done")
+
+
+def _wait_step(store_path: Path, gdir: Path, progress) -> None:
+    """One round of waiting: build the history here when no filler holds the lock, else follow it."""
+    fd = staged.try_lock(gdir)
+    if fd is not None:  # nobody is building it: do it here, with our own progress
+        try:
+            build_history(store_path, gdir, progress)
+        finally:
+            staged.release(fd)
+        return
+    st = staged.status(gdir)
+    if progress is not None:
+        history = st.get("stage") == "history"
+        progress(int(st.get("done", 0)) if history else 0, int(st.get("total", 0)) if history else 0, "history")
+    time.sleep(0.1)

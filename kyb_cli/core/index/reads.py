@@ -15,16 +15,16 @@ as the oracle does. The first-parent rule for time after merges (docs/ARCHITECTU
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from kyb_cli.core.index import schema
 from kyb_cli.core.records.trailers import parse_trailers
 from kyb_cli.core.errors import NotFound, StoreError
 from kyb_cli.core.records.keys import KIND_DIRS, path_of_key
-from kyb_cli.core.records.keys import load
+from kyb_cli.core.records.served import load
 from kyb_cli.core.records.model import Record, RecordFormatError, record_field_names
 from kyb_cli.core.times.format import rfc3339
 from kyb_cli.core.records.validate import check_key
@@ -383,7 +383,7 @@ def _tags(f) -> list[dict[str, Any]]:
     counts: Counter[str] = Counter()
     for (tags_lc,) in f.conn.execute(
             "SELECT v.tags_lc FROM keys k JOIN versions v ON v.id = k.version_id WHERE k.state = 'active'"):
-        counts.update(set(json.loads(tags_lc)))
+        counts.update(set(schema.decode(tags_lc)))
     return ranked_tags(counts)
 
 
@@ -404,7 +404,7 @@ def _catalog(f, kind: str) -> list[CatalogEntry]:
             "SELECT k.key, k.state, k.ended_sha, k.ended_at, v.sha, v.committed_at, v.doc, coalesce(c.seq, 0) "
             "FROM keys k JOIN versions v ON v.id = k.version_id LEFT JOIN commits c ON c.sha = v.sha "
             "WHERE k.kind = ?", (kind,)):
-        data = json.loads(doc)
+        data = schema.decode(doc)
         if _unreadable(key, data):  # list the newest version that parsed, as a listing always has
             row = _newest_readable(f.conn, key)
             if row is None:
@@ -428,7 +428,7 @@ def _newest_readable(conn, key: str):
     for vsha, vtime, doc, seq in conn.execute(
             "SELECT v.sha, v.committed_at, v.doc, c.seq FROM versions v JOIN commits c ON c.sha = v.sha "
             "WHERE v.key = ? ORDER BY c.seq DESC, v.id DESC", (key,)):
-        data = json.loads(doc)
+        data = schema.decode(doc)
         if not _unreadable(key, data):
             return vsha, vtime, data, seq
     return None

@@ -99,6 +99,21 @@ CREATE VIRTUAL TABLE fts_now USING fts5({", ".join(FTS_COLUMNS)}, content='', co
 MMAP_BYTES = 1 << 30  # at most this much of the index file is mapped (address space, not memory)
 
 
+class Damaged(Exception):
+    """A row of the index that will not decode: real damage, which `fresh.with_index` heals by a
+    rebuild (never a KybError: the user's store is fine, only its cache is not)."""
+
+
+def decode(raw):
+    """A JSON column of an index row (a version's doc, a tag list); Damaged when it will not decode."""
+    import json
+
+    try:
+        return json.loads(raw)
+    except (ValueError, TypeError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise Damaged(f"an index row does not decode: {exc}") from exc
+
+
 def index_path(git_dir: Path) -> Path:
     return Path(git_dir) / "kyb" / "index.sqlite"
 
@@ -127,3 +142,22 @@ def create(conn) -> None:
         conn.execute(DDL)
         conn.execute("INSERT INTO meta(k, v) VALUES('schema', ?)", (SCHEMA_VERSION,))
         conn.execute("INSERT INTO meta(k, v) VALUES('history', 'complete')")
+
+
+def open_valid(path: Path):
+    """(conn, meta) of a usable index, or None when missing, corrupt or of another schema."""
+    import apsw
+
+    if not path.exists():
+        return None
+    try:
+        conn = connect(path)
+        meta = read_meta(conn)
+        if meta.get("schema") != SCHEMA_VERSION:
+            conn.close()
+            return None
+        return conn, meta
+    except apsw.BusyError:
+        raise
+    except apsw.Error:
+        return None

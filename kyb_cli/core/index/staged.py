@@ -8,13 +8,11 @@ every reader consults about it, cheaply (no subprocess unless a filler must be s
                              lock that is free means no filler, so one never runs twice, and one
                              killed half way leaves it free for the next reader to start again;
 - `status(gdir)`             its progress, `.git/kyb/filler.json` (stage, done, total, pid);
-- `wait_for_history(...)`    what a historical question does before the history is in, unless the
+- `history.wait_for_history` what a historical question does before the history is in, unless the
                              caller asked not to wait (`--no-wait`): it follows the filler's progress,
                              or does the work itself when no filler is running.
 
-`POLICY` is set once per process by a door (the CLI's `--no-wait`, its progress display);
-`SEEN.history_complete` turns false when any read of this process answered from an incomplete
-index, so the door can say `"history_complete": false` in every answer.
+Whether a call waits, and whether it answered from an incomplete index, is per call (index/call.py).
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -34,39 +31,18 @@ DEFAULT_STAGE_AT = 2000  # commits: from here a full build takes longer than a s
 BACKGROUND_ENV = "KYB_BACKGROUND"
 
 
-@dataclass
-class Policy:
-    wait: bool = True
-    # progress(done, total, stage) while waiting; None = silent
-    progress: Callable[[int, int, str], None] | None = None
-
-
-@dataclass
-class Seen:
-    history_complete: bool = True
-
-
-POLICY = Policy()
-SEEN = Seen()
-
-
-def reset() -> None:
-    POLICY.wait, POLICY.progress = True, None
-    SEEN.history_complete = True
-
-
 def stage_at() -> int:
     """Commits from which a missing index is built in stages (KYB_STAGE_AT; 0 = always)."""
-    raw = os.environ.get(STAGE_ENV, "").strip()
-    try:
-        return max(0, int(raw)) if raw else DEFAULT_STAGE_AT
-    except ValueError:
-        return DEFAULT_STAGE_AT
+    from kyb_cli.core.settings import env_int
+
+    return env_int(STAGE_ENV, DEFAULT_STAGE_AT, minimum=0)
 
 
 def background_enabled() -> bool:
     """KYB_BACKGROUND=off: never start a filler (a waiting read then does the work itself)."""
-    return os.environ.get(BACKGROUND_ENV, "").strip().lower() not in ("0", "off", "no", "false")
+    from kyb_cli.core.settings import env_off
+
+    return not env_off(BACKGROUND_ENV)
 
 
 def history_complete(meta: dict) -> bool:
@@ -222,44 +198,3 @@ def after_clone(store_path: Path) -> None:
             start_filler(Path(store_path), gdir)
     except Exception:  # noqa: BLE001 - the clone has succeeded; this is only a head start
         return
-
-
-def wait_for_history(store_path: Path, gdir: Path, progress: Callable[[int, int, str], None] | None = None) -> None:
-    """Return once the index's history is complete: follow the filler, or build it here."""
-    from kyb_cli.core.index import schema
-    from kyb_cli.core.index.fresh import _open_valid
-
-    db = schema.index_path(gdir)
-    shown = False
-    try:
-        while True:
-            opened = _open_valid(db)
-            if opened is None:
-                return  # no index at all: the caller's fresh() builds one
-            conn, meta = opened
-            conn.close()
-            if history_complete(meta):
-                return
-            shown = True
-            _wait_step(store_path, gdir, progress)
-    finally:
-        if shown and progress is not None:
-            progress(0, 0, "done")
-
-
-def _wait_step(store_path: Path, gdir: Path, progress) -> None:
-    """One round of waiting: build the history here when no filler holds the lock, else follow it."""
-    fd = try_lock(gdir)
-    if fd is not None:  # nobody is building it: do it here, with our own progress
-        try:
-            from kyb_cli.core.index.history import build_history
-
-            build_history(store_path, gdir, progress)
-        finally:
-            release(fd)
-        return
-    st = status(gdir)
-    if progress is not None:
-        history = st.get("stage") == "history"
-        progress(int(st.get("done", 0)) if history else 0, int(st.get("total", 0)) if history else 0, "history")
-    time.sleep(0.1)

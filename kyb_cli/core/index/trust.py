@@ -12,11 +12,11 @@ Computed at read time from the key's versions in the index, so the schema keeps 
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kyb_cli.core.index import schema
 from kyb_cli.core.records.model import content_digest
 from kyb_cli.core.times.format import rfc3339
 
@@ -56,7 +56,7 @@ def key_versions(conn, keys: list[str]) -> dict[str, list[tuple[int, str, int, d
         for vid, key, sha, when, doc in conn.execute(
                 f"SELECT id, key, sha, committed_at, doc FROM versions WHERE key IN ({marks}) ORDER BY key, id",
                 chunk):
-            out[key].append((vid, sha, when, json.loads(doc)))
+            out[key].append((vid, sha, when, schema.decode(doc)))
     return out
 
 

@@ -42,7 +42,7 @@ def dated_tasks(store_or_path: Any) -> list[Record]:
     (canon/nofollow.py) and through the key authority: a link, a file that does not parse or breaks
     a write rule, or a file whose key is not its name is skipped, never shown."""
     from kyb_cli.core.canon.nofollow import list_dir, read_file
-    from kyb_cli.core.records.keys import load
+    from kyb_cli.core.records.served import load
 
     root = Path(getattr(store_or_path, "path", store_or_path))
     out: list[Record] = []

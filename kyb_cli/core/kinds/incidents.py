@@ -18,6 +18,7 @@ from kyb_cli.core.kinds.lifecycle import (
     open_followups,
     select_rows,
     stored_of_kind,
+    read_before_lock,
     stored_version,
     unknown_links,
     write_and_close,
@@ -113,8 +114,9 @@ def write_incident(store, attribution, *, key: str, title: str, body: str = "", 
         effective_at=effective_at,
         detected_at=detected_at.strip(), refs=list(refs or []),
     )
+    before = read_before_lock(store, key)  # never an index read under the writer lock
     with store.writing(attribution) as tx:
-        found = stored_version(tx, key)
+        found = stored_version(tx, key, before=before)
         prev = found[0] if found else None
         record.tags = list(kept(tags, prev.tags if prev else None, []))
         if prev is not None:

@@ -34,6 +34,9 @@ def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[s
     """
     check_key_for_kind(key, "knowledge")
     record = Record(key=key, title=title, body=body, tags=tags, refs=refs, effective_at=effective_at)
+    # Read before the writer lock (never inside it: every other writer would wait while the index
+    # catches up); used only when the key turns out new under the lock.
+    was_retracted = _checked(store, lambda f: wording.retraction(f.conn, store.path, key))
     revived = None
     with store.writing(attribution) as tx:
         try:
@@ -47,7 +50,7 @@ def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[s
         if review_by is not None and review_by is not KEEP:
             record.review_by = str(review_by).strip()
         if current is None:
-            revived = _checked(store, lambda f: wording.retraction(f.conn, store.path, key))
+            revived = was_retracted
         result = tx.put(record)
     if not result.changed:
         return result

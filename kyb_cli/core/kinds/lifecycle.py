@@ -38,9 +38,27 @@ def open_followups(body: str) -> int:
     return sum(1 for line in body.splitlines() if line.lstrip().startswith("- [ ]"))
 
 
-def stored_version(tx, key: str, *, strict: bool = False):
+def read_before_lock(store, key: str):
+    """(HEAD, stored version) read from the index BEFORE the writer lock, for `stored_version(...,
+    before=)`: the index catch-up and read must not run while every other writer waits. None when
+    the read failed (then the lock-held read decides, with its errors)."""
+    if kind_of_key(key) == "knowledge":
+        return None
+    from kyb_cli.core.index.reads import read
+
+    head = store.head_sha()
+    try:
+        return head, (read(store.path, key).record, True)
+    except NotFound:
+        return head, None
+    except Exception:  # noqa: BLE001 - the read under the lock reports it, as before
+        return None
+
+
+def stored_version(tx, key: str, *, strict: bool = False, before=None):
     """(record, archived): the live record in HEAD's tree, else for incidents and tasks the last
-    archived version (from the index, brought to HEAD under the writer lock); None when neither.
+    archived version (from the index: `before`, read before the lock at the same HEAD, else read
+    here, under the writer lock); None when neither.
 
     A held-out file at HEAD (records/keys.py `load` refuses it) counts as nothing stored, so an
     upsert writes a fresh valid version over it (the repair); with `strict` it is the error that
@@ -50,6 +68,8 @@ def stored_version(tx, key: str, *, strict: bool = False):
         return live, False
     if kind_of_key(key) == "knowledge":
         return None
+    if before is not None and tx.base is not None and before[0] == str(tx.base.id):
+        return before[1]  # read before the lock at this same HEAD: no index read under it
     from kyb_cli.core.index.reads import read
 
     try:

@@ -20,6 +20,7 @@ from kyb_cli.core.kinds.lifecycle import (
     open_followups,
     select_rows,
     stored_of_kind,
+    read_before_lock,
     stored_version,
     unknown_links,
     write_and_close,
@@ -129,8 +130,9 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
         knowledge=list(knowledge or []), resolution=resolution, refs=list(refs or []), effective_at=effective_at,
     )
     given = {"due": due, "hard": hard, "remind_days": remind_days, "expected": expected, "waits_on": waits_on}
+    before = read_before_lock(store, key)  # never an index read under the writer lock
     with store.writing(attribution) as tx:
-        found = stored_version(tx, key)
+        found = stored_version(tx, key, before=before)
         prev = found[0] if found else None
         record.tags = list(kept(tags, prev.tags if prev else None, []))
         record.blocked_by = _unique(kept(blocked_by, prev.blocked_by if prev else None, []))

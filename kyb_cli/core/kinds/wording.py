@@ -12,10 +12,10 @@ Common words never count as retired wording: a token qualifies only with a digit
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from kyb_cli.core.index import schema
 from kyb_cli.core.records.model import Record
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
@@ -104,7 +104,7 @@ def retired_elsewhere(conn, key: str, phrases: list[str]) -> list[dict[str, str]
             "JOIN versions v ON v.id = fts.rowid WHERE fts MATCH ? AND k.state = 'active' AND k.key != ? "
             "ORDER BY k.key LIMIT ?", (expr, key, MAX_FOUND)).fetchall()
         for other, doc in rows:
-            d = json.loads(doc)
+            d = schema.decode(doc)
             if not _contains(_text(d.get("title", ""), d.get("body", "")), phrase):
                 continue
             have = found.setdefault(other, [])
@@ -156,13 +156,13 @@ def similar(conn, record: Record) -> list[dict[str, Any]]:
         if d <= cap:
             doc = conn.execute("SELECT doc FROM versions WHERE id = ?", (vid,)).fetchone()[0]
             why = f"key within {d} edit{'s' if d > 1 else ''}" + ("" if state == "active" else f" ({state})")
-            out[other] = {"key": other, "title": json.loads(doc).get("title", ""), "why": why,
+            out[other] = {"key": other, "title": schema.decode(doc).get("title", ""), "why": why,
                           "score": round(1 - d / max(len(key), len(other)), 3)}
     title = _norm(record.title)
     for other, doc in conn.execute(
             "SELECT k.key, v.doc FROM keys k JOIN versions v ON v.id = k.version_id "
             "WHERE k.state = 'active' AND k.key != ? AND lower(v.title) = ?", (key, record.title.lower())):
-        if _norm(json.loads(doc).get("title", "")) == title:
+        if _norm(schema.decode(doc).get("title", "")) == title:
             if other in out:
                 out[other].update(why=out[other]["why"] + "; same title", score=1.0)
             else:
@@ -176,7 +176,7 @@ def similar(conn, record: Record) -> list[dict[str, Any]]:
                 "JOIN versions v ON v.id = fts.rowid WHERE fts MATCH ? AND k.state = 'active' AND k.key != ? "
                 "ORDER BY bm25(fts) LIMIT 20", (expr, key)).fetchall()
             for other, doc in rows:
-                d = json.loads(doc)
+                d = schema.decode(doc)
                 theirs = _words(_text(d.get("title", ""), d.get("body", "")))
                 score = len(mine & theirs) / len(mine | theirs) if theirs else 0.0
                 if score >= TEXT_SIMILAR and other not in out:

@@ -58,10 +58,6 @@ FIELD_TYPES: dict[str, str] = {
     "verified": "verified",
 }
 
-# The `[verified]` table (`kyb verify`): what was checked against and a digest of the text checked.
-# Who and when are the commit's attribution and time, never stored here (rule "verification").
-VERIFIED_FIELDS = ("source", "rev", "note", "content")
-
 INCIDENT_FIELDS = (
     "service", "hosts", "severity", "status", "knowledge", "resolution", "detection", "affected",
     "started_at", "detected_at", "mitigated_at", "resolved_at",

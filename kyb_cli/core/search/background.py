@@ -55,13 +55,13 @@ def run(store_path: Path, gdir: Path, *, nice: bool = False) -> None:
 
     `nice`: lower this process's priority before the vectors (the detached filler; not a test)."""
     from kyb_cli.core.index import schema
-    from kyb_cli.core.index.fresh import _open_valid
+    from kyb_cli.core.index.schema import open_valid
 
     db = schema.index_path(gdir)
     history_rounds = 0
     while True:
         _catch_up(store_path)  # builds the index when there is none (a fresh clone: HEAD's snapshot)
-        opened = _open_valid(db)
+        opened = open_valid(db)
         if opened is None:
             return
         conn, meta = opened

@@ -90,7 +90,7 @@ def hits_for(conn, picks: list[tuple[int, str]]) -> dict[int, dict]:
 
 
 def _hit(r: dict, score: float) -> dict:
-    doc = json.loads(r["doc"])
+    doc = schema.decode(r["doc"])
     hit = {"key": doc["key"], "title": doc["title"], "kind": doc["kind"], "body": doc.get("body", ""),
            "tags": doc.get("tags", [])}
     for name, value in doc.items():

@@ -6,6 +6,7 @@ Every door runs it through `kyb_cli.api.query` (time arguments -> slice -> lexic
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from kyb_cli.core.index import schema
 from kyb_cli.core.index.fresh import Fresh, with_index
@@ -58,7 +59,8 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         by_vectors = side is not None and vectors_only()
         if by_vectors:
             out["ranking"] = "vectors"
-        hits = _answer(f.conn, mode, text, parsed, plan, ranked, side, explain, by_vectors)
+        hits = _answer(f.conn, mode, text, parsed, plan, ranked, side, explain,
+                       vector_order if by_vectors else None)
         if strong_only:
             hits = [h for h in hits if h["strength"] == "strong"]
         hits = hits[:limit]
@@ -100,26 +102,50 @@ def fusion_candidates(limit: int) -> int:
     return candidates(limit)
 
 
+def vector_order(lex: dict, sem: dict) -> list[tuple]:
+    """The bench's ordering (KYB_SEARCH_RANKING=vectors): the vector side's order alone."""
+    return [(i, None, r, None) for r, i in enumerate(sem, 1)]
+
+
 def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, dict]], side, explain: bool,
-            vectors_only: bool = False) -> list[dict]:
+            order_by: Callable[[dict, dict], list[tuple]] | None = None) -> list[dict]:
     """Fuse (when the vector side ran), grade and snip. Identity is the version in --history, else
-    the key (one hit per key).
+    the key (one hit per key). `order_by(lex, sem)`: an ordering given by the caller (the bench's
+    vector_order) instead of fusion.
 
     A lexical hit is reused; a semantic-only one is read from the index (it already passed the same
     slice, filters and operators). `score` is the cosine when the hit has one, else BM25 (as rule "hybrid fusion").
     """
-    from kyb_cli.core.search import relevance
-    from kyb_cli.core.search.fusion import fuse
-    from kyb_cli.core.search.lexical import hits_for
-
-    def ident(vid: int, key: str):
-        return vid if mode == "history" else key
-
-    lex = {ident(vid, hit["key"]): (vid, hit) for vid, hit in ranked}
-    sem = {}
-    for near in side.ranked if side is not None else []:
-        sem.setdefault(ident(near.vid, near.key), near)
+    lex, sem = _candidates(mode, ranked, side)
     listing = plan.match is None
+    cover, first = _coverage(conn, text, plan, ranked, lex, sem, listing)
+    if order_by is not None:
+        order = order_by(lex, sem)
+    elif side is not None:
+        order = _fused_order(conn, mode, lex, sem, side, cover, first)
+    else:
+        order = [(i, rank, None, None) for rank, i in enumerate(lex, 1)]
+    return _hits(conn, parsed, order, lex, sem, side, cover, first, listing, explain)
+
+
+def _candidates(mode: str, ranked, side) -> tuple[dict, dict]:
+    """Each side's candidates by identity: lexical (vid, hit) and semantic Near, in rank order."""
+    lex = {_ident(mode, vid, hit["key"]): (vid, hit) for vid, hit in ranked}
+    sem: dict = {}
+    for near in side.ranked if side is not None else []:
+        sem.setdefault(_ident(mode, near.vid, near.key), near)
+    return lex, sem
+
+
+def _ident(mode: str, vid: int, key: str):
+    return vid if mode == "history" else key
+
+
+def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool) -> tuple[dict, set]:
+    """How much of the question each candidate holds, and the hits that lead (an identifier found
+    whole, else a decisive word match)."""
+    from kyb_cli.core.search import relevance
+
     vids = sorted({vid for vid, _h in lex.values()} | {n.vid for n in sem.values()})
     weights = [] if listing else relevance.term_weights(conn, plan.terms)
     held = relevance.term_hits(conn, plan.terms, vids) if weights else {}
@@ -133,34 +159,40 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
         ratio = scores[0] / scores[1] if len(scores) > 1 and scores[1] > 0 else float("inf")
         if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER:
             first = {top}  # a decisive word match leads the answer
-    if vectors_only:  # the bench hook: the vector side's order alone
-        order = [(i, None, r, None) for r, i in enumerate(sem, 1)]
-    elif side is not None:
-        from kyb_cli.core.search.vectors import meaning_of
+    return cover, first
 
-        tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
-        tie.update({ident(n.vid, n.key): (n.key, -n.vid) for n in sem.values()})
-        score = {i: n.meaning for i, n in sem.items()}
-        outside = {v: i for i, (v, _h) in lex.items() if i not in sem}
-        if outside and side.qvec is not None and side.fingerprint is not None:
-            for v, s in meaning_of(conn, side.qvec, side.fingerprint, sorted(outside)).items():
-                score[outside[v]] = s
-        fused = fuse(list(lex), list(sem), score, cover=cover, first=first, tie=tie)
-        order = [(f.ident, f.lexical_rank, f.vector_rank, f.score) for f in fused]
-    else:
-        order = [(i, rank, None, None) for rank, i in enumerate(lex, 1)]
+
+def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first: set) -> list[tuple]:
+    """Both sides fused (search/fusion.py); lexical hits the vector side missed get their meaning."""
+    from kyb_cli.core.search.fusion import fuse
+    from kyb_cli.core.search.vectors import meaning_of
+
+    tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
+    tie.update({_ident(mode, n.vid, n.key): (n.key, -n.vid) for n in sem.values()})
+    score = {i: n.meaning for i, n in sem.items()}
+    outside = {v: i for i, (v, _h) in lex.items() if i not in sem}
+    if outside and side.qvec is not None and side.fingerprint is not None:
+        for v, s in meaning_of(conn, side.qvec, side.fingerprint, sorted(outside)).items():
+            score[outside[v]] = s
+    fused = fuse(list(lex), list(sem), score, cover=cover, first=first, tie=tie)
+    return [(f.ident, f.lexical_rank, f.vector_rank, f.score) for f in fused]
+
+
+def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: set, listing: bool,
+          explain: bool) -> list[dict]:
+    """The hits in `order`: read (semantic-only ones), graded, snipped, explained."""
+    from kyb_cli.core.search import relevance
+    from kyb_cli.core.search.lexical import hits_for
+
     need = [(sem[i].vid, sem[i].state) for i, *_ in order if i not in lex]
     extra = hits_for(conn, need)
     cal = side.calibration if side is not None else relevance.NONE
     words = _snippet_words(parsed)
     hits = []
     for i, lrank, vrank, fused_score in order:
-        if i in lex:
-            hit = lex[i][1]
-        else:
-            hit = extra.get(sem[i].vid)
-            if hit is None:
-                continue
+        hit = lex[i][1] if i in lex else extra.get(sem[i].vid)
+        if hit is None:
+            continue
         near = sem.get(i)
         bm25 = hit["score"] if i in lex else None
         if near is not None:
@@ -172,14 +204,18 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
                             sem_score=None if near is None else near.score, cal=cal)
         hit["snippet"] = _snippet(hit.get("body", ""), words, None if near is None else near.part)
         if explain:
-            hit["explain"] = {"lexical_rank": lrank, "vector_rank": vrank,
-                              "cosine": None if near is None else round(near.cos, 6), "bm25": bm25,
-                              "fused": None if fused_score is None else round(fused_score, 6),
-                              "coverage": round(cover.get(i, 0.0), 4),
-                              "semantic_score": None if near is None or near.score is None else round(near.score, 4),
-                              "semantic_floor": cal.floor, "passage": None if near is None else near.part}
+            hit["explain"] = _explain(near, lrank, vrank, bm25, fused_score, cover.get(i, 0.0), cal)
         hits.append(hit)
     return hits
+
+
+def _explain(near, lrank, vrank, bm25, fused_score, cover: float, cal) -> dict:
+    return {"lexical_rank": lrank, "vector_rank": vrank,
+            "cosine": None if near is None else round(near.cos, 6), "bm25": bm25,
+            "fused": None if fused_score is None else round(fused_score, 6),
+            "coverage": round(cover, 4),
+            "semantic_score": None if near is None or near.score is None else round(near.score, 4),
+            "semantic_floor": cal.floor, "passage": None if near is None else near.part}
 
 
 def _snippet_words(parsed) -> list[str]:

@@ -42,10 +42,6 @@ class Parsed:
     positive_text: str = ""                             # what the vector side embeds
 
     @property
-    def has_operators(self) -> bool:
-        return bool(self.must or self.exclude) or any(t.prefix for t in self.should)
-
-    @property
     def positive(self) -> list[Term]:
         return self.must + self.should
 

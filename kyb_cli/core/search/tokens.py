@@ -84,37 +84,3 @@ def words(text: str) -> list[list[str]]:
 def is_function_word(tokens: list[str]) -> bool:
     """A one-token word on the function-word list (identifiers and numbers never are)."""
     return len(tokens) == 1 and tokens[0] in _FUNCTION_WORDS
-
-
-def content_words(text: str) -> list[list[str]]:
-    """words(text) without function words, unless nothing else would remain."""
-    found = words(text)
-    kept = [tokens for tokens in found if not is_function_word(tokens)]
-    return kept or found
-
-
-def match_expression(text: str) -> str | None:
-    """The MATCH string for `text` with its operators (search/syntax.py), or None when it has no
-    word to rank by (an empty question, or only excluded words)."""
-    from kyb_cli.core.search.syntax import query_plan
-
-    return query_plan(text)[1].match
-
-
-def plain_match_expression(text: str) -> str | None:
-    """The MATCH string for `text` read as plain words only (no operators)."""
-    parts: list[str] = []
-    seen: set[str] = set()
-    for tokens in content_words(text):
-        if len(tokens) == 1:
-            token = tokens[0]
-            if _CYRILLIC.match(token):
-                part = f'"{russian_stem(token)}" *'
-            else:
-                part = f'"{token}"'
-        else:
-            part = '"' + " ".join(tokens) + '"'
-        if part not in seen:
-            seen.add(part)
-            parts.append(part)
-    return " OR ".join(parts) if parts else None

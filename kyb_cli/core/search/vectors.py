@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from kyb_cli.core.index import schema
 from kyb_cli.core.search.slice import Slice
 
 CHUNK = 256  # texts per passage_vectors call when filling everything
@@ -92,7 +93,7 @@ def _texts(conn, hashes: list[str]) -> dict[str, str]:
         row = conn.execute("SELECT v.doc, t.part FROM vtext t JOIN versions v ON v.id = t.version_id "
                            "WHERE t.text_sha = ? LIMIT 1", (h,)).fetchone()
         if row is not None:
-            parts = passages(json.loads(row[0]))
+            parts = passages(schema.decode(row[0]))
             if row[1] < len(parts):
                 out[h] = parts[row[1]]
     return out

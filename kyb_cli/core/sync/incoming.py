@@ -27,7 +27,7 @@ from typing import Any
 
 from kyb_cli.core.canon import git
 from kyb_cli.core.errors import RemoteError, StoreError
-from kyb_cli.core.records import keys
+from kyb_cli.core.records import keys, served
 
 MAX_BLOB_DEFAULT = 16 * 1024 * 1024
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -310,7 +310,7 @@ def check_tip(q: Quarantine, cwd: Path, tip: str, local: str | None) -> tuple[li
         contents = dict(zip([o for _p, o in candidates],
                             [obj[2] if obj else b"" for obj in _cat(q, cwd, [o for _p, o in candidates])]))
         for path, oid in candidates:
-            reason = keys.record_problem(path, contents.get(oid, b""))
+            reason = served.record_problem(path, contents.get(oid, b""))
             if reason is not None:
                 held.append((path, oid, reason))
     named = writers(q.run, cwd, tip, local, {(p, o) for p, o, _r in unsafe + held})

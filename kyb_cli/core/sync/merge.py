@@ -25,7 +25,8 @@ from typing import Any
 
 import pygit2
 
-from kyb_cli.core.records.keys import is_record_candidate, is_valid_key, key_of_path, kind_of_key, path_of_key, record_problem
+from kyb_cli.core.records.keys import is_record_candidate, is_valid_key, key_of_path, kind_of_key, path_of_key
+from kyb_cli.core.records.served import record_problem
 from kyb_cli.core.canon.tree import Entry, apply_changes, blob_at
 from kyb_cli.core.times.format import rfc3339
 
@@ -158,14 +159,6 @@ def tree_changes(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.T
                 out.setdefault(delta.old_file.path, None)
             out[delta.new_file.path] = (delta.new_file.id, int(delta.new_file.mode))
     return out
-
-
-def entry_at(commit: pygit2.Commit, path: str) -> Entry | None:
-    try:
-        obj = commit.tree[path]
-    except KeyError:
-        return None
-    return (obj.id, int(obj.filemode))
 
 
 def writer_of(repo: pygit2.Repository, tip: pygit2.Commit, path: str, entry: Entry | None) -> pygit2.Commit:

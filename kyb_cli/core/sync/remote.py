@@ -89,13 +89,6 @@ def _track(store: Store, name: str) -> None:
     config[f"branch.{branch}.merge"] = f"refs/heads/{branch}"
 
 
-def clone(url: str, path: Path) -> Store:
-    """`kyb init --clone`: the same fetch, checks and integration as `kyb sync` (sync/integrate.py)."""
-    from kyb_cli.core.sync.integrate import clone as core
-
-    return core(url, path)
-
-
 def remote_branch(store: Store, name: str = REMOTE) -> str | None:
     """The branch the remote's HEAD names (else `main`, else its first branch); None when it has none."""
     proc = run_git(["ls-remote", "--symref", name, "HEAD", "refs/heads/*"], cwd=store.path)
@@ -113,22 +106,6 @@ def remote_branch(store: Store, name: str = REMOTE) -> str | None:
     if not branches:
         return None
     return "main" if "main" in branches else sorted(branches)[0]
-
-
-def fetch(store: Store, name: str = REMOTE) -> None:
-    """Update `refs/remotes/<name>/*`; a concurrent fetch into the same store is waited out, not an error."""
-    for attempt in range(MAX_ATTEMPTS):
-        proc = run_git(["fetch", "--quiet", "--prune", "--no-tags", name,
-                        f"+refs/heads/*:refs/remotes/{name}/*"], cwd=store.path)
-        if proc.returncode == 0 or "cannot lock ref" not in (proc.stderr or ""):
-            break
-        time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
-    if proc.returncode != 0:
-        raise RemoteError(
-            f"cannot reach remote '{name}' ({remote_url(store, name)}): {_git_said(proc)} — local reads and "
-            "writes keep working; sync again when the remote is reachable",
-            remote=name,
-        )
 
 
 def push(store: Store, sha: str, branch: str, name: str = REMOTE) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kyb_cli.core.errors import EXIT_CODES, UsageError
+from kyb_cli.core.tools import sections
 
 BEGIN = "<!-- kyb:begin — managed by `kyb agents install`; `kyb agents uninstall` removes it -->"
 END = "<!-- kyb:end -->"
@@ -180,44 +181,17 @@ def _read(path: Path) -> str | None:
 
 
 def _find_block(text: str, begin: str = BEGIN, end_mark: str = END) -> tuple[int, int] | None:
-    """(start, end) of our block including its trailing newline, or None."""
-    start = text.find(begin)
-    if start < 0:
-        return None
-    end = text.find(end_mark, start)
-    if end < 0:
-        return None
-    end += len(end_mark)
-    if text.startswith("\r\n", end):
-        end += 2
-    elif text.startswith("\n", end):
-        end += 1
-    return start, end
+    return sections.find_block(text, begin, end_mark)
 
 
 def with_section(text: str | None, block: str, begin: str = BEGIN, end: str = END) -> str:
-    """The file text with our block in place: replaced where it is, else appended after a newline."""
-    if text is None:
-        return block
-    found = _find_block(text, begin, end)
-    if found is not None:
-        return text[:found[0]] + block + text[found[1]:]
-    return text + "\n" + block
+    """The file text with our block in place (tools/sections.py), between kyb's Markdown markers."""
+    return sections.with_section(text, block, begin, end)
 
 
 def without_section(text: str, begin: str = BEGIN, end: str = END) -> str | None:
-    """The file text with our block and the newline install put before it removed (None: delete)."""
-    found = _find_block(text, begin, end)
-    if found is None:
-        return text
-    start, stop = found
-    if start == 0:
-        rest = text[stop:]
-        return None if rest == "" else rest
-    # install put exactly one "\n" before the block
-    if text[start - 1] == "\n":
-        start -= 1
-    return text[:start] + text[stop:]
+    """The file text with our block removed (tools/sections.py); None: delete the file."""
+    return sections.without_section(text, begin, end)
 
 
 class _Plan:

@@ -25,7 +25,6 @@ from typing import Any
 
 from kyb_cli.core.records.model import FIELD_TYPES, KIND_FIELDS, Record
 
-ACTIVE_STATUSES = ("accepted", "proposed")
 RETIRED_STATUSES = ("superseded", "deprecated", "rejected")
 EXPORT_ONLY = ("kind", "state", "sha", "committed_at", "retracted_sha", "retracted_at", "archived_sha",
                "archived_at", "extra", "body", "key", "title")

@@ -105,23 +105,6 @@ def add_many(store, records: list[dict[str, Any]], *, attribution, dry_run: bool
     return apply(store, items, attribution=attribution, dry_run=dry_run, one_commit=one_commit, missing=[])
 
 
-def import_text(store, text: str, *, attribution, fmt: str = "jsonl", name: str = "body",
-                dry_run: bool = False, one_commit: bool = False) -> dict[str, Any]:
-    """Import rows `kyb export` wrote (jsonl/json/csv) or one Markdown document, given as text (the
-    HTTP door's `POST /import`): the same checks and batch as a file import, without a manifest."""
-    from kyb_cli.core.tools import import_read
-
-    if fmt not in ("md", "jsonl", "json", "csv"):
-        raise UsageError(f"format must be md, jsonl, json or csv, got '{fmt}'")
-    if fmt == "md":
-        items = [import_read.read_markdown(text, name, name, "knowledge")]
-        settle_keys(items, {}, kind="knowledge", key_from="path", tags=[])
-    else:
-        items = import_read.read_rows(text, name, fmt)
-        distinct_given_keys(items)
-    return apply(store, items, attribution=attribution, dry_run=dry_run, one_commit=one_commit, missing=[])
-
-
 # -- applying the plan ------------------------------------------------------------------------------
 
 def message(verb: str, key: str, attribution, reason: str | None = None) -> str:

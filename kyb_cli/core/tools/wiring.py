@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from kyb_cli.core.tools import jsonedit
+from kyb_cli.core.tools import jsonedit, sections
 
 HOOK_COMMAND = "kyb context --hook-json"
 SERVER_NAME = "kyb"
@@ -139,19 +139,17 @@ def _toml_block(edit: Edit) -> str:
 
 
 def _add_toml(text: str | None, edit: Edit) -> tuple[str | None, str | None]:
-    from kyb_cli.core.tools.agents import with_section
-
     try:
         data = tomllib.loads(text or "")
     except tomllib.TOMLDecodeError as exc:
         return text, f"{edit.path}: not edited (TOML error: {exc}); add [mcp_servers.kyb] by hand"
     if text is not None and TOML_BEGIN in text:
-        new = with_section(text, _toml_block(edit), TOML_BEGIN, TOML_END)
+        new = sections.with_section(text, _toml_block(edit), TOML_BEGIN, TOML_END)
         return new, None
     existing = data.get(edit.container[0], {}).get(edit.key) if isinstance(data.get(edit.container[0]), dict) else None
     if existing is not None:
         return text, f"{edit.path}: [mcp_servers.{edit.key}] is already there and is not kyb's block; left as it is"
-    new = with_section(text, _toml_block(edit), TOML_BEGIN, TOML_END)
+    new = sections.with_section(text, _toml_block(edit), TOML_BEGIN, TOML_END)
     try:
         tomllib.loads(new)
     except tomllib.TOMLDecodeError as exc:
@@ -160,8 +158,6 @@ def _add_toml(text: str | None, edit: Edit) -> tuple[str | None, str | None]:
 
 
 def _remove_toml(text: str | None) -> str | None | bool:
-    from kyb_cli.core.tools.agents import without_section
-
     if text is None or TOML_BEGIN not in text:
         return False
-    return without_section(text, TOML_BEGIN, TOML_END)
+    return sections.without_section(text, TOML_BEGIN, TOML_END)

@@ -1,0 +1,40 @@
+"""One call's state: whether its historical questions wait for a staged index's history, what shows
+the wait, and whether any of its reads answered from an incomplete history.
+
+It lives in a `contextvars.ContextVar`, never in a module global: under `kyb serve`'s thread pool
+(each request runs in its own copy of the context) or in threads of one process, every call sees and
+reports only its own reads. A door starts a call with `begin()`; the core reads `current()`.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass
+class Call:
+    wait: bool = True
+    # progress(done, total, stage) while waiting; None = silent
+    progress: Callable[[int, int, str], None] | None = None
+    history_complete: bool = True
+
+
+_CALL: ContextVar[Call | None] = ContextVar("kyb_call", default=None)
+
+
+def current() -> Call:
+    """This context's call, made on first use (a thread that began none gets its own)."""
+    call = _CALL.get()
+    if call is None:
+        call = Call()
+        _CALL.set(call)
+    return call
+
+
+def begin(wait: bool = True, progress: Callable[[int, int, str], None] | None = None) -> Call:
+    """A new call in this context: its own policy, nothing seen yet."""
+    call = Call(wait=wait, progress=progress)
+    _CALL.set(call)
+    return call

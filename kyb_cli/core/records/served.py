@@ -1,0 +1,61 @@
+"""Which versions are served: a record path, a file that parses, its key equal to the path's, and
+the protective write rules (size, no secret-looking text). Above keys, model and validate, so the key
+authority (keys.py) imports neither the parser nor the rules.
+"""
+
+from __future__ import annotations
+
+from kyb_cli.core.records.keys import is_record_candidate, path_problem
+from kyb_cli.core.records.model import RecordFormatError, parse
+from kyb_cli.core.records.validate import BODY_MAX_BYTES, find_secret
+
+
+def load(path: str, data: bytes | str):
+    """The record stored at `path` if kyb may serve it; RecordFormatError (`.reason`) otherwise.
+
+    Served means: a record path, a file that parses, the front matter's key equal to the path's,
+    no field that looks like a secret and a body within the size limit — the write rules `kyb add`
+    enforces that protect a reader. (Kind-field rules such as an incident's service are `kyb
+    check`'s business: a hand-written record missing one is still served.) A version that fails is
+    unreadable: never served by any door, listed by sync as held out, never winning a conflict.
+    """
+    if not is_record_candidate(path):
+        raise RecordFormatError("not a record path (knowledge/, incidents/ or tasks/ <key>.md)", path=path)
+    problem = path_problem(path)
+    if problem is not None:
+        raise RecordFormatError(problem, path=path)
+    record = parse(data, path=path)
+    key = path.split("/", 1)[1][:-3]
+    if record.key != key:
+        raise RecordFormatError(f"the front matter says key = '{record.key}' but the file is {path} "
+                                f"(key '{key}')", path=path)
+    problem = _protective_rules(record)
+    if problem is not None:
+        raise RecordFormatError(f"breaks a write rule: {problem}", path=path)
+    return record
+
+
+_SECRET_FIELDS = ("title", "body", "resolution", "detection", "blocked_reason", "assignee", "waits_on")
+
+
+def _protective_rules(record) -> str | None:
+    """The write rules that keep a reader safe: size, and no secret-looking text in any field."""
+    size = len(record.body.encode("utf-8"))
+    if size > BODY_MAX_BYTES:
+        return f"body is {size:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB)"
+    for name in _SECRET_FIELDS:
+        if find_secret(getattr(record, name) or "") is not None:
+            return f"{name} looks like a secret"
+    for ref in record.refs:
+        if find_secret(ref) is not None:
+            return "refs look like a secret"
+    return None
+
+
+def record_problem(path: str, data: bytes | str) -> str | None:
+    """Why the file at `path` is not a servable record (see `load`), or None when it is one."""
+    try:
+        load(path, data)
+    except RecordFormatError as exc:
+        return exc.reason
+    return None
