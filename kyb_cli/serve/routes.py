@@ -34,7 +34,6 @@ class Route:
         return self.call.__name__
 
 
-KEY = P("key", description="Record key: [a-z0-9-], at most 100 characters.", required=True)
 TODAY = P("today", description="The reader's calendar day YYYY-MM-DD (default: the server's local date).")
 LIST_LIMIT = P("limit", "integer", 50, f"At most N rows (max {LISTING_MAX_LIMIT}).", minimum=0,
                maximum=LISTING_MAX_LIMIT)
