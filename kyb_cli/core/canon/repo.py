@@ -18,6 +18,7 @@ import pygit2
 from kyb_cli.core.errors import NotFound, StoreError
 from kyb_cli.core.records.keys import load
 from kyb_cli.core.records.model import Record
+from kyb_cli.core.records.secrets import shown
 
 DEFAULT_AUTHOR = ("kyb", "kyb@localhost")
 
@@ -92,12 +93,12 @@ class Store:
     def resolve(self, rev: str) -> pygit2.Commit:
         """Any revision Git can resolve (sha, short sha, HEAD~2, tag, branch) as a commit."""
         if not rev or rev.startswith("-"):
-            raise NotFound(f"unknown revision '{rev}'")
+            raise NotFound(f"unknown revision '{shown(rev)}'")
         try:
             obj = self.repo.revparse_single(rev)
             return obj.peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-            raise NotFound(f"unknown revision '{rev}'") from None
+            raise NotFound(f"unknown revision '{shown(rev)}'") from None
 
     # -- objects ----------------------------------------------------------------------------------
 

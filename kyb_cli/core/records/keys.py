@@ -102,23 +102,15 @@ def load(path: str, data: bytes | str):
     return record
 
 
-_SECRET_FIELDS = ("title", "body", "resolution", "detection", "blocked_reason", "assignee", "waits_on")
-
-
 def _protective_rules(record) -> str | None:
     """The write rules that keep a reader safe: size, and no secret-looking text in any field."""
-    from kyb_cli.core.records.validate import BODY_MAX_BYTES, find_secret
+    from kyb_cli.core.records.validate import BODY_MAX_BYTES, secret_in, secret_message
 
     size = len(record.body.encode("utf-8"))
     if size > BODY_MAX_BYTES:
         return f"body is {size:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB)"
-    for name in _SECRET_FIELDS:
-        if find_secret(getattr(record, name) or "") is not None:
-            return f"{name} looks like a secret"
-    for ref in record.refs:
-        if find_secret(ref) is not None:
-            return "refs look like a secret"
-    return None
+    found = secret_in(record)  # the same scanner over the same fields as a local write
+    return secret_message(found) if found is not None else None
 
 
 def record_problem(path: str, data: bytes | str) -> str | None:
