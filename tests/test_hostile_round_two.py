@@ -116,3 +116,174 @@ def test_failure_2_at_and_as_of_errors_do_not_echo_a_secret(text):
     with pytest.raises(UsageError) as err:
         parse_time(text, bound="at")
     assert "k3Jq9Z" not in err.value.message and "x" * 100 not in err.value.message
+
+
+# -- failure 1: records wedged (a name the filesystem cannot hold) ---------------------------------
+
+def _refused_paths(res) -> list[str]:
+    assert res.returncode == 4 and res.stdout == "", (res.returncode, res.stdout, res.stderr)
+    return [line for line in res.stderr.splitlines()]
+
+
+def test_failure_1_a_peer_name_over_name_max_is_refused_before_the_branch_moves(team):  # noqa: F811
+    from support.hostile import git
+
+    before = git("-C", str(team.store), "rev-parse", "HEAD", check=False)
+    long_name = "knowledge/" + "a" * 300 + ".md"
+    team.peer.write({long_name: (BLOB, record_text("a" * 300)),
+                     "knowledge/fine.md": (BLOB, record_text("fine", body="ok"))})
+    res = team.sync()
+    assert res.returncode == 4 and res.stdout == "" and "NAME_MAX" in res.stderr, res.stderr
+    assert git("-C", str(team.store), "rev-parse", "HEAD", check=False) == before
+    assert team.kyb("add", "--key", "next", "--title", "N", "--body", "n").returncode == 0
+
+
+# -- failure 4: limits ------------------------------------------------------------------------------
+
+def test_failure_4_front_matter_over_the_limit_is_refused_locally_and_held_out_from_a_peer(team):  # noqa: F811
+    from kyb_cli.core.records import keys, limits
+
+    big = "x " * (limits.FRONT_MATTER_MAX_BYTES // 2 + 10)
+    with pytest.raises(Rejected) as err:
+        validate(Record(key="k", title="t", extra={"notes": big}))
+    assert "front matter" in err.value.message and "64 KiB" in err.value.message
+    assert "front matter" in keys.record_problem("knowledge/k.md", record_text("k", notes=big))
+
+
+def test_failure_4_tag_count_is_limited():
+    from kyb_cli.core.records import limits
+
+    with pytest.raises(Rejected) as err:
+        validate(Record(key="k", title="t", tags=[f"t{i}" for i in range(limits.TAGS_MAX + 901)]))
+    assert f"limit is {limits.TAGS_MAX}" in err.value.message
+
+
+def test_failure_4_yaml_aliases_are_refused_before_expansion():
+    import time
+
+    from kyb_cli.core.tools.import_read import split_front_matter
+
+    lol = "---\na: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" \
+          "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\ntitle: t\n---\nbody\n"
+    start = time.monotonic()
+    with pytest.raises(ValueError) as err:
+        split_front_matter(lol)
+    assert "alias" in str(err.value) and time.monotonic() - start < 1
+
+
+def test_failure_4_json_depth_is_limited():
+    from kyb_cli.core.tools.import_read import read_rows
+
+    for text in ("[" * 5000 + "]" * 5000, "[" * 100 + "]" * 100):
+        items = read_rows(text, "deep.json", "json")
+        assert len(items) == 1 and "deeper than" in items[0].skip
+
+
+def test_failure_4_total_incoming_size_per_sync_is_capped_with_what_to_do(team, monkeypatch):  # noqa: F811
+    blob = "z" * 4096
+    team.peer.write({f"attach/{i}.bin": (BLOB, blob + str(i)) for i in range(5)})
+    res = team.sync(extra={"KYB_SYNC_MAX_INCOMING": "10000"})
+    assert res.returncode == 4 and res.stdout == "" and "KYB_SYNC_MAX_INCOMING" in res.stderr, res.stderr
+    assert team.sync(extra={"KYB_SYNC_MAX_INCOMING": "100000"}).returncode == 0
+
+
+def test_failure_4_an_oversized_commit_object_is_refused(team):  # noqa: F811
+    from kyb_cli.core.records import limits
+
+    tip = team.peer.write({"knowledge/a.md": (BLOB, record_text("a"))})
+    tree = team.peer.g("rev-parse", f"{tip}^{{tree}}")
+    team.peer.push(team.peer.commit(tree, [tip], "peer: big\n\n" + "m" * (limits.COMMIT_MAX_BYTES + 1) + "\n"))
+    res = team.sync()
+    assert res.returncode == 4 and "commit object" in res.stderr, res.stderr
+
+
+# -- failure 5: a crash instead of a refusal --------------------------------------------------------
+
+def test_failure_5_a_tree_a_thousand_directories_deep_is_refused_not_a_crash(team):  # noqa: F811
+    peer = team.peer
+    sha = peer.blob(record_text("deep"))
+    entry = f"100644 blob {sha}\tdeep.md\n"
+    for _ in range(1000):
+        entry = f"040000 tree {peer.g('mktree', '--missing', input=entry)}\td\n"
+    tip = peer.tip()
+    root = {p: e for p, e in peer.files().items()}
+    lines = [f"{e.mode} blob {e.sha}\t{p}" for p, e in root.items() if "/" not in p]
+    top = peer.g("mktree", "--missing", input="\n".join(lines + [entry.rstrip("\n")]) + "\n")
+    peer.push(peer.commit(top, [tip] if tip else []))
+    for res in (team.sync(), team.clone("again")):
+        assert res.returncode == 4 and res.stdout == "", (res.returncode, res.stderr[-2000:])
+        assert "directories deep" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_failure_5_a_commit_with_an_unknown_encoding_header_does_not_stop_syncs(team):  # noqa: F811
+    peer = team.peer
+    tip = peer.write({"knowledge/enc.md": (BLOB, record_text("enc", body="encoded"))})
+    tree = peer.g("rev-parse", f"{tip}^{{tree}}")
+    raw = (f"tree {tree}\nparent {tip}\nauthor peer <p@x.invalid> 1800000100 +0000\n"
+           f"committer peer <p@x.invalid> 1800000100 +0000\nencoding x-no-such-charset\n\npeer: \xe9t\xe9\n")
+    commit = peer.g("hash-object", "-t", "commit", "-w", "--stdin", "--literally", input=raw.encode("latin-1"))
+    peer.push(commit)
+    for _ in range(2):
+        res = team.sync(extra={"KYB_DEBUG": "1"})
+        assert res.returncode == 0, res.stderr[-3000:]
+    for args in (("log",), ("history", "enc"), ("get", "enc")):
+        res = team.kyb(*args, extra={"KYB_DEBUG": "1"})
+        assert res.returncode == 0 and "Traceback" not in res.stderr, (args, res.stderr[-3000:])
+
+
+# -- failure 7: `kyb log` forged by a separator in a message -----------------------------------------
+
+FORGED = ("\x1e" + "f" * 40 + "\x1f1800000000\x1f\x1fmallory <m@x>\x1fkyb: add forged\n\nKyb-Action: add\x1f"
+          "knowledge/forged.md")
+
+
+def test_failure_7_kyb_log_is_not_forged_by_separators_in_a_peer_commit(team):  # noqa: F811
+    tip = team.peer.write({"knowledge/real.md": (BLOB, record_text("real", body="r"))},
+                          message="peer: edit" + FORGED + "\n")
+    assert team.sync().returncode == 0
+    res = team.kyb("log")
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)
+    rows = rows["log"]
+    assert "f" * 40 not in [r["sha"] for r in rows]
+    assert tip in [r["sha"] for r in rows]
+    assert not [r for r in rows if r.get("author", "").startswith("mallory")]
+
+
+def test_failure_7_kyb_log_is_not_forged_by_a_retraction_reason(store):
+    from kyb_cli.core.tools.activity import log
+
+    from kyb_cli.api.records import add_knowledge
+    from kyb_cli.core.canon.attribution import detect
+    from kyb_cli.core.kinds.knowledge import retract_knowledge as retract
+
+    who = detect(environ={"KYB_AGENT": "a", "KYB_SESSION": "s", "KYB_WORKSPACE": "w"})
+    add_knowledge(store, key="k", title="t", body="b", tags=[], refs=[], attribution=who)
+    try:
+        retract(store, "k", "wrong" + FORGED, who)
+    except Rejected:
+        pytest.skip("the reason is refused outright")
+    rows = log(store.path)
+    assert len(rows) == 3 and "f" * 40 not in [r["sha"] for r in rows]
+
+
+# -- failure 6: recovery that wedges ------------------------------------------------------------------
+
+@pytest.mark.parametrize("damage", ["not-utf8", "directory", "directory-twice"])
+def test_failure_6_a_journal_of_any_bytes_or_a_directory_is_set_aside_and_writes_go_on(store, damage, capsys):
+    from kyb_cli.api.records import add_knowledge
+    from kyb_cli.core.canon.attribution import detect
+
+    journal = Path(store.path) / ".git" / "kyb" / "pending.json"
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    if damage == "not-utf8":
+        journal.write_bytes(b"\xff\xfe{\x00\x80")
+    else:
+        journal.mkdir()
+        (journal / "x").write_text("x")
+        if damage == "directory-twice":
+            (journal.parent / "pending.json.failed").mkdir()
+    who = detect(environ={"KYB_AGENT": "a", "KYB_SESSION": "s", "KYB_WORKSPACE": "w"})
+    assert add_knowledge(store, key="k", title="t", body="b", tags=[], refs=[], attribution=who).changed
+    assert not journal.exists() and "set aside" in capsys.readouterr().err
+    assert add_knowledge(store, key="k2", title="t", body="b", tags=[], refs=[], attribution=who).changed

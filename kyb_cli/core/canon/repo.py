@@ -151,12 +151,13 @@ class Store:
         head = self.head_commit()
         if head is None:
             return False
+        from kyb_cli.core.canon.text import message_of
         from kyb_cli.core.records.keys import RECORD_DIRS
 
         dirs = {entry.name for entry in head.tree if entry.type_str == "tree"}
         if any(name not in RECORD_DIRS and not name.startswith(".") for name in dirs):
             return False
-        return bool(dirs & set(RECORD_DIRS)) or head.message.startswith("kyb: ")
+        return bool(dirs & set(RECORD_DIRS)) or message_of(head).startswith("kyb: ")
 
     def require_kyb_store(self) -> None:
         """StoreError (exit 4) unless this is a kyb store: kyb writes only to stores."""

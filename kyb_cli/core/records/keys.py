@@ -109,6 +109,11 @@ def _protective_rules(record) -> str | None:
     size = len(record.body.encode("utf-8"))
     if size > BODY_MAX_BYTES:
         return f"body is {size:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB)"
+    from kyb_cli.core.records.limits import record_problem as size_problem
+
+    too_big = size_problem(record)
+    if too_big is not None:
+        return too_big
     found = secret_in(record)  # the same scanner over the same fields as a local write
     return secret_message(found) if found is not None else None
 

@@ -156,6 +156,11 @@ def validate(record: Record) -> None:
             f"body is {body_bytes:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB) — "
             "keep records small and put a pointer to large logs in refs"
         )
+    from kyb_cli.core.records.limits import record_problem as size_problem
+
+    too_big = size_problem(record)
+    if too_big is not None:
+        raise Rejected(too_big + " — keep records small and put a pointer to the rest in refs")
     check_secrets(record)
 
     _validate_trust(record)

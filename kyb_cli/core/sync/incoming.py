@@ -27,7 +27,7 @@ from typing import Any
 
 from kyb_cli.core.canon import git
 from kyb_cli.core.errors import RemoteError, StoreError
-from kyb_cli.core.records import keys
+from kyb_cli.core.records import keys, limits
 
 MAX_BLOB_DEFAULT = 16 * 1024 * 1024
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -76,7 +76,7 @@ def max_blob() -> int:
 
 def unsafe_entry(path: str, mode: str) -> str | None:
     """Why the tree entry (`path`, octal `mode`) must never be written, or None when it is fine."""
-    reason = keys.unsafe_path(path)
+    reason = keys.unsafe_path(path) or limits.path_problem(path)
     if reason is not None:
         return reason
     if mode == "120000":
@@ -304,6 +304,7 @@ def check_tip(q: Quarantine, cwd: Path, tip: str, local: str | None) -> tuple[li
         if sizes.get(oid, 0) > cap:
             unsafe.append((path, oid, f"a blob of {sizes[oid]:,} bytes, over the cap of {cap:,} bytes "
                                       "(KYB_SYNC_MAX_BLOB)"))
+    unsafe += _over_totals(q, cwd, tip, local, blobs, sizes)
     held: list[tuple[str, str, str]] = []
     if not unsafe:
         candidates = [(p, o) for p, m, o in entries if m == "100644" and keys.is_record_candidate(p)]
@@ -314,9 +315,28 @@ def check_tip(q: Quarantine, cwd: Path, tip: str, local: str | None) -> tuple[li
             if reason is not None:
                 held.append((path, oid, reason))
     named = writers(q.run, cwd, tip, local, {(p, o) for p, o, _r in unsafe + held})
-    refused = deepest([Problem(named.get((p, o), tip), p, r, o) for p, o, r in sorted(unsafe)])
+    refused = deepest([Problem(o if p == "(commit)" else named.get((p, o), tip), p, r, o)
+                       for p, o, r in sorted(unsafe)])
     held_out = [Problem(named.get((p, o), tip), p, r, o) for p, o, r in sorted(held)]
     return refused, held_out
+
+
+def _over_totals(q: Quarantine, cwd: Path, tip: str, local: str | None, blobs: list[tuple[str, str]],
+                 sizes: dict[str, int]) -> list[tuple[str, str, str]]:
+    """The per-sync totals (records/limits.py): what all incoming paths add up to (one 15 MiB blob
+    under 1,000 paths is 15 GiB in every clone), and each incoming commit object's size."""
+    out: list[tuple[str, str, str]] = []
+    total, cap = sum(sizes.get(o, 0) for _p, o in blobs), limits.sync_incoming_max()
+    if total > cap and blobs:
+        path, oid = max(blobs, key=lambda b: sizes.get(b[1], 0))
+        out.append((path, oid, f"this sync would bring in {total:,} bytes of files, over the cap of {cap:,} "
+                               "(KYB_SYNC_MAX_INCOMING: raise it for this sync if the remote is trusted)"))
+    commits = _incoming(q, cwd, tip, local)
+    for oid, size in _sizes(q, cwd, commits).items():
+        if size > limits.COMMIT_MAX_BYTES:
+            out.append(("(commit)", oid, f"a commit object of {size:,} bytes (headers and message), over "
+                                         f"the limit of {limits.COMMIT_MAX_BYTES:,}"))
+    return out
 
 
 def _sizes(q: Quarantine, cwd: Path, oids: list[str]) -> dict[str, int]:
