@@ -287,3 +287,44 @@ def test_failure_6_a_journal_of_any_bytes_or_a_directory_is_set_aside_and_writes
     assert add_knowledge(store, key="k", title="t", body="b", tags=[], refs=[], attribution=who).changed
     assert not journal.exists() and "set aside" in capsys.readouterr().err
     assert add_knowledge(store, key="k2", title="t", body="b", tags=[], refs=[], attribution=who).changed
+
+
+def test_failure_6_a_killed_syncs_quarantine_is_cleaned_up_by_the_next_sync(team):  # noqa: F811
+    left = team.store / ".git" / "kyb" / "quarantine-999999"
+    (left / "pack").mkdir(parents=True)
+    (left / "pack" / "junk.pack").write_bytes(b"x" * 100)
+    team.peer.write({"knowledge/q.md": (BLOB, record_text("q", body="q"))})
+    assert team.sync().returncode == 0
+    assert not left.exists()
+    assert not [p for p in (team.store / ".git" / "kyb").iterdir() if p.name.startswith("quarantine-")]
+
+
+# -- failure 3: a full disk makes a landed sync look failed ------------------------------------------
+
+def test_failure_3_a_full_disk_after_the_push_landed_is_success(tmp_path, store, monkeypatch):
+    import errno
+    import subprocess
+
+    import pygit2.references
+
+    from kyb_cli.api.records import add_knowledge
+    from kyb_cli.api.sync import set_remote, sync
+    from kyb_cli.core.canon.attribution import detect
+
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    set_remote(store, str(remote))
+    who = detect(environ={"KYB_AGENT": "a", "KYB_SESSION": "s", "KYB_WORKSPACE": "w"})
+    add_knowledge(store, key="k", title="t", body="b", tags=[], refs=[], attribution=who)
+    real = pygit2.references.References.create
+
+    def full(self, name, *args, **kw):
+        if name.startswith("refs/remotes/"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, name, *args, **kw)
+
+    monkeypatch.setattr(pygit2.references.References, "create", full)
+    reply = sync(store, attribution=who)
+    assert reply["pushed"] is True
+    head = subprocess.run(["git", "--git-dir", str(remote), "rev-parse", "HEAD"], capture_output=True, text=True)
+    assert head.stdout.strip() == reply["head"]

@@ -169,8 +169,24 @@ def fetch(store_path: Path, git_dir: Path, remote: str, branch: str, local: str 
         return _fetch_locked(store_path, git_dir, remote, branch, local, said)
 
 
+def sweep_quarantines(git_dir: Path) -> None:
+    """Remove the quarantine directories of syncs that were killed (call under the fetch lock: no
+    other fetch of this store is running, so every quarantine left there is dead)."""
+    base = git_dir / "kyb"
+    try:
+        stale = [p for p in base.iterdir() if p.name.startswith("quarantine-")]
+    except OSError:
+        return
+    for path in stale:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
 def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, local: str | None,
                   said) -> Incoming | None:
+    sweep_quarantines(git_dir)
     q = Quarantine(git_dir)
     try:
         proc = _fetch(q, store_path, remote, branch, fsck=True)
