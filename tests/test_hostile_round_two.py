@@ -328,3 +328,20 @@ def test_failure_3_a_full_disk_after_the_push_landed_is_success(tmp_path, store,
     assert reply["pushed"] is True
     head = subprocess.run(["git", "--git-dir", str(remote), "rev-parse", "HEAD"], capture_output=True, text=True)
     assert head.stdout.strip() == reply["head"]
+
+
+# -- failure 10: smaller items ------------------------------------------------------------------------
+
+def test_failure_10_a_peer_planted_kyb_toml_in_the_store_does_not_redirect_kyb(store_path, tmp_path, monkeypatch):
+    from kyb_cli.core.config.locate import locate
+
+    monkeypatch.delenv("KYB_STORE", raising=False)
+    (store_path / "knowledge").mkdir(exist_ok=True)
+    (store_path / ".kyb.toml").write_text(f'store = "{tmp_path / "elsewhere"}"\n')
+    (store_path / "knowledge" / ".kyb.toml").write_text(f'store = "{tmp_path / "elsewhere"}"\n')
+    for where in (store_path, store_path / "knowledge"):
+        assert "elsewhere" not in str(locate(cwd=where).path)
+    outside = tmp_path / "project"
+    outside.mkdir()
+    (outside / ".kyb.toml").write_text(f'store = "{store_path}"\n')
+    assert locate(cwd=outside).path == store_path
