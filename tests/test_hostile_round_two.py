@@ -345,3 +345,19 @@ def test_failure_10_a_peer_planted_kyb_toml_in_the_store_does_not_redirect_kyb(s
     outside.mkdir()
     (outside / ".kyb.toml").write_text(f'store = "{store_path}"\n')
     assert locate(cwd=outside).path == store_path
+
+
+def test_failure_10_init_clone_with_a_relative_path_works(team, monkeypatch):  # noqa: F811
+    team.peer.write({"knowledge/rel.md": (BLOB, record_text("rel", body="relative"))})
+    monkeypatch.chdir(team.remote.parent)
+    from support.hostile import git  # noqa: F401
+
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "kyb_cli", "init", "--clone", team.remote.name, "relclone"],
+                         capture_output=True, text=True, env=team.env, cwd=team.remote.parent)
+    assert res.returncode == 0, res.stderr
+    got = subprocess.run([sys.executable, "-m", "kyb_cli", "--store", "relclone", "get", "rel"],
+                         capture_output=True, text=True, env=team.env, cwd=team.remote.parent)
+    assert got.returncode == 0 and "relative" in got.stdout, got.stderr
