@@ -361,3 +361,17 @@ def test_failure_10_init_clone_with_a_relative_path_works(team, monkeypatch):  #
     got = subprocess.run([sys.executable, "-m", "kyb_cli", "--store", "relclone", "get", "rel"],
                          capture_output=True, text=True, env=team.env, cwd=team.remote.parent)
     assert got.returncode == 0 and "relative" in got.stdout, got.stderr
+
+
+def test_failure_10_a_shallow_remote_gets_advice_that_helps(team, tmp_path):  # noqa: F811
+    import subprocess
+
+    team.peer.write({"knowledge/s1.md": (BLOB, record_text("s1", body="one"))})
+    team.peer.write({"knowledge/s2.md": (BLOB, record_text("s2", body="two"))})
+    shallow = tmp_path / "shallow.git"
+    subprocess.run(["git", "clone", "-q", "--bare", "--depth", "1", f"file://{team.remote}", str(shallow)],
+                   check=True, capture_output=True)
+    res = team.kyb("init", "--clone", str(shallow), str(tmp_path / "from-shallow"), store=None)
+    assert res.returncode in (0, 5), res.stderr
+    if res.returncode == 5:
+        assert "sync again" not in res.stderr and "--unshallow" in res.stderr, res.stderr

@@ -66,6 +66,11 @@ class Refused(StoreError):
         self.problems = problems
 
 
+SHALLOW = ("remote '{remote}' sent no usable history — a shallow clone (`git rev-parse "
+           "--is-shallow-repository` says true there) cannot be synced with, and syncing again will not "
+           "help: run `git fetch --unshallow` in that repository, or point kyb at a full copy")
+
+
 def max_blob() -> int:
     from kyb_cli.core.settings import env_int
 
@@ -194,6 +199,8 @@ def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, loc
             err = proc.stderr.decode("utf-8", errors="replace") if isinstance(proc.stderr, bytes) else proc.stderr
             if "couldn't find remote ref" in err:
                 return None
+            if "shallow" in err:
+                raise RemoteError(SHALLOW.format(remote=remote), remote=remote)
             failed = [m.groups() for m in map(_FSCK_LINE.match, err.splitlines()) if m]
             if failed:
                 q.drop()
@@ -204,8 +211,8 @@ def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, loc
                 f"cannot reach remote '{remote}': {said(text)} — local reads and writes keep working; "
                 "sync again when the remote is reachable", remote=remote)
         tip = _fetch_head(git_dir)
-        if tip is None:
-            raise StoreError("git fetch wrote no FETCH_HEAD; sync again")
+        if tip is None:  # seen with a shallow remote: git takes nothing and says nothing
+            raise RemoteError(SHALLOW.format(remote=remote), remote=remote)
         problems, held = check_tip(q, store_path, tip, local)
         if problems:
             raise Refused(problems)
