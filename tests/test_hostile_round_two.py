@@ -375,3 +375,30 @@ def test_failure_10_a_shallow_remote_gets_advice_that_helps(team, tmp_path):  # 
     assert res.returncode in (0, 5), res.stderr
     if res.returncode == 5:
         assert "sync again" not in res.stderr and "--unshallow" in res.stderr, res.stderr
+
+
+# -- failure 9: terminal escapes ---------------------------------------------------------------------
+
+EVIL = "t\x1b]0;pwned\x07\x1b[2J\x9b31m\r"
+
+
+def test_failure_9_terminal_output_escapes_control_sequences(monkeypatch, capsys):
+    from kyb_cli.cli import output, render
+
+    monkeypatch.setattr(output, "wants_json", lambda: False)
+    seen = []
+    output.emit({"key": "k", "title": EVIL, "rows": [{"message": EVIL}]},
+                lambda c, d: seen.append(d))
+    for value in (seen[0]["title"], seen[0]["rows"][0]["message"]):
+        assert not [ch for ch in value if ch in "\x1b\x9b\x07\r"], value
+    assert seen[0]["title"].startswith("t\\x1b]0;pwned\\x07")
+    assert render.terminal_text("a\nb\tc") == "a\nb\tc"
+
+
+def test_failure_9_json_output_keeps_escapes_escaped(monkeypatch, capsys):
+    from kyb_cli.cli import output
+
+    monkeypatch.setattr(output, "wants_json", lambda: True)
+    output.emit({"title": "t\x1b[2J"})
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\u001b" in out
