@@ -402,3 +402,13 @@ def test_failure_9_json_output_keeps_escapes_escaped(monkeypatch, capsys):
     output.emit({"title": "t\x1b[2J"})
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\u001b" in out
+
+
+def test_failure_10_jsonl_values_are_not_coerced_to_python_reprs():
+    from kyb_cli.core.tools.import_read import read_rows
+
+    line = json.dumps({"key": "k", "title": {"a": 1}, "body": [1, "x"], "tags": ["t", True]})
+    [item] = read_rows(line, "rows.jsonl", "jsonl")
+    record = item.record
+    assert record.title == '{"a": 1}' and record.body == '[1, "x"]'
+    assert "True" not in record.tags and "{'a'" not in record.title

@@ -187,6 +187,10 @@ def _text(value: Any) -> str:
         return ""
     if isinstance(value, (dt.date, dt.datetime)):
         return value.isoformat()
+    if isinstance(value, bool):  # JSON's spelling, never Python's repr (`True`, `{'a': 1}`)
+        return "true" if value else "false"
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, ensure_ascii=False, default=str)
     return str(value).strip()
 
 
