@@ -412,3 +412,17 @@ def test_failure_10_jsonl_values_are_not_coerced_to_python_reprs():
     record = item.record
     assert record.title == '{"a": 1}' and record.body == '[1, "x"]'
     assert "True" not in record.tags and "{'a'" not in record.title
+
+
+# -- failure 8: bad input reaching internal errors ---------------------------------------------------
+
+@pytest.mark.parametrize("args", [[b"get", b"\xff\xfek"], [b"add", b"--key", b"k", b"--title", b"t\xff", b"--body", b"b"],
+                                  [b"query", b"a\xffb"]])
+def test_failure_8_a_cli_argument_that_is_not_utf8_is_a_usage_error(store_path, args):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "KYB_STORE": str(store_path)}
+    res = subprocess.run([sys.executable.encode(), b"-m", b"kyb_cli", *args], capture_output=True, env=env)
+    assert res.returncode == 2 and res.stdout == b"" and b"not valid UTF-8" in res.stderr, res.stderr
