@@ -426,3 +426,34 @@ def test_failure_8_a_cli_argument_that_is_not_utf8_is_a_usage_error(store_path, 
     env = {**os.environ, "KYB_STORE": str(store_path)}
     res = subprocess.run([sys.executable.encode(), b"-m", b"kyb_cli", *args], capture_output=True, env=env)
     assert res.returncode == 2 and res.stdout == b"" and b"not valid UTF-8" in res.stderr, res.stderr
+
+
+@pytest.mark.slow
+def test_failure_8_http_bad_bodies_and_params_are_4xx_never_500(tmp_path):
+    pytest.importorskip("uvicorn")
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.serve_proc import Served
+
+    store = tmp_path / "store"
+    env = {**os.environ}
+    assert subprocess.run([sys.executable, "-m", "kyb_cli", "init", str(store)], env=env,
+                          capture_output=True).returncode == 0
+    server = Served.start(store, env=env)
+    try:
+        bad = [
+            server.request("POST", "/knowledge", raw=b"[" * 5000 + b"]" * 5000,
+                           headers={"Content-Type": "application/json"}),
+            server.request("POST", "/knowledge", raw=b'{"key": "s", "title": "\\ud800", "body": "b"}',
+                           headers={"Content-Type": "application/json"}),
+            server.post("/knowledge", {"key": "tags", "title": "t", "body": "b",
+                                       "tags": [f"t{i}" for i in range(1001)]}),
+            server.get("/records/x?at=%00"),
+        ]
+        for reply in bad:
+            assert 400 <= reply.status < 500, (reply.status, reply.raw[:300])
+            assert b"Traceback" not in reply.raw
+    finally:
+        server.stop()

@@ -55,16 +55,24 @@ def record_problem(record) -> str | None:
     return None
 
 
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
 def json_depth(value) -> int:
-    """How deeply `value` nests lists and dicts, walked without recursion."""
+    """How deeply `value` nests lists and dicts, walked without recursion; ValueError on a string
+    holding a lone surrogate (`"\\ud800"` is valid JSON but no UTF-8 text: it cannot be stored)."""
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        if isinstance(item, str) and _has_surrogate(item):
+            raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff): not text kyb can store")
         if isinstance(item, dict):
+            stack.extend((k, depth) for k in item)
             item = list(item.values())
         if isinstance(item, list):
             deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in item if isinstance(v, (list, dict)))
+            stack.extend((v, depth + 1) for v in item if isinstance(v, (list, dict, str)))
     return deepest
 
 
