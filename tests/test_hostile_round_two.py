@@ -457,3 +457,15 @@ def test_failure_8_http_bad_bodies_and_params_are_4xx_never_500(tmp_path):
             assert b"Traceback" not in reply.raw
     finally:
         server.stop()
+
+
+def test_failure_8_serve_imports_what_it_needs_before_accepting_a_connection():
+    import subprocess
+    import sys
+
+    code = ("import sys; from kyb_cli.api.preload import preload; skipped = preload(); "
+            "missing = [m for m in ('kyb_cli.core.kinds.knowledge', 'kyb_cli.core.canon.transaction', "
+            "'kyb_cli.core.index.reads', 'kyb_cli.core.search.pipeline') if m not in sys.modules]; "
+            "print(missing)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
