@@ -52,10 +52,11 @@ def today_arg(value: str | None) -> date | None:
     if value is None:
         return None
     from kyb_cli.core.errors import UsageError
+    from kyb_cli.core.records.secrets import shown
     from kyb_cli.core.records.validate import is_date
 
     if not is_date(value):
-        raise UsageError(f"--today wants a date YYYY-MM-DD (got '{value}')")
+        raise UsageError(f"--today wants a date YYYY-MM-DD (got '{shown(value)}')")
     return date.fromisoformat(value)
 
 

@@ -156,6 +156,11 @@ def query(argv: list[str]) -> int | None:
 def main() -> None:
     """`kyb`: the fast path for a plain JSON query, else the Click command line."""
     argv = sys.argv[1:]
+    for n, arg in enumerate(argv, 1):  # bytes that are not UTF-8 arrive as lone surrogates
+        if any("\udc80" <= ch <= "\udcff" for ch in arg):
+            sys.stderr.write(f"kyb: argument {n} is not valid UTF-8 — keys, titles and text are UTF-8 "
+                             "(exit 2: usage)\n")
+            sys.exit(2)
     if argv and "query" in argv[:4] and os.environ.get("KYB_FAST", "1") != "0":
         code = query(argv)
         if code is not None:

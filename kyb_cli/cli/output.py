@@ -56,13 +56,17 @@ def emit(data: Any, human: Callable[[Any, Any], None] | None = None) -> None:
             console().print_json(dumps(data))
         sys.stdout.flush()
         return
-    human(console(), data)
+    from kyb_cli.cli.render import terminal_safe
+
+    human(console(), terminal_safe(data))
 
 
 def print_error(exc: KybError) -> None:
     """One `kyb:` line; a refused sync or clone (refuse-unsafe) adds one JSON line naming each
     commit, path and reason, so a script or an agent can act on it without parsing prose."""
-    sys.stderr.write(f"kyb: {exc.message}\n")
+    from kyb_cli.cli.render import terminal_text
+
+    sys.stderr.write(f"kyb: {terminal_text(exc.message)}\n")
     refused = exc.details.get("refused") if isinstance(exc.details, dict) else None
     if refused:
         import json

@@ -117,3 +117,24 @@ def history_view(c: Any, d: dict[str, Any]) -> None:
         table.add_row(row["sha"][:12], row["committed_at"], f"[{colours.get(row['change'], 'white')}]{row['change']}[/]",
                       row.get("agent", ""), row.get("message", ""))
     c.print(table)
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), 0x0b, 0x0c, 0x0d, *range(0x0e, 0x20), *range(0x7f, 0xa0))}
+
+
+def terminal_text(text: str) -> str:
+    """`text` safe to print on a terminal: control characters (ESC, CSI, BEL, CR, C1 …) shown as
+    `\\xNN`, so a title, body or commit trailer cannot move the cursor, retitle the window or hide
+    lines (issue 24, failure 9). Newlines and tabs stay. JSON output keeps its own escaping."""
+    return text.replace("\r\n", "\n").translate(_CONTROL)
+
+
+def terminal_safe(data: Any) -> Any:
+    """`data` with every string passed through terminal_text (dict keys too)."""
+    if isinstance(data, str):
+        return terminal_text(data)
+    if isinstance(data, dict):
+        return {terminal_safe(k): terminal_safe(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [terminal_safe(v) for v in data]
+    return data

@@ -54,6 +54,7 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_HELPER_IDLE": "Seconds the embedding helper stays up without requests (default 600).",
     "KYB_SYNC_TIMEOUT": "Seconds each remote operation of kyb sync may take (default 60).",
     "KYB_SYNC_MAX_BLOB": "Bytes a single file from a remote may have; a bigger one refuses the sync or clone (default 16 MiB).",
+    "KYB_SYNC_MAX_INCOMING": "Bytes of new files one sync or clone may bring in altogether; more refuses it, saying so (default 256 MiB; raise it for one sync from a trusted remote).",
     "KYB_CLOCK_SKEW": "Seconds a peer's commit may be ahead of this clock when a sync merge compares writes (default 600).",
     "KYB_PYZ_CACHE": "Where the zipapp (kyb.pyz) extracts its native parts (default: the user cache directory).",
     "KYB_FSYNC": "off: writes skip fsync of Git objects, refs and the journal (faster; a power loss may lose them).",

@@ -88,8 +88,10 @@ async def _json_body(request: Request) -> Any:
     media = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
     if media != "application/json":
         raise UsageError(f"send the body as application/json (got '{media or 'no content type'}')")
+    from kyb_cli.api.limits import loads_json
+
     try:
-        return json.loads(raw)
+        return loads_json(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"the body is not JSON: {exc}") from None
 

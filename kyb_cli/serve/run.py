@@ -45,7 +45,9 @@ def serve(store_path: Path, *, host: str, port: int, readonly: bool, open_browse
     from kyb_cli.serve.app import build_app
     from kyb_cli.serve.door import Door
     from kyb_cli.serve.guard import is_loopback
+    from kyb_cli.api.preload import preload
 
+    preload()  # before the socket is bound: no request can meet a half-imported module
     loopback = is_loopback(host.strip("[]"))
     token = os.environ.get("KYB_SERVE_TOKEN", "").strip() or None
     generated = False

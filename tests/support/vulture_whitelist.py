@@ -22,3 +22,4 @@ _.task_status  # an MCP tool (mcp/tools.py), registered by name
 _.handle_exit  # uvicorn Server hook overridden (serve/run.py), called by uvicorn
 frame  # its signature
 _.force_exit  # uvicorn Server attribute
+find_secret  # records/validate.py: the one-text scan, used by tests/test_canon_validate.py

@@ -33,6 +33,16 @@ class Attribution:
     transport: str
 
     def trailers(self) -> list[tuple[str, str]]:
+        """The commit trailers; Rejected when a label looks like a secret (labels are committed to
+        history and the audit log, so they pass the same scanner as every stored field)."""
+        from kyb_cli.core.errors import Rejected
+        from kyb_cli.core.records.secrets import first_secret
+
+        for name, value in (("agent", self.agent), ("session", self.session), ("workspace", self.workspace)):
+            found = first_secret(value, f"the {name} label")
+            if found is not None:
+                raise Rejected(f"the {name} label (KYB_{name.upper()} / X-Kyb-{name.title()}) looks like a "
+                               f"secret (rule {found.rule}) — use a plain label")
         return [
             ("Kyb-Agent", self.agent),
             ("Kyb-Session", self.session),

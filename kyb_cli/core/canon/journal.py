@@ -69,12 +69,15 @@ def recover(repo: pygit2.Repository, kyb_dir: Path) -> None:
     """
     journal = path_of(kyb_dir)
     try:
-        raw = journal.read_text()
+        raw = journal.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return
-    except OSError as exc:
+    except UnicodeDecodeError:  # any bytes at all: set aside, never an internal error
         raw = None
-        why = f"unreadable: {exc.strerror}"
+        why = "not UTF-8"
+    except OSError as exc:  # a directory, unreadable
+        raw = None
+        why = f"unreadable: {exc.strerror or type(exc).__name__}"
     git_dir = Path(repo.path)
     try:
         if raw is None:
@@ -112,17 +115,34 @@ def recover(repo: pygit2.Repository, kyb_dir: Path) -> None:
 
         if is_disk_full(exc):  # transient: keep the journal, the next call finishes the working tree
             raise disk_full_error(git_dir.parent) from None
+        if isinstance(exc, PermissionError) and raw is not None:  # transient too: the cause can be fixed
+            from kyb_cli.core.errors import StoreError
+
+            raise StoreError(
+                f"cannot bring the working tree up to date: {exc.strerror} ({exc.filename}); fix that "
+                "(e.g. the directory's permissions) and run any kyb command: it finishes the update "
+                "from the recovery journal") from None
         _set_aside(journal, git_dir, str(exc) or type(exc).__name__)
 
 
 def _set_aside(journal: Path, git_dir: Path, why: str) -> None:
     import sys
 
+    import shutil
+
     aside = journal.with_name(journal.name + ".failed")
     try:
+        if aside.is_dir() and not aside.is_symlink():
+            shutil.rmtree(aside, ignore_errors=True)
         os.replace(journal, aside)
     except OSError:
-        journal.unlink(missing_ok=True)
+        try:
+            if journal.is_dir() and not journal.is_symlink():
+                shutil.rmtree(journal, ignore_errors=True)
+            else:
+                journal.unlink(missing_ok=True)
+        except OSError:
+            pass
     store = git_dir.parent
     sys.stderr.write(
         f"kyb: a write or sync that died left a recovery journal that cannot be applied ({why}); "

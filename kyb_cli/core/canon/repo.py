@@ -18,6 +18,7 @@ import pygit2
 from kyb_cli.core.errors import NotFound, StoreError
 from kyb_cli.core.records.served import load
 from kyb_cli.core.records.model import Record
+from kyb_cli.core.records.secrets import shown
 
 DEFAULT_AUTHOR = ("kyb", "kyb@localhost")
 
@@ -92,12 +93,12 @@ class Store:
     def resolve(self, rev: str) -> pygit2.Commit:
         """Any revision Git can resolve (sha, short sha, HEAD~2, tag, branch) as a commit."""
         if not rev or rev.startswith("-"):
-            raise NotFound(f"unknown revision '{rev}'")
+            raise NotFound(f"unknown revision '{shown(rev)}'")
         try:
             obj = self.repo.revparse_single(rev)
             return obj.peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-            raise NotFound(f"unknown revision '{rev}'") from None
+            raise NotFound(f"unknown revision '{shown(rev)}'") from None
 
     # -- objects ----------------------------------------------------------------------------------
 
@@ -150,12 +151,13 @@ class Store:
         head = self.head_commit()
         if head is None:
             return False
+        from kyb_cli.core.canon.text import message_of
         from kyb_cli.core.records.keys import RECORD_DIRS
 
         dirs = {entry.name for entry in head.tree if entry.type_str == "tree"}
         if any(name not in RECORD_DIRS and not name.startswith(".") for name in dirs):
             return False
-        return bool(dirs & set(RECORD_DIRS)) or head.message.startswith("kyb: ")
+        return bool(dirs & set(RECORD_DIRS)) or message_of(head).startswith("kyb: ")
 
     def require_kyb_store(self) -> None:
         """StoreError (exit 4) unless this is a kyb store: kyb writes only to stores."""

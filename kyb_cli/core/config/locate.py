@@ -26,8 +26,26 @@ class StoreLocation:
         return self.source == "default"
 
 
+_STORE_DIRS = ("knowledge", "incidents", "tasks")
+
+
+def _is_store(directory: Path) -> bool:
+    """A kyb store's root: its files come from peers, so a `.kyb.toml` in its tree is not trusted."""
+    try:
+        return (directory / ".git").is_dir() and (
+            (directory / ".git" / "kyb").is_dir() or any((directory / d).is_dir() for d in _STORE_DIRS))
+    except OSError:
+        return False
+
+
 def find_workspace_file(start: Path) -> Path | None:
-    for directory in (start, *start.parents):
+    """The nearest `.kyb.toml` above `start`, skipping any inside a store's own tree (a peer could
+    plant one there to redirect kyb run inside the store; issue 24, failure 10)."""
+    chain = (start, *start.parents)
+    inside = next((i for i, d in enumerate(chain) if _is_store(d)), None)
+    for i, directory in enumerate(chain):
+        if inside is not None and i <= inside:
+            continue
         candidate = directory / WORKSPACE_FILE
         if candidate.is_file():
             return candidate

@@ -38,6 +38,7 @@ from kyb_cli.core.records.versions import (
     retracted_error,
     retraction_of,
 )
+from kyb_cli.core.records.secrets import shown
 
 T = TypeVar("T")
 _AUTHOR = re.compile(r"^(.*?) ?<([^>]*)> \d+ [+-]\d{4}$")
@@ -163,7 +164,7 @@ def _line_commit_at(f, key: str, at: str) -> str | None:
         "SELECT c.sha FROM events e JOIN commits c ON c.seq = e.seq WHERE e.key = ? AND e.committed_at <= ? "
         "AND e.committed_at < ? ORDER BY e.id DESC LIMIT 1", (key, t, SIDE)).fetchone()
     if row is None:
-        raise NotFound(f"no record '{key}' at {at}")
+        raise NotFound(f"no record '{key}' at {shown(at)}")
     return row[0]
 
 
@@ -193,7 +194,7 @@ def _read(f, key: str, at: str | None) -> Version:
         "JOIN commits c ON c.seq = e.seq JOIN versions v ON v.id = e.version_id "
         "WHERE e.key = ? AND e.seq <= ? ORDER BY e.seq DESC, e.id DESC LIMIT 1", (key, row[0])).fetchone()
     if event is None:  # every ancestor of REV precedes it in revision order: the key never was there
-        raise NotFound(f"no record '{key}' at {at}")
+        raise NotFound(f"no record '{key}' at {shown(at)}")
     action, esha, etime, vsha, vtime, vblob = event
     if vsha is None:
         raise Unanswerable("a snapshot version: the commit that wrote it is not indexed yet")
@@ -216,10 +217,10 @@ def _snapshot_version(f, key: str, blob: str) -> Version:
 def _resolve(store_path: Path, at: str) -> str:
     """The commit sha `at` names (sha, short sha, HEAD~2, tag, branch); NotFound when none."""
     if not at or at.startswith("-") or "\n" in at:
-        raise NotFound(f"unknown revision '{at}'")
+        raise NotFound(f"unknown revision '{shown(at)}'")
     ok, rev = _git_ok(store_path, "rev-parse", "--verify", "-q", "--end-of-options", f"{at}^{{commit}}")
     if not ok or not rev:
-        raise NotFound(f"unknown revision '{at}'")
+        raise NotFound(f"unknown revision '{shown(at)}'")
     return rev
 
 
@@ -247,7 +248,7 @@ def _version_by_origin(f, key: str, path: str, rev: str, at: str | None) -> Vers
         data = cat_file(f.store_path, [blob])[0]
         return Version(_served(path, data[2], origin[0]), origin[0], rfc3339(origin[1]), "active")
     if origin is None:
-        raise NotFound(f"no record '{key}'" + (f" at {at}" if at else ""))
+        raise NotFound(f"no record '{key}'" + (f" at {shown(at)}" if at else ""))
     end_sha, end_time = origin
     last = _origin(f.store_path, f"{end_sha}^1", path)
     objs = cat_file(f.store_path, [f"{end_sha}^1:{path}", end_sha])

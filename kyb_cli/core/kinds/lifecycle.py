@@ -21,6 +21,7 @@ LISTING_MAX_LIMIT = 200
 
 
 from kyb_cli.core.markers import KEEP  # noqa: E402,F401 - re-exported: the writers' marker
+from kyb_cli.core.records.secrets import shown
 
 
 FOLLOWUP_WARNING = "{n} unfinished follow-up(s) (`- [ ]`) remain in the body — reassign or finish them"
@@ -133,7 +134,7 @@ def write_and_close(tx, record, *, verb: str | None, closed: bool) -> dict[str, 
 def check_filter(name: str, value: str, allowed: tuple[str, ...]) -> None:
     """A listing filter outside its closed set is a typo, not an empty answer (UsageError, exit 2)."""
     if value.strip() and value.strip() not in allowed:
-        raise UsageError(f"--{name} must be one of: {'|'.join(allowed)} (got '{value}')")
+        raise UsageError(f"--{name} must be one of: {'|'.join(allowed)} (got '{shown(value)}')")
 
 
 def select_rows(entries, to_row, order, *, status: str, filters: dict[str, str], open_only_followups: bool,

@@ -37,6 +37,7 @@ from kyb_cli.core.records.validate import (
     check_key,
     validate,
 )
+from kyb_cli.core.records.secrets import shown
 
 STATUS_ORDER = TASK_STATUSES
 DEADLINE_FIELDS = ("due", "hard", "remind_days", "expected", "waits_on")
@@ -259,7 +260,7 @@ def remind_days_arg(value: Any) -> Any:
     try:
         return int(str(value))
     except ValueError:
-        raise UsageError(f"--remind-days must be a whole number of days (got '{value}')") from None
+        raise UsageError(f"--remind-days must be a whole number of days (got '{shown(value)}')") from None
 
 
 def due_before_arg(value: str | None) -> date | None:
@@ -270,7 +271,7 @@ def due_before_arg(value: str | None) -> date | None:
     if value is None:
         return None
     if not is_date(value):
-        raise UsageError(f"--due-before wants a date YYYY-MM-DD (got '{value}')")
+        raise UsageError(f"--due-before wants a date YYYY-MM-DD (got '{shown(value)}')")
     return date.fromisoformat(value)
 
 

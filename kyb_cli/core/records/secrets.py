@@ -77,7 +77,7 @@ FORMATS: tuple[tuple[str, tuple[str, ...], str, int, int, float], ...] = (
     ("slack-token", ("xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxo-", "xoxe-", "xapp-"), _B62 + "-", 10, 250, 2.5),
     ("slack-webhook", ("hooks.slack.com/services/", "hooks.slack.com/workflows/", "hooks.slack.com/triggers/"),
      _B62 + "/+", 30, 120, 3.0),
-    ("stripe-key", ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_"), _B62, 10, 250, 2.0),
+    ("stripe-key", ("whsec_", "sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_"), _B62, 10, 250, 2.0),
     ("openai-style-key", ("sk-proj-", "sk-svcacct-", "sk-admin-", "sk-ant-", "sk-"), _B62 + "_-", 24, 300, 3.0),
     ("google-api-key", ("AIza",), _B62 + "_-", 35, 35, 3.5),
     ("sendgrid-key", ("SG.",), _B62 + "_.-", 60, 80, 3.0),
@@ -101,6 +101,8 @@ FORMATS: tuple[tuple[str, tuple[str, ...], str, int, int, float], ...] = (
     ("square-token", ("sq0atp-", "sq0csp-", "EAAA"), _B62 + "_-", 22, 80, 3.0),
     ("perplexity-key", ("pplx-",), _B62, 48, 48, 3.5),
     ("heroku-key", ("HRKU-",), _B62 + "_-", 50, 80, 3.5),
+    ("discord-webhook", ("discord.com/api/webhooks/", "discordapp.com/api/webhooks/"), _B62 + "/_-", 60, 120, 3.0),
+    ("braintree-token", ("access_token$production$", "access_token$sandbox$"), "a-z0-9$", 40, 60, 3.0),
 )
 
 
@@ -116,6 +118,10 @@ RULES: tuple[Rule, ...] = (
     # start with `ey`, the encoding of `{"`) and private-key headers (a header alone is a leak).
     _r("jwt", r"(ey[A-Za-z0-9_-]{15,}\.ey[A-Za-z0-9_-]{15,}\.[A-Za-z0-9_-]{0,600})", ("ey",), 3.0),
     _r("private-key", r"(-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----)", ("-----begin",)),
+    _r("putty-private-key", r"(PuTTY-User-Key-File-[0-9])", ("putty-user-key-file",)),
+    # A PEM block base64-encoded again (kubeconfig `client-key-data`): a private key once decoded.
+    _r("base64-private-key", r"(LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2})", ("ls0tls1crudjti",)),
+    _r("telegram-bot-token", r"[0-9]{8,10}:(AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])", (":aa",), 3.0),
     # Context rules, written in lowercase: they run on the lowercased text (5x faster than (?i)).
     _r("aws-secret-access-key",
        r"aws_?secret(?:_?access)?_?key\s*[\"']?\s*[:=]\s*[\"']?([a-z0-9/+=]{40})(?![a-z0-9/+=])",
@@ -124,9 +130,15 @@ RULES: tuple[Rule, ...] = (
        r"(?:api[_.-]?key|secret(?:[_.-]?key)?|token|access[_.-]?key|auth[_.-]?key|private[_.-]?key)\s*[\"']?\s*(?::=|=|:)\s*[\"']?([^\s\"'`;,]{12,200})",
        ("key", "secret", "token"), 3.0, boundary=False, nocase=True),
     _r("password-assignment",
-       r"(?:password|passwd|pwd|пароль)\s*[\"']?\s*[:=]\s*[\"']?([^\s\"'`]{6,200})",
-       ("pass", "pwd", "пароль"), 0, wordy_ok=False, alpha_min=12, nocase=True),
-    _r("url-credentials", r"://[^\s:/@?#\[\]]{1,100}:([^\s/@?#]{3,200})@[^\s/@]{2,}",
+       r"(?:password|passwd|pwd|[_-]pass|пароль)\s*[\"']?\s*[:=]\s*[\"']?([^\s\"'`]{6,200})",
+       ("pass", "pwd", "пароль"), 0, wordy_ok=False, alpha_min=12, boundary=False, nocase=True),
+    _r("netrc-password", r"machine\s+\S+\s+login\s+\S+\s+password\s+(\S{6,200})", ("machine",), 0,
+       wordy_ok=False, nocase=True),
+    _r("bearer-token", r"bearer\s+([a-z0-9._~+/-]{20,}=*)", ("bearer",), 3.0, nocase=True),
+    _r("basic-auth", r"authorization:\s*basic\s+([a-z0-9+/]{8,}={0,2})", ("basic",), 2.5, boundary=False, nocase=True),
+    _r("docker-auth", r"\"auth\"\s*:\s*\"([a-z0-9+/]{12,}={0,2})\"", ('"auth"',), 3.0, boundary=False, nocase=True),
+    _r("azure-account-key", r"accountkey=([a-z0-9+/]{40,}={0,2})", ("accountkey",), 3.5, boundary=False, nocase=True),
+    _r("url-credentials", r"://[^\s:/@?#\[\]]{0,100}:([^\s/@?#]{3,200})@[^\s/@]{2,}",
        ("://",), 0, wordy_ok=False, boundary=False),
 )
 
@@ -142,7 +154,7 @@ _WORDY = re.compile(r"[A-Za-z]{2,}(?:[-_.][A-Za-z]{2,})*")
 # A value that names itself (`secret-password`, `wrong-password`: documentation's stand-ins) and
 # a value that is code (`bcrypt.hashpw(password.encode(`: a call, as in `hashed = hashpw(password…`).
 _SELF_NAMED = re.compile(r"(?i)(?:^|[-_.])(?:password|passwd|secret|pwd)(?:[-_.]|$)")
-_CODE_CALL = re.compile(r"^[A-Za-z_][\w.]*\(")
+_CODE_CALL = re.compile(r"^[A-Za-z_][\w.]*[(\[]")
 _TAIL = re.compile(r"^(?:sk|rk|pk)[-_](?:(?:proj|live|test|prod|ant)[-_])?|^[a-z]{2,6}[-_]")
 
 _compiled: dict[tuple[str, bool], re.Pattern[str]] = {}
@@ -194,11 +206,27 @@ def _plausible(rule: Rule, value: str) -> bool:
         return False
     if rule.entropy and shannon_entropy(value) < rule.entropy:
         return False
+    if rule.id == "base64-private-key":
+        return _decodes_to_private_key(value)
     return True
 
 
-def scan(text: str, field: str = "text") -> Iterator[Finding]:
-    """Every secret-looking value in `text`, in rule order (a rule reports its first plausible hit)."""
+def _decodes_to_private_key(value: str) -> bool:
+    """`LS0tLS1CRUdJTi…` is `-----BEGIN…` in base64: a secret when it is a private key, not a certificate."""
+    import base64
+    import binascii
+
+    head = value[:120]
+    try:
+        text = base64.b64decode(head[: len(head) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE KEY" in text
+
+
+def scan(text: str, field: str = "text", *, anywhere: bool = False) -> Iterator[Finding]:
+    """Every secret-looking value in `text`, in rule order (a rule reports its first plausible hit).
+    `anywhere`: also a match glued to a preceding letter or digit (for what an error may quote)."""
     if not text:
         return
     lowered = text.lower()
@@ -212,7 +240,7 @@ def scan(text: str, field: str = "text") -> Iterator[Finding]:
             matches = _pattern(rule).finditer(text)
         for m in matches:
             start = m.start()
-            if rule.boundary and start > 0 and text[start - 1].isalnum():
+            if rule.boundary and not anywhere and start > 0 and text[start - 1].isalnum():
                 continue
             value = text[m.start(rule.group):m.end(rule.group)]
             if value and _plausible(rule, value):
@@ -233,3 +261,18 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> Finding | None:
             if found is not None:
                 return found
     return None
+
+
+SHOWN_MAX = 60  # an error quotes at most this many characters of a value it refused
+
+
+def shown(value: object) -> str:
+    """`value` as an error may quote it: never when it looks like a secret (or is long enough to hide
+    one), never with control characters. Errors for `due`, `at`, `as_of` … go through here so that no
+    refusal echoes a secret it refused (issue 24, failure 2)."""
+    text = str(value)
+    glued = next(scan(text, anywhere=True), None)  # `2026-13-45ghp_…`: a token glued on counts here
+    if len(text) > SHOWN_MAX or glued is not None:
+        return "<value not shown: it is long or looks like a secret>"
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}"
+                   for ch in text)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from kyb_cli.core.records.keys import is_record_candidate, path_problem
 from kyb_cli.core.records.model import RecordFormatError, parse
-from kyb_cli.core.records.validate import BODY_MAX_BYTES, find_secret
+from kyb_cli.core.records.limits import record_problem as size_problem
+from kyb_cli.core.records.validate import BODY_MAX_BYTES, secret_in, secret_message
 
 
 def load(path: str, data: bytes | str):
@@ -35,21 +36,17 @@ def load(path: str, data: bytes | str):
     return record
 
 
-_SECRET_FIELDS = ("title", "body", "resolution", "detection", "blocked_reason", "assignee", "waits_on")
-
-
 def _protective_rules(record) -> str | None:
-    """The write rules that keep a reader safe: size, and no secret-looking text in any field."""
+    """The write rules that keep a reader safe: size, the limits, and no secret-looking text in any
+    field (the same scanner over the same fields as a local write)."""
     size = len(record.body.encode("utf-8"))
     if size > BODY_MAX_BYTES:
         return f"body is {size:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB)"
-    for name in _SECRET_FIELDS:
-        if find_secret(getattr(record, name) or "") is not None:
-            return f"{name} looks like a secret"
-    for ref in record.refs:
-        if find_secret(ref) is not None:
-            return "refs look like a secret"
-    return None
+    too_big = size_problem(record)
+    if too_big is not None:
+        return too_big
+    found = secret_in(record)
+    return secret_message(found) if found is not None else None
 
 
 def record_problem(path: str, data: bytes | str) -> str | None:

@@ -11,7 +11,9 @@ import re
 from kyb_cli.core.errors import Rejected
 from kyb_cli.core.records.keys import KEY_MAX, KEY_MESSAGE, is_valid_key  # noqa: F401 (re-exported)
 from kyb_cli.core.records.model import Record
-from kyb_cli.core.records.secrets import Finding, first_secret, scan_fields
+from kyb_cli.core.records.fields import stored_fields
+from kyb_cli.core.records.limits import record_problem as size_problem
+from kyb_cli.core.records.secrets import Finding, first_secret, scan_fields, shown
 
 ASSIGNEE_MAX = 80
 BODY_MAX_BYTES = 1024 * 1024  # 1 MiB: a record is a note, not a log dump
@@ -83,40 +85,14 @@ def check_no_secret(field_name: str, text: str) -> None:
         raise Rejected(secret_message(found))
 
 
-def stored_fields(record: Record):
-    """(field, text) for every value a write stores, so each is scanned for secrets (secrets rule:
-    titles, tags, refs and every incident/task field too, not only the body)."""
-    yield "title", record.title
-    yield "body", record.body
-    for name in ("tags", "refs", "hosts", "knowledge", "blocked_by"):
-        for value in getattr(record, name):
-            yield name, value
-    for name in ("service", "detection", "resolution", "blocked_reason", "assignee", "parent_task",
-                 "waits_on"):  # the other fields are closed sets or dates, checked by their own rules
-        yield name, getattr(record, name)
-    for window in record.affected:
-        for name, value in window.items():
-            if isinstance(value, str):
-                yield "affected", value
-    for name, value in record.extra.items():
-        for text in _strings(value):
-            yield name, text
-
-
-def _strings(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
+def secret_in(record: Record) -> Finding | None:
+    """The first secret-looking value in any stored field of `record` (rule and field, never the text)."""
+    return scan_fields(stored_fields(record))
 
 
 def check_secrets(record: Record) -> None:
     """Rejected when any stored field looks like a secret (the first one found is named)."""
-    found = scan_fields(stored_fields(record))
+    found = secret_in(record)
     if found is not None:
         raise Rejected(secret_message(found))
 
@@ -145,12 +121,15 @@ def validate(record: Record) -> None:
             f"body is {body_bytes:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB) — "
             "keep records small and put a pointer to large logs in refs"
         )
+    too_big = size_problem(record)
+    if too_big is not None:
+        raise Rejected(too_big + " — keep records small and put a pointer to the rest in refs")
     check_secrets(record)
 
     _validate_trust(record)
     if kind != "task":
         if record.priority:
-            raise Rejected(f"priority is a task-only field (got '{record.priority}' on kind '{kind}')")
+            raise Rejected(f"priority is a task-only field (got '{shown(record.priority)}' on kind '{kind}')")
         for name in ("blocked_reason", "assignee", "parent_task", "blocked_by"):
             if getattr(record, name):
                 raise Rejected(f"{name} is a task-only field (kind '{kind}')")
@@ -198,10 +177,10 @@ def _validate_incident(record: Record) -> None:
         scope, start, end = (window.get(k, "") for k in ("scope", "from", "to"))
         if not (scope.strip() and start.strip() and end.strip()):
             raise Rejected(
-                f"affected window needs scope, from and to (got scope='{scope}' from='{start}' to='{end}')"
+                f"affected window needs scope, from and to (got scope='{shown(scope)}' from='{shown(start)}' to='{shown(end)}')"
             )
     if record.effective_at and not is_event_time(record.effective_at):
-        raise Rejected(f"effective_at must be a date or an RFC 3339 datetime (got '{record.effective_at}')")
+        raise Rejected(f"effective_at must be a date or an RFC 3339 datetime (got '{shown(record.effective_at)}')")
     _validate_knowledge_links(record)
 
 
@@ -227,13 +206,13 @@ def _validate_task(record: Record) -> None:
     if record.parent_task:
         if not (is_valid_key(record.parent_task) and record.parent_task.startswith("task-")):
             raise Rejected(
-                f"parent_task must be empty or a valid task key starting with 'task-' (got '{record.parent_task}')"
+                f"parent_task must be empty or a valid task key starting with 'task-' (got '{shown(record.parent_task)}')"
             )
         if record.parent_task == record.key:
             raise Rejected(f"a task cannot be its own parent ('{record.key}')")
     for blocker in record.blocked_by:
         if not (is_valid_key(blocker) and blocker.startswith("task-")):
-            raise Rejected(f"blocked_by must list valid task keys starting with 'task-' (got '{blocker}')")
+            raise Rejected(f"blocked_by must list valid task keys starting with 'task-' (got '{shown(blocker)}')")
         if blocker == record.key:
             raise Rejected(f"a task cannot be blocked by itself ('{record.key}')")
     _validate_knowledge_links(record)
@@ -243,7 +222,7 @@ def _validate_task(record: Record) -> None:
 def _validate_trust(record: Record) -> None:
     """`review_by` is a date; the `[verified]` table names a source and holds no secret (rule "verification")."""
     if record.review_by and not is_date(record.review_by):
-        raise Rejected(f"review_by must be a date YYYY-MM-DD (got '{record.review_by}')")
+        raise Rejected(f"review_by must be a date YYYY-MM-DD (got '{shown(record.review_by)}')")
     if record.verified:
         if not str(record.verified.get("source", "")).strip():
             raise Rejected("a verification names its source (what the fact was checked against)")
@@ -269,7 +248,7 @@ def _validate_deadline(record: Record) -> None:
     for name in ("due", "expected"):
         value = getattr(record, name)
         if value and not is_date(value):
-            raise Rejected(f"{name} must be a date YYYY-MM-DD (got '{value}')")
+            raise Rejected(f"{name} must be a date YYYY-MM-DD (got '{shown(value)}')")
     if record.expected and not record.waits_on.strip():
         raise Rejected("expected is a provisional date — say what it waits on (waits_on)")
     if record.waits_on and not record.expected:

@@ -27,7 +27,7 @@ from typing import Any
 
 from kyb_cli.core.canon import git
 from kyb_cli.core.errors import RemoteError, StoreError
-from kyb_cli.core.records import keys, served
+from kyb_cli.core.records import keys, limits, served
 
 MAX_BLOB_DEFAULT = 16 * 1024 * 1024
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -66,6 +66,11 @@ class Refused(StoreError):
         self.problems = problems
 
 
+SHALLOW = ("remote '{remote}' sent no usable history — a shallow clone (`git rev-parse "
+           "--is-shallow-repository` says true there) cannot be synced with, and syncing again will not "
+           "help: run `git fetch --unshallow` in that repository, or point kyb at a full copy")
+
+
 def max_blob() -> int:
     from kyb_cli.core.settings import env_int
 
@@ -76,7 +81,7 @@ def max_blob() -> int:
 
 def unsafe_entry(path: str, mode: str) -> str | None:
     """Why the tree entry (`path`, octal `mode`) must never be written, or None when it is fine."""
-    reason = keys.unsafe_path(path)
+    reason = keys.unsafe_path(path) or limits.path_problem(path)
     if reason is not None:
         return reason
     if mode == "120000":
@@ -169,8 +174,24 @@ def fetch(store_path: Path, git_dir: Path, remote: str, branch: str, local: str 
         return _fetch_locked(store_path, git_dir, remote, branch, local, said)
 
 
+def sweep_quarantines(git_dir: Path) -> None:
+    """Remove the quarantine directories of syncs that were killed (call under the fetch lock: no
+    other fetch of this store is running, so every quarantine left there is dead)."""
+    base = git_dir / "kyb"
+    try:
+        stale = [p for p in base.iterdir() if p.name.startswith("quarantine-")]
+    except OSError:
+        return
+    for path in stale:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
 def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, local: str | None,
                   said) -> Incoming | None:
+    sweep_quarantines(git_dir)
     q = Quarantine(git_dir)
     try:
         proc = _fetch(q, store_path, remote, branch, fsck=True)
@@ -178,6 +199,8 @@ def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, loc
             err = proc.stderr.decode("utf-8", errors="replace") if isinstance(proc.stderr, bytes) else proc.stderr
             if "couldn't find remote ref" in err:
                 return None
+            if "shallow" in err:
+                raise RemoteError(SHALLOW.format(remote=remote), remote=remote)
             failed = [m.groups() for m in map(_FSCK_LINE.match, err.splitlines()) if m]
             if failed:
                 q.drop()
@@ -188,8 +211,8 @@ def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, loc
                 f"cannot reach remote '{remote}': {said(text)} — local reads and writes keep working; "
                 "sync again when the remote is reachable", remote=remote)
         tip = _fetch_head(git_dir)
-        if tip is None:
-            raise StoreError("git fetch wrote no FETCH_HEAD; sync again")
+        if tip is None:  # seen with a shallow remote: git takes nothing and says nothing
+            raise RemoteError(SHALLOW.format(remote=remote), remote=remote)
         problems, held = check_tip(q, store_path, tip, local)
         if problems:
             raise Refused(problems)
@@ -304,6 +327,7 @@ def check_tip(q: Quarantine, cwd: Path, tip: str, local: str | None) -> tuple[li
         if sizes.get(oid, 0) > cap:
             unsafe.append((path, oid, f"a blob of {sizes[oid]:,} bytes, over the cap of {cap:,} bytes "
                                       "(KYB_SYNC_MAX_BLOB)"))
+    unsafe += _over_totals(q, cwd, tip, local, blobs, sizes)
     held: list[tuple[str, str, str]] = []
     if not unsafe:
         candidates = [(p, o) for p, m, o in entries if m == "100644" and keys.is_record_candidate(p)]
@@ -314,9 +338,28 @@ def check_tip(q: Quarantine, cwd: Path, tip: str, local: str | None) -> tuple[li
             if reason is not None:
                 held.append((path, oid, reason))
     named = writers(q.run, cwd, tip, local, {(p, o) for p, o, _r in unsafe + held})
-    refused = deepest([Problem(named.get((p, o), tip), p, r, o) for p, o, r in sorted(unsafe)])
+    refused = deepest([Problem(o if p == "(commit)" else named.get((p, o), tip), p, r, o)
+                       for p, o, r in sorted(unsafe)])
     held_out = [Problem(named.get((p, o), tip), p, r, o) for p, o, r in sorted(held)]
     return refused, held_out
+
+
+def _over_totals(q: Quarantine, cwd: Path, tip: str, local: str | None, blobs: list[tuple[str, str]],
+                 sizes: dict[str, int]) -> list[tuple[str, str, str]]:
+    """The per-sync totals (records/limits.py): what all incoming paths add up to (one 15 MiB blob
+    under 1,000 paths is 15 GiB in every clone), and each incoming commit object's size."""
+    out: list[tuple[str, str, str]] = []
+    total, cap = sum(sizes.get(o, 0) for _p, o in blobs), limits.sync_incoming_max()
+    if total > cap and blobs:
+        path, oid = max(blobs, key=lambda b: sizes.get(b[1], 0))
+        out.append((path, oid, f"this sync would bring in {total:,} bytes of files, over the cap of {cap:,} "
+                               "(KYB_SYNC_MAX_INCOMING: raise it for this sync if the remote is trusted)"))
+    commits = _incoming(q, cwd, tip, local)
+    for oid, size in _sizes(q, cwd, commits).items():
+        if size > limits.COMMIT_MAX_BYTES:
+            out.append(("(commit)", oid, f"a commit object of {size:,} bytes (headers and message), over "
+                                         f"the limit of {limits.COMMIT_MAX_BYTES:,}"))
+    return out
 
 
 def _sizes(q: Quarantine, cwd: Path, oids: list[str]) -> dict[str, int]:

@@ -302,7 +302,9 @@ def clone(url: str, path) -> Store:
     from pathlib import Path
 
     from kyb_cli.core.sync.remote import _track, remote_branch
+    from kyb_cli.core.sync.urls import absolute_local
 
+    url = absolute_local(url)  # git runs in the new store, so `../team.git` must not stay relative
     path = Path(path).absolute()
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise StoreError(f"{path} exists and is not empty; kyb init --clone wants a new or empty directory")

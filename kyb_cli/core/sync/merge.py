@@ -76,7 +76,9 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 
 def is_kyb_merge(commit: pygit2.Commit) -> bool:
     """A merge `kyb sync` made: two parents, subject `kyb: sync merge …`, trailer `Kyb-Action: sync`."""
-    message = commit.message
+    from kyb_cli.core.canon.text import message_of
+
+    message = message_of(commit)
     return (len(commit.parents) == 2 and message.startswith("kyb: sync merge ")
             and "\nKyb-Action: sync\n" in message + "\n")
 
@@ -100,7 +102,9 @@ def decided_elsewhere(repo: pygit2.Repository, incoming: pygit2.Oid, local: pygi
     for commit in walker:
         if not is_kyb_merge(commit):
             continue
-        for line in commit.message.splitlines():
+        from kyb_cli.core.canon.text import message_of
+
+        for line in message_of(commit).splitlines():
             if not line.startswith(TRAILER):
                 continue
             conflict = _validated(repo, commit, line[len(TRAILER):].split(), local)

@@ -114,8 +114,8 @@ def push(store: Store, sha: str, branch: str, name: str = REMOTE) -> bool:
     if proc.returncode == 0:
         try:
             store.repo.references.create(f"refs/remotes/{name}/{branch}", sha, force=True)
-        except (ValueError, pygit2.GitError):
-            pass
+        except (ValueError, pygit2.GitError, OSError):  # a full disk after the push landed: the
+            pass  # tracking ref is a cache (the next fetch sets it); the sync itself succeeded
         return True
     said = (proc.stdout or "") + "\n" + (proc.stderr or "")
     raced = ("[rejected]" in said and ("fetch first" in said or "non-fast-forward" in said)) or (

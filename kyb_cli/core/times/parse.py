@@ -15,6 +15,7 @@ from datetime import date, datetime, time, timezone
 from pathlib import Path
 
 from kyb_cli.core.errors import UsageError
+from kyb_cli.core.records.secrets import shown
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
@@ -42,7 +43,7 @@ def parse_time(text: str, *, bound: str, store_path: Path | None = None, resolve
         try:
             day = date.fromisoformat(text)
         except ValueError:
-            raise UsageError(f"'{text}' is not a valid date") from None
+            raise UsageError(f"'{shown(text)}' is not a valid date") from None
         moment = time(23, 59, 59) if bound == END else time(0, 0, 0)
         return int(datetime.combine(day, moment, tzinfo=timezone.utc).timestamp())
     if _DATETIME.match(text):
@@ -50,17 +51,17 @@ def parse_time(text: str, *, bound: str, store_path: Path | None = None, resolve
         try:
             value = datetime.fromisoformat(iso)
         except ValueError:
-            raise UsageError(f"'{text}' is not a valid RFC 3339 datetime") from None
+            raise UsageError(f"'{shown(text)}' is not a valid RFC 3339 datetime") from None
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
         try:
             value.astimezone(timezone.utc)  # raises when the offset pushes it past the calendar
             return int(value.timestamp() // 1)
         except (ValueError, OverflowError):  # the offset pushes it past year 1 or 9999 in UTC
-            raise UsageError(f"'{text}' is outside the times kyb can represent (years 1 to 9999 in UTC)") from None
+            raise UsageError(f"'{shown(text)}' is outside the times kyb can represent (years 1 to 9999 in UTC)") from None
     if resolve is None:
         if store_path is None:
-            raise UsageError(f"'{text}' is neither a date nor a datetime")
+            raise UsageError(f"'{shown(text)}' is neither a date nor a datetime")
         resolve = _revision_resolver(store_path)
     return resolve(text)
 
@@ -97,7 +98,7 @@ def event_time_arg(text: str | None) -> str:
     if not text:
         return ""
     if not (_DATE.match(text) or _DATETIME.match(text)):
-        raise UsageError(f"--effective-at: '{text}' is neither a date (2026-12-01) nor a datetime "
+        raise UsageError(f"--effective-at: '{shown(text)}' is neither a date (2026-12-01) nor a datetime "
                          "(2026-12-01T15:50:00Z)")
     try:
         seconds = parse_time(text, bound=START)

@@ -35,8 +35,13 @@ def log(store_path: Path, *, since: int | None = None, until: int | None = None,
         raise UsageError(f"--kind must be one of {', '.join(KINDS)}, not '{kind}'")
     if limit == 0:
         return []
+    # Separators no message can forge (issue 24, failure 7): a fresh random token per call, not a
+    # control character a peer's commit or a retraction reason may contain.
+    import secrets
+
+    rec, fld = f"\x1e{secrets.token_hex(16)}R", f"\x1f{secrets.token_hex(16)}F"
     args = ["log", "--no-color", "--no-renames", "--name-only", f"-n{limit}",
-            "--format=%x1e%H%x1f%ct%x1f%P%x1f%an <%ae>%x1f%B%x1f"]
+            "--format=" + "".join((rec, "%H", fld, "%ct", fld, "%P", fld, "%an <%ae>", fld, "%B", fld))]
     if since is not None:
         args.append(f"--since=@{since}")
     if until is not None:
@@ -63,7 +68,7 @@ def log(store_path: Path, *, since: int | None = None, until: int | None = None,
             return []
         raise StoreError(f"cannot read the store's log: {err.splitlines()[-1] if err else 'git log failed'}")
     out = proc.stdout.decode("utf-8", "replace")
-    rows = [row(chunk) for chunk in out.split("\x1e")[1:]]
+    rows = [row(chunk, fld) for chunk in out.split(rec)[1:]]
     # git reads `--since=@N` past its date range (about year 2100) as "now", so a far bound would let
     # this second's commits through: the bounds are applied here as well.
     return [r for r in rows if (since is None or _epoch(r) >= since) and (until is None or _epoch(r) <= until)]
@@ -75,7 +80,7 @@ def _epoch(r: dict[str, Any]) -> int:
     return int(datetime.fromisoformat(r["committed_at"]).timestamp())
 
 
-def row(chunk: str) -> dict[str, Any]:
+def row(chunk: str, sep: str = "\x1f") -> dict[str, Any]:
     """One commit: {sha, committed_at, action, key, kind, agent, session, transport, author, message, keys}.
 
     `action` is the commit's `Kyb-Action` trailer (add, update, retract, archive, sync, …); a commit
@@ -83,8 +88,8 @@ def row(chunk: str) -> dict[str, Any]:
     the record the commit is about (from kyb's subject line, else the one record file it touched);
     `keys` lists every record file it touched, for hand commits that touched several.
     """
-    sha, ct, parents, author, rest = chunk.split("\x1f", 4)
-    message, _sep, names = rest.partition("\x1f")
+    sha, ct, parents, author, rest = chunk.split(sep, 4)
+    message, _sep, names = rest.partition(sep)
     message = message.strip("\n")
     trailers = parse_trailers(message)
     keys = []

@@ -118,9 +118,9 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         if _FENCE[fence] == "toml":
             data = tomllib.loads(head)
         else:
-            import yaml
+            from kyb_cli.core.records.limits import yaml_load
 
-            data = yaml.safe_load(head) if head.strip() else {}
+            data = yaml_load(head) if head.strip() else {}
     except Exception as exc:  # noqa: BLE001 - any parse error is the skip reason
         what = "TOML" if fence == "+++" else "YAML"
         detail = " ".join(str(exc).split())[:160]
@@ -186,6 +186,10 @@ def _text(value: Any) -> str:
         return ""
     if isinstance(value, (dt.date, dt.datetime)):
         return value.isoformat()
+    if isinstance(value, bool):  # JSON's spelling, never Python's repr (`True`, `{'a': 1}`)
+        return "true" if value else "false"
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, ensure_ascii=False, default=str)
     return str(value).strip()
 
 
@@ -236,11 +240,13 @@ def _toml_safe(value: Any) -> Any:
 
 def read_rows(text: str, source: str, fmt: str) -> list[Item]:
     """JSONL, JSON (a list of rows) or CSV as `kyb export` writes them, one Item per row."""
+    from kyb_cli.core.records.limits import loads_json
+
     try:
         if fmt == "jsonl":
-            rows = [(n, json.loads(line)) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+            rows = [(n, loads_json(line)) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
         elif fmt == "json":
-            data = json.loads(text)
+            data = loads_json(text)
             if not isinstance(data, list):
                 raise ValueError("a JSON import is a list of rows, as `kyb export --format json` writes")
             rows = list(enumerate(data, 1))

@@ -1,0 +1,14 @@
+"""The limits every door applies to what a caller sends (README "Limits"), from the one core table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def loads_json(raw: bytes | str) -> Any:
+    """JSON with the nesting limit and no lone surrogates; ValueError (the door's 400 / exit 2) otherwise,
+    never RecursionError."""
+    from kyb_cli.core.records.limits import loads_json as core
+
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    return core(text)
