@@ -68,6 +68,7 @@ WRAPS = {
     "diff": "kyb_cli.core.kinds.diff:diff",
     "health": "kyb_cli.core.tools.health:health",
     "export_text": "kyb_cli.core.tools.export:render",
+    "export_csv_lost": "kyb_cli.core.tools.export:csv_cannot_carry",
     "verify": "kyb_cli.core.kinds.verify:verify",
 }
 

@@ -35,7 +35,8 @@ from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_sto
 from kyb_cli.api.trust import annotate_hits, rules, stale, today_arg, trust_of, verify
 from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
 from kyb_cli.api.tools import (
-    add_many, apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_media_type, export_rows,
+    add_many, apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_csv_lost, export_media_type,
+    export_rows,
     export_text, found_agents, import_records, import_text, known_agents, log, model_import, model_pull, model_status,
     plan_install, plan_uninstall,
 )

@@ -23,7 +23,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from kyb_cli.core.records.model import FIELD_TYPES, KIND_FIELDS, Record
+from kyb_cli.core.records.model import FIELD_TYPES, KIND_FIELDS, VERIFIED_FIELDS, Record
 
 ACTIVE_STATUSES = ("accepted", "proposed")
 RETIRED_STATUSES = ("superseded", "deprecated", "rejected")
@@ -216,6 +216,10 @@ def _typed(name: str, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
             raise ValueError("'affected' must be a list of {scope, from, to} tables")
         return [{str(k): _text(v) for k, v in w.items()} for w in value]
+    if kind == "verified":  # the `[verified]` table export writes; who/when/current a read adds go
+        if not isinstance(value, dict):
+            raise ValueError("'verified' must be a table {source, rev, note, content}")
+        return {name: _text(value[name]) for name in VERIFIED_FIELDS if _text(value.get(name))}
     return _text(value)
 
 
