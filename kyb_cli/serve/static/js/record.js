@@ -2,6 +2,7 @@
 
 import { enc, get, query } from "./api.js";
 import { badge, clear, h, short, when } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
 import { actionsFor } from "./actions.js";
 
 const SHOWN = ["status", "priority", "assignee", "due", "hard", "remind_days", "expected", "waits_on",
@@ -103,7 +104,7 @@ export async function recordView(pane, ctx, key, at) {
         writer.session ? ` (session ${writer.session})` : "", writer.author ? ` · ${writer.author}` : ""),
       fields.map((n) => [h("dt", {}, n.replace(/_/g, " ")), h("dd", {}, value(rec[n]))]),
       extra.map(([n, v]) => [h("dt", {}, n), h("dd", {}, value(v))])),
-    rec.body ? h("pre", { class: "body", id: "body" }, rec.body) : h("p", { class: "dim" }, "(no body)"),
+    rec.body ? renderMarkdown(rec.body) : h("p", { class: "dim" }, "(no body)"),
     actionsFor(rec, ctx),
     h("section", {}, h("h2", {}, `History (${versions.length})`), table),
     h("section", {}, h("h2", {}, "Diff"), content.length > 1 || content.length === 1 ? diffBox : null)));
