@@ -6,7 +6,7 @@ import { renderMarkdown } from "./markdown.js";
 import { actionsFor } from "./actions.js";
 
 const SHOWN = ["status", "priority", "assignee", "due", "hard", "remind_days", "expected", "waits_on",
-  "blocked_reason", "parent_task", "service", "severity", "hosts", "detection", "started_at", "detected_at",
+  "blocked_reason", "blocked_by", "blocks", "parent_task", "service", "severity", "hosts", "detection", "started_at", "detected_at",
   "mitigated_at", "resolved_at", "resolution", "knowledge", "tags", "refs"];
 
 function value(v) {
