@@ -15,3 +15,22 @@ def test_tags_infra_INFRA_infra_store_one_tag(store):
     api.write_incident(store, who, key="inc-2026-01-01-a", title="A", service="s", severity="low",
                        tags=["Web", "WEB"])
     assert api.read(store, "inc-2026-01-01-a").record.tags == ["web"]
+
+
+def test_bare_kyb_prints_help_on_stdout_and_exits_0(cli):
+    res = cli()
+    assert res.code == 0 and "Usage: " in res.stdout and "Commands:" in res.stdout and res.stderr == ""
+
+
+def test_kyb_help_add_is_the_help_of_add(cli):
+    res = cli("help", "add")
+    assert res.code == 0 and " add [OPTIONS]" in res.stdout
+    bad = cli("help", "nope")
+    assert bad.code == 2 and bad.stdout == ""
+
+
+def test_kyb_completion_prints_a_script_for_each_shell(cli):
+    for shell in ("bash", "zsh", "fish"):
+        res = cli("completion", shell)
+        assert res.code == 0 and "_KYB_COMPLETE" in res.stdout, shell
+    assert cli("completion", "tcsh").code == 2
