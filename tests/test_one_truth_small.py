@@ -34,3 +34,19 @@ def test_kyb_completion_prints_a_script_for_each_shell(cli):
         res = cli("completion", shell)
         assert res.code == 0 and "_KYB_COMPLETE" in res.stdout, shell
     assert cli("completion", "tcsh").code == 2
+
+
+def test_adr_superseded_links_resolve_to_the_key_of_the_adr_that_replaced_it(store, tmp_path):
+    adr = tmp_path / "adr"
+    adr.mkdir()
+    (adr / "0001-use-mysql.md").write_text("---\ntitle: Use MySQL\nstatus: Superseded\n---\n\n"
+                                           "Superseded by [ADR-0003](0003-use-postgres.md).\n\nWe use MySQL.\n")
+    (adr / "0002-use-redis.md").write_text("# Use Redis\n\nStatus: superseded by ADR-0003\n\nCache in Redis.\n")
+    (adr / "0003-use-postgres.md").write_text("# Use Postgres\n\nStatus: Accepted\n\nWe use Postgres.\n")
+    reply = api.import_records(store, [str(adr)], attribution=api.attribution("cli"))
+    keys = {e["path"].rsplit("/", 1)[-1]: e["key"] for e in reply["created"]}
+    new = keys["0003-use-postgres.md"]
+    _, rows = api.export_rows(store.path)
+    refs = {r["key"]: r["refs"] for r in rows}
+    assert refs[keys["0001-use-mysql.md"]] == [new]
+    assert refs[keys["0002-use-redis.md"]] == [new]

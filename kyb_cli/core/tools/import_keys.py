@@ -128,7 +128,20 @@ def _link_key(item: Item, link: str, by_rel: dict[tuple[str, str], str]) -> str:
         for candidate in (rel, rel + ".md"):
             if (root, candidate) in by_rel:
                 return by_rel[(root, candidate)]
+        named = _adr_number(target)
+        if named is not None:  # "superseded by ADR-0003": the file numbered 0003 in this import
+            for (r, rel), key in by_rel.items():
+                name = posixpath.basename(rel).lower()
+                m = re.match(r"(?:adr[-_ ]?)?0*(\d+)(?:[-_. ]|$)", name)
+                if r == root and m and int(m.group(1)) == named:
+                    return key
     return link
+
+
+def _adr_number(name: str) -> int | None:
+    """3 for `ADR-0003`, `adr_3`, `ADR 0003` (an ADR named by its number), else None."""
+    m = re.fullmatch(r"(?i)adr[-_ ]?0*(\d+)", name.strip())
+    return int(m.group(1)) if m else None
 
 
 def distinct_given_keys(items: list[Item]) -> None:

@@ -95,7 +95,8 @@ def read_markdown(text: str, source: str, rel: str, kind: str) -> Item:
             item.state = "retracted"
             item.reason = f"ADR status: {' '.join(status_text.split())}"
             if word == "superseded":
-                item.links = superseded_by(status_text)
+                # the link may be in the status, or (status: Superseded) in the body's own line
+                item.links = superseded_by(status_text) or superseded_by(_superseded_line(body))
     return item
 
 
@@ -170,6 +171,14 @@ def superseded_by(status: str) -> list[str]:
         return links
     word = tail.split()[0].strip(".,;:()[]`*_") if tail.split() else ""
     return [word] if word else []
+
+
+def _superseded_line(body: str) -> str:
+    """The body's first line saying "superseded by …" ('' when none)."""
+    for line in body.splitlines():
+        if re.search(r"superseded\s+by", line, re.IGNORECASE):
+            return line.strip()
+    return ""
 
 
 def _unmark(text: str) -> str:
