@@ -50,3 +50,14 @@ def test_adr_superseded_links_resolve_to_the_key_of_the_adr_that_replaced_it(sto
     refs = {r["key"]: r["refs"] for r in rows}
     assert refs[keys["0001-use-mysql.md"]] == [new]
     assert refs[keys["0002-use-redis.md"]] == [new]
+
+
+def test_txt_notes_in_a_folder_are_imported_as_markdown_with_the_first_line_as_title(store, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "deploy.txt").write_text("Deploy checklist\n\nDrain node-3, then deploy.\n")
+    (notes / "raw.txt").write_text("the port is 9090 and it runs on node-3.\nsecond line\n")
+    reply = api.import_records(store, [str(notes)], attribution=api.attribution("cli"))
+    assert reply["skipped"] == []
+    titles = {api.read(store, e["key"]).record.title for e in reply["created"]}
+    assert titles == {"Deploy checklist", "raw"}

@@ -68,7 +68,8 @@ def read_markdown(text: str, source: str, rel: str, kind: str) -> Item:
         return item
     title = _text(meta.pop("title", None))
     if not title:
-        title = first_heading(body) or _file_title(rel)
+        title = first_heading(body) or (_first_line_title(body) if rel.lower().endswith(".txt") else "") \
+            or _file_title(rel)
     key = _text(meta.pop("key", None))
     tags = _list(meta.pop("tags", None))
     refs = _list(meta.pop("refs", None))
@@ -171,6 +172,20 @@ def superseded_by(status: str) -> list[str]:
         return links
     word = tail.split()[0].strip(".,;:()[]`*_") if tail.split() else ""
     return [word] if word else []
+
+
+def _first_line_title(body: str) -> str:
+    """A plain-text note's obvious title: a short first line standing alone (a blank line, an
+    underline or the end after it), not a sentence that runs on; '' when there is none."""
+    lines = body.strip("\n").splitlines()
+    if not lines:
+        return ""
+    first = lines[0].strip()
+    after = lines[1].strip() if len(lines) > 1 else ""
+    alone = not after or set(after) <= set("=-")
+    if first and len(first) <= 80 and alone and not first.endswith((".", ",", ";", ":")):
+        return first
+    return ""
 
 
 def _superseded_line(body: str) -> str:
