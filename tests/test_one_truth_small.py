@@ -61,3 +61,17 @@ def test_txt_notes_in_a_folder_are_imported_as_markdown_with_the_first_line_as_t
     assert reply["skipped"] == []
     titles = {api.read(store, e["key"]).record.title for e in reply["created"]}
     assert titles == {"Deploy checklist", "raw"}
+
+
+def test_importing_a_subfolder_after_its_parent_makes_no_duplicates(store, tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "ops").mkdir(parents=True)
+    (docs / "intro.md").write_text("# Intro\n\nHello.\n")
+    (docs / "ops" / "deploy.md").write_text("# Deploy\n\nBlue-green.\n")
+    who = api.attribution("cli")
+    first = api.import_records(store, [str(docs)], attribution=who)
+    again = api.import_records(store, [str(docs / "ops")], attribution=who)
+    assert again["created"] == [] and [e["key"] for e in again["unchanged"]] == \
+        [e["key"] for e in first["created"] if e["path"].endswith("deploy.md")]
+    _, rows = api.export_rows(store.path)
+    assert len(rows) == 2

@@ -85,7 +85,10 @@ def settle_keys(items: list[Item], manifest: dict, *, kind: str, key_from: str,
     for item, base in derived:  # keys an earlier import gave these files: they stay theirs
         old = manifest.get(item.root or "", {}).get(item.rel)
         stem = base[:KEY_MAX - 7].rstrip("-")
-        if old and old not in taken and (old == base or re.fullmatch(re.escape(stem) + r"-[0-9a-f]{6}", old)):
+        elsewhere = None if old else _key_from_overlapping_import(manifest, item)
+        if elsewhere and elsewhere not in taken:
+            _take(item, elsewhere, taken)  # the same file imported before from a parent (or child) folder
+        elif old and old not in taken and (old == base or re.fullmatch(re.escape(stem) + r"-[0-9a-f]{6}", old)):
             _take(item, old, taken)
         else:
             later.append((item, base, stem))
@@ -109,6 +112,22 @@ def settle_keys(items: list[Item], manifest: dict, *, kind: str, key_from: str,
             if tag.lower() not in (t.lower() for t in record.tags):
                 record.tags.append(tag)
     return duplicates
+
+
+def _key_from_overlapping_import(manifest: dict, item: Item) -> str | None:
+    """The key an import of an enclosing or enclosed folder gave this very file, so importing a
+    subfolder after its parent (or the other way round) makes no duplicates."""
+    if item.root is None:
+        return None
+    path = posixpath.join(item.root, item.rel)
+    for root, entries in manifest.items():
+        if root == item.root or not isinstance(entries, dict):
+            continue
+        if path.startswith(root.rstrip("/") + "/"):
+            key = entries.get(path[len(root.rstrip("/")) + 1:])
+            if key:
+                return key
+    return None
 
 
 def _take(item: Item, key: str, taken: dict[str, Item]) -> None:
