@@ -75,3 +75,13 @@ def test_importing_a_subfolder_after_its_parent_makes_no_duplicates(store, tmp_p
         [e["key"] for e in first["created"] if e["path"].endswith("deploy.md")]
     _, rows = api.export_rows(store.path)
     assert len(rows) == 2
+
+
+def test_context_brief_as_json_is_brief_too(cli):
+    cli("add", "--key", "port", "--title", "Port", "--tags", "infra", "--body", "9090")
+    res = cli("context", "--brief", "--json")
+    assert res.code == 0
+    import json
+
+    data = json.loads(res.stdout)
+    assert data["brief"] is True and "digest" not in data and len(res.stdout) < len(data["text"]) + 100
