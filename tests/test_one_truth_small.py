@@ -85,3 +85,9 @@ def test_context_brief_as_json_is_brief_too(cli):
 
     data = json.loads(res.stdout)
     assert data["brief"] is True and "digest" not in data and len(res.stdout) < len(data["text"]) + 100
+
+
+def test_a_search_by_meaning_with_pending_vectors_says_so_on_stderr():
+    assert "3 versions not embedded yet" in api.pending_vectors_message({"semantic": True, "pending_vectors": 3})
+    assert api.pending_vectors_message({"semantic": True, "pending_vectors": 0}) is None
+    assert api.pending_vectors_message({"semantic": False, "pending_vectors": 5}) is None
