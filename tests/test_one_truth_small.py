@@ -91,3 +91,17 @@ def test_a_search_by_meaning_with_pending_vectors_says_so_on_stderr():
     assert "3 versions not embedded yet" in api.pending_vectors_message({"semantic": True, "pending_vectors": 3})
     assert api.pending_vectors_message({"semantic": True, "pending_vectors": 0}) is None
     assert api.pending_vectors_message({"semantic": False, "pending_vectors": 5}) is None
+
+
+def test_readme_mcp_table_lists_every_mcp_tool_log_verify_stale_rules_too():
+    import re
+    from pathlib import Path
+
+    import pytest
+
+    tools = pytest.importorskip("kyb_cli.mcp.tools")
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = readme[readme.index("| tool | CLI equivalent | annotations |"):]
+    table = table[:table.index("\n\n")]
+    listed = set(re.findall(r"`([a-z_]+)`", "\n".join(line.split("|")[1] for line in table.splitlines()[2:])))
+    assert set(tools.TOOLS) <= listed, set(tools.TOOLS) - listed
