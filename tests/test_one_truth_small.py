@@ -105,3 +105,12 @@ def test_readme_mcp_table_lists_every_mcp_tool_log_verify_stale_rules_too():
     table = table[:table.index("\n\n")]
     listed = set(re.findall(r"`([a-z_]+)`", "\n".join(line.split("|")[1] for line in table.splitlines()[2:])))
     assert set(tools.TOOLS) <= listed, set(tools.TOOLS) - listed
+
+
+def test_man_name_lines_are_whole_sentences_not_cut_with_an_ellipsis():
+    from pathlib import Path
+
+    for page in (Path(__file__).resolve().parents[1] / "man").glob("*.1"):
+        lines = page.read_text().splitlines()
+        name = lines[lines.index(".SH NAME") + 1]
+        assert not name.endswith(("...", "…")), page.name
