@@ -7,7 +7,7 @@ function __kyb_path --description 'the kyb command path typed so far'
         string match -q -- '-*' $w; and continue
         switch $path
             case 'kyb'
-                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export import reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp serve; and set path "$path $w"
+                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export import reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp serve help completion; and set path "$path $w"
             case 'kyb agents'
                 contains -- $w install uninstall; and set path "$path $w"
             case 'kyb model'
@@ -53,6 +53,8 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a doctor -d 'Check the store, gi
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a context -d 'A short digest of the store for the start of a session:...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a mcp -d 'Serve query, get, history, add, retract, incident,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a serve -d 'Serve the store over HTTP until SIGINT or SIGTERM.'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a help -d 'Show the help of kyb, or of COMMAND (`kyb help add` =...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a completion -d 'Print the shell completion script for SHELL: `eval "$(kyb...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l version -d 'Show the version and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l store -r -F -d 'Store to use (else KYB_STORE, the nearest .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l json -d 'JSON output even on a terminal.'
@@ -330,3 +332,6 @@ complete -c kyb -n "test (__kyb_path) = 'kyb serve'" -l open -d 'Open the consol
 complete -c kyb -n "test (__kyb_path) = 'kyb serve'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb serve'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb serve'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb help'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb completion'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb completion'" -a 'bash zsh fish'

@@ -86,8 +86,10 @@ def test_add_with_empty_stdin_writes_nothing_and_says_why(kyb, store_path):
     assert (git(store_path, "rev-parse", "--verify", "-q", "HEAD") if head else "") == head
 
 
-def test_add_with_an_explicit_empty_body_is_allowed(cli):
-    assert cli("add", "--key", "title-only", "--title", "Just a title", "--body", "").code == 0
+def test_add_with_an_explicit_empty_body_is_refused_like_an_empty_stdin(cli, store_path):
+    res = cli("add", "--key", "title-only", "--title", "Just a title", "--body", "")
+    assert res.code == 2 and res.stdout == "" and "--body is empty" in res.stderr
+    assert not (store_path / "knowledge" / "title-only.md").exists()
 
 
 @pytest.mark.parametrize("field", ["body", "title", "tags"])

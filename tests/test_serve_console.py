@@ -217,3 +217,80 @@ def test_with_a_token_the_console_takes_it_from_the_url_fragment(site, tmp_path)
         page.close()
     finally:
         guarded.stop()
+
+
+# -- issue 25 item 3: the console shows what the CLI knows -----------------------------------------
+
+def test_console_nonsense_question_says_nothing_strong_matched_and_dims_weak_hits(page):
+    data = page.evaluate("() => fetch('/search?q=' + encodeURIComponent('quantum pastry recipes for zebras checkout'))"
+                         ".then(r => r.json())")
+    assert data["confident"] is False and data["hits"]
+    page.fill("#q", "quantum pastry recipes for zebras checkout")
+    page.wait_for_selector("#not-confident")
+    assert "Nothing strong matched" in page.text_content("#not-confident")
+    weak = [h["key"] for h in data["hits"] if h["strength"] == "weak"]
+    for key in weak:
+        assert "weak" in page.get_attribute(f"#results li[data-key='{key}']", "class")
+
+
+def test_console_hit_shows_strength_found_by_and_a_snippet_with_the_words_marked(page):
+    search(page, "svc-checkout", 1)
+    row = "#results li[data-key='checkout-write-path']"
+    assert page.locator(f"{row} .badge.strength").count() == 1
+    assert page.text_content(f"{row} .found-by")
+    assert "svc-checkout" in page.text_content(f"{row} .snippet mark").lower() or page.locator(f"{row} .snippet mark").count()
+
+
+def test_console_renders_a_body_as_markdown_without_raw_html(page, site):
+    kyb_json(site, "add", "--key", "md-body", "--title", "Markdown body", "--body",
+             "# Steps\n\n- **first** `make`\n- second <img src=x onerror=alert(1)>\n\n[docs](javascript:alert(1))")
+    page.goto(page.url.split("#")[0] + "#search/md-body")
+    page.reload()
+    page.wait_for_selector("#record[data-key='md-body'] #body")
+    assert page.locator("#body ul li").count() == 2 and page.locator("#body strong").count() == 1
+    assert page.locator("#body code").count() == 1
+    assert page.locator("#body img").count() == 0  # the HTML stays text
+    assert "<img" in page.text_content("#body")
+    assert page.locator("#body a").count() == 0  # a javascript: link is shown as its label only
+
+
+def test_console_fits_a_390px_phone_without_the_tab_bar_overflowing(site):
+    server, browser, _k, _e = site
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(server.base + "/")
+    page.wait_for_selector("body[data-ready='1']")
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    tabs = page.evaluate("() => document.getElementById('tabs').getBoundingClientRect().right")
+    wide = page.evaluate("() => [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 391)"
+                         ".map(e => e.tagName + '#' + e.id + '.' + e.className).slice(0, 8)")
+    page.close()
+    assert width <= 390 and tabs <= 390, wide
+
+
+def test_console_slash_puts_the_cursor_after_the_old_question(page):
+    search(page, "svc-checkout", 1)
+    page.click("#tabs button[data-view='tasks']")
+    page.keyboard.press("/")
+    page.wait_for_function("() => document.activeElement?.id === 'q'")
+    assert page.evaluate("() => document.getElementById('q').selectionStart") == len("svc-checkout")
+
+
+def test_console_task_form_clears_after_creating_and_shows_dependencies_and_ready(page, site):
+    page.click("#tabs button[data-view='tasks']")
+    page.click("#new-task summary")
+    page.fill("#new-title", "Prepare the cut over")
+    page.click("#new-go")
+    page.wait_for_selector("#record[data-key='task-prepare-the-cut-over']")
+    assert page.input_value("#new-title") == "" and page.input_value("#new-key") == ""
+    kyb_json(site, "task", "--key", "task-cut-over", "--title", "Cut over", "--blocked-by", "task-prepare-the-cut-over")
+    page.goto(page.url.split("#")[0] + "#tasks/task-cut-over")
+    page.reload()
+    page.wait_for_selector("#record[data-key='task-cut-over']")
+    assert "task-prepare-the-cut-over" in page.text_content("#record")  # blocked_by among its fields
+    page.goto(page.url.split("#")[0] + "#tasks/task-prepare-the-cut-over")
+    page.reload()
+    page.wait_for_selector("#record[data-key='task-prepare-the-cut-over']")
+    assert "task-cut-over" in page.text_content("#record")  # and what it blocks
+    page.check("#task-ready")
+    page.wait_for_function("() => document.querySelector(\"#tasks tr[data-key='task-prepare-the-cut-over']\")")
+    assert page.locator("#tasks tr[data-key='task-cut-over']").count() == 0

@@ -29,14 +29,15 @@ from kyb_cli.api.records import (
 from kyb_cli.api.search import (
     context, context_hook_json, context_unavailable, embed_all, health, history_incomplete, history_wait_policy,
     index_status, query, rebuild_index, render_context, reset_history_state, semantic_available,
-    semantic_off_message,
+    semantic_off_message, pending_vectors_message,
 )
 from kyb_cli.api.failure import INTERNAL_EXIT, InternalError, internal_error
 from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_store, store_path
 from kyb_cli.api.trust import annotate_hits, rules, stale, today_arg, trust_of, verify
 from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
 from kyb_cli.api.tools import (
-    add_many, apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_media_type, export_rows,
+    add_many, apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_csv_lost, export_media_type,
+    export_rows,
     export_text, found_agents, import_records, known_agents, log, model_import, model_pull, model_status,
     plan_install, plan_uninstall,
 )

@@ -96,14 +96,16 @@ def _with_blocks(store: Any, found):
 
 
 def history(store: Any, key: str):
-    """Every version of KEY, newest first (`kyb history`): a list of HistoryRow (`sha`, `committed_at`,
-    `change` added|modified|deleted, `message`, `labels`); content versions carry their number
+    """Every version of KEY, newest first along the branch's first-parent line (`kyb history`): a list
+    of HistoryRow (`sha`, `committed_at`, `change` added|modified|deleted, `message`, `labels` with
+    `current`, `on_line` and `lost_merge`: the merge a side version lost, or None); content versions carry their number
     (`version`: 1 is the first, as `get --version` counts). Raises NotFound (exit 1: a key never
     written), StoreError (exit 4)."""
+    from kyb_cli.core.index.line import along_line
     from kyb_cli.core.index.numbering import number
     from kyb_cli.core.index.reads import history as core
 
-    return number(core(store, key))
+    return number(along_line(store, key, core(store, key)))
 
 
 def diff(store: Any, key: str, from_rev: str | None = None, to_rev: str | None = None) -> dict[str, Any]:

@@ -69,6 +69,16 @@ def semantic_off_message(reason: str) -> str:
     return off_message(reason)
 
 
+def pending_vectors_message(response: dict) -> str | None:
+    """The one-line remark a door prints when a search by meaning ran while some versions of the
+    searched slice still lack a vector (right after `kyb model import` or a bulk import), else None."""
+    n = response.get("pending_vectors") or 0
+    if not response.get("semantic") or n <= 0:
+        return None
+    return (f"{n} version{'s' if n != 1 else ''} not embedded yet: search by meaning may miss "
+            f"{'them' if n != 1 else 'it'} (`kyb index` embeds them now)")
+
+
 def rebuild_index(store_path: Path, progress=None) -> dict:
     """`kyb reindex`: rebuild the index from Git now. Returns the build's counts and timing (a dict);
     `progress` is an optional callback. Raises StoreError (exit 4: not a store, no

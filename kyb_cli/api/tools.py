@@ -48,6 +48,13 @@ def export_text(rows: list[dict], fmt: str) -> str:
     return render(rows, fmt)
 
 
+def export_csv_lost(rows: list[dict]) -> list[str]:
+    """Field names with values that a CSV export cannot carry (use jsonl/json to keep them)."""
+    from kyb_cli.core.tools.export import csv_cannot_carry
+
+    return csv_cannot_carry(rows)
+
+
 def export_media_type(fmt: str) -> str:
     """The HTTP media type of an export format."""
     from kyb_cli.core.tools.export import MEDIA_TYPES

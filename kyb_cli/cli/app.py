@@ -51,6 +51,8 @@ COMMANDS: dict[str, str] = {
     "context": "context:context_cmd",
     "mcp": "mcp:mcp_cmd",
     "serve": "serve:serve_cmd",
+    "help": "help_:help_cmd",
+    "completion": "help_:completion_cmd",
 }
 
 EPILOG = """\b
@@ -110,18 +112,23 @@ class LazyGroup(HintGroup):
             ctx.exit(bug.exit_code)
 
 
-@click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, epilog=EPILOG, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kyb")
 @click.option("--store", "store", metavar="PATH", expose_value=False, callback=meta_callback("kyb.store"),
               help="Store to use (else KYB_STORE, the nearest .kyb.toml, the default store).")
 @click.option("--json", "as_json", is_flag=True, expose_value=False, callback=meta_callback("kyb.json"),
               help="JSON output even on a terminal.")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """kyb: a local-first memory for coding agents, kept in Git.
 
     Small explicit records under stable keys; every change a commit. Ask what is true now,
     what the store said at a moment, what changed in a window, how a piece of work ended.
     """
+    if ctx.invoked_subcommand is None:  # bare `kyb`: the help, on stdout, exit 0 (not a usage error)
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
 def main() -> None:

@@ -141,6 +141,9 @@ def query(argv: list[str]) -> int | None:
         if response.get("semantic_off"):
             sys.stderr.write(f"kyb: {api.semantic_off_message(response['semantic_off'])}\n")
             sys.stderr.flush()
+        pending = api.pending_vectors_message(response)
+        if pending:
+            sys.stderr.write(f"kyb: {pending}\n")
         if "history_complete" not in response:
             response = {**response, **history_flag()}
         sys.stdout.write(json.dumps(response, ensure_ascii=False) + "\n")

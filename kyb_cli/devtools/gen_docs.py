@@ -361,7 +361,7 @@ def man_page(node: Node) -> str:
         f'.\\" {HEADER}',
         f'.TH "{node.slug.upper()}" "1" "" "kyb {__version__}" "kyb manual"',
         ".SH NAME",
-        f"{_roff(node.slug)} \\- {_roff(short_help(cmd, 70))}",
+        f"{_roff(node.slug)} \\- {_roff(short_help(cmd, 500))}",
         ".SH SYNOPSIS",
         _synopsis(node),
         ".SH DESCRIPTION",

@@ -26,7 +26,7 @@ def add_cmd(key: str, title: str, tags: str, refs: str, effective_at: str | None
     """Write knowledge KEY; the body comes from stdin, --body or --file.
 
     Writing the same key again adds a version (`updated`); an identical write changes nothing.
-    An empty body from stdin or a file is refused (exit 2); `--body ''` writes none on purpose.
+    An empty body (stdin, a file or `--body ''`) is refused (exit 2): knowledge is its text.
     A create lists `similar` keys (and `revived` for a retracted key); an update lists
     `retired_elsewhere`: other records still holding wording this update removed.
     """
@@ -34,12 +34,13 @@ def add_cmd(key: str, title: str, tags: str, refs: str, effective_at: str | None
 
     when = api.event_time(effective_at)
     text = read_body(body, body_file)
-    if body is None and not text.strip():  # `kyb add … </dev/null`: a forgotten pipe, not a record
+    if not text.strip():  # `kyb add … </dev/null` or `--body ''`: a forgotten text, not a record
         api.check_knowledge_key(key, title)  # a bad key or title is still the first thing said
 
-        where = "the body on stdin" if body_file in (None, "-") else f"--file {body_file}"
-        raise api.UsageError(f"{where} is empty: nothing was written — give the body on stdin, with --body TEXT "
-                         "or --file PATH (`--body ''` writes a record without a body on purpose)")
+        where = ("--body" if body is not None else
+                 "the body on stdin" if body_file in (None, "-") else f"--file {body_file}")
+        raise api.UsageError(f"{where} is empty: nothing was written — knowledge is its text; give it on stdin, "
+                             "with --body TEXT or --file PATH")
     store = open_store()
     result = api.add_knowledge(store, key=key, title=title, body=text, tags=api.split_list(tags),
                                refs=api.split_list(refs), attribution=attribution(), effective_at=when,

@@ -63,5 +63,7 @@ def context_cmd(brief: bool, hook: bool, days: int) -> None:
         return
     from kyb_cli.cli.output import emit
 
-    emit({"text": text, "brief": brief, "digest": data}, lambda c, d: c.print(d["text"].rstrip("\n"), markup=False,
+    # --brief is brief in every format: its JSON is the short text, not the whole digest beside it
+    reply = {"text": text, "brief": True} if brief else {"text": text, "brief": False, "digest": data}
+    emit(reply, lambda c, d: c.print(d["text"].rstrip("\n"), markup=False,
                                                                             highlight=False))

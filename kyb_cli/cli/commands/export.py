@@ -28,6 +28,11 @@ def export_cmd(at: str | None, fmt: str) -> None:
         rows = [{**r, **flag} for r in rows]
         if fmt == "csv":
             sys.stderr.write("kyb: history is still being indexed: rows are what is indexed so far\n")
+    if fmt == "csv":
+        lost = api.export_csv_lost(rows)
+        if lost:
+            sys.stderr.write(f"kyb: CSV cannot carry {', '.join(lost)}; an import of this file loses them "
+                             "(use --format jsonl or json for a full round trip)\n")
     text = api.export_text(rows, fmt)
     sys.stdout.write(text)
     sys.stdout.flush()

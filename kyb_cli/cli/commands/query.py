@@ -122,6 +122,11 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
         from kyb_cli.cli.output import note
 
         note(api.semantic_off_message(response["semantic_off"]))
+    pending = api.pending_vectors_message(response)
+    if pending:
+        from kyb_cli.cli.output import note
+
+        note(pending)
     emit(response, query_view)
     from kyb_cli.cli.deadlines_block import print_deadlines_block
 

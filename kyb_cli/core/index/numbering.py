@@ -1,7 +1,7 @@
 """Versions by number: `kyb get KEY --version N` and the numbers `kyb history` shows.
 
-A key's content versions are numbered from its first (1) to its current one (M), oldest first, so a
-number never changes once given. Negative numbers count back from the current version: -1 is the one
+A key's content versions are numbered in history's order along the first-parent line (line.py), the
+oldest 1, the current one M; a side version a sync merge did not keep sits below the current one. Negative numbers count back from the current version: -1 is the one
 before it. A removal (retraction, archive) is not a content version and has no number.
 """
 
@@ -46,7 +46,8 @@ def sha_of_version(rows: list, key: str, version: int) -> str:
 
 def read_version(store: Any, key: str, version: int):
     """The Version of `key` numbered `version` (see the module docstring)."""
+    from kyb_cli.core.index.line import along_line
     from kyb_cli.core.index.reads import history, read
 
-    sha = sha_of_version(history(store, key), key, version)
+    sha = sha_of_version(along_line(store, key, history(store, key)), key, version)
     return read(store, key, at=sha)

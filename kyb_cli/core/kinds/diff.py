@@ -5,8 +5,9 @@ The text is a unified diff of the record file as kyb stores it (TOML front matte
 so fields and body read the way `git show` would show them; `fields` lists each front-matter field
 that changed with its old and new value, for clients that would rather not parse a diff.
 
-Defaults: TO is the key's latest content version (for retracted knowledge or an archived task, the
-last version it had), FROM the content version before TO (none for the first version: every line is
+Defaults: TO is the key's current content version (for retracted knowledge or an archived task, the
+last version it had), FROM the content version before TO along the first-parent line (core/index/line.py;
+a version that lost a sync merge is skipped) (none for the first version: every line is
 added). A FROM or TO given is any revision Git resolves; the record is read as it stood there, as
 `kyb get KEY --at REV` reads it, with the same errors.
 """
@@ -23,16 +24,20 @@ def diff(store: Any, key: str, from_rev: str | None = None, to_rev: str | None =
     """The diff between two versions of `key` (see the module docstring for the defaults)."""
     from kyb_cli.core.index import reads
 
+    from kyb_cli.core.index.line import along_line
+
     content: list[str] | None = None
     if to_rev is None or from_rev is None:
-        content = [r.sha for r in reads.history(store, key) if r.change != "deleted"]
+        rows = along_line(store, key, reads.history(store, key))
+        # a side version a merge did not keep is never the "before" of the kept one
+        content = [r.sha for r in rows if r.change != "deleted" and not r.labels.get("lost_merge")]
         if not content:
             raise NotFound(f"'{key}' has no content version to compare")
     new = reads.read(store, key, at=to_rev if to_rev is not None else content[0])
     if from_rev is not None:
         old = reads.read(store, key, at=from_rev)
     else:
-        # the content version written before TO's version (history is newest first)
+        # the content version before TO's version along the line (history is newest first)
         before = content[content.index(new.sha) + 1:] if new.sha in content else []
         old = reads.read(store, key, at=before[0]) if before else None
     return compare(key, old, new)

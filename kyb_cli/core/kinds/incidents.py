@@ -7,6 +7,8 @@ now, `mitigated_at` and `resolved_at` are stamped by kyb and never taken from th
 
 from __future__ import annotations
 
+from kyb_cli.core.records.model import fold_tags
+
 from typing import Any
 
 from kyb_cli.core.errors import Rejected
@@ -119,6 +121,8 @@ def write_incident(store, attribution, *, key: str, title: str, body: str = "", 
         found = stored_version(tx, key, before=before)
         prev = found[0] if found else None
         record.tags = list(kept(tags, prev.tags if prev else None, []))
+        if tags is not KEEP:
+            record.tags = fold_tags(record.tags)
         if prev is not None:
             record.extra = dict(prev.extra)
         stamp_timeline(record, prev)

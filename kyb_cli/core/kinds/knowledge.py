@@ -7,7 +7,7 @@ from typing import Any
 from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.kinds import wording
 from kyb_cli.core.markers import KEEP
-from kyb_cli.core.records.model import Record, RecordFormatError
+from kyb_cli.core.records.model import Record, RecordFormatError, fold_tags
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.canon.transaction import WriteResult
 from kyb_cli.core.errors import NotFound
@@ -33,7 +33,7 @@ def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[s
     `effective_at` (event time) belongs to this version only: a rewrite without it is effective when written.
     """
     check_key_for_kind(key, "knowledge")
-    record = Record(key=key, title=title, body=body, tags=tags, refs=refs, effective_at=effective_at)
+    record = Record(key=key, title=title, body=body, tags=fold_tags(tags), refs=refs, effective_at=effective_at)
     # Read before the writer lock (never inside it: every other writer would wait while the index
     # catches up); used only when the key turns out new under the lock.
     was_retracted = _checked(store, lambda f: wording.retraction(f.conn, store.path, key))

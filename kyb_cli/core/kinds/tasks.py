@@ -7,6 +7,8 @@ allowed and reported. Tags and deadline fields a rewrite omits are kept; an expl
 
 from __future__ import annotations
 
+from kyb_cli.core.records.model import fold_tags
+
 from datetime import date
 from typing import Any
 
@@ -136,6 +138,8 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
         found = stored_version(tx, key, before=before)
         prev = found[0] if found else None
         record.tags = list(kept(tags, prev.tags if prev else None, []))
+        if tags is not KEEP:
+            record.tags = fold_tags(record.tags)
         record.blocked_by = _unique(kept(blocked_by, prev.blocked_by if prev else None, []))
         for name in DEADLINE_FIELDS:
             value = kept(given[name], getattr(prev, name) if prev else None, DEADLINE_DEFAULTS[name])

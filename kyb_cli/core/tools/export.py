@@ -12,7 +12,7 @@ from kyb_cli.core.times.format import rfc3339
 ROW_SQL = ("SELECT v.doc, v.sha, v.committed_at FROM versions v WHERE v.id = ?")
 
 
-def _row(conn, vid: int, state: str, ended_sha: str | None, ended_at: int | None) -> dict:
+def _row(conn, vid: int, state: str, ended_sha: str | None, ended_at: int | None, repo=None) -> dict:
     doc, sha, when = conn.execute(ROW_SQL, (vid,)).fetchone()
     row = json.loads(doc)
     row.update(state=state, sha=sha, committed_at=None if when is None else rfc3339(when))
@@ -20,7 +20,27 @@ def _row(conn, vid: int, state: str, ended_sha: str | None, ended_at: int | None
         prefix = "archived" if state == "archived" else "retracted"
         row[f"{prefix}_sha"] = ended_sha
         row[f"{prefix}_at"] = rfc3339(ended_at) if ended_at is not None else None
+        if state == "retracted" and repo is not None:
+            reason = _reason(repo, ended_sha)
+            if reason:
+                row["reason"] = reason  # what `kyb import` writes back as the retraction's reason
     return row
+
+
+def _reason(repo, sha: str) -> str:
+    """The `Kyb-Reason` trailer of the retracting commit ('' when it has none or is gone)."""
+    from kyb_cli.core.records.trailers import parse_trailers
+
+    try:
+        return parse_trailers(repo.get(sha).message).get("Kyb-Reason", "")
+    except (KeyError, ValueError, AttributeError):
+        return ""
+
+
+def _repo(store_path: Path):
+    from kyb_cli.core.canon.repo import Store
+
+    return Store(store_path).repo
 
 
 def export_rows(store_path: Path, at: str | None = None) -> tuple[str | None, list[dict]]:
@@ -28,8 +48,9 @@ def export_rows(store_path: Path, at: str | None = None) -> tuple[str | None, li
 
     def run(f: Fresh) -> tuple[str | None, list[dict]]:
         if at is None:
+            repo = _repo(f.store_path)
             rows = [
-                _row(f.conn, vid, state, ended_sha, ended_at)
+                _row(f.conn, vid, state, ended_sha, ended_at, repo)
                 for _key, vid, state, ended_sha, ended_at in f.conn.execute(
                     "SELECT key, version_id, state, ended_sha, ended_at FROM keys WHERE version_id NOT IN "
                     "(SELECT version_id FROM unreadable) ORDER BY key").fetchall()
@@ -79,7 +100,7 @@ def _rows_at(f: Fresh, at: str) -> tuple[str, list[dict]]:
         if conn.execute("SELECT 1 FROM unreadable WHERE version_id = ?", (vid,)).fetchone():
             continue  # a held-out version is never exported
         state = "retracted" if not (key.startswith("inc-") or key.startswith("task-")) else "archived"
-        rows.append(_row(conn, vid, state, sha if action == "deleted" else None, when))
+        rows.append(_row(conn, vid, state, sha if action == "deleted" else None, when, store.repo))
     return str(commit.id), rows
 
 
@@ -113,3 +134,15 @@ def render(rows: list[dict], fmt: str) -> str:
     for r in rows:
         writer.writerow([",".join(r.get(c) or []) if c == "tags" else (r.get(c) or "") for c in CSV_COLUMNS])
     return out.getvalue()
+
+
+_NOT_CONTENT = ("state", "sha", "committed_at", "retracted_sha", "retracted_at", "archived_sha", "archived_at",
+                "history_incomplete")
+
+
+def csv_cannot_carry(rows: list[dict]) -> list[str]:
+    """Fields that hold a value in some row but have no CSV column: what a CSV round trip loses
+    (JSONL and JSON carry everything), said so a user is not surprised after the import."""
+    lost = {name for r in rows for name, value in r.items()
+            if name not in CSV_COLUMNS and name not in _NOT_CONTENT and value not in (None, "", [], {}, False)}
+    return sorted(lost)

@@ -7,7 +7,7 @@
 - Symlinks are never followed: a linked file or directory is reported as skipped, saying whether it
   points out of the folder (its target is not read) or inside it (the target is imported from its
   own path, once).
-- Only Markdown files (`.md`, `.markdown`) are read from a folder; other files are reported as
+- Only Markdown files (`.md`, `.markdown`) and plain-text notes (`.txt`, read as Markdown) are read from a folder; other files are reported as
   skipped ("not Markdown"), binary ones as binary. A file named on the command line is read in the
   format its suffix (or `--format`) says.
 """
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+TEXT_SUFFIXES = (".txt",)  # plain-text notes are Markdown without markup: read as Markdown by default
 ROW_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
 READ_LIMIT = 4 * 1024 * 1024  # a bigger file cannot be a record (bodies are at most 1 MiB)
 
@@ -56,7 +57,7 @@ def _format_of(name: str, fmt: str, *, direct: bool) -> str:
     if fmt != "auto":
         return fmt
     lower = name.lower()
-    if lower.endswith(MARKDOWN_SUFFIXES):
+    if lower.endswith(MARKDOWN_SUFFIXES + TEXT_SUFFIXES):
         return "md"
     suffix = os.path.splitext(lower)[1]
     if direct and suffix in ROW_SUFFIXES:
@@ -121,7 +122,8 @@ def _walk(top: Path, shown_top: str, fmt: str, excludes: list[str]) -> list[Sour
             f = _format_of(entry.name, fmt, direct=False)
             if not f:
                 out.append(Source(shown=shown(rel), rel=rel, root=str(root), path=Path(entry.path),
-                                  skip="binary file" if is_binary(Path(entry.path)) else "not Markdown"))
+                                  skip="binary file" if is_binary(Path(entry.path)) else
+                                  "not Markdown (name it on the command line, or --format md, to read it as Markdown)"))
                 continue
             out.append(Source(shown=shown(rel), rel=rel, root=str(root), path=Path(entry.path), fmt=f))
 

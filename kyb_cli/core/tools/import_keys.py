@@ -85,7 +85,10 @@ def settle_keys(items: list[Item], manifest: dict, *, kind: str, key_from: str,
     for item, base in derived:  # keys an earlier import gave these files: they stay theirs
         old = manifest.get(item.root or "", {}).get(item.rel)
         stem = base[:KEY_MAX - 7].rstrip("-")
-        if old and old not in taken and (old == base or re.fullmatch(re.escape(stem) + r"-[0-9a-f]{6}", old)):
+        elsewhere = None if old else _key_from_overlapping_import(manifest, item)
+        if elsewhere and elsewhere not in taken:
+            _take(item, elsewhere, taken)  # the same file imported before from a parent (or child) folder
+        elif old and old not in taken and (old == base or re.fullmatch(re.escape(stem) + r"-[0-9a-f]{6}", old)):
             _take(item, old, taken)
         else:
             later.append((item, base, stem))
@@ -111,6 +114,22 @@ def settle_keys(items: list[Item], manifest: dict, *, kind: str, key_from: str,
     return duplicates
 
 
+def _key_from_overlapping_import(manifest: dict, item: Item) -> str | None:
+    """The key an import of an enclosing or enclosed folder gave this very file, so importing a
+    subfolder after its parent (or the other way round) makes no duplicates."""
+    if item.root is None:
+        return None
+    path = posixpath.join(item.root, item.rel)
+    for root, entries in manifest.items():
+        if root == item.root or not isinstance(entries, dict):
+            continue
+        if path.startswith(root.rstrip("/") + "/"):
+            key = entries.get(path[len(root.rstrip("/")) + 1:])
+            if key:
+                return key
+    return None
+
+
 def _take(item: Item, key: str, taken: dict[str, Item]) -> None:
     if key in taken:
         item.skip = f"key '{key}' is also given by {taken[key].source}"
@@ -128,7 +147,20 @@ def _link_key(item: Item, link: str, by_rel: dict[tuple[str, str], str]) -> str:
         for candidate in (rel, rel + ".md"):
             if (root, candidate) in by_rel:
                 return by_rel[(root, candidate)]
+        named = _adr_number(target)
+        if named is not None:  # "superseded by ADR-0003": the file numbered 0003 in this import
+            for (r, rel), key in by_rel.items():
+                name = posixpath.basename(rel).lower()
+                m = re.match(r"(?:adr[-_ ]?)?0*(\d+)(?:[-_. ]|$)", name)
+                if r == root and m and int(m.group(1)) == named:
+                    return key
     return link
+
+
+def _adr_number(name: str) -> int | None:
+    """3 for `ADR-0003`, `adr_3`, `ADR 0003` (an ADR named by its number), else None."""
+    m = re.fullmatch(r"(?i)adr[-_ ]?0*(\d+)", name.strip())
+    return int(m.group(1)) if m else None
 
 
 def distinct_given_keys(items: list[Item]) -> None:

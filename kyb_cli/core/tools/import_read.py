@@ -23,7 +23,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from kyb_cli.core.records.model import FIELD_TYPES, KIND_FIELDS, Record
+from kyb_cli.core.records.model import FIELD_TYPES, KIND_FIELDS, VERIFIED_FIELDS, Record
 
 RETIRED_STATUSES = ("superseded", "deprecated", "rejected")
 EXPORT_ONLY = ("kind", "state", "sha", "committed_at", "retracted_sha", "retracted_at", "archived_sha",
@@ -67,7 +67,8 @@ def read_markdown(text: str, source: str, rel: str, kind: str) -> Item:
         return item
     title = _text(meta.pop("title", None))
     if not title:
-        title = first_heading(body) or _file_title(rel)
+        title = first_heading(body) or (_first_line_title(body) if rel.lower().endswith(".txt") else "") \
+            or _file_title(rel)
     key = _text(meta.pop("key", None))
     tags = _list(meta.pop("tags", None))
     refs = _list(meta.pop("refs", None))
@@ -94,7 +95,8 @@ def read_markdown(text: str, source: str, rel: str, kind: str) -> Item:
             item.state = "retracted"
             item.reason = f"ADR status: {' '.join(status_text.split())}"
             if word == "superseded":
-                item.links = superseded_by(status_text)
+                # the link may be in the status, or (status: Superseded) in the body's own line
+                item.links = superseded_by(status_text) or superseded_by(_superseded_line(body))
     return item
 
 
@@ -171,6 +173,28 @@ def superseded_by(status: str) -> list[str]:
     return [word] if word else []
 
 
+def _first_line_title(body: str) -> str:
+    """A plain-text note's obvious title: a short first line standing alone (a blank line, an
+    underline or the end after it), not a sentence that runs on; '' when there is none."""
+    lines = body.strip("\n").splitlines()
+    if not lines:
+        return ""
+    first = lines[0].strip()
+    after = lines[1].strip() if len(lines) > 1 else ""
+    alone = not after or set(after) <= set("=-")
+    if first and len(first) <= 80 and alone and not first.endswith((".", ",", ";", ":")):
+        return first
+    return ""
+
+
+def _superseded_line(body: str) -> str:
+    """The body's first line saying "superseded by …" ('' when none)."""
+    for line in body.splitlines():
+        if re.search(r"superseded\s+by", line, re.IGNORECASE):
+            return line.strip()
+    return ""
+
+
 def _unmark(text: str) -> str:
     text = _LINK.sub(lambda m: m.group(1), text)
     return text.replace("`", "").replace("**", "").strip()
@@ -219,6 +243,10 @@ def _typed(name: str, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
             raise ValueError("'affected' must be a list of {scope, from, to} tables")
         return [{str(k): _text(v) for k, v in w.items()} for w in value]
+    if kind == "verified":  # the `[verified]` table export writes; who/when/current a read adds go
+        if not isinstance(value, dict):
+            raise ValueError("'verified' must be a table {source, rev, note, content}")
+        return {name: _text(value[name]) for name in VERIFIED_FIELDS if _text(value.get(name))}
     return _text(value)
 
 

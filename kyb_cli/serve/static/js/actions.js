@@ -15,8 +15,10 @@ async function act(ctx, key, fn, button) {
   try {
     await fn();
     ctx.changed(key);
+    return true;
   } catch {
     button.disabled = false; // the error banner shows what the server said
+    return false;
   }
 }
 
@@ -119,7 +121,14 @@ export function newTaskForm(ctx) {
     const payload = { key: key.value.trim(), title: title.value, body: body.value, priority: priority.value,
       assignee: assignee.value, due: due.value || null };
     if (due.value) payload.hard = hard.checked;
-    act(ctx, payload.key, () => post("/tasks", payload), go).then(() => { go.disabled = false; });
+    act(ctx, payload.key, () => post("/tasks", payload), go).then((ok) => {
+      go.disabled = false;
+      if (!ok) return; // a refused task keeps what was typed, to fix and send again
+      for (const el of [title, key, assignee, due, body]) el.value = "";
+      priority.value = "";
+      hard.checked = false;
+      keyTouched = false;
+    });
   });
   return h("details", { class: "new-task", id: "new-task" }, h("summary", {}, "Open a task"),
     form("New task", h("label", {}, "title", title), h("label", {}, "key", key), h("label", {}, "priority", priority),

@@ -2,10 +2,11 @@
 
 import { enc, get, query } from "./api.js";
 import { badge, clear, h, short, when } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
 import { actionsFor } from "./actions.js";
 
 const SHOWN = ["status", "priority", "assignee", "due", "hard", "remind_days", "expected", "waits_on",
-  "blocked_reason", "parent_task", "service", "severity", "hosts", "detection", "started_at", "detected_at",
+  "blocked_reason", "blocked_by", "blocks", "parent_task", "service", "severity", "hosts", "detection", "started_at", "detected_at",
   "mitigated_at", "resolved_at", "resolution", "knowledge", "tags", "refs"];
 
 function value(v) {
@@ -40,7 +41,8 @@ export async function recordView(pane, ctx, key, at) {
   }
   const versions = hist.versions;
   const latest = versions[0];
-  const content = versions.filter((v) => v.change !== "deleted");
+  // a side version a sync merge did not keep (lost_merge) is never the "before" of the kept one
+  const content = versions.filter((v) => v.change !== "deleted" && (!v.lost_merge || v.sha === rec.sha));
   const fields = SHOWN.filter((n) => n in rec && rec[n] !== "" && rec[n] !== null && rec[n] !== false
     && !(Array.isArray(rec[n]) && !rec[n].length));
   const extra = rec.extra ? Object.entries(rec.extra) : [];
@@ -70,7 +72,7 @@ export async function recordView(pane, ctx, key, at) {
       h("th", {}, "who"))),
     h("tbody", {}, versions.map((v) => {
       const pickable = v.change !== "deleted";
-      return h("tr", { "data-sha": v.sha },
+      return h("tr", { "data-sha": v.sha, class: v.lost_merge ? "lost" : (v.current ? "current" : "") },
         h("td", { class: "pick" }, pickable ? h("input", {
           type: "radio", name: "diff-from", value: v.sha, checked: v.sha === pickFrom,
           "aria-label": `diff from ${short(v.sha)}`, onchange: () => { pickFrom = v.sha; showDiff(); },
@@ -83,7 +85,9 @@ export async function recordView(pane, ctx, key, at) {
           type: "button", class: "link", title: "show this version",
           onclick: () => ctx.open(key, v.sha === latest.sha && rec.is_head ? null : v.sha),
         }, short(v.sha)), h("div", { class: "dim" }, when(v.committed_at))),
-        h("td", {}, v.change, v.reason ? h("div", { class: "dim" }, v.reason) : null),
+        h("td", {}, v.change, v.current ? h("span", { class: "badge current" }, " current") : null,
+          v.lost_merge ? h("div", { class: "dim lost" }, `lost the merge ${short(v.lost_merge)}`) : null,
+          v.reason ? h("div", { class: "dim" }, v.reason) : null),
         h("td", {}, `${v.agent || "?"}`, h("div", { class: "dim" }, [v.transport, v.session].filter(Boolean).join(" · "))));
     })));
 
@@ -100,7 +104,7 @@ export async function recordView(pane, ctx, key, at) {
         writer.session ? ` (session ${writer.session})` : "", writer.author ? ` · ${writer.author}` : ""),
       fields.map((n) => [h("dt", {}, n.replace(/_/g, " ")), h("dd", {}, value(rec[n]))]),
       extra.map(([n, v]) => [h("dt", {}, n), h("dd", {}, value(v))])),
-    rec.body ? h("pre", { class: "body", id: "body" }, rec.body) : h("p", { class: "dim" }, "(no body)"),
+    rec.body ? renderMarkdown(rec.body) : h("p", { class: "dim" }, "(no body)"),
     actionsFor(rec, ctx),
     h("section", {}, h("h2", {}, `History (${versions.length})`), table),
     h("section", {}, h("h2", {}, "Diff"), content.length > 1 || content.length === 1 ? diffBox : null)));

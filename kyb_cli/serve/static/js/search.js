@@ -2,6 +2,7 @@
 
 import { get, query } from "./api.js";
 import { badge, clear, debounce, h, rowButton, short, when } from "./dom.js";
+import { highlight } from "./markdown.js";
 
 const MODES = [
   ["current", "Now"],
@@ -81,17 +82,24 @@ export function searchView(pane, ctx) {
     if (mine !== seq) return; // a newer question was asked meanwhile
     const where = data.as_of ? ` · ${when(data.as_of)}` : data.window ? ` · ${data.window.map(when).join(" … ")}` : "";
     clear(meta, `${data.count} hit(s), mode ${data.mode}${where}, ${data.semantic ? "hybrid" : "lexical"}`,
-      data.pending_vectors ? `, ${data.pending_vectors} pending vectors` : "",
+      data.pending_vectors ? h("span", { class: "pending", id: "pending-vectors" },
+        ` · ${data.pending_vectors} version(s) not yet embedded: search by meaning may miss them`) : "",
       data.history_complete === false ? " · history still being indexed: past answers may be incomplete" : "");
-    clear(list, data.hits.map((hit) => h("li", { "data-key": hit.key, "data-sha": hit.sha,
-      class: ctx.selected === hit.key ? "selected" : null },
+    const weakOnly = data.confident === false && data.hits.length && state.q.trim();
+    clear(list, weakOnly ? h("li", { class: "empty", id: "not-confident" }, h("p", { class: "notice" },
+      "Nothing strong matched: the hits below are weak guesses, not an answer.")) : null,
+    data.hits.map((hit) => h("li", { "data-key": hit.key, "data-sha": hit.sha, "data-strength": hit.strength || null,
+      class: [ctx.selected === hit.key ? "selected" : "", hit.strength === "weak" ? "weak" : ""].join(" ").trim() || null },
       rowButton(() => ctx.open(hit.key, hit.is_head ? null : hit.sha),
         h("div", { class: "row-head" },
           h("span", { class: "row-title" }, hit.title),
-          badge(hit.state), hit.is_head ? null : badge("past", "past")),
+          badge(hit.state), hit.is_head ? null : badge("past", "past"),
+          hit.strength ? badge(hit.strength, `strength ${hit.strength}`) : null),
+        hit.snippet ? h("div", { class: "snippet" }, highlight(hit.snippet, state.q)) : null,
         h("div", { class: "row-sub" },
           h("span", { class: "row-key" }, hit.key),
           h("span", {}, hit.kind),
+          hit.found_by ? h("span", { class: "found-by", title: "found by" }, hit.found_by) : null,
           h("span", { class: "mono" }, `${short(hit.sha)} · ${when(hit.committed_at)}`))))));
     if (!data.hits.length) list.append(h("li", { class: "empty" }, h("p", { class: "dim" }, " no hits")));
     if (data.count >= params.limit && params.limit < 100) {
@@ -118,5 +126,7 @@ export function searchView(pane, ctx) {
     meaning ? h("label", { title: "Fuse search by meaning (the model) with words" }, meaning, " by meaning") : null),
   modes, timebar, meta, list);
   run();
-  return { focus: () => input.focus(), refresh: run };
+  // `/` comes back to the question with the cursor after the old text, ready to extend it
+  const focus = () => { input.focus(); const end = input.value.length; input.setSelectionRange(end, end); };
+  return { focus, refresh: run };
 }

@@ -33,6 +33,9 @@ export function tasksView(pane, ctx) {
   const assignee = h("input", { type: "text", "aria-label": "Assignee", id: "task-assignee", placeholder: "assignee",
     value: s.assignee });
   const all = h("input", { type: "checkbox", id: "task-all", checked: s.all });
+  // the ready queue: open tasks none of whose blockers is still live (`kyb tasks --ready`), worked
+  // out here from the live list itself
+  const ready = h("input", { type: "checkbox", id: "task-ready", checked: s.ready });
   const body = h("div", { id: "task-list" });
 
   async function run() {
@@ -45,14 +48,18 @@ export function tasksView(pane, ctx) {
       return;
     }
     const day = today();
+    const live = new Set(data.tasks.filter((t) => !t.archived && !["done", "dropped"].includes(t.status)).map((t) => t.key));
+    const rows = s.ready ? data.tasks.filter((t) => t.status === "open" && !t.archived
+      && (t.blocked_by || []).every((b) => !live.has(b))) : data.tasks;
     clear(body, h("table", { class: "grid", id: "tasks" },
-      h("thead", {}, h("tr", {}, ["task", "status", "priority", "assignee", "due"].map((c) => h("th", {}, c)))),
-      h("tbody", {}, data.tasks.map((t) => h("tr", { "data-key": t.key, class: ctx.selected === t.key ? "selected" : "" },
+      h("thead", {}, h("tr", {}, ["task", "status", "priority", "assignee", "due", "blocked by"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, rows.map((t) => h("tr", { "data-key": t.key, class: ctx.selected === t.key ? "selected" : "" },
         titleCell(ctx, t.key, t.title), h("td", {}, badge(t.status)), h("td", {}, badge(t.priority)),
         h("td", {}, t.assignee),
         h("td", { class: `mono ${t.due && t.due < day && !t.archived ? "overdue-text" : ""}` }, t.due || t.expected || "",
-          t.hard ? [" ", h("span", { class: "hard" }, "HARD")] : null))))),
-    data.tasks.length ? null : h("p", { class: "dim" }, "no tasks"),
+          t.hard ? [" ", h("span", { class: "hard" }, "HARD")] : null),
+        h("td", { class: "mono blocked-by" }, (t.blocked_by || []).join(", ")))))),
+    rows.length ? null : h("p", { class: "dim" }, s.ready ? "no task is ready to start" : "no tasks"),
     moreButton(s.limit, data.count, () => { s.limit += PAGE; run(); }));
   }
 
@@ -61,8 +68,10 @@ export function tasksView(pane, ctx) {
   }
   assignee.addEventListener("change", () => { s.assignee = assignee.value; s.limit = PAGE; run(); });
   all.addEventListener("change", () => { s.all = all.checked; s.limit = PAGE; run(); });
+  ready.addEventListener("change", () => { s.ready = ready.checked; run(); });
   clear(pane, ctx.readonly ? null : newTaskForm(ctx),
-    h("div", { class: "controls" }, status, priority, assignee, h("label", {}, all, " archived too")), body);
+    h("div", { class: "controls" }, status, priority, assignee, h("label", {}, all, " archived too"),
+      h("label", { title: "open tasks none of whose blockers is still live" }, ready, " ready to start")), body);
   run();
   return { refresh: run };
 }
