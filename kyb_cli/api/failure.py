@@ -6,18 +6,16 @@ EX_SOFTWARE code), so no door maps an ordinary exception to a store error.
 
 from __future__ import annotations
 
-from kyb_cli.core.errors import KybError
-
-INTERNAL_EXIT = 70
+from kyb_cli.core.errors import EXIT_INTERNAL, KybError, internal_error_message
 
 
 class InternalError(KybError):
     """An exception kyb did not expect: a bug in kyb, never a property of the store or the input."""
 
-    exit_code = INTERNAL_EXIT
+    exit_code = EXIT_INTERNAL
     kind = "internal"
 
 
 def internal_error(exc: BaseException) -> InternalError:
     """`internal error: ZeroDivisionError: … (a bug: please report it)` for an unexpected exception."""
-    return InternalError(f"internal error: {type(exc).__name__}: {exc} (a bug: please report it)")
+    return InternalError(internal_error_message(exc))

@@ -23,7 +23,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TARGET = "docs/API.md"
 REGENERATE = "python -m kyb_cli.devtools.gen_api_docs"
 AREAS = ("records", "work", "search", "sync", "tools", "store")  # the order of docs/API.md
-ERRORS = ("KybError", "NotFound", "UsageError", "Rejected", "StoreError", "LockTimeout", "RemoteError")
+ERRORS = ("KybError", "NotFound", "UsageError", "Rejected", "StoreError", "LockTimeout", "RemoteError", "InternalError")
 CONSTANTS = ("KEEP", "LISTING_MAX_LIMIT", "REMOTE", "EXIT_CODES", "EXIT_INTERNAL", "internal_error_message")
 
 

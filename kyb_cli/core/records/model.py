@@ -58,6 +58,8 @@ FIELD_TYPES: dict[str, str] = {
     "verified": "verified",
 }
 
+VERIFIED_FIELDS = ("source", "rev", "note", "content")  # the `[verified]` table (kyb verify)
+
 INCIDENT_FIELDS = (
     "service", "hosts", "severity", "status", "knowledge", "resolution", "detection", "affected",
     "started_at", "detected_at", "mitigated_at", "resolved_at",
