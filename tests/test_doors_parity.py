@@ -7,6 +7,7 @@ else one door has and the table lacks (or the reverse) fails here, naming the do
 from __future__ import annotations
 
 import inspect
+import re
 
 import click
 import pytest
@@ -23,6 +24,7 @@ DOOR_ONLY: dict[str, dict[str, str]] = {
         "no_wait": "--no-wait: answer before a new index's history is in (a process-per-call concern)",
         "today": DEADLINES_DAY,
         "body_file": "--file: read the body from a file or stdin (a terminal/pipe concern)",
+        "template": "--template: print the incident skeleton for a person at a terminal to fill in",
     },
     "mcp": {"today": DEADLINES_DAY},
     "http": {},
@@ -39,39 +41,70 @@ def _mcp_params(name: str) -> set[str]:
     pytest.importorskip("mcp")
     from kyb_cli.mcp.tools import Tools
 
-    return set(inspect.signature(getattr(Tools, name)).parameters) - {"self"}
+    return set(inspect.signature(getattr(Tools, OPERATIONS[name].tool)).parameters) - {"self"}
 
 
-def _http_params(name: str) -> set[str]:
+def _route(name: str):
     pytest.importorskip("starlette")
     from kyb_cli.serve.routes import ROUTES
 
-    write = {"query": ("GET", "/search"), "add": ("POST", "/knowledge"), "task": ("POST", "/tasks"),
-             "tasks": ("GET", "/tasks")}[name]
-    route = next(r for r in ROUTES if (r.method, r.path) == write)
-    return {p.name for p in route.query + route.body}
+    found = [r for r in ROUTES if r.op == name]
+    assert len(found) == 1, f"{name}: {len(found)} routes say they serve it"
+    return found[0]
 
 
-@pytest.mark.parametrize("name", sorted(OPERATIONS))
+def _http_params(name: str) -> set[str]:
+    route = _route(name)
+    return {p.name for p in route.query + route.body} | set(re.findall(r"{(\w+)}", route.path))
+
+
+def _in(door: str) -> list[str]:
+    return sorted(n for n, op in OPERATIONS.items() if door in op.doors)
+
+
+def _table(name: str, door: str, spelling) -> set[str]:
+    return {spelling(f) for f in OPERATIONS[name].fields_of(door)}
+
+
+def _door(params: set[str], door: str, table: set[str]) -> set[str]:
+    return params - (set(DOOR_ONLY[door]) - table)  # a door-only name the table declares is the table's
+
+
+@pytest.mark.parametrize("name", _in("cli"))
 def test_cli_accepts_exactly_the_tables_parameters(name):
-    op = OPERATIONS[name]
-    table = {f.cli or f.name for f in op.fields}
-    door = _click_params(name) - set(DOOR_ONLY["cli"])
+    table = _table(name, "cli", lambda f: f.cli or f.name)
+    door = _door(_click_params(name), "cli", table)
     assert door == table, (sorted(door - table), sorted(table - door))
 
 
-@pytest.mark.parametrize("name", sorted(OPERATIONS))
+@pytest.mark.parametrize("name", _in("mcp"))
 def test_mcp_accepts_exactly_the_tables_parameters(name):
-    table = {f.name for f in OPERATIONS[name].fields}
-    door = _mcp_params(name) - set(DOOR_ONLY["mcp"])
+    table = _table(name, "mcp", lambda f: f.name)
+    door = _door(_mcp_params(name), "mcp", table)
+    assert door == table, (sorted(door - table), sorted(table - door))
+
+
+@pytest.mark.parametrize("name", _in("http"))
+def test_http_accepts_exactly_the_tables_parameters(name):
+    table = _table(name, "http", lambda f: f.http or f.name)
+    door = _door(_http_params(name), "http", table)
     assert door == table, (sorted(door - table), sorted(table - door))
 
 
 @pytest.mark.parametrize("name", sorted(OPERATIONS))
-def test_http_accepts_exactly_the_tables_parameters(name):
-    table = {f.http or f.name for f in OPERATIONS[name].fields}
-    door = _http_params(name) - set(DOOR_ONLY["http"])
-    assert door == table, (sorted(door - table), sorted(table - door))
+def test_a_door_without_an_operation_really_lacks_it(name):
+    from kyb_cli.cli.app import cli
+
+    op = OPERATIONS[name]
+    assert (cli.get_command(click.Context(cli), name) is not None) == ("cli" in op.doors), name
+    pytest.importorskip("mcp")
+    from kyb_cli.mcp.tools import TOOLS
+
+    assert (op.tool in TOOLS) == ("mcp" in op.doors), name
+    pytest.importorskip("starlette")
+    from kyb_cli.serve.routes import ROUTES
+
+    assert any(r.op == name for r in ROUTES) == ("http" in op.doors), name
 
 
 def test_every_door_only_option_says_why():
@@ -80,5 +113,5 @@ def test_every_door_only_option_says_why():
 
 def test_every_operation_has_an_example_and_every_field_help():
     for op in OPERATIONS.values():
-        assert op.example.startswith("kyb "), op.name
+        assert op.example.startswith(f"kyb {op.name}"), op.name
         assert all(f.description for f in op.fields), op.name

@@ -38,6 +38,19 @@ class Field:
     example: Any = None
     http: str | None = None  # the HTTP name when it is not `name`
     cli: str | None = None  # the Click parameter name when it is not `name`
+    positional: bool = False  # a CLI argument (KEY) and an HTTP path segment, not an option
+    metavar: str | None = None  # the CLI's placeholder (DATE, REV, N)
+    aliases: tuple[str, ...] = ()  # further CLI spellings kept for old scripts (`--parent-task`)
+    doors: tuple[str, ...] = ("cli", "mcp", "http")  # a field one door lacks says so here, with why
+
+    @property
+    def flag(self) -> str:
+        """The CLI spelling: `--remind-days` for `remind_days`, `KEY` for a positional."""
+        return (self.metavar or self.name.upper()) if self.positional else "--" + self.name.replace("_", "-")
+
+    def spelling(self, door: str) -> str:
+        """How a caller of `door` (cli | mcp | http) spells this field, for error messages."""
+        return self.flag if door == "cli" else (self.http or self.name) if door == "http" else self.name
 
     def schema(self) -> dict[str, Any]:
         """The JSON Schema of this field (for /openapi.json and MCP)."""
@@ -45,7 +58,7 @@ class Field:
             "string": {"type": "string"}, "integer": {"type": "integer"}, "boolean": {"type": "boolean"},
             "strings": {"type": "array", "items": {"type": "string"}},
             "objects": {"type": "array", "items": {"type": "object"}},
-            "any": {},
+            "any": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
         }[self.type])
         if self.enum:
             base["enum"] = list(self.enum)
@@ -73,9 +86,19 @@ class Operation:
     summary: str
     fields: tuple[Field, ...]
     example: str = ""  # one CLI call, shown in --help
+    doors: tuple[str, ...] = ("cli", "mcp", "http")  # the doors that offer this operation
+    mcp: str = ""  # the MCP tool name when it is not `name` with `_` for `-` (`retract` for `rm`)
 
-    def http_fields(self, *, exclude: tuple[str, ...] = ()) -> tuple[Field, ...]:
-        return tuple(f.for_http() for f in self.fields if f.name not in exclude)
+    @property
+    def tool(self) -> str:
+        return self.mcp or self.name.replace("-", "_")
+
+    def fields_of(self, door: str) -> tuple[Field, ...]:
+        return tuple(f for f in self.fields if door in f.doors)
+
+    def http_fields(self, path: str = "") -> tuple[Field, ...]:
+        """The query/body arguments of the operation's route at `path` (a `{key}` there is not one)."""
+        return tuple(f.for_http() for f in self.fields_of("http") if "{%s}" % (f.http or f.name) not in path)
 
     def field(self, name: str) -> Field:
         return next(f for f in self.fields if f.name == name)
@@ -89,7 +112,7 @@ REFS = Field("refs", "strings", [], "Pointers: paths, URLs, where a secret lives
 KNOWLEDGE = Field("knowledge", "strings", [], "Knowledge keys this record relates to.")
 EFFECTIVE_AT = Field("effective_at", description=(
     "When it became true in the world (date or RFC 3339); default: when written. Anything else is a usage error."),
-    example="2026-12-01")
+    example="2026-12-01", metavar="TIME")
 
 QUERY = Operation("query", "Search records: current state, history, as_of, as_of_event or changed_between.", (
     Field("text", default="", description="Words to search; empty lists newest first. Any text is valid.",
@@ -122,7 +145,7 @@ ADD = Operation("add", "Write knowledge (an upsert; an identical write makes no 
     Field("title", description="Short title.", required=True, example="Checkout path"),
     BODY, TAGS, REFS, EFFECTIVE_AT,
     Field("review_by", description="Check again by YYYY-MM-DD; null keeps the stored one, '' clears it.",
-          nullable=True, example="2027-01-31"),
+          nullable=True, example="2027-01-31", metavar="DATE"),
 ), example="kyb add --key checkout-path --title 'Checkout path' --body 'port 9090'")
 
 TASK = Operation("task", "Write a task: a rewrite replaces it, but omitted tags and deadline fields are kept.", (
@@ -133,17 +156,20 @@ TASK = Operation("task", "Write a task: a rewrite replaces it, but omitted tags 
     Field("priority", default="", description="low|medium|high|critical (empty: unranked)."),
     Field("blocked_reason", default="", description="Why it is blocked (only with status blocked)."),
     Field("assignee", default="", description="Short owner label, one line."),
-    Field("parent", default="", description="Parent task key (task-…)."),
+    Field("parent", default="", description="Parent task key (task-…).", aliases=("--parent-task",)),
     Field("blocked_by", "strings", None, "Task keys this task waits on; null keeps the stored ones, [] clears.",
-          nullable=True, example=["task-order-cert"]),
+          nullable=True, example=["task-order-cert"], metavar="KEY[,KEY]"),
     KNOWLEDGE,
     Field("resolution", default="", description="Outcome (needed for done/dropped)."),
     TAGS_KEEP, REFS,
-    Field("due", description="Due date YYYY-MM-DD; null keeps, '' clears.", nullable=True, example="2026-12-31"),
+    Field("due", description="Due date YYYY-MM-DD; null keeps, '' clears.", nullable=True, example="2026-12-31", metavar="DATE"),
     Field("hard", "boolean", None, "Missing the date has external consequences; null keeps.", nullable=True),
-    Field("remind_days", "any", None, "Reminder window in days (default 3); null keeps, '' clears.", nullable=True),
-    Field("expected", description="Provisional date YYYY-MM-DD (with waits_on); null keeps.", nullable=True),
-    Field("waits_on", description="The event the expected date depends on; null keeps.", nullable=True),
+    Field("remind_days", "any", None, "Reminder window in days (default 3); null keeps, '' clears.", nullable=True,
+          metavar="N"),
+    Field("expected", description="Provisional date YYYY-MM-DD (with waits_on); null keeps.", nullable=True,
+          metavar="DATE"),
+    Field("waits_on", description="The event the expected date depends on; null keeps.", nullable=True,
+          metavar="TEXT"),
     EFFECTIVE_AT,
 ), example="kyb task --key task-renew-cert --title 'Renew cert' --due 2026-12-31 --hard")
 
@@ -151,15 +177,148 @@ TASKS = Operation("tasks", "Tasks: live ones first by status, then most recently
     Field("status", default="", description="open|in_progress|blocked|done|dropped (includes archived)."),
     Field("priority", default="", description="low|medium|high|critical."),
     Field("assignee", default="", description="Exact owner label."),
-    Field("parent", default="", description="Only children of this task."),
+    Field("parent", default="", description="Only children of this task.", aliases=("--parent-task",)),
     Field("open_followups", "boolean", False, "Only tasks with open `- [ ]` follow-ups."),
     Field("all", "boolean", False, "Include archived (done/dropped) tasks.", cli="include_all"),
     Field("ready", "boolean", False, "Only open tasks none of whose blockers is still live: what can start now."),
-    Field("due_before", description="Only tasks due on or before YYYY-MM-DD.", example="2026-12-31"),
-    Field("limit", "integer", 50, f"At most N rows (max {LISTING_MAX_LIMIT}).", minimum=0, maximum=LISTING_MAX_LIMIT),
+    Field("due_before", description="Only tasks due on or before YYYY-MM-DD.", example="2026-12-31", metavar="DATE"),
+    Field("limit", "integer", 50, f"At most N rows (max {LISTING_MAX_LIMIT}).", metavar="N", minimum=0, maximum=LISTING_MAX_LIMIT),
 ), example="kyb tasks --ready")
 
-OPERATIONS: dict[str, Operation] = {op.name: op for op in (QUERY, ADD, TASK, TASKS)}
+KEY = Field("key", description="Record key: [a-z0-9-], at most 100 characters.", required=True, positional=True,
+            example="checkout-path")
+TODAY = Field("today", description="The reader's calendar day YYYY-MM-DD (default: the local date).",
+              metavar="DATE", example="2026-12-01")
+LOG_LIMIT = 1000
+
+GET = Operation("get", "A record with its state, version sha and commit time; `at` reads it at any revision.", (
+    KEY,
+    Field("at", description=("A revision (sha, short sha, HEAD~2, tag, branch), or a date/datetime: what this "
+                             "clone's branch showed then."), metavar="REV|DATE", example="HEAD~2"),
+    Field("version", "integer", None, "Content version N: 1 is the first, -1 the one before the current "
+          "(`history` numbers them).", metavar="N"),
+), example="kyb get checkout-path --version 1")
+
+HISTORY = Operation("history", "Every change of the key (added, modified, deleted), newest first, with who wrote it.",
+                    (KEY,), example="kyb history checkout-path")
+
+DIFF = Operation("diff", "Unified diff of a record's fields and body between two versions.", (
+    KEY,
+    Field("from_rev", description="Older revision (default: the version before the newer one).", positional=True,
+          metavar="[FROM]", http="from"),
+    Field("to_rev", description="Newer revision (default: the latest version).", positional=True, metavar="[TO]",
+          http="to"),
+), example="kyb diff checkout-path HEAD~2 HEAD")
+
+RM = Operation("rm", "Retract knowledge that was wrong: it leaves current answers, every version stays in history.", (
+    KEY, Field("reason", description="Why this knowledge was wrong (recorded in the commit).", required=True),
+), example="kyb rm checkout-path --reason 'port moved to 9443'", mcp="retract")
+
+VERIFY = Operation("verify", "Record that knowledge was checked against its source (one commit).", (
+    KEY,
+    Field("source", description="What the fact was checked against: a file, URL, command, person.", required=True),
+    Field("rev", default="", description="The source's revision checked (a commit, version, date).", metavar="REV"),
+    Field("note", default="", description="How it was checked, in a line."),
+), example="kyb verify checkout-path --source deploy/nginx.conf --rev a1b2c3d", doors=("cli", "mcp"))
+
+INCIDENT = Operation("incident", "Write an incident report: a rewrite replaces it; tags are kept unless given.", (
+    Field("key", description="inc-<yyyy-mm-dd>-<slug>.", required=True, example="inc-2026-12-01-checkout-502"),
+    Field("title", description="What happened, in one line.", required=True),
+    Field("service", description="What broke.", required=True),
+    Field("severity", description="low|medium|high|critical.", required=True),
+    BODY,
+    Field("status", default="open", description="open|mitigated|resolved."),
+    Field("hosts", "strings", [], "Hosts involved."),
+    KNOWLEDGE,
+    Field("resolution", default="", description="What fixed it (needed for resolved)."),
+    Field("detection", default="", description="An executable 'is it still happening?' check and its healthy result."),
+    Field("affected", "objects", None, 'Affected windows: [{"scope": …, "from": …, "to": …}] (CLI: that JSON).'),
+    Field("started", default="", description="When it started (RFC 3339)."),
+    Field("detected", default="", description="When it was detected (default: now)."),
+    TAGS_KEEP, REFS, EFFECTIVE_AT,
+), example="kyb incident --key inc-2026-12-01-checkout-502 --title '502 on checkout' --service checkout "
+           "--severity high")
+
+RESOLVE = Operation("resolve", "Resolve (or mitigate) an incident; resolving archives it.", (
+    KEY,
+    Field("status", default="resolved", description="resolved|mitigated (or open to reopen)."),
+    Field("resolution", default="", description="What fixed it; empty keeps the stored one."),
+), example="kyb resolve inc-2026-12-01-checkout-502 --resolution 'rolled back 4.2.1'")
+
+TASK_STATUS = Operation("task-status", "Move a task between open, in_progress and blocked, changing only what is "
+                        "named; an archived task is reopened.", (
+    Field("key", description="task-<slug>.", required=True, positional=True, example="task-renew-cert"),
+    Field("status", description="open|in_progress|blocked (close with `done`).", required=True),
+    Field("assignee", description="New owner label; '' unclaims; null keeps.", nullable=True),
+    Field("parent", description="New parent task; '' detaches; null keeps.", nullable=True, aliases=("--parent-task",)),
+    Field("blocked_reason", description="Why it is blocked (with status blocked); null keeps.", nullable=True),
+), example="kyb task-status task-renew-cert --status in_progress --assignee ops-bot")
+
+DONE = Operation("done", "Close a task as done or dropped with a resolution; closing archives it.", (
+    Field("key", description="task-<slug>.", required=True, positional=True, example="task-renew-cert"),
+    Field("status", default="done", description="done|dropped."),
+    Field("resolution", default="", description="What came of it, or why it was dropped; empty keeps the stored one."),
+), example="kyb done task-renew-cert --resolution 'renewed until 2027-12'")
+
+INCIDENTS = Operation("incidents", "Incident reports: open, mitigated, resolved, then most recently written first.", (
+    Field("status", default="", description="open|mitigated|resolved (an explicit status includes archived)."),
+    Field("service", default="", description="Only this service (any case)."),
+    Field("open_followups", "boolean", False, "Only reports with open `- [ ]` follow-ups (archived too)."),
+    Field("all", "boolean", False, "Include archived (resolved) reports.", cli="include_all"),
+    Field("limit", "integer", 50, f"At most N rows (max {LISTING_MAX_LIMIT}).", metavar="N", minimum=0, maximum=LISTING_MAX_LIMIT),
+), example="kyb incidents --service checkout --all")
+
+DEADLINES = Operation("deadlines", "Open tasks overdue or due within their reminder window: overdue first, hard "
+                      "first.", (
+    TODAY,
+    Field("fail_on", default="none", enum=("overdue", "hard", "none"), doors=("cli",), description=(
+        "Exit 3 when a task is overdue (overdue) or a hard deadline is overdue (hard); an exit status is the "
+        "CLI's alone (CI gates)")),
+), example="kyb deadlines --fail-on hard")
+
+STALE = Operation("stale", "Knowledge to check again: verification (else last change) older than N days, a "
+                  "verification that no longer covers the text, or a passed review_by.", (
+    Field("days", "integer", None, "Older than N days counts as stale (default: config stale.days, else 90).",
+          minimum=0, metavar="N"),
+    Field("today", description="Judge as if today were YYYY-MM-DD.", metavar="DATE"),
+    Field("fail", "boolean", False, "Exit 3 when anything is stale (CI); the list goes to stderr.", doors=("cli",)),
+), example="kyb stale --days 30 --fail", doors=("cli", "mcp"))
+
+RULES = Operation("rules", "The store's standing rules for agents: live knowledge tagged `rule`.", (),
+                  example="kyb rules", doors=("cli", "mcp"))
+
+TAGS_OP = Operation("tags", "Tags of live records with counts, most used first.", (), example="kyb tags",
+                    doors=("cli", "http"))
+
+EXPORT = Operation("export", "A snapshot: one row per key that existed by a revision, with its latest content and "
+                   "state.", (
+    Field("at", description="A revision (sha, tag, HEAD~2); default the current commit.", metavar="REV"),
+    Field("format", default="jsonl", enum=("jsonl", "json", "csv"), cli="fmt", doors=("cli", "http"),
+          description="jsonl | json | csv (MCP answers the rows as JSON)."),
+), example="kyb export --format json > snapshot.json")
+
+LOG = Operation("log", "The store's activity, newest first: every commit with who made it.", (
+    Field("since", description="Only commits at or after TIME (date, datetime, revision).", metavar="TIME"),
+    Field("until", description="Only commits at or before TIME.", metavar="TIME"),
+    Field("agent", default="", description="Only commits whose Kyb-Agent is AGENT (any case)."),
+    Field("author", default="", description="Only commits whose author name or email contains AUTHOR."),
+    Field("kind", description="Only commits touching records of this kind.", enum=KINDS, metavar="KIND"),
+    Field("key", default="", description="Only commits touching this record."),
+    Field("limit", "integer", 50, "At most N commits.", metavar="N", minimum=0, maximum=LOG_LIMIT),
+), example="kyb log --since 2026-11-30 --agent claude", doors=("cli", "mcp"))
+
+CONTEXT = Operation("context", "The session-start digest: what changed recently, open incidents, deadlines, most "
+                    "used tags, counts.", (
+    Field("brief", "boolean", False, "About 50 tokens: counts, open incidents, overdue tasks, top tags."),
+    Field("hook_json", "boolean", False, "Print the JSON a Claude Code SessionStart hook expects (additionalContext).",
+          cli="hook", doors=("cli",)),
+    Field("days", "integer", 7, "How far back 'changed recently' reaches.", minimum=0, maximum=3650),
+    TODAY,
+), example="kyb context --brief", doors=("cli", "mcp"))
+
+OPERATIONS: dict[str, Operation] = {op.name: op for op in (
+    QUERY, GET, HISTORY, DIFF, ADD, RM, VERIFY, INCIDENT, RESOLVE, TASK, TASK_STATUS, DONE, TASKS, INCIDENTS,
+    DEADLINES, STALE, RULES, TAGS_OP, EXPORT, LOG, CONTEXT)}
 
 
 def min_strength_arg(value: str | None) -> str | None:

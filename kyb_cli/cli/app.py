@@ -59,7 +59,11 @@ EPILOG = """\b
 Exit codes: 0 success (no hits is a success), 1 not found, 2 usage error,
 3 rejected by a rule (nothing written), 4 store error, 5 remote error.
 Output is JSON when stdout is not a terminal or with --json.
-Write time is commit time: every change is one Git commit, its sha the version id."""
+Write time is commit time: every change is one Git commit, its sha the version id.
+
+\b
+Example:
+  kyb query 'checkout port'"""
 
 
 class LazyGroup(HintGroup):

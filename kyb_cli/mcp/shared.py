@@ -10,8 +10,6 @@ Key = Annotated[str, Field(description="Record key: [a-z0-9-], at most 100 chara
 Text = Annotated[str, Field(description="Markdown body.")]
 Tags = Annotated[list[str], Field(description="Tags (any case; stored as given, matched lowercased).")]
 Refs = Annotated[list[str], Field(description="Pointers: paths, URLs, where a secret lives (never the secret).")]
-Keys = Annotated[list[str], Field(description="Knowledge keys this record relates to.")]
-Rev = Annotated[str | None, Field(description="A revision: sha, short sha, HEAD~2, tag or branch.")]
 Day = Annotated[str | None, Field(description="The reader's calendar day YYYY-MM-DD (default: the local date).")]
 
 

@@ -10,7 +10,8 @@ from typing import Annotated, Any, Literal
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from kyb_cli.mcp.shared import Day, Fact, Key, Keys, Refs, Rev, Tags, Text, _items, _today, _with_deadlines
+from kyb_cli.mcp.params import tool_params
+from kyb_cli.mcp.shared import Day, Fact, _items, _today, _with_deadlines
 from kyb_cli.mcp.trust_tools import TrustTools
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -81,38 +82,34 @@ class Tools(TrustTools):
 
         return self.door.call(run)
 
-    def get(self, key: Key, at: Rev = None, today: Day = None,
-            version: Annotated[int | None, Field(description=(
-                "Content version N of the key: 1 is the first, -1 the one before the current."))] = None,
-            ) -> CallToolResult:
+    @tool_params("get", today=(Day, None))
+    def get(self, **a: Any) -> CallToolResult:
         """Read record KEY with its state, version sha and commit time; `at` reads it as it stood at
         any revision. A retracted or archived record says so and still shows its last content."""
 
         def run() -> dict[str, Any]:
-            day = _today(today)
+            day = _today(a["today"])
             from kyb_cli import api
 
             path = self.door.path()
-            return _with_deadlines(api.read(path, key, at, version=version).to_json(), path, day)
+            return _with_deadlines(api.read(path, a["key"], a["at"], version=a["version"]).to_json(), path, day)
 
         return self.door.call(run)
 
-    def history(self, key: Key) -> CallToolResult:
+    @tool_params("history")
+    def history(self, **a: Any) -> CallToolResult:
         """Every change of KEY (added, modified, deleted), newest first, with who wrote it."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            rows = api.history(self.door.path(), key)
-            return {"key": key, "versions": [r.to_json() for r in rows]}
+            rows = api.history(self.door.path(), a["key"])
+            return {"key": a["key"], "versions": [r.to_json() for r in rows]}
 
         return self.door.call(run)
 
-    def diff(self, key: Key,
-             from_rev: Annotated[str | None, Field(description=(
-                 "Older revision (default: the version before `to_rev`)."))] = None,
-             to_rev: Annotated[str | None, Field(description=(
-                 "Newer revision (default: the latest version)."))] = None) -> CallToolResult:
+    @tool_params("diff")
+    def diff(self, **a: Any) -> CallToolResult:
         """Unified diff of KEY's fields and body between two versions (the CLI's `kyb diff`): `diff`
         is the text, `fields` each changed field with its old and new value. Revisions: sha, short
         sha, HEAD~2, tag."""
@@ -120,27 +117,22 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.diff(self.door.path(), key, from_rev, to_rev)
+            return api.diff(self.door.path(), a["key"], a["from_rev"], a["to_rev"])
 
         return self.door.call(run)
 
-    def add(self, key: Key, title: Annotated[str, Field(description="Short title.")], body: Text = "",
-            tags: Tags = [], refs: Refs = [],  # noqa: B006
-            effective_at: Annotated[str | None, Field(description=(
-                "When the fact became true in the world (date or RFC 3339); default: when written."))] = None,
-            review_by: Annotated[str | None, Field(description=(
-                "Check again by YYYY-MM-DD; null keeps the stored one, '' clears it."))] = None,
-            ) -> CallToolResult:
+    @tool_params("add")
+    def add(self, **a: Any) -> CallToolResult:
         """Write knowledge KEY (an upsert: a new version when anything changed, no commit when nothing
         did). Query first and reuse the existing key; write verified facts only."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            when = api.event_time(effective_at)
-            result = api.add_knowledge(self.door.store(), key=key, title=title, body=body, tags=_items(tags),
-                                       refs=_items(refs), attribution=self.door.attribution(), effective_at=when,
-                                       review_by=review_by)
+            result = api.add_knowledge(self.door.store(), key=a["key"], title=a["title"], body=a["body"],
+                                       tags=_items(a["tags"]), refs=_items(a["refs"]),
+                                       attribution=self.door.attribution(),
+                                       effective_at=api.event_time(a["effective_at"]), review_by=a["review_by"])
             return result.to_json()
 
         return self.door.call(run)
@@ -165,39 +157,20 @@ class Tools(TrustTools):
 
         return self.door.call(run)
 
-    def retract(self, key: Key, reason: Annotated[str, Field(description="Why this knowledge was wrong (recorded).")]
-                ) -> CallToolResult:
+    @tool_params("rm")
+    def retract(self, **a: Any) -> CallToolResult:
         """Retract knowledge KEY that was wrong (the CLI's `kyb rm`): it leaves current answers;
         `get` with `at` and `history` keep every version."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.retract_knowledge(self.door.store(), key, reason, self.door.attribution()).to_json()
+            return api.retract_knowledge(self.door.store(), a["key"], a["reason"], self.door.attribution()).to_json()
 
         return self.door.call(run)
 
-    def incident(self,
-        key: Annotated[str, Field(description="inc-<yyyy-mm-dd>-<slug>.")],
-        title: Annotated[str, Field(description="What happened, in one line.")],
-        service: Annotated[str, Field(description="What broke.")],
-        severity: Annotated[str, Field(description="low|medium|high|critical.")],
-        body: Text = "",
-        status: Annotated[str, Field(description="open|mitigated|resolved.")] = "open",
-        hosts: Annotated[list[str], Field(description="Hosts involved.")] = [],  # noqa: B006
-        knowledge: Keys = [],  # noqa: B006
-        resolution: Annotated[str, Field(description="What fixed it (needed for resolved).")] = "",
-        detection: Annotated[str, Field(description=(
-            "An executable 'is it still happening?' check and its healthy result."))] = "",
-        affected: Annotated[list[dict[str, Any]] | None, Field(description=(
-            'Affected windows: [{"scope": …, "from": …, "to": …}].'))] = None,
-        started: Annotated[str, Field(description="When it started (RFC 3339).")] = "",
-        detected: Annotated[str, Field(description="When it was detected (default: now).")] = "",
-        tags: Annotated[list[str] | None, Field(description="Tags; null keeps the stored ones, [] clears.")] = None,
-        refs: Refs = [],  # noqa: B006
-        effective_at: Annotated[str | None, Field(description=(
-            "When it became true in the world, if not started/detected (date or RFC 3339)."))] = None,
-    ) -> CallToolResult:
+    @tool_params("incident")
+    def incident(self, **a: Any) -> CallToolResult:
         """Write incident report KEY (a rewrite replaces it; tags are kept unless given). The reply's
         `hints` say what a good report still lacks. A resolved report is archived."""
 
@@ -205,57 +178,32 @@ class Tools(TrustTools):
             from kyb_cli import api
 
             KEEP = api.keep()
-            windows = api.parse_affected(affected)
+            windows = api.parse_affected(a["affected"])
             return api.write_incident(
-                self.door.store(), self.door.attribution(), key=key, title=title, body=body, service=service,
-                severity=severity, status=status, hosts=_items(hosts), knowledge=_items(knowledge),
-                resolution=resolution, detection=detection, affected=windows, started_at=started,
-                detected_at=detected, tags=KEEP if tags is None else _items(tags), refs=_items(refs),
-                effective_at=api.event_time(effective_at))
+                self.door.store(), self.door.attribution(), key=a["key"], title=a["title"], body=a["body"],
+                service=a["service"], severity=a["severity"], status=a["status"], hosts=_items(a["hosts"]),
+                knowledge=_items(a["knowledge"]), resolution=a["resolution"], detection=a["detection"],
+                affected=windows, started_at=a["started"], detected_at=a["detected"],
+                tags=KEEP if a["tags"] is None else _items(a["tags"]), refs=_items(a["refs"]),
+                effective_at=api.event_time(a["effective_at"]))
 
         return self.door.call(run)
 
-    def resolve(self, key: Key,
-                status: Annotated[str, Field(description="resolved|mitigated (or open to reopen).")] = "resolved",
-                resolution: Annotated[str, Field(description="What fixed it; empty keeps the stored one.")] = ""
-                ) -> CallToolResult:
+    @tool_params("resolve")
+    def resolve(self, **a: Any) -> CallToolResult:
         """Resolve (or mitigate) incident KEY. Resolving archives it; its final version stays in search,
         `get` and `incidents` with all=true. Open `- [ ]` follow-ups give a warning, not a refusal."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.resolve_incident(self.door.store(), self.door.attribution(), key, status=status, resolution=resolution)
+            return api.resolve_incident(self.door.store(), self.door.attribution(), a["key"], status=a["status"],
+                                        resolution=a["resolution"])
 
         return self.door.call(run)
 
-    def task(self,
-        key: Annotated[str, Field(description="task-<slug>.")],
-        title: Annotated[str, Field(description="What is to be done.")],
-        body: Text = "",
-        status: Annotated[str, Field(description="open|in_progress|blocked|done|dropped.")] = "open",
-        priority: Annotated[str, Field(description="low|medium|high|critical (empty: unranked).")] = "",
-        blocked_reason: Annotated[str, Field(description="Why it is blocked (only with status blocked).")] = "",
-        assignee: Annotated[str, Field(description="Short owner label, one line.")] = "",
-        parent: Annotated[str, Field(description="Parent task key (task-…).")] = "",
-        blocked_by: Annotated[list[str] | None, Field(description=(
-            "Task keys this task waits on; null keeps the stored ones, [] clears."))] = None,
-        knowledge: Keys = [],  # noqa: B006
-        resolution: Annotated[str, Field(description="Outcome (needed for done/dropped).")] = "",
-        tags: Annotated[list[str] | None, Field(description="Tags; null keeps the stored ones, [] clears.")] = None,
-        refs: Refs = [],  # noqa: B006
-        due: Annotated[str | None, Field(description="Due date YYYY-MM-DD; null keeps, '' clears.")] = None,
-        hard: Annotated[bool | None, Field(description="Missing the date has external consequences; null keeps.")
-                        ] = None,
-        remind_days: Annotated[int | str | None, Field(description=(
-            "Reminder window in days (default 3); null keeps, '' clears."))] = None,
-        expected: Annotated[str | None, Field(description="Provisional date YYYY-MM-DD (with waits_on); null keeps.")
-                            ] = None,
-        waits_on: Annotated[str | None, Field(description="The event the expected date depends on; null keeps.")
-                            ] = None,
-        effective_at: Annotated[str | None, Field(description=(
-            "When this became true in the world (date or RFC 3339); default: when written."))] = None,
-    ) -> CallToolResult:
+    @tool_params("task")
+    def task(self, **a: Any) -> CallToolResult:
         """Write task KEY (a rewrite replaces it, but omitted tags and deadline fields are kept).
         done/dropped need a resolution and archive the task; `done` is the usual way to close."""
 
@@ -263,161 +211,135 @@ class Tools(TrustTools):
             from kyb_cli import api
 
             KEEP = api.keep()
-            days = api.remind_days_arg(remind_days)
+
+            def keep(name: str) -> Any:
+                value = a[name]
+                return KEEP if value is None else value.strip() if isinstance(value, str) else value
+
             return api.write_task(
-                self.door.store(), self.door.attribution(), key=key, title=title, body=body, status=status,
-                priority=priority, blocked_reason=blocked_reason, assignee=assignee, parent_task=parent,
-                knowledge=_items(knowledge), resolution=resolution,
-                tags=KEEP if tags is None else _items(tags), refs=_items(refs),
-                due=KEEP if due is None else due.strip(), hard=KEEP if hard is None else hard, remind_days=days,
-                expected=KEEP if expected is None else expected.strip(),
-                waits_on=KEEP if waits_on is None else waits_on.strip(),
-                blocked_by=KEEP if blocked_by is None else _items(blocked_by),
-                effective_at=api.event_time(effective_at))
+                self.door.store(), self.door.attribution(), key=a["key"], title=a["title"], body=a["body"],
+                status=a["status"], priority=a["priority"], blocked_reason=a["blocked_reason"],
+                assignee=a["assignee"], parent_task=a["parent"], knowledge=_items(a["knowledge"]),
+                resolution=a["resolution"], tags=KEEP if a["tags"] is None else _items(a["tags"]),
+                refs=_items(a["refs"]), due=keep("due"), hard=keep("hard"),
+                remind_days=api.remind_days_arg(a["remind_days"]), expected=keep("expected"),
+                waits_on=keep("waits_on"), blocked_by=KEEP if a["blocked_by"] is None else _items(a["blocked_by"]),
+                effective_at=api.event_time(a["effective_at"]))
 
         return self.door.call(run)
 
-    def task_status(self,
-        key: Key,
-        status: Annotated[str, Field(description="open|in_progress|blocked (close with `done`).")],
-        assignee: Annotated[str | None, Field(description="New owner label; '' unclaims; null keeps.")] = None,
-        parent: Annotated[str | None, Field(description="New parent task; '' detaches; null keeps.")] = None,
-        blocked_reason: Annotated[str | None, Field(description="Why it is blocked (with status blocked).")] = None,
-    ) -> CallToolResult:
+    @tool_params("task-status")
+    def task_status(self, **a: Any) -> CallToolResult:
         """Move task KEY between open, in_progress and blocked, changing only what is named. An
         archived task is reopened."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.transition_task(self.door.store(), self.door.attribution(), key, status=status, assignee=assignee,
-                                   parent_task=parent, blocked_reason=blocked_reason)
+            return api.transition_task(self.door.store(), self.door.attribution(), a["key"], status=a["status"],
+                                       assignee=a["assignee"], parent_task=a["parent"],
+                                       blocked_reason=a["blocked_reason"])
 
         return self.door.call(run)
 
-    def done(self, key: Key, status: Annotated[str, Field(description="done|dropped.")] = "done",
-             resolution: Annotated[str, Field(description=(
-                 "What came of it, or why it was dropped; empty keeps the stored one."))] = "") -> CallToolResult:
+    @tool_params("done")
+    def done(self, **a: Any) -> CallToolResult:
         """Close task KEY as done (or dropped) with a resolution; closing archives it. Closing twice
         never wipes an outcome."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            closing = api.check_close_status(key, status)
-            return api.close_task(self.door.store(), self.door.attribution(), key, status=closing, resolution=resolution)
+            closing = api.check_close_status(a["key"], a["status"])
+            return api.close_task(self.door.store(), self.door.attribution(), a["key"], status=closing,
+                                  resolution=a["resolution"])
 
         return self.door.call(run)
 
-    def tasks(self,
-        status: Annotated[str, Field(description="open|in_progress|blocked|done|dropped (includes archived).")] = "",
-        priority: Annotated[str, Field(description="low|medium|high|critical.")] = "",
-        assignee: Annotated[str, Field(description="Exact owner label.")] = "",
-        parent: Annotated[str, Field(description="Only children of this task.")] = "",
-        open_followups: Annotated[bool, Field(description="Only tasks with open `- [ ]` follow-ups.")] = False,
-        all: Annotated[bool, Field(description="Include archived (done/dropped) tasks.")] = False,  # noqa: A002
-        ready: Annotated[bool, Field(description=(
-            "Only open tasks none of whose blockers is still live: what can be started now."))] = False,
-        due_before: Annotated[str | None, Field(description="Only tasks due on or before YYYY-MM-DD.")] = None,
-        limit: Annotated[int, Field(ge=0, le=200, description="At most N rows (max 200).")] = 50,
-        today: Day = None,
-    ) -> CallToolResult:
+    @tool_params("tasks", today=(Day, None))
+    def tasks(self, **a: Any) -> CallToolResult:
         """List tasks: live ones first by status, then most recently written first."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            before = api.due_before_arg(due_before)
-            day = _today(today)
+            before = api.due_before_arg(a["due_before"])
+            day = _today(a["today"])
             store = self.door.path()
-            rows = api.list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
-                              open_only_followups=open_followups, include_archived=all, due_before=before,
-                              limit=limit, ready=ready)
+            rows = api.list_tasks(store, status=a["status"], priority=a["priority"], assignee=a["assignee"],
+                                  parent=a["parent"], open_only_followups=a["open_followups"],
+                                  include_archived=a["all"], due_before=before, limit=a["limit"], ready=a["ready"])
             return _with_deadlines({"count": len(rows), "tasks": rows}, store, day)
 
         return self.door.call(run)
 
-    def incidents(self,
-        status: Annotated[str, Field(description="open|mitigated|resolved (an explicit status includes archived).")
-                          ] = "",
-        service: Annotated[str, Field(description="Only this service (any case).")] = "",
-        open_followups: Annotated[bool, Field(description="Only reports with open `- [ ]` follow-ups.")] = False,
-        all: Annotated[bool, Field(description="Include archived (resolved) reports.")] = False,  # noqa: A002
-        limit: Annotated[int, Field(ge=0, le=200, description="At most N rows (max 200).")] = 50,
-        today: Day = None,
-    ) -> CallToolResult:
+    @tool_params("incidents", today=(Day, None))
+    def incidents(self, **a: Any) -> CallToolResult:
         """List incident reports: open, mitigated, resolved, then most recently written first."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            day = _today(today)
+            day = _today(a["today"])
             store = self.door.path()
-            rows = api.list_incidents(store, status=status, service=service, open_only_followups=open_followups,
-                                  include_archived=all, limit=limit)
+            rows = api.list_incidents(store, status=a["status"], service=a["service"],
+                                      open_only_followups=a["open_followups"], include_archived=a["all"],
+                                      limit=a["limit"])
             return _with_deadlines({"count": len(rows), "incidents": rows}, store, day)
 
         return self.door.call(run)
 
-    def export(self, at: Rev = None) -> CallToolResult:
+    @tool_params("export")
+    def export(self, **a: Any) -> CallToolResult:
         """A snapshot: one row per key that existed by revision `at` (default now), with its latest
         content and state (active|archived|retracted). No earlier versions: see `history`."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            head, rows = api.export_rows(self.door.path(), at)
+            head, rows = api.export_rows(self.door.path(), a["at"])
             return {"head": head, "count": len(rows), "rows": rows}
 
         return self.door.call(run)
 
-    def log(self,
-        since: Annotated[str | None, Field(description="Only commits at or after this time (date, RFC 3339, revision).")] = None,
-        until: Annotated[str | None, Field(description="Only commits at or before this time.")] = None,
-        agent: Annotated[str, Field(description="Only commits by this agent label (any case).")] = "",
-        author: Annotated[str, Field(description="Only commits whose author contains this.")] = "",
-        kind: Annotated[Literal["knowledge", "incident", "task"] | None, Field(description="Only this kind.")] = None,
-        key: Annotated[str, Field(description="Only commits touching this record.")] = "",
-        limit: Annotated[int, Field(ge=0, le=1000, description="At most this many commits.")] = 50,
-    ) -> CallToolResult:
+    @tool_params("log")
+    def log(self, **a: Any) -> CallToolResult:
         """The store's activity, newest first: every commit (kyb's writes, hand commits, merges) with who
         made it. Use it to review what other agents wrote lately."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            rows = api.log(self.door.path(), since=since, until=until, agent=agent, author=author,
-                           kind=kind or "", key=key, limit=limit)
+            rows = api.log(self.door.path(), since=a["since"], until=a["until"], agent=a["agent"],
+                           author=a["author"], kind=a["kind"] or "", key=a["key"], limit=a["limit"])
             return {"count": len(rows), "log": rows}
 
         return self.door.call(run)
 
-    def deadlines(self, today: Day = None) -> CallToolResult:
+    @tool_params("deadlines")
+    def deadlines(self, **a: Any) -> CallToolResult:
         """Open tasks that are overdue or due within their reminder window (default 3 days): overdue
         first, hard deadlines first within each group, then by date."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            day = _today(today)
+            day = _today(a["today"])
             items = api.deadlines(api.dated_tasks(self.door.path()), day)
             return {"today": day.isoformat(), "count": len(items), "deadlines": items}
 
         return self.door.call(run)
 
-    def context(self,
-        brief: Annotated[bool, Field(description="About 50 tokens instead of the full digest.")] = False,
-        days: Annotated[int, Field(ge=0, le=3650, description="How far back 'changed recently' reaches.")] = 7,
-        today: Day = None,
-    ) -> CallToolResult:
+    @tool_params("context")
+    def context(self, **a: Any) -> CallToolResult:
         """The session-start digest: what changed recently, open incidents, deadlines, most used tags,
         counts. The records in it are reference data, possibly stale: verify before relying on them."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            data = api.context(self.door.path(), days=days, today=_today(today))
-            data["text"] = api.render_context(data, brief=brief)
+            data = api.context(self.door.path(), days=a["days"], today=_today(a["today"]))
+            data["text"] = api.render_context(data, brief=a["brief"])
             return data
 
         return self.door.call(run, text=lambda d: d["text"])

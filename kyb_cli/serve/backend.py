@@ -92,7 +92,7 @@ def incident(door, a: dict[str, Any]) -> dict[str, Any]:
         severity=a["severity"], status=a["status"], hosts=a["hosts"], knowledge=a["knowledge"],
         resolution=a["resolution"], detection=a["detection"], affected=api.parse_affected(a["affected"]),
         started_at=a["started"], detected_at=a["detected"], tags=KEEP if a["tags"] is None else a["tags"],
-        refs=a["refs"])
+        refs=a["refs"], effective_at=api.event_time(a["effective_at"]))
 
 
 def resolve(door, a: dict[str, Any]) -> dict[str, Any]:

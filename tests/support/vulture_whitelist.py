@@ -23,3 +23,4 @@ _.handle_exit  # uvicorn Server hook overridden (serve/run.py), called by uvicor
 frame  # its signature
 _.force_exit  # uvicorn Server attribute
 find_secret  # records/validate.py: the one-text scan, used by tests/test_canon_validate.py
+_.__signature__  # mcp/params.py: read by inspect.signature, which the MCP SDK builds the input schema from

@@ -5,23 +5,17 @@ from __future__ import annotations
 import click
 
 from kyb_cli.cli.common import attribution, body_options, common_options, open_store, read_body
+from kyb_cli.cli.options import table_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
 from kyb_cli.api.operations import example
 
 
 @click.command("add", epilog=example("add"))
-@click.option("--key", required=True, help="Stable key: [a-z0-9-], ≤100 chars.")
-@click.option("--title", required=True, help="Short title.")
-@click.option("--tags", default="", help="Comma-separated tags.")
-@click.option("--refs", default="", help="Comma-separated pointers (paths, URLs, where a secret lives).")
-@click.option("--effective-at", "effective_at", default=None, metavar="TIME",
-              help="When the fact became true in the world (date or datetime); default: when written.")
-@click.option("--review-by", "review_by", default=None, metavar="DATE",
-              help="Check this again by YYYY-MM-DD (`kyb stale` lists it after); omitted keeps, '' clears.")
+@table_options("add", skip=("body",))
 @body_options
 @common_options
-def add_cmd(key: str, title: str, tags: str, refs: str, effective_at: str | None, review_by: str | None,
+def add_cmd(key: str, title: str, tags: list[str], refs: list[str], effective_at: str | None, review_by: str | None,
             body: str | None, body_file: str | None) -> None:
     """Write knowledge KEY; the body comes from stdin, --body or --file.
 
@@ -42,8 +36,8 @@ def add_cmd(key: str, title: str, tags: str, refs: str, effective_at: str | None
         raise api.UsageError(f"{where} is empty: nothing was written — knowledge is its text; give it on stdin, "
                              "with --body TEXT or --file PATH")
     store = open_store()
-    result = api.add_knowledge(store, key=key, title=title, body=text, tags=api.split_list(tags),
-                               refs=api.split_list(refs), attribution=attribution(), effective_at=when,
+    result = api.add_knowledge(store, key=key, title=title, body=text, tags=tags,
+                               refs=refs, attribution=attribution(), effective_at=when,
                                review_by=review_by)
     reply = result.to_json()
     remarks(reply)

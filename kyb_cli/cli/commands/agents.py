@@ -8,6 +8,7 @@ import click
 
 from kyb_cli.cli.common import HintGroup, common_options
 from kyb_cli.cli.output import emit
+from kyb_cli.cli.options import hand_example
 
 AGENT_CHOICE = click.Choice(["claude", "codex", "gemini", "cursor"])
 NONE_FOUND = ("no coding agents found (looked for ~/.claude, ~/.codex, ~/.gemini, ~/.cursor): nothing written; "
@@ -41,7 +42,7 @@ def _report(agents, changes, notes, dry_run: bool) -> dict:
             "changes": [c.to_json(with_diff=dry_run) for c in changes], "notes": notes}
 
 
-@click.group("agents", cls=HintGroup)
+@click.group("agents", epilog=hand_example("kyb agents install --mcp --hook"), cls=HintGroup)
 def agents_group() -> None:
     """Wire kyb into the coding agents found here (Claude Code, Codex, Gemini CLI, Cursor)."""
 
@@ -55,7 +56,7 @@ def _wiring_options(func):
     return func
 
 
-@agents_group.command("install")
+@agents_group.command("install", epilog=hand_example("kyb agents install --mcp --hook --agent claude"))
 @click.option("--dry-run", is_flag=True, help="Show what would change (a diff) and write nothing.")
 @_wiring_options
 @_scope_options
@@ -93,7 +94,7 @@ def install_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...
     emit(_report(agents, changes, notes, dry_run), _view)
 
 
-@agents_group.command("uninstall")
+@agents_group.command("uninstall", epilog=hand_example("kyb agents uninstall --dry-run"))
 @click.option("--dry-run", is_flag=True, help="Show what would change (a diff) and write nothing.")
 @_scope_options
 @common_options

@@ -8,10 +8,11 @@ import click
 
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.output import emit
+from kyb_cli.cli.options import hand_example
 from kyb_cli.api import Rejected
 
 
-@click.command("check")
+@click.command("check", epilog=hand_example("kyb check knowledge/checkout-path.md"))
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @common_options
 def check_cmd(paths: tuple[str, ...]) -> None:

@@ -12,6 +12,8 @@ import click
 
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.deadlines_block import reader_today, today_option
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
 def _give_note(hook: bool, reason: str) -> None:
@@ -38,12 +40,8 @@ class NeverFails(click.Command):
             raise  # pragma: no cover - ctx.exit raises
 
 
-@click.command("context", cls=NeverFails)
-@click.option("--brief", is_flag=True, help="About 50 tokens: counts, open incidents, overdue tasks, top tags.")
-@click.option("--hook-json", "hook", is_flag=True,
-              help="Print the JSON a Claude Code SessionStart hook expects (additionalContext).")
-@click.option("--days", type=click.IntRange(0, 3650), default=7, show_default=True,
-              help="How far back 'changed recently' reaches.")
+@click.command("context", epilog=example("context"), cls=NeverFails)
+@table_options("context", skip=("today",))
 @today_option
 @common_options
 def context_cmd(brief: bool, hook: bool, days: int) -> None:

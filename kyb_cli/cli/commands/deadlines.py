@@ -7,6 +7,8 @@ import click
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.deadlines_block import reader_today, today_option
 from kyb_cli.cli.output import console, dumps, emit, note
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 from kyb_cli import api
 
 
@@ -21,9 +23,8 @@ def deadlines_view(c, d) -> None:
         c.print(f"{hard}[{style}]{api.describe(item)}[/{style}]  {item['key']}  {item['title']}{waits}")
 
 
-@click.command("deadlines")
-@click.option("--fail-on", type=click.Choice(["overdue", "hard", "none"]), default="none", show_default=True,
-              help="Exit 3 when a task is overdue (overdue) or a hard deadline is overdue (hard).")
+@click.command("deadlines", epilog=example("deadlines"))
+@table_options("deadlines", skip=("today",))
 @today_option
 @common_options
 def deadlines_cmd(fail_on: str) -> None:

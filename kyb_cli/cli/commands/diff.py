@@ -8,12 +8,12 @@ import click
 
 from kyb_cli.cli.common import common_options, read_store_path
 from kyb_cli.cli.output import emit
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("diff")
-@click.argument("key")
-@click.argument("from_rev", metavar="[FROM]", required=False)
-@click.argument("to_rev", metavar="[TO]", required=False)
+@click.command("diff", epilog=example("diff"))
+@table_options("diff")
 @common_options
 def diff_cmd(key: str, from_rev: str | None, to_rev: str | None) -> None:
     """Unified diff of KEY's fields and body between two versions.

@@ -8,9 +8,10 @@ import click
 
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.output import emit
+from kyb_cli.cli.options import hand_example
 
 
-@click.command("doctor")
+@click.command("doctor", epilog=hand_example("kyb doctor"))
 @common_options
 def doctor_cmd() -> None:
     """Check the store, git, the index and its vectors, the model and the vector cache.

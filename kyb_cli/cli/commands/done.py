@@ -7,12 +7,13 @@ import click
 from kyb_cli.cli.common import attribution, common_options, open_store, read_resolution
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("done")
-@click.argument("key")
-@click.option("--status", default="done", show_default=True, help="done|dropped.")
-@click.option("--resolution", default=None, help="What came of it, or why it was dropped; default: stdin when piped.")
+@click.command("done", epilog=example("done"))
+@table_options("done", overrides={"resolution": {
+    "default": None, "help": "What came of it, or why it was dropped; default: stdin when piped. Empty keeps the stored one."}})
 @common_options
 def done_cmd(key: str, status: str, resolution: str | None) -> None:
     """Close task KEY. It leaves the tree; its final version stays in search, `get` and `kyb tasks --all`.

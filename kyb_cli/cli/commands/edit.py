@@ -14,6 +14,7 @@ import click
 from kyb_cli.cli.common import attribution, common_options, open_store
 from kyb_cli.cli.output import emit, note
 from kyb_cli.cli.render import write_reply
+from kyb_cli.cli.options import hand_example
 
 
 def editor_command() -> list[str]:
@@ -45,7 +46,7 @@ def _interactive() -> bool:
         return False
 
 
-@click.command("edit")
+@click.command("edit", epilog=hand_example("kyb edit checkout-path"))
 @click.argument("key")
 @common_options
 def edit_cmd(key: str) -> None:

@@ -8,11 +8,12 @@ import click
 
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.waiting import history_flag, wait_options
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("export")
-@click.option("--at", "at", metavar="REV", help="A revision (sha, tag, HEAD~2); default the current commit.")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "csv"]), default="jsonl", show_default=True)
+@click.command("export", epilog=example("export"))
+@table_options("export")
 @wait_options
 @common_options
 def export_cmd(at: str | None, fmt: str) -> None:

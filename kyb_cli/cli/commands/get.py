@@ -9,15 +9,13 @@ from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import record_view
 from kyb_cli.cli.waiting import wait_options
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("get")
-@click.argument("key")
-@click.option("--at", "at", metavar="REV|DATE",
-              help="A revision (sha, short sha, HEAD~2, tag, branch), or a date/datetime: what this clone's branch showed then.")
+@click.command("get", epilog=example("get"))
+@table_options("get")
 @wait_options
-@click.option("--version", "version", type=int, default=None, metavar="N",
-              help="Content version N: 1 is the first, -1 the one before the current (`kyb history` numbers them).")
 @deadline_options
 @common_options
 def get_cmd(key: str, at: str | None, version: int | None) -> None:

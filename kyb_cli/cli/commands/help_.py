@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import click
 
+from kyb_cli.cli.options import hand_example
 
-@click.command("help")
+
+@click.command("help", epilog=hand_example("kyb help task"))
 @click.argument("command", nargs=-1)
 @click.pass_context
 def help_cmd(ctx: click.Context, command: tuple[str, ...]) -> None:
@@ -29,7 +31,7 @@ def help_cmd(ctx: click.Context, command: tuple[str, ...]) -> None:
     click.echo((sub_ctx or ctx).get_help() if command else group.get_help(ctx.parent))
 
 
-@click.command("completion")
+@click.command("completion", epilog=hand_example('eval "$(kyb completion bash)"'))
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion_cmd(shell: str) -> None:
     """Print the shell completion script for SHELL: `eval "$(kyb completion bash)"` (zsh the same;

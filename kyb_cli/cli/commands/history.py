@@ -8,10 +8,12 @@ from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import history_view
 from kyb_cli.cli.waiting import wait_options
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("history")
-@click.argument("key")
+@click.command("history", epilog=example("history"))
+@table_options("history")
 @wait_options
 @fields_option
 @common_options

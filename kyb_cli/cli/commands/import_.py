@@ -9,9 +9,10 @@ import click
 
 from kyb_cli.cli.common import attribution, common_options, open_store
 from kyb_cli.cli.output import emit, wants_json
+from kyb_cli.cli.options import hand_example
 
 
-@click.command("import")
+@click.command("import", epilog=hand_example("kyb import notes/ --tags imported", "kyb import snapshot.jsonl"))
 @click.argument("paths", nargs=-1, required=True, metavar="PATH…", type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["auto", "md", "jsonl", "json", "csv"]), default="auto",
               show_default=True, help="auto: Markdown in folders and *.md; .jsonl/.json/.csv as `kyb export` writes them.")

@@ -7,7 +7,8 @@ import click
 from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
-from kyb_cli.api import LISTING_MAX_LIMIT
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
 def incidents_view(c, d) -> None:
@@ -29,13 +30,8 @@ def incidents_view(c, d) -> None:
     c.print(table)
 
 
-@click.command("incidents")
-@click.option("--status", default="", help="open|mitigated|resolved (an explicit status includes archived).")
-@click.option("--service", default="", help="Only this service (any case).")
-@click.option("--open-followups", is_flag=True, help="Only reports with open `- [ ]` follow-ups (archived too).")
-@click.option("--all", "include_all", is_flag=True, help="Include archived (resolved) reports.")
-@click.option("--limit", default=50, show_default=True, type=click.IntRange(0, LISTING_MAX_LIMIT),
-              help=f"At most N rows (≤{LISTING_MAX_LIMIT}; more is a usage error).")
+@click.command("incidents", epilog=example("incidents"))
+@table_options("incidents")
 @deadline_options
 @fields_option
 @common_options

@@ -8,9 +8,10 @@ import click
 
 from kyb_cli.cli.common import common_options, open_store
 from kyb_cli.cli.output import emit
+from kyb_cli.cli.options import hand_example
 
 
-@click.command("index")
+@click.command("index", epilog=hand_example("kyb index --embed"))
 @click.option("--embed", is_flag=True, help="Embed every version that lacks a vector (user cache first).")
 @common_options
 def index_cmd(embed: bool) -> None:

@@ -8,9 +8,10 @@ import click
 
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.output import emit
+from kyb_cli.cli.options import hand_example
 
 
-@click.command("init")
+@click.command("init", epilog=hand_example("kyb init --clone git@example.org:team/memory.git"))
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--clone", "clone_url", metavar="URL", help="Make the store a clone of a shared Git remote.")
 @common_options

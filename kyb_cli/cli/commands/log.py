@@ -6,6 +6,8 @@ import click
 
 from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.output import emit
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
 def log_view(c, d) -> None:
@@ -27,21 +29,14 @@ def log_view(c, d) -> None:
     c.print(table)
 
 
-@click.command("log")
-@click.option("--since", default=None, metavar="TIME", help="Only commits at or after TIME (date, datetime, revision).")
-@click.option("--until", default=None, metavar="TIME", help="Only commits at or before TIME.")
-@click.option("--agent", default="", help="Only commits whose Kyb-Agent is AGENT (any case).")
-@click.option("--author", default="", help="Only commits whose author name or email contains AUTHOR.")
-@click.option("--kind", default="", type=click.Choice(["", "knowledge", "incident", "task"]), metavar="KIND",
-              help="Only commits touching records of this kind.")
-@click.option("--key", default="", help="Only commits touching this record.")
-@click.option("--limit", default=50, show_default=True, type=click.IntRange(0, 1000), help="At most N commits.")
+@click.command("log", epilog=example("log"))
+@table_options("log")
 @fields_option
 @common_options
 def log_cmd(since, until, agent, author, kind, key, limit) -> None:
     """The store's activity, newest first: every commit, including hand commits and merges."""
     from kyb_cli import api
 
-    rows = api.log(read_store_path(), since=since, until=until, agent=agent, author=author, kind=kind, key=key,
+    rows = api.log(read_store_path(), since=since, until=until, agent=agent, author=author, kind=kind or "", key=key,
                    limit=limit)
     emit({"count": len(rows), "log": rows}, log_view)

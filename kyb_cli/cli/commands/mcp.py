@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from kyb_cli.cli.common import common_options
+from kyb_cli.cli.options import hand_example
 from kyb_cli.api import KybError
 
 
@@ -15,7 +16,7 @@ MCP_MISSING = ("kyb mcp needs the MCP SDK (kyb's `mcp` extra): in a clone of the
                "with `python -m pip install 'mcp>=2.3,<3'`")
 
 
-@click.command("mcp")
+@click.command("mcp", epilog=hand_example("kyb mcp --store ~/team-memory"))
 @common_options
 def mcp_cmd() -> None:
     """Serve query, get, history, add, retract, incident, resolve, task, task_status, done, tasks,

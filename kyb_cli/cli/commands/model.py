@@ -6,9 +6,10 @@ import click
 
 from kyb_cli.cli.common import HintGroup, common_options
 from kyb_cli.cli.output import emit
+from kyb_cli.cli.options import hand_example
 
 
-@click.group("model", cls=HintGroup)
+@click.group("model", epilog=hand_example("kyb model status"), cls=HintGroup)
 def model_cmd() -> None:
     """The embedding model for semantic search (multilingual-e5-small, int8 ONNX).
 
@@ -16,7 +17,7 @@ def model_cmd() -> None:
     """
 
 
-@model_cmd.command("pull")
+@model_cmd.command("pull", epilog=hand_example("kyb model pull"))
 @click.option("--url", metavar="URL", help="Base URL to download from (else KYB_MODEL_URL, else the public one).")
 @click.option("--dir", "dest", metavar="DIR", type=click.Path(file_okay=False),
               help="Install here instead of the default model directory.")
@@ -52,7 +53,7 @@ def pull_cmd(url: str | None, dest: str | None) -> None:
     emit(result, lambda c, d: c.print(f"model {d['action']}: {d['path']}"))
 
 
-@model_cmd.command("import")
+@model_cmd.command("import", epilog=hand_example("kyb model import ./multilingual-e5-small"))
 @click.argument("source", metavar="DIR", type=click.Path(file_okay=False))
 @click.option("--dir", "dest", metavar="DIR", type=click.Path(file_okay=False),
               help="Install here instead of the default model directory.")
@@ -65,7 +66,7 @@ def import_cmd(source: str, dest: str | None) -> None:
     emit(result, lambda c, d: c.print(f"model imported into {d['path']} (fingerprint {d['fingerprint']})"))
 
 
-@model_cmd.command("status")
+@model_cmd.command("status", epilog=hand_example("kyb model status"))
 @common_options
 def status_cmd() -> None:
     """Which model is found, where from, whether it loads, and its fingerprint."""

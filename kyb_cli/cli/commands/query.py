@@ -11,6 +11,7 @@ from kyb_cli.cli.common import common_options, fields_option
 from kyb_cli.cli.deadlines_block import deadline_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.waiting import wait_options
+from kyb_cli.api.operations import example
 
 
 def _split_tags(values: tuple[str, ...]) -> list[str]:
@@ -42,7 +43,7 @@ class QueryCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-@click.command("query", cls=QueryCommand, context_settings={
+@click.command("query", cls=QueryCommand, epilog=example("query"), context_settings={
     "ignore_unknown_options": True, "help_option_names": ["--help"]})
 @click.argument("text", nargs=-1, type=click.UNPROCESSED)
 @click.option("--history", is_flag=True, help="Search every content version (current included).")

@@ -8,9 +8,10 @@ import click
 
 from kyb_cli.cli.common import common_options, open_store
 from kyb_cli.cli.output import emit
+from kyb_cli.cli.options import hand_example
 
 
-@click.command("reindex")
+@click.command("reindex", epilog=hand_example("kyb reindex"))
 @common_options
 def reindex_cmd() -> None:
     """Rebuild the search index from every commit; prints counts and the time it took."""

@@ -6,9 +6,10 @@ import click
 
 from kyb_cli.cli.common import common_options, open_store
 from kyb_cli.cli.output import emit
+from kyb_cli.cli.options import hand_example
 
 
-@click.command("remote")
+@click.command("remote", epilog=hand_example("kyb remote git@example.org:team/memory.git"))
 @click.argument("url", required=False)
 @common_options
 def remote_cmd(url: str | None) -> None:

@@ -7,12 +7,13 @@ import click
 from kyb_cli.cli.common import attribution, common_options, open_store, read_resolution
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("resolve")
-@click.argument("key")
-@click.option("--status", default="resolved", show_default=True, help="resolved|mitigated (or open to reopen).")
-@click.option("--resolution", default=None, help="What fixed it; default: stdin when piped. Empty keeps the stored one.")
+@click.command("resolve", epilog=example("resolve"))
+@table_options("resolve", overrides={"resolution": {
+    "default": None, "help": "What fixed it; default: stdin when piped. Empty keeps the stored one."}})
 @common_options
 def resolve_cmd(key: str, status: str, resolution: str | None) -> None:
     """Resolve incident KEY. The report leaves the tree; its final version stays in search, `get`

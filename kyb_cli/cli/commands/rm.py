@@ -7,11 +7,12 @@ import click
 from kyb_cli.cli.common import attribution, common_options, open_store
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("rm")
-@click.argument("key")
-@click.option("--reason", required=True, help="Why this knowledge was wrong (recorded in the commit).")
+@click.command("rm", epilog=example("rm"))
+@table_options("rm")
 @common_options
 def rm_cmd(key: str, reason: str) -> None:
     """Retract knowledge KEY: it leaves current answers; `get --at` and history keep it."""

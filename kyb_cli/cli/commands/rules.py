@@ -6,9 +6,10 @@ import click
 
 from kyb_cli.cli.common import common_options, read_store_path
 from kyb_cli.cli.output import emit
+from kyb_cli.api.operations import example
 
 
-@click.command("rules")
+@click.command("rules", epilog=example("rules"))
 @common_options
 def rules_cmd() -> None:
     """List the records tagged `rule`: instructions for agents, shown first by `kyb context`.

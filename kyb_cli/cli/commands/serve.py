@@ -5,10 +5,11 @@ from __future__ import annotations
 import click
 
 from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.options import hand_example
 from kyb_cli.api import KybError
 
 
-@click.command("serve")
+@click.command("serve", epilog=hand_example("kyb serve --port 9310 --open"))
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on. Beyond loopback a bearer token is required (KYB_SERVE_TOKEN, "
                    "else one is generated and printed once).")

@@ -8,13 +8,12 @@ import click
 
 from kyb_cli.cli.common import common_options, read_store_path
 from kyb_cli.cli.output import dumps, emit
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("stale")
-@click.option("--days", type=click.IntRange(min=0), default=None,
-              help="Older than N days counts as stale (default: config stale.days, else 90).")
-@click.option("--fail", "fail", is_flag=True, help="Exit 3 when anything is stale (CI); the list goes to stderr.")
-@click.option("--today", default=None, metavar="DATE", help="Judge as if today were YYYY-MM-DD.")
+@click.command("stale", epilog=example("stale"))
+@table_options("stale")
 @common_options
 def stale_cmd(days: int | None, fail: bool, today: str | None) -> None:
     """Knowledge whose last verification (or, never verified, last change) is older than N days,

@@ -6,9 +6,10 @@ import click
 
 from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.output import emit
+from kyb_cli.api.operations import example
 
 
-@click.command("tags")
+@click.command("tags", epilog=example("tags"))
 @fields_option
 @common_options
 def tags_cmd() -> None:

@@ -7,14 +7,12 @@ import click
 from kyb_cli.cli.common import attribution, common_options, open_store
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("task-status")
-@click.argument("key")
-@click.option("--status", required=True, help="open|in_progress|blocked (close with `kyb done`).")
-@click.option("--assignee", default=None, help="New owner label; '' unclaims; omitted keeps.")
-@click.option("--parent", "--parent-task", "parent", default=None, help="New parent task; '' detaches; omitted keeps.")
-@click.option("--blocked-reason", default=None, help="Why it is blocked (with --status blocked).")
+@click.command("task-status", epilog=example("task-status"))
+@table_options("task-status")
 @common_options
 def task_status_cmd(key: str, status: str, assignee: str | None, parent: str | None,
                     blocked_reason: str | None) -> None:

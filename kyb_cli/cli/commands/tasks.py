@@ -6,8 +6,8 @@ import click
 
 from kyb_cli.cli.common import common_options, fields_option, read_store_path
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
+from kyb_cli.cli.options import table_options
 from kyb_cli.cli.output import emit
-from kyb_cli.api import LISTING_MAX_LIMIT
 from kyb_cli.api.operations import example
 
 
@@ -34,16 +34,7 @@ def tasks_view(c, d) -> None:
 
 
 @click.command("tasks", epilog=example("tasks"))
-@click.option("--status", default="", help="open|in_progress|blocked|done|dropped (explicit status includes archived).")
-@click.option("--priority", default="", help="low|medium|high|critical.")
-@click.option("--assignee", default="", help="Exact owner label.")
-@click.option("--parent", "--parent-task", "parent", default="", help="Only children of this task.")
-@click.option("--open-followups", is_flag=True, help="Only tasks with open `- [ ]` follow-ups (archived too).")
-@click.option("--all", "include_all", is_flag=True, help="Include archived (done/dropped) tasks.")
-@click.option("--ready", is_flag=True, help="Only open tasks whose blockers are all closed: what can be started now.")
-@click.option("--due-before", default=None, metavar="DATE", help="Only tasks due on or before DATE (YYYY-MM-DD).")
-@click.option("--limit", default=50, show_default=True, type=click.IntRange(0, LISTING_MAX_LIMIT),
-              help=f"At most N rows (≤{LISTING_MAX_LIMIT}; more is a usage error).")
+@table_options("tasks")
 @deadline_options
 @fields_option
 @common_options

@@ -7,13 +7,12 @@ import click
 from kyb_cli.cli.common import attribution, common_options, open_store
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("verify")
-@click.argument("key")
-@click.option("--source", required=True, help="What the fact was checked against: a file, URL, command, person.")
-@click.option("--rev", default="", metavar="REV", help="The source's revision checked (a commit, version, date).")
-@click.option("--note", default="", help="How it was checked, in a line.")
+@click.command("verify", epilog=example("verify"))
+@table_options("verify")
 @common_options
 def verify_cmd(key: str, source: str, rev: str, note: str) -> None:
     """Record that knowledge KEY was checked: one commit `kyb: verify KEY`.

@@ -1,0 +1,56 @@
+"""MCP tool signatures made from the operations table (kyb_cli/api/operations.py).
+
+`@tool_params("task")` gives a tool method the table's fields as its signature: the SDK builds the
+input schema from it (type, default, description, bounds, allowed values), so a tool takes exactly
+what the table says. The method itself takes `**a` and gets every argument, defaults filled in.
+`extra` adds a door-only argument (the reader's `today` for the deadlines block) with its type.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Annotated, Any, Callable, Literal, Optional
+
+from mcp.types import CallToolResult
+from pydantic import Field as Schema
+
+from kyb_cli.api.operations import OPERATIONS, Field
+
+_TYPES: dict[str, Any] = {"string": str, "integer": int, "boolean": bool, "strings": list[str],
+                          "objects": list[dict[str, Any]], "any": int | str}
+
+
+def annotation(field: Field) -> Any:
+    """The Python type the SDK turns into this field's JSON Schema."""
+    kind: Any = Literal[field.enum] if field.enum else _TYPES[field.type]  # type: ignore[valid-type]
+    if field.nullable or (field.default is None and not field.required):
+        kind = Optional[kind]  # noqa: UP045 - a runtime type built from a variable
+    bounds = {k: v for k, v in (("ge", field.minimum), ("le", field.maximum)) if v is not None}
+    return Annotated[kind, Schema(description=field.description, **bounds)]
+
+
+def tool_params(operation: str, **extra: tuple[Any, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a `def tool(self, **a)` method the signature of `operation`'s MCP fields (plus `extra`)."""
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for field in OPERATIONS[operation].fields_of("mcp"):
+        default = inspect.Parameter.empty if field.required else field.default
+        params.append(inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                        annotation=annotation(field)))
+    for name, (kind, default) in extra.items():
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind))
+    signature = inspect.Signature(params, return_annotation=CallToolResult)
+
+    def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def tool(self, **given: Any) -> CallToolResult:
+            bound = signature.bind(self, **given)
+            bound.apply_defaults()
+            arguments = dict(bound.arguments)
+            del arguments["self"]
+            return method(self, **arguments)
+
+        tool.__signature__ = signature  # type: ignore[attr-defined]
+        return tool
+
+    return decorate
