@@ -127,7 +127,6 @@ declare -gA _kyb_files=(
   ['kyb get --store']='1'
   ['kyb history --store']='1'
   ['kyb import --store']='1'
-  ['kyb import <arg>']='1'
   ['kyb incident --file']='1'
   ['kyb incident --store']='1'
   ['kyb incidents --store']='1'

@@ -25,6 +25,7 @@ DOOR_ONLY: dict[str, dict[str, str]] = {
         "today": DEADLINES_DAY,
         "body_file": "--file: read the body from a file or stdin (a terminal/pipe concern)",
         "template": "--template: print the incident skeleton for a person at a terminal to fill in",
+        "background": "--background (hidden): the detached automatic sync a write starts, not a caller's option",
     },
     "mcp": {"today": DEADLINES_DAY},
     "http": {},
@@ -115,3 +116,10 @@ def test_every_operation_has_an_example_and_every_field_help():
     for op in OPERATIONS.values():
         assert op.example.startswith(f"kyb {op.name}"), op.name
         assert all(f.description for f in op.fields), op.name
+
+
+def test_the_tables_limits_are_the_cores():
+    from kyb_cli.api.operations import LOG_LIMIT
+    from kyb_cli.core.tools.activity import MAX_LIMIT
+
+    assert LOG_LIMIT == MAX_LIMIT

@@ -209,7 +209,8 @@ def test_incidents_and_tasks_go_through_their_whole_lifecycle(mcp):
     not_closing = mcp.call("done", key="task-renew-cert", status="blocked")
     assert not_closing.is_error and "kyb done closes a task" in not_closing.content[0].text
     bad_days = mcp.call("task", key="task-x", title="x", remind_days="soon")
-    assert bad_days.is_error and "--remind-days must be a whole number" in bad_days.content[0].text
+    assert bad_days.is_error and "remind_days must be a whole number" in bad_days.content[0].text
+    assert "--remind-days" not in bad_days.content[0].text  # the caller sent `remind_days`
     mcp.ok("done", key="task-renew-cert", resolution="renewed")
     assert mcp.ok("tasks")["count"] == 0
     assert mcp.ok("tasks", all=True, status="done")["tasks"][0]["resolution"] == "renewed"

@@ -13,6 +13,7 @@ it on, and the MCP/Click signature growing the same name (the parity test says w
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,6 +43,7 @@ class Field:
     metavar: str | None = None  # the CLI's placeholder (DATE, REV, N)
     aliases: tuple[str, ...] = ()  # further CLI spellings kept for old scripts (`--parent-task`)
     doors: tuple[str, ...] = ("cli", "mcp", "http")  # a field one door lacks says so here, with why
+    multiple: bool = False  # a repeatable CLI option (`--exclude A --exclude B`), not a comma list
 
     @property
     def flag(self) -> str:
@@ -185,11 +187,11 @@ TASKS = Operation("tasks", "Tasks: live ones first by status, then most recently
     Field("limit", "integer", 50, f"At most N rows (max {LISTING_MAX_LIMIT}).", metavar="N", minimum=0, maximum=LISTING_MAX_LIMIT),
 ), example="kyb tasks --ready")
 
+LOG_LIMIT = 1000  # = core.tools.activity.MAX_LIMIT (the api imports the core lazily; a test keeps them equal)
 KEY = Field("key", description="Record key: [a-z0-9-], at most 100 characters.", required=True, positional=True,
             example="checkout-path")
 TODAY = Field("today", description="The reader's calendar day YYYY-MM-DD (default: the local date).",
               metavar="DATE", example="2026-12-01")
-LOG_LIMIT = 1000
 
 GET = Operation("get", "A record with its state, version sha and commit time; `at` reads it at any revision.", (
     KEY,
@@ -316,9 +318,42 @@ CONTEXT = Operation("context", "The session-start digest: what changed recently,
     TODAY,
 ), example="kyb context --brief", doors=("cli", "mcp"))
 
+CLI = ("cli",)  # the operations below are the command line's alone: a store's upkeep from a shell
+
+SYNC = Operation("sync", "Pull the remote's records (every peer's input checked), then push this store's.", (),
+                 example="kyb sync", doors=CLI)
+DOCTOR = Operation("doctor", "What is wrong with this store and this install, with the fix for each.", (),
+                   example="kyb doctor", doors=CLI)
+INDEX = Operation("index", "The index's state; --embed fills every missing vector.", (
+    Field("embed", "boolean", False, "Embed every version that lacks a vector (user cache first)."),
+), example="kyb index --embed", doors=CLI)
+REINDEX = Operation("reindex", "Rebuild the index from the canon (the index is only a cache).", (),
+                    example="kyb reindex", doors=CLI)
+EDIT = Operation("edit", "Open a record's file in $EDITOR; the saved text is checked and committed as a write.",
+                 (KEY,), example="kyb edit checkout-path", doors=CLI)
+REMOTE = Operation("remote", "Show or set the shared Git remote `kyb sync` uses.", (
+    Field("url", description="The remote to set (none: show it).", positional=True, metavar="[URL]"),
+), example="kyb remote git@example.org:team/memory.git", doors=CLI)
+IMPORT = Operation("import", "Import Markdown folders or a `kyb export` file: each record an upsert.", (
+    Field("paths", "strings", None, "Files or folders to import.", required=True, positional=True, metavar="PATH…"),
+    Field("format", default="auto", enum=("auto", "md", "jsonl", "json", "csv"), cli="fmt",
+          description="auto: Markdown in folders and *.md; .jsonl/.json/.csv as `kyb export` writes them."),
+    Field("kind", default="knowledge", enum=KINDS, description="Kind of the records made from Markdown files."),
+    Field("tags", "strings", [], "Tags added to every imported record."),
+    Field("key_from", default="path", enum=("path", "title", "front-matter"), description=(
+        "Key of a file whose front matter has no `key`: a slug of its path (relative to the folder) or of its "
+        "title; front-matter skips files without one.")),
+    Field("exclude", "strings", [], ".gitignore-style pattern to leave out (repeatable); .gitignore files are "
+          "honoured too.", cli="excludes", metavar="PATTERN", multiple=True),
+    Field("dry_run", "boolean", False, "Answer what would change; write nothing."),
+    Field("one_commit", "boolean", False, "One commit for every created or updated record."),
+    Field("sync_deletes", "boolean", False, "Retract records whose source file disappeared since the last import "
+          "of that folder."),
+), example="kyb import notes/ --tags imported", doors=CLI)
+
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     QUERY, GET, HISTORY, DIFF, ADD, RM, VERIFY, INCIDENT, RESOLVE, TASK, TASK_STATUS, DONE, TASKS, INCIDENTS,
-    DEADLINES, STALE, RULES, TAGS_OP, EXPORT, LOG, CONTEXT)}
+    DEADLINES, STALE, RULES, TAGS_OP, EXPORT, LOG, CONTEXT, SYNC, DOCTOR, INDEX, REINDEX, EDIT, REMOTE, IMPORT)}
 
 
 def min_strength_arg(value: str | None) -> str | None:
@@ -329,3 +364,23 @@ def min_strength_arg(value: str | None) -> str | None:
 def example(name: str) -> str:
     """`Example: kyb …`, the --help epilog of operation `name` (\b keeps Click from rewrapping it)."""
     return f"\b\nExample:\n  {OPERATIONS[name].example}"
+
+
+def _spelling(name: str, door: str) -> str:
+    """How a caller of `door` (cli | mcp | http) spells parameter `name`: the table's field when it has
+    one (`q` for `text` over HTTP), else the door's rule (`--remind-days` on the CLI)."""
+    for op in OPERATIONS.values():
+        for f in op.fields:
+            if f.name == name and not (door == "cli" and f.positional):
+                return f.spelling(door)
+    return "--" + name.replace("_", "-") if door == "cli" else name
+
+
+def spelled(exc: Any, door: str) -> str:
+    """The message of a KybError with each parameter it names in the caller's spelling: the core says
+    `remind_days`, the CLI shows `--remind-days`, MCP and HTTP keep `remind_days`."""
+    message = exc.message
+    for name in getattr(exc, "fields", ()):
+        message = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", lambda _m, n=name: _spelling(n, door),
+                         message, count=1)
+    return message

@@ -49,8 +49,9 @@ def check_knowledge_key(key: str, title: str) -> None:
         raise Rejected("title is empty")
 
 
-def split_list(value: str | None) -> list[str]:
-    """`a, b,,c` -> ["a", "b", "c"]: comma lists as the doors take them (None -> [])."""
+def split_list(value: str | list[str] | None) -> list[str]:
+    """`a, b,,c` -> ["a", "b", "c"]; a list keeps its trimmed non-blank items (None -> []): the doors' one
+    list rule."""
     from kyb_cli.core.kinds.knowledge import split_list as core
 
     return core(value)
@@ -70,7 +71,7 @@ def read(store: Any, key: str, at: str | None = None, *, version: int | None = N
         from kyb_cli.core.index.numbering import read_version
 
         if at is not None:
-            raise UsageError("give --at or --version, not both")
+            raise UsageError("give at or version, not both", field=("at", "version"))
         return _with_trust(store, _with_blocks(store, read_version(store, key, version)))
     from kyb_cli.core.index.reads import read as core
 

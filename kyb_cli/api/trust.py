@@ -48,16 +48,10 @@ def stale(store: Any, *, days: int | None = None, today: str | None = None) -> d
 
 
 def today_arg(value: str | None) -> date | None:
-    """A `--today` date, checked (usage error when it is not YYYY-MM-DD)."""
-    if value is None:
-        return None
-    from kyb_cli.core.errors import UsageError
-    from kyb_cli.core.records.secrets import shown
-    from kyb_cli.core.records.validate import is_date
+    """A `today` date, checked (UsageError naming `today` when it is not YYYY-MM-DD); None: not given."""
+    from kyb_cli.core.records.validate import day_arg
 
-    if not is_date(value):
-        raise UsageError(f"--today wants a date YYYY-MM-DD (got '{shown(value)}')")
-    return date.fromisoformat(value)
+    return day_arg(value or None)
 
 
 def rules(store: Any) -> dict[str, Any]:

@@ -19,14 +19,11 @@ OFF_META = "kyb.no_deadlines"
 
 
 def _parse_today(ctx, _param, value: str | None) -> str | None:
-    import click
-
     if value is None:
         return None
     from kyb_cli import api
 
-    if not api.is_date(value):
-        raise click.BadParameter(f"'{value}' is not a date YYYY-MM-DD", ctx=ctx, param=_param)
+    api.today_arg(value)  # the core's check and message (`--today wants a date YYYY-MM-DD`)
     ctx.meta[TODAY_META] = value
     return value
 

@@ -36,6 +36,8 @@ def make_param(field: Field, **override: Any) -> Callable[[Callable[..., Any]], 
     name = field.cli or field.name
     if field.positional:
         kw: dict[str, Any] = {"required": field.required, "metavar": field.metavar or field.name.upper()}
+        if field.type == "strings":
+            kw["nargs"] = -1  # PATH…: every remaining argument
         kw.update(override)
         return click.argument(name, **kw)
     kw = {"help": cli_help(field)}
@@ -56,7 +58,9 @@ def make_param(field: Field, **override: Any) -> Callable[[Callable[..., Any]], 
             kw["type"] = click.IntRange(field.minimum, field.maximum) if bounded else int
         elif field.enum:
             kw["type"] = click.Choice(list(field.enum))
-        if field.type == "strings":
+        if field.multiple:
+            kw["multiple"] = True
+        elif field.type == "strings":
             kw["callback"] = _split
             kw.setdefault("metavar", "A,B")
             kw["default"] = None if field.nullable or field.default is None else ",".join(field.default)

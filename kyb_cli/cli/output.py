@@ -64,9 +64,10 @@ def emit(data: Any, human: Callable[[Any, Any], None] | None = None) -> None:
 def print_error(exc: KybError) -> None:
     """One `kyb:` line; a refused sync or clone (refuse-unsafe) adds one JSON line naming each
     commit, path and reason, so a script or an agent can act on it without parsing prose."""
+    from kyb_cli.api import spelled
     from kyb_cli.cli.render import terminal_text
 
-    sys.stderr.write(f"kyb: {terminal_text(exc.message)}\n")
+    sys.stderr.write(f"kyb: {terminal_text(spelled(exc, 'cli'))}\n")
     refused = exc.details.get("refused") if isinstance(exc.details, dict) else None
     if refused:
         import json

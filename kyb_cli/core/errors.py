@@ -15,10 +15,13 @@ class KybError(Exception):
     exit_code = 4
     kind = "store_error"
 
-    def __init__(self, message: str, **details: object) -> None:
+    def __init__(self, message: str, *, field: str | tuple[str, ...] | None = None, **details: object) -> None:
         super().__init__(message)
         self.message = message
         self.details = details
+        # the parameter(s) the message names, in the table's spelling (`remind_days`): each door
+        # says it its own way (`--remind-days` on the CLI), see kyb_cli/api/operations.spelled
+        self.fields: tuple[str, ...] = (field,) if isinstance(field, str) else tuple(field or ())
 
 
 class NotFound(KybError):

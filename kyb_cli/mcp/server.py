@@ -77,8 +77,11 @@ class Door:
 
 def error_result(exc: KybError) -> CallToolResult:
     """The CLI's stderr line plus the exit code and its name."""
-    text = f"kyb: {exc.message} (exit {exc.exit_code}: {exc.kind})"
-    error = {"message": exc.message, "exit_code": exc.exit_code, "kind": exc.kind}
+    from kyb_cli.api import spelled
+
+    message = spelled(exc, "mcp")  # `remind_days`, as the caller sent it (the CLI says `--remind-days`)
+    text = f"kyb: {message} (exit {exc.exit_code}: {exc.kind})"
+    error = {"message": message, "exit_code": exc.exit_code, "kind": exc.kind}
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content={"error": error},
                           is_error=True)
 

@@ -24,19 +24,17 @@ class Fact(BaseModel):
 
 
 def _items(values: list[str] | None) -> list[str]:
-    """Trimmed, non-empty items: the CLI's comma-list rule for JSON lists."""
-    return [v.strip() for v in values or [] if v and v.strip()]
+    """Trimmed, non-empty items: the core's list rule (api.split_list), as every door applies it."""
+    from kyb_cli import api
+
+    return api.split_list(values)
 
 
 def _today(value: str | None) -> date:
+    """The reader's day: `today` checked by the core (api.today_arg), else the local date."""
     from kyb_cli import api
-    from kyb_cli.api import UsageError
 
-    if value is None:
-        return date.today()
-    if not api.is_date(value):
-        raise UsageError(f"today: '{value}' is not a date YYYY-MM-DD")
-    return date.fromisoformat(value)
+    return api.today_arg(value) or date.today()
 
 
 def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, Any]:

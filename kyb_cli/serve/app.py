@@ -33,7 +33,10 @@ NO_STORE = {"cache-control": "no-store"}
 
 def error_response(exc: KybError) -> JSONResponse:
     status = STATUS_OF_EXIT.get(exc.exit_code, 500)
-    return JSONResponse({"error": exc.message, "exit_code": exc.exit_code, "kind": exc.kind}, status_code=status,
+    from kyb_cli.api import spelled
+
+    return JSONResponse({"error": spelled(exc, "http"), "exit_code": exc.exit_code, "kind": exc.kind},
+                        status_code=status,
                         headers=NO_STORE)
 
 

@@ -16,11 +16,7 @@ from kyb_cli.api.operations import min_strength_arg
 
 
 def _today(value: str | None) -> date:
-    if not value:
-        return date.today()
-    if not api.is_date(value):
-        raise api.UsageError(f"today: '{value}' is not a date YYYY-MM-DD")
-    return date.fromisoformat(value)
+    return api.today_arg(value) or date.today()
 
 
 def health(door, a: dict[str, Any]) -> dict[str, Any]:

@@ -20,8 +20,10 @@ FALSE = {"false", "0", "no", "off", ""}
 P = Field  # one HTTP argument is one field of the operations table (kyb_cli/api/operations.py)
 
 
-def _split(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
+def _split(value: str | list[str]) -> list[str]:
+    from kyb_cli import api
+
+    return api.split_list(value)  # the core's one list rule
 
 
 def from_query(spec: P, raw: str) -> Any:
@@ -61,7 +63,7 @@ def from_json(spec: P, value: Any) -> Any:
         if isinstance(value, str):
             return _split(value)
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return [v.strip() for v in value if v.strip()]
+            return _split(value)
     if kind == "objects" and isinstance(value, list) and all(isinstance(v, dict) for v in value):
         return value
     if kind == "any":

@@ -13,6 +13,7 @@ import click
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.deadlines_block import reader_today, today_option
 from kyb_cli.cli.options import table_options
+from kyb_cli.api import KybError, spelled
 from kyb_cli.api.operations import example
 
 
@@ -34,8 +35,9 @@ class NeverFails(click.Command):
         given = list(args)
         try:
             return super().parse_args(ctx, args)
-        except click.ClickException as exc:
-            _give_note("--hook-json" in given, exc.format_message())
+        except (click.ClickException, KybError) as exc:  # KybError: a value the core refused (`--today`)
+            message = exc.format_message() if isinstance(exc, click.ClickException) else spelled(exc, "cli")
+            _give_note("--hook-json" in given, message)
             ctx.exit(0)
             raise  # pragma: no cover - ctx.exit raises
 

@@ -8,10 +8,12 @@ import click
 
 from kyb_cli.cli.common import common_options, store_location
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import hand_example
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("doctor", epilog=hand_example("kyb doctor"))
+@click.command("doctor", epilog=example("doctor"))
+@table_options("doctor")
 @common_options
 def doctor_cmd() -> None:
     """Check the store, git, the index and its vectors, the model and the vector cache.

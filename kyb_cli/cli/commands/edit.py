@@ -14,7 +14,8 @@ import click
 from kyb_cli.cli.common import attribution, common_options, open_store
 from kyb_cli.cli.output import emit, note
 from kyb_cli.cli.render import write_reply
-from kyb_cli.cli.options import hand_example
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
 def editor_command() -> list[str]:
@@ -46,8 +47,8 @@ def _interactive() -> bool:
         return False
 
 
-@click.command("edit", epilog=hand_example("kyb edit checkout-path"))
-@click.argument("key")
+@click.command("edit", epilog=example("edit"))
+@table_options("edit")
 @common_options
 def edit_cmd(key: str) -> None:
     """Open record KEY in $VISUAL/$EDITOR; saving writes one new version (checked as every write).

@@ -9,27 +9,14 @@ import click
 
 from kyb_cli.cli.common import attribution, common_options, open_store
 from kyb_cli.cli.output import emit, wants_json
-from kyb_cli.cli.options import hand_example
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("import", epilog=hand_example("kyb import notes/ --tags imported", "kyb import snapshot.jsonl"))
-@click.argument("paths", nargs=-1, required=True, metavar="PATH…", type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["auto", "md", "jsonl", "json", "csv"]), default="auto",
-              show_default=True, help="auto: Markdown in folders and *.md; .jsonl/.json/.csv as `kyb export` writes them.")
-@click.option("--kind", type=click.Choice(["knowledge", "incident", "task"]), default="knowledge",
-              show_default=True, help="Kind of the records made from Markdown files.")
-@click.option("--tags", default="", help="Comma-separated tags added to every imported record.")
-@click.option("--key-from", "key_from", type=click.Choice(["path", "title", "front-matter"]), default="path",
-              show_default=True, help="Key of a file whose front matter has no `key`: a slug of its path "
-              "(relative to the folder) or of its title; front-matter skips files without one.")
-@click.option("--exclude", "excludes", multiple=True, metavar="PATTERN",
-              help=".gitignore-style pattern to leave out (repeatable); .gitignore files are honoured too.")
-@click.option("--dry-run", is_flag=True, help="Answer what would change; write nothing.")
-@click.option("--one-commit", is_flag=True, help="One commit for every created or updated record.")
-@click.option("--sync-deletes", is_flag=True,
-              help="Retract records whose source file disappeared since the last import of that folder.")
+@click.command("import", epilog=example("import"))
+@table_options("import")
 @common_options
-def import_cmd(paths: tuple[str, ...], fmt: str, kind: str, tags: str, key_from: str, excludes: tuple[str, ...],
+def import_cmd(paths: tuple[str, ...], fmt: str, kind: str, tags: list[str], key_from: str, excludes: tuple[str, ...],
                dry_run: bool, one_commit: bool, sync_deletes: bool) -> None:
     """Import Markdown files and folders (recursively), or the JSONL/JSON/CSV `kyb export` writes.
 
@@ -42,7 +29,7 @@ def import_cmd(paths: tuple[str, ...], fmt: str, kind: str, tags: str, key_from:
     store = open_store()
     with _progress() as progress:
         reply = api.import_records(store, list(paths), attribution=attribution(), fmt=fmt, kind=kind,
-                                   tags=api.split_list(tags), key_from=key_from, excludes=list(excludes),
+                                   tags=tags, key_from=key_from, excludes=list(excludes),
                                    dry_run=dry_run, one_commit=one_commit, sync_deletes=sync_deletes,
                                    progress=progress)
     emit(reply, _human)

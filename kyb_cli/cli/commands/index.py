@@ -8,11 +8,12 @@ import click
 
 from kyb_cli.cli.common import common_options, open_store
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import hand_example
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("index", epilog=hand_example("kyb index --embed"))
-@click.option("--embed", is_flag=True, help="Embed every version that lacks a vector (user cache first).")
+@click.command("index", epilog=example("index"))
+@table_options("index")
 @common_options
 def index_cmd(embed: bool) -> None:
     """Bring the index up to date and show its vector status; --embed fills every missing vector.

@@ -8,10 +8,12 @@ import click
 
 from kyb_cli.cli.common import common_options, open_store
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import hand_example
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("reindex", epilog=hand_example("kyb reindex"))
+@click.command("reindex", epilog=example("reindex"))
+@table_options("reindex")
 @common_options
 def reindex_cmd() -> None:
     """Rebuild the search index from every commit; prints counts and the time it took."""

@@ -6,11 +6,12 @@ import click
 
 from kyb_cli.cli.common import common_options, open_store
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import hand_example
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
-@click.command("remote", epilog=hand_example("kyb remote git@example.org:team/memory.git"))
-@click.argument("url", required=False)
+@click.command("remote", epilog=example("remote"))
+@table_options("remote")
 @common_options
 def remote_cmd(url: str | None) -> None:
     """Show the remote `kyb sync` uses, or set it to URL (any Git URL: ssh, https, a path)."""

@@ -9,7 +9,8 @@ import click
 
 from kyb_cli.cli.common import attribution, common_options, open_store
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import hand_example
+from kyb_cli.cli.options import table_options
+from kyb_cli.api.operations import example
 
 
 def sync_view(c: Any, d: dict[str, Any]) -> None:
@@ -35,7 +36,8 @@ def sync_view(c: Any, d: dict[str, Any]) -> None:
     c.print("[dim]review: kyb history KEY; kyb get KEY --at OTHER; write the right version with kyb add[/dim]")
 
 
-@click.command("sync", epilog=hand_example("kyb sync"))
+@click.command("sync", epilog=example("sync"))
+@table_options("sync")
 @click.option("--background", is_flag=True, hidden=True, help="Run as the detached automatic sync (logs only).")
 @common_options
 def sync_cmd(background: bool) -> None:

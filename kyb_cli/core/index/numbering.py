@@ -32,8 +32,8 @@ def sha_of_version(rows: list, key: str, version: int) -> str:
     content = [r for r in rows if r.change in CONTENT]  # newest first
     total = len(content)
     if version == 0:
-        raise UsageError("--version counts from 1 (the first version) or back from -1 (the one before the "
-                         "current); 0 names none")
+        raise UsageError("version counts from 1 (the first version) or back from -1 (the one before the "
+                         "current); 0 names none", field="version")
     index = total - version if version > 0 else -version
     if not 0 <= index < total:
         if total == 1:

@@ -192,7 +192,7 @@ def parse_affected(value: Any) -> list[dict[str, str]]:
         try:
             data = json.loads(value)
         except ValueError as exc:
-            raise UsageError(f"--affected is not valid JSON ({exc}); {AFFECTED_SHAPE}") from None
+            raise UsageError(f"affected is not valid JSON ({exc}); {AFFECTED_SHAPE}", field="affected") from None
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
-        raise UsageError(f"--affected must be a JSON array of objects; {AFFECTED_SHAPE}")
+        raise UsageError(f"affected must be a JSON array of objects; {AFFECTED_SHAPE}", field="affected")
     return [{str(k): "" if v is None else str(v) for k, v in item.items()} for item in data]

@@ -14,11 +14,13 @@ from kyb_cli.core.errors import NotFound
 from kyb_cli.core.records.validate import check_key_for_kind, check_no_secret
 
 
-def split_list(value: str | None) -> list[str]:
-    """`a, b,,c` -> ["a", "b", "c"]: comma lists as the CLI takes them."""
+def split_list(value: str | list[str] | None) -> list[str]:
+    """`a, b,,c` -> ["a", "b", "c"]: the one list rule of every door. A text is a comma list (the CLI,
+    an HTTP query string); a JSON list (MCP, an HTTP body) keeps its items, trimmed, blanks dropped."""
     if not value:
         return []
-    return [item.strip() for item in value.split(",") if item.strip()]
+    items = value.split(",") if isinstance(value, str) else value
+    return [item.strip() for item in items if item and item.strip()]
 
 
 def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[str], refs: list[str],

@@ -264,19 +264,15 @@ def remind_days_arg(value: Any) -> Any:
     try:
         return int(str(value))
     except ValueError:
-        raise UsageError(f"--remind-days must be a whole number of days (got '{shown(value)}')") from None
+        raise UsageError(f"remind_days must be a whole number of days (got '{shown(value)}')",
+                         field="remind_days") from None
 
 
 def due_before_arg(value: str | None) -> date | None:
-    """The `--due-before` date, checked."""
-    from kyb_cli.core.errors import UsageError
-    from kyb_cli.core.records.validate import is_date
+    """The `due_before` date, checked."""
+    from kyb_cli.core.records.validate import day_arg
 
-    if value is None:
-        return None
-    if not is_date(value):
-        raise UsageError(f"--due-before wants a date YYYY-MM-DD (got '{shown(value)}')")
-    return date.fromisoformat(value)
+    return day_arg(value, "due_before")
 
 
 def check_close_status(key: str, status: str) -> str:

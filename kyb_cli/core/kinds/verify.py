@@ -26,7 +26,8 @@ def verify(store: Store, key: str, *, source: str, rev: str = "", note: str = ""
         raise Rejected(f"'{key}' is not knowledge: only knowledge records are verified")
     source, rev, note = (" ".join((v or "").split()) for v in (source, rev, note))
     if not source:
-        raise UsageError("verify needs --source: what the fact was checked against (a file, a URL, a command)")
+        raise UsageError("verify needs source: what the fact was checked against (a file, a URL, a command)",
+                         field="source")
     if len(note) > NOTE_MAX or len(source) > NOTE_MAX:
         raise Rejected(f"--source and --note are at most {NOTE_MAX} characters")
     with store.writing(attribution) as tx:

@@ -243,6 +243,20 @@ def is_date(value: str) -> bool:
     return True
 
 
+def day_arg(value: str | None, field: str = "today"):
+    """A calendar-day parameter (`today`, `due_before`) as a date, None when not given: the one place
+    such a parameter is read, for every door (its message names `field`; each door spells it)."""
+    import datetime
+
+    from kyb_cli.core.errors import UsageError
+
+    if value is None:
+        return None
+    if not isinstance(value, str) or not is_date(value):
+        raise UsageError(f"{field} wants a date YYYY-MM-DD (got '{shown(str(value))}')", field=field)
+    return datetime.date.fromisoformat(value)
+
+
 def _validate_deadline(record: Record) -> None:
     """Deadline fields (rule "deadline fields"): dates are YYYY-MM-DD; a provisional `expected` says what it waits on."""
     for name in ("due", "expected"):

@@ -98,12 +98,12 @@ def event_time_arg(text: str | None) -> str:
     if not text:
         return ""
     if not (_DATE.match(text) or _DATETIME.match(text)):
-        raise UsageError(f"--effective-at: '{shown(text)}' is neither a date (2026-12-01) nor a datetime "
-                         "(2026-12-01T15:50:00Z)")
+        raise UsageError(f"effective_at: '{shown(text)}' is neither a date (2026-12-01) nor a datetime "
+                         "(2026-12-01T15:50:00Z)", field="effective_at")
     try:
         seconds = parse_time(text, bound=START)
     except UsageError as exc:
-        raise UsageError(f"--effective-at: {exc.message}") from None
+        raise UsageError(f"effective_at: {exc.message}", field="effective_at") from None
     return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -121,10 +121,10 @@ def time_mode(*, history: bool = False, as_of: str | None = None,
         return "as_of", parse_time(as_of, bound=END, store_path=store_path), None
     if changed_between:
         if len(changed_between) != 2:
-            raise UsageError("--changed-between takes two times: A B")
+            raise UsageError("changed_between takes two times: A B", field="changed_between")
         a = parse_time(changed_between[0], bound=START, store_path=store_path)
         b = parse_time(changed_between[1], bound=END, store_path=store_path)
         if a > b:
-            raise UsageError("--changed-between: the start is after the end")
+            raise UsageError("changed_between: the start is after the end", field="changed_between")
         return "changed_between", None, (a, b)
     return "current", None, None

@@ -30,9 +30,9 @@ def log(store_path: Path, *, since: int | None = None, until: int | None = None,
     from kyb_cli.core.errors import StoreError
 
     if limit < 0 or limit > MAX_LIMIT:
-        raise UsageError(f"--limit must be between 0 and {MAX_LIMIT}")
+        raise UsageError(f"limit must be between 0 and {MAX_LIMIT}", field="limit")
     if kind and kind not in KINDS:
-        raise UsageError(f"--kind must be one of {', '.join(KINDS)}, not '{kind}'")
+        raise UsageError(f"kind must be one of {', '.join(KINDS)}, not '{kind}'", field="kind")
     if limit == 0:
         return []
     # Separators no message can forge (issue 24, failure 7): a fresh random token per call, not a
