@@ -23,14 +23,10 @@ WRAPS = {
     "write_incident": "kyb_cli.core.kinds.incidents:write_incident",
     "resolve_incident": "kyb_cli.core.kinds.incidents:resolve_incident",
     "list_incidents": "kyb_cli.core.kinds.incidents:list_incidents",
-    "parse_affected": "kyb_cli.core.kinds.incidents:parse_affected",
     "write_task": "kyb_cli.core.kinds.tasks:write_task",
     "transition_task": "kyb_cli.core.kinds.tasks:transition_task",
     "close_task": "kyb_cli.core.kinds.tasks:close_task",
-    "check_close_status": "kyb_cli.core.kinds.tasks:check_close_status",
     "list_tasks": "kyb_cli.core.kinds.tasks:list_tasks",
-    "due_before_arg": "kyb_cli.core.kinds.tasks:due_before_arg",
-    "remind_days_arg": "kyb_cli.core.kinds.tasks:remind_days_arg",
     "deadlines": "kyb_cli.core.kinds.deadlines:deadlines",
     "dated_tasks": "kyb_cli.core.kinds.deadlines:dated_tasks",
     "failing": "kyb_cli.core.kinds.deadlines:failing",
@@ -116,7 +112,7 @@ def test_every_api_function_is_either_checked_against_core_or_composed_in_the_ap
     """A new pass-through must join WRAPS (so its defaults are checked); the rest compose core calls."""
     composed = {"add_knowledge", "check_knowledge_key", "read", "history", "tags", "is_date", "is_store", "event_time", "split_list",
                 "query", "semantic_off_message", "pending_vectors_message", "render_context", "context_unavailable", "context_hook_json",
-                "locate", "open_store", "store_path", "git_dir", "incident_template", "keep",
+                "locate", "open_store", "store_path", "git_dir", "incident_template", "handle",
                 "deadlines_switched_off", "model_status", "log", "semantic_available", "export_media_type",
                 "history_wait_policy", "history_incomplete", "reset_history_state",
                 "annotate_hits", "stale", "rules", "trust_of", "today_arg",
@@ -126,13 +122,13 @@ def test_every_api_function_is_either_checked_against_core_or_composed_in_the_ap
 
 
 def test_api_keep_marker_keeps_the_stored_tags_and_due_date(store):
-    """KEEP (the default, or passed as `api.KEEP` / `api.keep()`) keeps the stored value; [] clears."""
+    """KEEP (the default, or passed as `api.KEEP`) keeps the stored value; [] clears."""
     who = api.attribution("test", environ={})
     api.write_task(store, who, key="task-a", title="A", tags=["x"], due="2030-01-01")
     api.write_task(store, who, key="task-a", title="A again")
     found = api.read(store.path, "task-a").record
     assert (found.tags, found.due) == (["x"], "2030-01-01")
-    api.write_task(store, who, key="task-a", title="A", tags=api.KEEP, due=api.keep(), body="b")
+    api.write_task(store, who, key="task-a", title="A", tags=api.KEEP, due=api.KEEP, body="b")
     found = api.read(store.path, "task-a").record
     assert (found.tags, found.due) == (["x"], "2030-01-01")
     api.write_task(store, who, key="task-a", title="A", tags=[], due="")
@@ -141,7 +137,7 @@ def test_api_keep_marker_keeps_the_stored_tags_and_due_date(store):
 
 
 def test_api_keep_marker_is_false_and_prints_as_keep():
-    assert not api.KEEP and repr(api.KEEP) == "KEEP" and api.keep() is api.KEEP
+    assert not api.KEEP and repr(api.KEEP) == "KEEP"
 
 
 def test_committed_api_reference_matches_the_api():

@@ -77,8 +77,10 @@ def test_http_names_the_field_the_caller_sent(tmp_path, _cli_args, _mcp, http, c
 
 
 def test_the_core_raises_with_the_field_name_and_each_door_spells_it():
+    from kyb_cli.core.kinds.tasks import remind_days_arg
+
     with pytest.raises(api.UsageError) as caught:
-        api.remind_days_arg("soon")
+        remind_days_arg("soon")
     assert caught.value.fields == ("remind_days",)
     assert api.spelled(caught.value, "cli").startswith("--remind-days ")
     assert api.spelled(caught.value, "mcp").startswith("remind_days ")

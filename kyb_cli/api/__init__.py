@@ -32,6 +32,7 @@ from kyb_cli.api.search import (
     semantic_off_message, pending_vectors_message,
 )
 from kyb_cli.api.failure import InternalError, internal_error
+from kyb_cli.api.handlers import handle
 from kyb_cli.api.limits import loads_json
 from kyb_cli.api.operations import example, min_strength_arg, spelled
 from kyb_cli.api.preload import preload
@@ -46,9 +47,9 @@ from kyb_cli.api.tools import (
 )
 from kyb_cli.api.work import (  # noqa: I001
     KEEP, LISTING_MAX_LIMIT,
-    check_close_status, close_task, dated_tasks, deadlines, deadlines_block, deadlines_switched_off, describe,
-    due_before_arg, failing, incident_template, keep, list_incidents, list_tasks, parse_affected,
-    remind_days_arg, resolve_incident, transition_task, write_incident, write_task,
+    close_task, dated_tasks, deadlines, deadlines_block, deadlines_switched_off, describe,
+    failing, incident_template, list_incidents, list_tasks,
+    resolve_incident, transition_task, write_incident, write_task,
 )
 from kyb_cli.core.errors import (  # noqa: F401 - re-exported: the doors catch these
     EXIT_CODES, EXIT_INTERNAL, KybError, LockTimeout, NotFound, Rejected, RemoteError, StoreError, UsageError,

@@ -28,7 +28,7 @@ def write_incident(store, attribution, *, key: str, title: str, body: str = "", 
     """Open or update the incident report `key` (`inc-…`) wholesale, as `kyb incident` does.
 
     `tags` left as KEEP keeps the stored tags ([] clears them); a resolved or closed status archives
-    the report in a second commit. `affected` is a list of {scope, from, to} (see `parse_affected`).
+    the report in a second commit. `affected` is a list of {scope, from, to} (a JSON text is read by the handler, api.handle).
     Returns the write reply: `{changed, key}` and, when changed, `action` (created|updated|archived),
     `sha`, and as they apply `archived`, `archive_sha`, `unknown_knowledge`, `hints`, `open_followups`,
     `warning`. Raises Rejected (exit 3: a bad key, status, severity or timeline; nothing written),
@@ -69,14 +69,6 @@ def list_incidents(store, *, status: str = "", service: str = "", open_only_foll
 
     return core(store, status=status, service=service, open_only_followups=open_only_followups,
                 include_archived=include_archived, limit=limit)
-
-
-def parse_affected(value: Any) -> list[dict[str, str]]:
-    """`affected` as a JSON array text (CLI) or a decoded list (MCP) -> a list of {scope, from, to} dicts
-    of strings ([] for None or blank). Raises UsageError (exit 2: not JSON, not an array of objects)."""
-    from kyb_cli.core.kinds.incidents import parse_affected as core
-
-    return core(value)
 
 
 def incident_template() -> str:
@@ -138,14 +130,6 @@ def close_task(store, attribution, key: str, *, status: str = "done", resolution
         return core(store, attribution, key, status=status, resolution=resolution)
 
 
-def check_close_status(key: str, status: str) -> str:
-    """The closing status `kyb done` takes, stripped: done|dropped only. Raises Rejected (exit 3) for a
-    live status, naming `kyb task-status` for moving between those."""
-    from kyb_cli.core.kinds.tasks import check_close_status as core
-
-    return core(key, status)
-
-
 def list_tasks(store, *, status: str = "", priority: str = "", assignee: str = "", parent: str = "",
                open_only_followups: bool = False, include_archived: bool = False,
                due_before: date | None = None, limit: int = 50, ready: bool = False) -> list[dict[str, Any]]:
@@ -161,26 +145,6 @@ def list_tasks(store, *, status: str = "", priority: str = "", assignee: str = "
     return core(store, status=status, priority=priority, assignee=assignee, parent=parent,
                 open_only_followups=open_only_followups, include_archived=include_archived,
                 due_before=due_before, limit=limit, ready=ready)
-
-
-def due_before_arg(value: str | None) -> date | None:
-    """The `--due-before` text as a date (None when not given). Raises UsageError (exit 2: not YYYY-MM-DD)."""
-    from kyb_cli.core.kinds.tasks import due_before_arg as core
-
-    return core(value)
-
-
-def remind_days_arg(value: Any) -> Any:
-    """`remind_days` as given -> what `write_task` takes: None keeps the stored value (KEEP), '' clears
-    it (None), else a whole number of days (int). Raises UsageError (exit 2: not a whole number)."""
-    from kyb_cli.core.kinds.tasks import remind_days_arg as core
-
-    return core(value)
-
-
-def keep() -> Any:
-    """The KEEP marker ("an argument the caller did not give: keep the stored value"), as `api.KEEP`."""
-    return KEEP
 
 
 def deadlines(records, today: date) -> list[dict[str, Any]]:

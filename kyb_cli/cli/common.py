@@ -153,3 +153,19 @@ def fields_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--fields", "fields", metavar="A,B,C", expose_value=False,
                         callback=meta_callback("kyb.fields"),
                         help="Keep only these fields of each row (JSON and table columns).")(func)
+
+
+class CliDoor:
+    """What a table handler (api.handle) needs from the command line: this call's store and writer."""
+
+    @staticmethod
+    def store():
+        return open_store()
+
+    @staticmethod
+    def path() -> Path:
+        return read_store_path()
+
+    @staticmethod
+    def attribution():
+        return attribution()

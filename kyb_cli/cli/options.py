@@ -90,3 +90,8 @@ def table_options(operation: str, *, skip: tuple[str, ...] = (),
 def hand_example(*calls: str) -> str:
     """The `Example:` --help epilog of a command outside the operations table (serve, mcp, agents…)."""
     return "\b\nExample:\n" + "\n".join(f"  {call}" for call in calls)
+
+
+def table_fields(operation: str, given: dict[str, Any]) -> dict[str, Any]:
+    """A command's Click values under the table's names (`include_all` -> `all`, `fmt` -> `format`)."""
+    return {f.name: given[f.cli or f.name] for f in OPERATIONS[operation].fields if (f.cli or f.name) in given}

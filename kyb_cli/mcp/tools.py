@@ -177,15 +177,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            KEEP = api.keep()
-            windows = api.parse_affected(a["affected"])
-            return api.write_incident(
-                self.door.store(), self.door.attribution(), key=a["key"], title=a["title"], body=a["body"],
-                service=a["service"], severity=a["severity"], status=a["status"], hosts=_items(a["hosts"]),
-                knowledge=_items(a["knowledge"]), resolution=a["resolution"], detection=a["detection"],
-                affected=windows, started_at=a["started"], detected_at=a["detected"],
-                tags=KEEP if a["tags"] is None else _items(a["tags"]), refs=_items(a["refs"]),
-                effective_at=api.event_time(a["effective_at"]))
+            return api.handle("incident", self.door, a)
 
         return self.door.call(run)
 
@@ -197,8 +189,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.resolve_incident(self.door.store(), self.door.attribution(), a["key"], status=a["status"],
-                                        resolution=a["resolution"])
+            return api.handle("resolve", self.door, a)
 
         return self.door.call(run)
 
@@ -210,21 +201,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            KEEP = api.keep()
-
-            def keep(name: str) -> Any:
-                value = a[name]
-                return KEEP if value is None else value.strip() if isinstance(value, str) else value
-
-            return api.write_task(
-                self.door.store(), self.door.attribution(), key=a["key"], title=a["title"], body=a["body"],
-                status=a["status"], priority=a["priority"], blocked_reason=a["blocked_reason"],
-                assignee=a["assignee"], parent_task=a["parent"], knowledge=_items(a["knowledge"]),
-                resolution=a["resolution"], tags=KEEP if a["tags"] is None else _items(a["tags"]),
-                refs=_items(a["refs"]), due=keep("due"), hard=keep("hard"),
-                remind_days=api.remind_days_arg(a["remind_days"]), expected=keep("expected"),
-                waits_on=keep("waits_on"), blocked_by=KEEP if a["blocked_by"] is None else _items(a["blocked_by"]),
-                effective_at=api.event_time(a["effective_at"]))
+            return api.handle("task", self.door, a)
 
         return self.door.call(run)
 
@@ -236,9 +213,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.transition_task(self.door.store(), self.door.attribution(), a["key"], status=a["status"],
-                                       assignee=a["assignee"], parent_task=a["parent"],
-                                       blocked_reason=a["blocked_reason"])
+            return api.handle("task-status", self.door, a)
 
         return self.door.call(run)
 
@@ -250,9 +225,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            closing = api.check_close_status(a["key"], a["status"])
-            return api.close_task(self.door.store(), self.door.attribution(), a["key"], status=closing,
-                                  resolution=a["resolution"])
+            return api.handle("done", self.door, a)
 
         return self.door.call(run)
 
@@ -263,13 +236,9 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            before = api.due_before_arg(a["due_before"])
-            day = _today(a["today"])
-            store = self.door.path()
-            rows = api.list_tasks(store, status=a["status"], priority=a["priority"], assignee=a["assignee"],
-                                  parent=a["parent"], open_only_followups=a["open_followups"],
-                                  include_archived=a["all"], due_before=before, limit=a["limit"], ready=a["ready"])
-            return _with_deadlines({"count": len(rows), "tasks": rows}, store, day)
+            fields = dict(a)
+            day = _today(fields.pop("today"))
+            return _with_deadlines(api.handle("tasks", self.door, fields), self.door.path(), day)
 
         return self.door.call(run)
 
@@ -280,12 +249,9 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            day = _today(a["today"])
-            store = self.door.path()
-            rows = api.list_incidents(store, status=a["status"], service=a["service"],
-                                      open_only_followups=a["open_followups"], include_archived=a["all"],
-                                      limit=a["limit"])
-            return _with_deadlines({"count": len(rows), "incidents": rows}, store, day)
+            fields = dict(a)
+            day = _today(fields.pop("today"))
+            return _with_deadlines(api.handle("incidents", self.door, fields), self.door.path(), day)
 
         return self.door.call(run)
 

@@ -76,57 +76,31 @@ def tags(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def incidents(door, a: dict[str, Any]) -> dict[str, Any]:
-    rows = api.list_incidents(door.path(), status=a["status"], service=a["service"],
-                          open_only_followups=a["open_followups"], include_archived=a["all"], limit=a["limit"])
-    return {"count": len(rows), "incidents": rows}
+    return api.handle("incidents", door, a)
 
 
 def incident(door, a: dict[str, Any]) -> dict[str, Any]:
-    KEEP = api.keep()
-    return api.write_incident(
-        door.store(), door.attribution(), key=a["key"], title=a["title"], body=a["body"], service=a["service"],
-        severity=a["severity"], status=a["status"], hosts=a["hosts"], knowledge=a["knowledge"],
-        resolution=a["resolution"], detection=a["detection"], affected=api.parse_affected(a["affected"]),
-        started_at=a["started"], detected_at=a["detected"], tags=KEEP if a["tags"] is None else a["tags"],
-        refs=a["refs"], effective_at=api.event_time(a["effective_at"]))
+    return api.handle("incident", door, a)
 
 
 def resolve(door, a: dict[str, Any]) -> dict[str, Any]:
-    return api.resolve_incident(door.store(), door.attribution(), a["key"], status=a["status"],
-                            resolution=a["resolution"])
+    return api.handle("resolve", door, a)
 
 
 def tasks(door, a: dict[str, Any]) -> dict[str, Any]:
-    rows = api.list_tasks(door.path(), status=a["status"], priority=a["priority"], assignee=a["assignee"],
-                      parent=a["parent"], open_only_followups=a["open_followups"], include_archived=a["all"],
-                      due_before=api.due_before_arg(a["due_before"]), limit=a["limit"], ready=a["ready"])
-    return {"count": len(rows), "tasks": rows}
+    return api.handle("tasks", door, a)
 
 
 def task(door, a: dict[str, Any]) -> dict[str, Any]:
-    KEEP = api.keep()
-
-    def keep(name: str):
-        value = a[name]
-        return KEEP if value is None else value.strip() if isinstance(value, str) else value
-
-    return api.write_task(
-        door.store(), door.attribution(), key=a["key"], title=a["title"], body=a["body"], status=a["status"],
-        priority=a["priority"], blocked_reason=a["blocked_reason"], assignee=a["assignee"],
-        parent_task=a["parent"], knowledge=a["knowledge"], resolution=a["resolution"],
-        tags=KEEP if a["tags"] is None else a["tags"], refs=a["refs"], due=keep("due"), hard=keep("hard"),
-        remind_days=api.remind_days_arg(a["remind_days"]), expected=keep("expected"), waits_on=keep("waits_on"),
-        blocked_by=KEEP if a["blocked_by"] is None else a["blocked_by"], effective_at=a["effective_at"] or "")
+    return api.handle("task", door, a)
 
 
 def transition(door, a: dict[str, Any]) -> dict[str, Any]:
-    return api.transition_task(door.store(), door.attribution(), a["key"], status=a["status"], assignee=a["assignee"],
-                           parent_task=a["parent"], blocked_reason=a["blocked_reason"])
+    return api.handle("task-status", door, a)
 
 
 def close(door, a: dict[str, Any]) -> dict[str, Any]:
-    status = api.check_close_status(a["key"], a["status"])
-    return api.close_task(door.store(), door.attribution(), a["key"], status=status, resolution=a["resolution"])
+    return api.handle("done", door, a)
 
 
 def deadlines(door, a: dict[str, Any]) -> dict[str, Any]:

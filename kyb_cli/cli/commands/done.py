@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import attribution, common_options, open_store, read_resolution
+from kyb_cli.cli.common import CliDoor, common_options, read_resolution
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
 from kyb_cli.cli.options import table_options
@@ -20,7 +20,5 @@ def done_cmd(key: str, status: str, resolution: str | None) -> None:
     A blank resolution keeps the stored one, so closing twice never wipes an outcome."""
     from kyb_cli import api
 
-    status = api.check_close_status(key, status)
-    text = read_resolution(resolution, closing=True)
-    store = open_store()
-    emit(api.close_task(store, attribution(), key, status=status, resolution=text), write_reply)
+    fields = {"key": key, "status": status, "resolution": lambda: read_resolution(resolution, closing=True)}
+    emit(api.handle("done", CliDoor(), fields), write_reply)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import attribution, body_options, common_options, open_store, read_body
+from kyb_cli.cli.common import CliDoor, body_options, common_options, read_body
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
-from kyb_cli.cli.options import table_options
+from kyb_cli.cli.options import table_fields, table_options
 from kyb_cli.api.operations import example
 from kyb_cli.api import UsageError
 
@@ -17,8 +17,7 @@ from kyb_cli.api import UsageError
                overrides={n: {"required": False} for n in ("key", "title", "service", "severity")})
 @body_options
 @common_options
-def incident_cmd(template: bool, key, title, service, severity, hosts, status, knowledge, resolution,
-                 detection, affected, started, detected, tags, refs, effective_at, body, body_file) -> None:
+def incident_cmd(template: bool, body: str | None, body_file: str | None, **given) -> None:
     """Write incident report KEY (a rewrite replaces it; tags are kept unless given).
 
     The reply's `hints` say what a good report still lacks; they never block the write.
@@ -26,23 +25,12 @@ def incident_cmd(template: bool, key, title, service, severity, hosts, status, k
     """
     from kyb_cli import api
 
-    KEEP = api.keep()
-
     if template:
         click.echo(api.incident_template(), nl=False)
         return
-    missing = [f"--{n}" for n, v in (("key", key), ("title", title), ("service", service),
-                                     ("severity", severity)) if v is None]
+    missing = [f"--{n}" for n in ("key", "title", "service", "severity") if given[n] is None]
     if missing:
         raise UsageError(f"incident: {', '.join(missing)} required (body comes from stdin; --template for a skeleton)")
-    windows = api.parse_affected(affected)
-    when = api.event_time(effective_at)
-    text = read_body(body, body_file)
-    store = open_store()
-    reply = api.write_incident(
-        store, attribution(), key=key, title=title, body=text, service=service, severity=severity,
-        status=status, hosts=hosts, knowledge=knowledge, resolution=resolution,
-        detection=detection, affected=windows, started_at=started, detected_at=detected,
-        tags=KEEP if tags is None else tags, refs=refs, effective_at=when,
-    )
+    fields = {**table_fields("incident", given), "body": lambda: read_body(body, body_file)}
+    reply = api.handle("incident", CliDoor(), fields)
     emit(reply, write_reply)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, fields_option, read_store_path
+from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import table_options
+from kyb_cli.cli.options import table_fields, table_options
 from kyb_cli.api.operations import example
 
 
@@ -35,12 +35,10 @@ def incidents_view(c, d) -> None:
 @deadline_options
 @fields_option
 @common_options
-def incidents_cmd(status: str, service: str, open_followups: bool, include_all: bool, limit: int) -> None:
+def incidents_cmd(**given) -> None:
     """List incident reports: status open, mitigated, resolved, then most recently written first."""
     from kyb_cli import api
 
-    store = read_store_path()  # listings read the index, no pygit2
-    rows = api.list_incidents(store, status=status, service=service, open_only_followups=open_followups,
-                          include_archived=include_all, limit=limit)
-    emit({"count": len(rows), "incidents": rows}, incidents_view)
-    print_deadlines_block(store)
+    door = CliDoor()  # listings read the index, no pygit2
+    emit(api.handle("incidents", door, table_fields("incidents", given)), incidents_view)
+    print_deadlines_block(door.path())

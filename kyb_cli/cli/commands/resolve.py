@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import attribution, common_options, open_store, read_resolution
+from kyb_cli.cli.common import CliDoor, common_options, read_resolution
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
 from kyb_cli.cli.options import table_options
@@ -20,6 +20,6 @@ def resolve_cmd(key: str, status: str, resolution: str | None) -> None:
     and `kyb incidents --all`. Open `- [ ]` follow-ups give a warning, not a refusal."""
     from kyb_cli import api
 
-    text = read_resolution(resolution, closing=status.strip() == "resolved")
-    store = open_store()
-    emit(api.resolve_incident(store, attribution(), key, status=status, resolution=text), write_reply)
+    fields = {"key": key, "status": status,
+              "resolution": lambda: read_resolution(resolution, closing=status.strip() == "resolved")}
+    emit(api.handle("resolve", CliDoor(), fields), write_reply)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import attribution, common_options, open_store
+from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
 from kyb_cli.cli.options import table_options
@@ -20,7 +20,6 @@ def task_status_cmd(key: str, status: str, assignee: str | None, parent: str | N
     refs stay; a non-blocked status clears blocked_reason. An archived task is reopened (`created`)."""
     from kyb_cli import api
 
-    store = open_store()
-    reply = api.transition_task(store, attribution(), key, status=status, assignee=assignee,
-                            parent_task=parent, blocked_reason=blocked_reason)
+    reply = api.handle("task-status", CliDoor(), {"key": key, "status": status, "assignee": assignee,
+                                                  "parent": parent, "blocked_reason": blocked_reason})
     emit(reply, write_reply)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, fields_option, read_store_path
+from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
-from kyb_cli.cli.options import table_options
+from kyb_cli.cli.options import table_fields, table_options
 from kyb_cli.cli.output import emit
 from kyb_cli.api.operations import example
 
@@ -38,17 +38,10 @@ def tasks_view(c, d) -> None:
 @deadline_options
 @fields_option
 @common_options
-def tasks_cmd(status, priority, assignee, parent, open_followups, include_all, ready, due_before, limit) -> None:
+def tasks_cmd(**given) -> None:
     """List tasks: live ones first by status, then most recently written first."""
     from kyb_cli import api
 
-    before = api.due_before_arg(due_before)
-    if ready and (status or include_all or open_followups):
-        raise api.UsageError("--ready lists open tasks that can start now; it does not combine with "
-                             "--status, --all or --open-followups")
-    store = read_store_path()  # listings read the index, no pygit2
-    rows = api.list_tasks(store, status=status, priority=priority, assignee=assignee, parent=parent,
-                      open_only_followups=open_followups, include_archived=include_all,
-                      due_before=before, limit=limit, ready=ready)
-    emit({"count": len(rows), "tasks": rows}, tasks_view)
-    print_deadlines_block(store)
+    door = CliDoor()  # listings read the index, no pygit2
+    emit(api.handle("tasks", door, table_fields("tasks", given)), tasks_view)
+    print_deadlines_block(door.path())
