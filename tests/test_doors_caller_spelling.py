@@ -34,6 +34,10 @@ CASES = [  # (CLI args, MCP tool + arguments, HTTP method + path + body/query, C
      ("add", {"key": "k", "title": "K", "body": "x", "effective_at": "next tuesday"}),
      ("POST", "/knowledge", {"key": "k", "title": "K", "body": "x", "effective_at": "next tuesday"}, ""),
      "--effective-at", "effective_at"),
+    (["tasks", "--priority", "urgent"], ("tasks", {"priority": "urgent"}),
+     ("GET", "/tasks", None, "priority=urgent"), "--priority", "priority"),
+    (["tasks", "--ready", "--all"], ("tasks", {"ready": True, "all": True}),
+     ("GET", "/tasks", None, "ready=true&all=true"), "--ready", "ready"),
     (["deadlines", "--today", "2026-13-01"], ("deadlines", {"today": "2026-13-01"}),
      ("GET", "/deadlines", None, "today=2026-13-01"), "--today", "today"),
 ]

@@ -1,4 +1,4 @@
-"""One handler per write or listing of the operations table: the table's fields in, the answer out.
+"""One handler per operation of the table (reads, writes, listings): the table's fields in, the answer out.
 
 Every door calls `handle(name, door, fields)` with the fields under the table's names (a door
 renames its own spellings first: `include_all` on the CLI is `all`), and `door` gives the store
@@ -107,14 +107,86 @@ def _incidents(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
     return {"count": len(rows), "incidents": rows}
 
 
+def _get(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
+    from kyb_cli.api.records import read
+
+    return read(door.path(), a["key"], a["at"], version=a["version"]).to_json()
+
+
+def _history(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
+    from kyb_cli.api.records import history
+
+    return {"key": a["key"], "versions": [r.to_json() for r in history(door.path(), a["key"])]}
+
+
+def _diff(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
+    from kyb_cli.api.records import diff
+
+    return diff(door.path(), a["key"], a["from_rev"], a["to_rev"])
+
+
+def _rm(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
+    from kyb_cli.api.records import retract_knowledge
+
+    return retract_knowledge(door.store(), a["key"], a["reason"], door.attribution()).to_json()
+
+
+def _verify(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
+    from kyb_cli.api.trust import verify
+
+    return verify(door.store(), a["key"], source=a["source"], rev=a["rev"], note=a["note"],
+                  attribution=door.attribution()).to_json()
+
+
+def _stale(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
+    from kyb_cli.api.trust import stale
+
+    return stale(door.path(), days=a["days"], today=a["today"])
+
+
+def _rules(door: _Door, _a: dict[str, Any]) -> dict[str, Any]:
+    from kyb_cli.api.trust import rules
+
+    return rules(door.path())
+
+
+def _tags(door: _Door, _a: dict[str, Any]) -> dict[str, Any]:
+    from kyb_cli.api.records import tags
+
+    found = tags(door.path())
+    return {"count": len(found), "tags": found}
+
+
+def _log(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
+    from kyb_cli.api.tools import log
+
+    rows = log(door.path(), since=a["since"], until=a["until"], agent=a["agent"], author=a["author"],
+               kind=a["kind"] or "", key=a["key"], limit=a["limit"])
+    return {"count": len(rows), "log": rows}
+
+
+def _deadlines(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
+    from datetime import date
+
+    from kyb_cli.api.trust import today_arg
+    from kyb_cli.api.work import dated_tasks, deadlines
+
+    day = today_arg(a["today"]) or date.today()
+    items = deadlines(dated_tasks(door.path()), day)
+    return {"today": day.isoformat(), "count": len(items), "deadlines": items}
+
+
 HANDLERS: dict[str, Callable[[_Door, dict[str, Any]], dict[str, Any]]] = {
+    "get": _get, "history": _history, "diff": _diff, "rm": _rm, "verify": _verify, "stale": _stale,
+    "rules": _rules, "tags": _tags, "log": _log, "deadlines": _deadlines,
     "task": _task, "incident": _incident, "task-status": _task_status, "done": _done, "resolve": _resolve,
     "tasks": _tasks, "incidents": _incidents,
 }
 
 
 def handle(operation: str, door: _Door, fields: dict[str, Any]) -> dict[str, Any]:
-    """Run table operation `operation` (task, incident, task-status, done, resolve, tasks, incidents) with
+    """Run table operation `operation` (get, history, diff, rm, verify, stale, rules, tags, log, deadlines,
+    task, incident, task-status, done, resolve, tasks, incidents) with
     `fields` under the table's names (every field of the operation, defaults filled in); `door` gives
     `store()`, `path()` and `attribution()`; `body`/`resolution` may be a callable that reads them
     (called once the other fields are checked, so a bad flag never waits for stdin). Returns the JSON answer every door renders. Raises the

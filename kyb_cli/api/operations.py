@@ -102,6 +102,11 @@ class Operation:
         """The query/body arguments of the operation's route at `path` (a `{key}` there is not one)."""
         return tuple(f.for_http() for f in self.fields_of("http") if "{%s}" % (f.http or f.name) not in path)
 
+    def named(self, values: dict[str, Any], door: str) -> dict[str, Any]:
+        """A door's values (`include_all` on the CLI, `from` over HTTP) under the table's field names."""
+        spelled = {"cli": lambda f: f.cli or f.name, "http": lambda f: f.http or f.name}.get(door, lambda f: f.name)
+        return {f.name: values[spelled(f)] for f in self.fields if spelled(f) in values}
+
     def field(self, name: str) -> Field:
         return next(f for f in self.fields if f.name == name)
 

@@ -94,4 +94,4 @@ def hand_example(*calls: str) -> str:
 
 def table_fields(operation: str, given: dict[str, Any]) -> dict[str, Any]:
     """A command's Click values under the table's names (`include_all` -> `all`, `fmt` -> `format`)."""
-    return {f.name: given[f.cli or f.name] for f in OPERATIONS[operation].fields if (f.cli or f.name) in given}
+    return OPERATIONS[operation].named(given, "cli")

@@ -88,11 +88,11 @@ class Tools(TrustTools):
         any revision. A retracted or archived record says so and still shows its last content."""
 
         def run() -> dict[str, Any]:
-            day = _today(a["today"])
             from kyb_cli import api
 
-            path = self.door.path()
-            return _with_deadlines(api.read(path, a["key"], a["at"], version=a["version"]).to_json(), path, day)
+            fields = dict(a)
+            day = _today(fields.pop("today"))
+            return _with_deadlines(api.handle("get", self.door, fields), self.door.path(), day)
 
         return self.door.call(run)
 
@@ -103,8 +103,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            rows = api.history(self.door.path(), a["key"])
-            return {"key": a["key"], "versions": [r.to_json() for r in rows]}
+            return api.handle("history", self.door, a)
 
         return self.door.call(run)
 
@@ -117,7 +116,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.diff(self.door.path(), a["key"], a["from_rev"], a["to_rev"])
+            return api.handle("diff", self.door, a)
 
         return self.door.call(run)
 
@@ -165,7 +164,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.retract_knowledge(self.door.store(), a["key"], a["reason"], self.door.attribution()).to_json()
+            return api.handle("rm", self.door, a)
 
         return self.door.call(run)
 
@@ -276,9 +275,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            rows = api.log(self.door.path(), since=a["since"], until=a["until"], agent=a["agent"],
-                           author=a["author"], kind=a["kind"] or "", key=a["key"], limit=a["limit"])
-            return {"count": len(rows), "log": rows}
+            return api.handle("log", self.door, a)
 
         return self.door.call(run)
 
@@ -290,9 +287,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            day = _today(a["today"])
-            items = api.deadlines(api.dated_tasks(self.door.path()), day)
-            return {"today": day.isoformat(), "count": len(items), "deadlines": items}
+            return api.handle("deadlines", self.door, a)
 
         return self.door.call(run)
 

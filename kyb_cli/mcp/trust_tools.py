@@ -20,8 +20,7 @@ class TrustTools:
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.verify(self.door.store(), a["key"], source=a["source"], rev=a["rev"], note=a["note"],
-                              attribution=self.door.attribution()).to_json()
+            return api.handle("verify", self.door, a)
 
         return self.door.call(run)
 
@@ -33,7 +32,7 @@ class TrustTools:
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.stale(self.door.path(), days=a["days"], today=a["today"])
+            return api.handle("stale", self.door, a)
 
         return self.door.call(run)
 
@@ -44,6 +43,6 @@ class TrustTools:
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            return api.rules(self.door.path())
+            return api.handle("rules", self.door, {})
 
         return self.door.call(run)

@@ -8,15 +8,10 @@ statuses by the app.
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
 from kyb_cli import api
-from kyb_cli.api.operations import min_strength_arg
-
-
-def _today(value: str | None) -> date:
-    return api.today_arg(value) or date.today()
+from kyb_cli.api.operations import OPERATIONS, min_strength_arg
 
 
 def health(door, a: dict[str, Any]) -> dict[str, Any]:
@@ -43,15 +38,15 @@ def search(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def get(door, a: dict[str, Any]) -> dict[str, Any]:
-    return api.read(door.path(), a["key"], at=a["at"], version=a["version"]).to_json()
+    return api.handle("get", door, a)
 
 
 def history(door, a: dict[str, Any]) -> dict[str, Any]:
-    return {"key": a["key"], "versions": [r.to_json() for r in api.history(door.path(), a["key"])]}
+    return api.handle("history", door, a)
 
 
 def diff(door, a: dict[str, Any]) -> dict[str, Any]:
-    return api.diff(door.path(), a["key"], a["from"], a["to"])
+    return api.handle("diff", door, OPERATIONS["diff"].named(a, "http"))  # `from`/`to` are from_rev/to_rev
 
 
 def add(door, a: dict[str, Any]) -> dict[str, Any]:
@@ -61,7 +56,7 @@ def add(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def retract(door, a: dict[str, Any]) -> dict[str, Any]:
-    return api.retract_knowledge(door.store(), a["key"], a["reason"], door.attribution()).to_json()
+    return api.handle("rm", door, a)
 
 
 def export(door, a: dict[str, Any]) -> tuple[str, str]:
@@ -71,8 +66,7 @@ def export(door, a: dict[str, Any]) -> tuple[str, str]:
 
 
 def tags(door, a: dict[str, Any]) -> dict[str, Any]:
-    found = api.tags(door.path())
-    return {"count": len(found), "tags": found}
+    return api.handle("tags", door, a)
 
 
 def incidents(door, a: dict[str, Any]) -> dict[str, Any]:
@@ -104,6 +98,4 @@ def close(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def deadlines(door, a: dict[str, Any]) -> dict[str, Any]:
-    day = _today(a["today"])
-    items = api.deadlines(api.dated_tasks(door.path()), day)
-    return {"today": day.isoformat(), "count": len(items), "deadlines": items}
+    return api.handle("deadlines", door, a)

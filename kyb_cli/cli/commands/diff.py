@@ -6,16 +6,16 @@ from typing import Any
 
 import click
 
-from kyb_cli.cli.common import common_options, read_store_path
+from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import table_options
+from kyb_cli.cli.options import table_fields, table_options
 from kyb_cli.api.operations import example
 
 
 @click.command("diff", epilog=example("diff"))
 @table_options("diff")
 @common_options
-def diff_cmd(key: str, from_rev: str | None, to_rev: str | None) -> None:
+def diff_cmd(**given) -> None:
     """Unified diff of KEY's fields and body between two versions.
 
     FROM and TO are revisions (sha, short sha, HEAD~2, tag); the record is read as it stood there.
@@ -24,7 +24,7 @@ def diff_cmd(key: str, from_rev: str | None, to_rev: str | None) -> None:
     """
     from kyb_cli import api
 
-    emit(api.diff(read_store_path(), key, from_rev, to_rev), diff_view)
+    emit(api.handle("diff", CliDoor(), table_fields("diff", given)), diff_view)
 
 
 def diff_view(c: Any, d: dict[str, Any]) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, fields_option, read_store_path
+from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import history_view
 from kyb_cli.cli.waiting import wait_options
-from kyb_cli.cli.options import table_options
+from kyb_cli.cli.options import table_fields, table_options
 from kyb_cli.api.operations import example
 
 
@@ -17,9 +17,8 @@ from kyb_cli.api.operations import example
 @wait_options
 @fields_option
 @common_options
-def history_cmd(key: str) -> None:
+def history_cmd(**given) -> None:
     """Every change of KEY (added, modified, deleted), newest first."""
     from kyb_cli import api
 
-    rows = api.history(read_store_path(), key)
-    emit({"key": key, "versions": [r.to_json() for r in rows]}, history_view)
+    emit(api.handle("history", CliDoor(), table_fields("history", given)), history_view)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, fields_option, read_store_path
+from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import table_options
+from kyb_cli.cli.options import table_fields, table_options
 from kyb_cli.api.operations import example
 
 
@@ -33,10 +33,8 @@ def log_view(c, d) -> None:
 @table_options("log")
 @fields_option
 @common_options
-def log_cmd(since, until, agent, author, kind, key, limit) -> None:
+def log_cmd(**given) -> None:
     """The store's activity, newest first: every commit, including hand commits and merges."""
     from kyb_cli import api
 
-    rows = api.log(read_store_path(), since=since, until=until, agent=agent, author=author, kind=kind or "", key=key,
-                   limit=limit)
-    emit({"count": len(rows), "log": rows}, log_view)
+    emit(api.handle("log", CliDoor(), table_fields("log", given)), log_view)

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import attribution, common_options, open_store
+from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
-from kyb_cli.cli.options import table_options
+from kyb_cli.cli.options import table_fields, table_options
 from kyb_cli.api.operations import example
 
 
 @click.command("rm", epilog=example("rm"))
 @table_options("rm")
 @common_options
-def rm_cmd(key: str, reason: str) -> None:
+def rm_cmd(**given) -> None:
     """Retract knowledge KEY: it leaves current answers; `get --at` and history keep it."""
     from kyb_cli import api
 
-    store = open_store()
-    result = api.retract_knowledge(store, key, reason, attribution())
-    emit(result.to_json(), write_reply)
+    emit(api.handle("rm", CliDoor(), table_fields("rm", given)), write_reply)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, read_store_path
+from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit
 from kyb_cli.api.operations import example
 
@@ -17,7 +17,7 @@ def rules_cmd() -> None:
     Write one with `kyb add --key ... --tags rule`."""
     from kyb_cli import api
 
-    emit(api.rules(read_store_path()), rules_view)
+    emit(api.handle("rules", CliDoor(), {}), rules_view)
 
 
 def rules_view(c, d) -> None:

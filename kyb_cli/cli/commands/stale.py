@@ -6,21 +6,21 @@ import sys
 
 import click
 
-from kyb_cli.cli.common import common_options, read_store_path
+from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import dumps, emit
-from kyb_cli.cli.options import table_options
+from kyb_cli.cli.options import table_fields, table_options
 from kyb_cli.api.operations import example
 
 
 @click.command("stale", epilog=example("stale"))
 @table_options("stale")
 @common_options
-def stale_cmd(days: int | None, fail: bool, today: str | None) -> None:
+def stale_cmd(fail: bool, **given) -> None:
     """Knowledge whose last verification (or, never verified, last change) is older than N days,
     whose verification no longer covers its text, or whose review_by date has passed."""
     from kyb_cli import api
 
-    data = api.stale(read_store_path(), days=days, today=today)
+    data = api.handle("stale", CliDoor(), table_fields("stale", given))
     if fail and data["count"] > 0:
         sys.stderr.write(dumps(data) + "\n")
         sys.stderr.flush()

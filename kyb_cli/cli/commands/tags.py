@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, fields_option, read_store_path
+from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.output import emit
 from kyb_cli.api.operations import example
 
@@ -16,7 +16,6 @@ def tags_cmd() -> None:
     """Tags of live records, lowercased, most used first."""
     from kyb_cli import api
 
-    tags = api.tags(read_store_path())
 
     def human(c, d):
         from rich.table import Table
@@ -26,4 +25,4 @@ def tags_cmd() -> None:
             table.add_row(row["tag"], str(row["count"]))
         c.print(table)
 
-    emit({"count": len(tags), "tags": tags}, human)
+    emit(api.handle("tags", CliDoor(), {}), human)

@@ -134,7 +134,7 @@ def write_and_close(tx, record, *, verb: str | None, closed: bool) -> dict[str, 
 def check_filter(name: str, value: str, allowed: tuple[str, ...]) -> None:
     """A listing filter outside its closed set is a typo, not an empty answer (UsageError, exit 2)."""
     if value.strip() and value.strip() not in allowed:
-        raise UsageError(f"--{name} must be one of: {'|'.join(allowed)} (got '{shown(value)}')")
+        raise UsageError(f"{name} must be one of: {'|'.join(allowed)} (got '{shown(value)}')", field=name)
 
 
 def select_rows(entries, to_row, order, *, status: str, filters: dict[str, str], open_only_followups: bool,
