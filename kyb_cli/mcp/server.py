@@ -124,5 +124,8 @@ def build_server(store: str | None = None, *, readonly: bool = False, door: "Doo
 
 
 def serve(store: str | None = None) -> None:
-    """Serve over stdio until the client closes the stream."""
+    """Serve over stdio until the client closes the stream; index connections stay open between calls."""
+    from kyb_cli import api
+
+    api.keep_warm()
     build_server(store).run("stdio")

@@ -57,11 +57,13 @@ def _from_index(store: Any, fn: Callable[[Any], T], history: bool = False) -> T:
     index it waits for the history unless told not to (then it answers from what is indexed)."""
     from kyb_cli.core.index.fresh import fresh
 
+    from kyb_cli.core.index import warm
+
     f = fresh(_path_of(store), history=history)
     try:
         return fn(f)
     finally:
-        f.conn.close()
+        warm.release(f.conn)
 
 
 # -- git objects -----------------------------------------------------------------------------------

@@ -1,0 +1,119 @@
+"""What a long-lived door keeps warm (index connections, core/index/warm.py) never answers stale:
+a write from another process, a `git pull`, a rebuilt or deleted index and a model change are all
+seen by the very next answer. In-process through the porcelain, as `kyb mcp` and `kyb serve` run it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from kyb_cli import api
+from kyb_cli.core.index import schema, warm
+from kyb_cli.core.records.model import Record
+from tests.support.index_helpers import T0, put
+
+
+@pytest.fixture
+def warm_door():
+    api.keep_warm()
+    yield
+    api.keep_warm(False)
+
+
+def _keys(store_path, text: str, **kw) -> list[str]:
+    _path, response = api.query(store_path, text, semantic=False, **kw)
+    return [h["key"] for h in response["hits"]]
+
+
+def _git(path, *args):
+    env = dict(os.environ, GIT_AUTHOR_NAME="h", GIT_AUTHOR_EMAIL="h@example.org",
+               GIT_COMMITTER_NAME="h", GIT_COMMITTER_EMAIL="h@example.org")
+    subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True, env=env)
+
+
+def _idle(store_path) -> list:
+    return [c for c, _i in warm._idle.get(str(schema.index_path(store_path / ".git")), [])]
+
+
+def test_warm_door_reuses_one_index_connection_between_answers(store_path, warm_door):
+    put(store_path, "svc", "Svc", "port 8080", T0)
+    assert _keys(store_path, "8080") == ["svc"]
+    kept = _idle(store_path)
+    assert len(kept) == 1
+    assert _keys(store_path, "8080") == ["svc"]
+    assert _idle(store_path) == kept  # the same connection answered again, and went back
+
+
+def test_one_shot_process_closes_its_index_connection(store_path):
+    put(store_path, "svc", "Svc", "port 8080", T0)
+    assert _keys(store_path, "8080") == ["svc"]
+    assert _idle(store_path) == []
+
+
+def test_write_from_another_process_is_seen_by_the_next_warm_answer(store_path, warm_door):
+    put(store_path, "svc", "Svc", "port 8080", T0)
+    assert _keys(store_path, "zebra") == []
+    record = Record(key="zoo", title="Zoo", body="the zebra lives here")
+    (store_path / "knowledge").mkdir(exist_ok=True)
+    (store_path / "knowledge" / "zoo.md").write_text(record.to_markdown())
+    _git(store_path, "add", "knowledge/zoo.md")
+    _git(store_path, "commit", "-q", "-m", "kyb: add zoo")  # another process moves HEAD
+    assert _keys(store_path, "zebra") == ["zoo"]
+
+
+def test_git_pull_is_seen_by_the_next_warm_answer(store_path, tmp_path, warm_door):
+    put(store_path, "svc", "Svc", "port 8080", T0)
+    _git(store_path, "reset", "-q", "--hard")
+    peer = tmp_path / "peer"
+    _git(tmp_path, "clone", "-q", str(store_path), str(peer))
+    assert _keys(store_path, "walrus") == []
+    put(peer, "seal", "Seal", "a walrus and a seal", T0 + 5)
+    _git(peer, "reset", "-q", "--hard")
+    _git(store_path, "pull", "-q", "--ff-only", str(peer), "HEAD")
+    assert _keys(store_path, "walrus") == ["seal"]
+
+
+def test_index_rebuilt_by_another_process_is_read_from_the_new_file(store_path, warm_door):
+    put(store_path, "svc", "Svc", "port 8080", T0)
+    assert _keys(store_path, "8080") == ["svc"]
+    old = _idle(store_path)
+    put(store_path, "db", "Db", "port 5432", T0 + 1)
+    subprocess.run([sys.executable, "-c", "import sys; from kyb_cli import api; api.rebuild_index(sys.argv[1])",
+                    str(store_path)], check=True, env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    assert _keys(store_path, "5432") == ["db"]
+    assert _idle(store_path) != old  # the connection to the replaced file was closed, not reused
+
+
+def test_deleted_index_is_rebuilt_on_disk_not_kept_alive_in_the_server(store_path, warm_door):
+    put(store_path, "svc", "Svc", "port 8080", T0)
+    assert _keys(store_path, "8080") == ["svc"]
+    db = schema.index_path(store_path / ".git")
+    db.unlink()  # "it is a cache": a user removes it while the server runs
+    put(store_path, "db", "Db", "port 5432", T0 + 1)
+    assert _keys(store_path, "5432") == ["db"]
+    assert db.exists()
+
+
+def test_model_change_is_seen_by_the_next_warm_answer(store_path, tmp_path, tiny_dir, monkeypatch, warm_door):
+    from kyb_cli.core import embed
+    from tests.support.tiny_model import build_tiny_model
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_dir, model)
+    monkeypatch.setenv("KYB_MODEL", str(model))
+    monkeypatch.setenv("KYB_EMBED_HELPER", "0")
+    embed._EMBEDDERS.clear()
+    put(store_path, "svc", "Svc", "checkout service port 8080", T0)
+    api.embed_all(store_path)
+    _p, before = api.query(store_path, "checkout service")
+    assert before["semantic"] and not before.get("pending_vectors")
+    build_tiny_model(model, seed=8)  # another model in the same place (`kyb model import` over it)
+    _p, after = api.query(store_path, "checkout service")
+    assert after["semantic"] and after["pending_vectors"] == 1  # the new model's vectors are not there yet
+    monkeypatch.setenv("KYB_MODEL", str(tmp_path / "gone"))
+    _p, off = api.query(store_path, "checkout service")
+    assert not off["semantic"] and off["semantic_off"]
