@@ -35,10 +35,6 @@ def keep(on: bool = True) -> None:
         clear()
 
 
-def keeping() -> bool:
-    return _keeping
-
-
 def _identity(path: Path) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
