@@ -141,35 +141,47 @@ class Http:
         self.server.stop()
 
 
-def time_door(ask, runs: int, tag: str) -> dict:
-    """p50 of lexical and of hybrid (uncached question) calls, interleaved."""
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user+sys) a process has used so far (clock ticks: sum many calls, not one)."""
+    fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def time_door(ask, runs: int, tag: str, pid: int) -> dict:
+    """p50 of lexical and of hybrid (uncached question) calls, interleaved, and the server's CPU per
+    call (load-proof where wall time is not: the machine is shared)."""
     for i in range(3):
         ask(QUESTIONS[i], False)
         ask(f"{QUESTIONS[i]} warm{tag}", True)
-    lex, hyb, semantic = [], [], True
+    lex, hyb, semantic, cpu = [], [], True, {"lex": 0.0, "hyb": 0.0}
     for i in range(runs):
         q = QUESTIONS[i % len(QUESTIONS)]
+        c0 = cpu_of(pid)
         t0 = time.perf_counter()
         ask(q, False)
         lex.append(time.perf_counter() - t0)
+        c1 = cpu_of(pid)
         t0 = time.perf_counter()
         r = ask(f"{q} {tag}{i}", True)  # a new text every call: its vector is not in any cache
         hyb.append(time.perf_counter() - t0)
+        cpu["lex"] += c1 - c0
+        cpu["hyb"] += cpu_of(pid) - c1
         semantic = semantic and bool(r.get("semantic"))
-    return {"lexical_ms": _p50(lex), "hybrid_ms": _p50(hyb), "semantic": semantic}
+    return {"lexical_ms": _p50(lex), "hybrid_ms": _p50(hyb), "semantic": semantic,
+            "lexical_cpu_ms": round(cpu["lex"] / runs * 1000, 2), "hybrid_cpu_ms": round(cpu["hyb"] / runs * 1000, 2)}
 
 
 def warm(store: Path, env: dict, runs: int, tag: str) -> dict:
     out = {}
     stdio = Stdio(store, env)
     try:
-        out["mcp stdio"] = time_door(stdio.query, runs, tag + "s")
+        out["mcp stdio"] = time_door(stdio.query, runs, tag + "s", stdio.proc.pid)
     finally:
         stdio.close()
     web = Http(store, env)
     try:
-        out["serve /search"] = time_door(web.search, runs, tag + "h")
-        out["serve /mcp"] = time_door(web.mcp, runs, tag + "m")
+        out["serve /search"] = time_door(web.search, runs, tag + "h", web.server.proc.pid)
+        out["serve /mcp"] = time_door(web.mcp, runs, tag + "m", web.server.proc.pid)
     finally:
         web.close()
     return out
@@ -221,6 +233,7 @@ def main() -> None:
             row["warm"] = warm(store, env, a.runs, name.split()[0])
             for door, r in row["warm"].items():
                 print(f"{name:14s} {door:14s} lexical p50 {r['lexical_ms']:6.2f} ms   hybrid p50 {r['hybrid_ms']:6.2f} ms"
+                      f"   server CPU/call {r['lexical_cpu_ms']:5.2f} / {r['hybrid_cpu_ms']:5.2f} ms"
                       f"   (semantic {r['semantic']})", flush=True)
         if "cli" not in a.skip:
             row["cli"] = c = cli(store, env, a.cli_runs)
