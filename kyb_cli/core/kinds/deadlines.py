@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from kyb_cli.core.errors import StoreError
-from kyb_cli.core.records.model import Record, RecordFormatError
+
+if TYPE_CHECKING:
+    from kyb_cli.core.records.model import Record
 
 DEFAULT_REMIND_DAYS = 3
 BLOCK_SIZE = 5
@@ -42,7 +44,6 @@ def dated_tasks(store_or_path: Any) -> list[Record]:
     (canon/nofollow.py) and through the key authority: a link, a file that does not parse or breaks
     a write rule, or a file whose key is not its name is skipped, never shown."""
     from kyb_cli.core.canon.nofollow import list_dir, read_file
-    from kyb_cli.core.records.served import load
 
     root = Path(getattr(store_or_path, "path", store_or_path))
     out: list[Record] = []
@@ -52,8 +53,15 @@ def dated_tasks(store_or_path: Any) -> list[Record]:
         path = f"tasks/{name}"
         try:
             data = read_file(root, path)
-            if data is None or not _DATED.search(data):
-                continue
+        except (OSError, StoreError):
+            continue
+        if data is None or not _DATED.search(data):
+            continue
+        # only for a dated task: the record rules (secrets included) cost a query ~15 ms to import
+        from kyb_cli.core.records.model import RecordFormatError
+        from kyb_cli.core.records.served import load
+
+        try:
             out.append(load(path, data))
         except (OSError, RecordFormatError, StoreError):
             continue
