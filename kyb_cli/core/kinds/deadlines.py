@@ -43,19 +43,14 @@ def dated_tasks(store_or_path: Any) -> list[Record]:
     not even parsed (the block after every query stays cheap). Read without following links
     (canon/nofollow.py) and through the key authority: a link, a file that does not parse or breaks
     a write rule, or a file whose key is not its name is skipped, never shown."""
-    from kyb_cli.core.canon.nofollow import list_dir, read_file
+    from kyb_cli.core.canon.nofollow import list_dir, read_files
 
     root = Path(getattr(store_or_path, "path", store_or_path))
     out: list[Record] = []
-    for name in list_dir(root, "tasks"):
-        if not (name.startswith("task-") and name.endswith(".md")):
-            continue
+    names = [n for n in list_dir(root, "tasks") if n.startswith("task-") and n.endswith(".md")]
+    for name, data in read_files(root, "tasks", names).items():  # in list_dir's (sorted) order
         path = f"tasks/{name}"
-        try:
-            data = read_file(root, path)
-        except (OSError, StoreError):
-            continue
-        if data is None or not _DATED.search(data):
+        if not _DATED.search(data):
             continue
         # only for a dated task: the record rules (secrets included) cost a query ~15 ms to import
         from kyb_cli.core.records.model import RecordFormatError
