@@ -43,12 +43,11 @@ def dated_tasks(store_or_path: Any) -> list[Record]:
     not even parsed (the block after every query stays cheap). Read without following links
     (canon/nofollow.py) and through the key authority: a link, a file that does not parse or breaks
     a write rule, or a file whose key is not its name is skipped, never shown."""
-    from kyb_cli.core.canon.nofollow import list_dir, read_files
+    from kyb_cli.core.canon.nofollow import read_files
 
     root = Path(getattr(store_or_path, "path", store_or_path))
     out: list[Record] = []
-    names = [n for n in list_dir(root, "tasks") if n.startswith("task-") and n.endswith(".md")]
-    for name, data in read_files(root, "tasks", names).items():  # in list_dir's (sorted) order
+    for name, data in read_files(root, "tasks", lambda n: n.startswith("task-") and n.endswith(".md")).items():
         path = f"tasks/{name}"
         if not _DATED.search(data):
             continue
