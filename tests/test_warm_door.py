@@ -117,3 +117,24 @@ def test_model_change_is_seen_by_the_next_warm_answer(store_path, tmp_path, tiny
     monkeypatch.setenv("KYB_MODEL", str(tmp_path / "gone"))
     _p, off = api.query(store_path, "checkout service")
     assert not off["semantic"] and off["semantic_off"]
+
+
+def test_stdio_door_answers_reads_inline_and_keeps_writes_on_a_thread(store_path):
+    """`kyb mcp` runs read-only tools on its event loop (no thread hop per answer); a write, which may
+    wait for the store's lock, still runs on a worker thread; both still answer through the door."""
+    import anyio
+
+    from kyb_cli.mcp.server import answer_reads_inline, build_server
+
+    server = build_server(str(store_path))
+    answer_reads_inline(server)
+    tools = {t.name: t for t in server._tool_manager.list_tools()}
+    assert tools["query"].is_async and tools["get"].is_async
+    assert not tools["add"].is_async and not tools["retract"].is_async
+
+    async def ask():
+        await server.call_tool("add", {"key": "svc", "title": "Svc", "body": "port 8080"})
+        return await server.call_tool("query", {"text": "8080", "semantic": False})
+
+    result = anyio.run(ask)
+    assert [h["key"] for h in result.structured_content["hits"]] == ["svc"]
