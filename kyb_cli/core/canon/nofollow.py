@@ -125,26 +125,6 @@ def read_files(root: Path, directory: str, keep) -> dict[str, bytes]:
     return out
 
 
-def list_dir(root: Path, directory: str) -> list[str]:
-    """Names of the regular files directly in working-tree `directory` (links and the rest skipped)."""
-    try:
-        dfd = _open_dir(root, _parts(directory), create=False)
-    except (FileNotFoundError, LinkInTheWay):
-        return []
-    try:
-        names = []
-        for name in os.listdir(dfd):
-            try:
-                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):
-                names.append(name)
-        return sorted(names)
-    finally:
-        os.close(dfd)
-
-
 def _write_replace(dfd: int, tmp: str, name: str, data: bytes, executable: bool, *, durable: bool) -> None:
     """Write `data` to `tmp` in directory `dfd`, then rename it over `name`; a failure (a full disk)
     leaves no half-written temp file. `durable`: fsync the file and the directory (KYB_FSYNC)."""
