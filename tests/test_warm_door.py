@@ -138,3 +138,41 @@ def test_stdio_door_answers_reads_inline_and_keeps_writes_on_a_thread(store_path
 
     result = anyio.run(ask)
     assert [h["key"] for h in result.structured_content["hits"]] == ["svc"]
+
+
+def test_warm_connections_are_never_shared_between_concurrent_requests(store_path, warm_door):
+    """`kyb serve` answers from a thread pool: each request takes its own connection (at most
+    IDLE_PER_INDEX stay idle afterwards), and every concurrent answer is right."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    put(store_path, "svc", "Svc", "port 8080", T0)
+    put(store_path, "db", "Db", "port 5432", T0 + 1)
+    held: set[int] = set()
+    clashes: list[int] = []
+    taken = warm.take
+
+    def spy(path):
+        opened = taken(path)
+        if opened is not None:
+            if id(opened[0]) in held:
+                clashes.append(id(opened[0]))
+            held.add(id(opened[0]))
+        return opened
+
+    given = warm.release
+
+    def back(conn):
+        held.discard(id(conn))
+        given(conn)
+
+    import kyb_cli.core.index.fresh as fresh_mod
+
+    fresh_mod.warm.take, fresh_mod.warm.release = spy, back
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda i: _keys(store_path, "5432" if i % 2 else "8080"), range(80)))
+    finally:
+        fresh_mod.warm.take, fresh_mod.warm.release = taken, given
+    assert answers == [["db"] if i % 2 else ["svc"] for i in range(80)]
+    assert clashes == []
+    assert 1 <= len(_idle(store_path)) <= warm.IDLE_PER_INDEX

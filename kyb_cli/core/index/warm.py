@@ -45,9 +45,12 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 def _remember(conn, path: Path, before: tuple[int, int] | None) -> None:
     """Pool `conn` later only if the path named one file from before the open to after it."""
-    if _keeping and before is not None and _identity(path) == before:
-        with _lock:
+    keep = _keeping and before is not None and _identity(path) == before
+    with _lock:
+        if keep:
             _ident[id(conn)] = (str(path), before)
+        else:  # an entry left by a closed connection whose id this one reuses must not vouch for it
+            _ident.pop(id(conn), None)
 
 
 def open_valid(path: Path):
