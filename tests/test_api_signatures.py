@@ -114,7 +114,7 @@ def test_every_api_function_is_either_checked_against_core_or_composed_in_the_ap
                 "query", "semantic_off_message", "pending_vectors_message", "render_context", "context_unavailable", "context_hook_json",
                 "locate", "open_store", "store_path", "git_dir", "incident_template", "handle",
                 "deadlines_switched_off", "model_status", "log", "semantic_available", "export_media_type",
-                "history_wait_policy", "history_incomplete", "reset_history_state",
+                "history_wait_policy", "history_incomplete", "reset_history_state", "keep_warm",
                 "annotate_hits", "stale", "rules", "trust_of", "today_arg",
                 "preload", "internal_error", "loads_json", "min_strength_arg", "example", "spelled"}
     functions = {f.__name__ for _area, f in ALL_FUNCTIONS}

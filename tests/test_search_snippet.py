@@ -32,3 +32,25 @@ def test_snippet_never_passes_the_limit_and_cuts_on_a_word():
 def test_short_body_is_its_own_snippet_with_whitespace_collapsed():
     assert snippet("Checkout writes go\nthrough svc-checkout.", ["checkout"]) == "Checkout writes go through svc-checkout."
     assert snippet("", ["x"]) == ""
+
+
+def test_snippet_word_match_equals_stemming_every_token():
+    """The str.find matcher (snippet._held) holds exactly the stems that splitting the text into
+    tokens and cutting each to five letters gives: start of a token, or the whole of a short one."""
+    import re
+
+    from hypothesis import given, settings, strategies as st
+
+    from kyb_cli.core.search import snippet as sn
+
+    alphabet = st.sampled_from(list("abcpost_- .\n9Зазк") + ["İ", "ß"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet, max_size=60), st.lists(st.text(alphabet, min_size=1, max_size=7), max_size=4))
+    def check(text, words):
+        text = text.lower()
+        stems = sorted({w.lower()[:sn.STEM] for w in words if re.fullmatch(r"[^\W_]+", w.lower()[:sn.STEM])})
+        tokens = {t[:sn.STEM] for t in re.findall(r"[^\W_]+", text)}
+        assert sn._held(text, stems) == tokens & set(stems)
+
+    check()

@@ -182,3 +182,13 @@ def reset_history_state() -> None:
     from kyb_cli.core.index import call
 
     call.begin()
+
+
+def keep_warm(on: bool = True) -> None:
+    """A long-lived door (`kyb mcp`, `kyb serve`) calls this once: index connections stay open between
+    calls, each reused only while it still reads the file at the index path, and every answer still
+    brings the index to HEAD first (a write from another process, a pull, a rebuild are seen by the
+    next answer). `on=False` closes them. A one-shot CLI call never needs it."""
+    from kyb_cli.core.index import warm
+
+    warm.keep(on)

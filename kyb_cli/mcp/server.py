@@ -127,5 +127,26 @@ def build_server(store: str | None = None, *, readonly: bool = False, door: "Doo
 
 
 def serve(store: str | None = None) -> None:
-    """Serve over stdio until the client closes the stream."""
-    build_server(store).run("stdio")
+    """Serve over stdio until the client closes the stream; index connections stay open between calls."""
+    from kyb_cli import api
+
+    api.keep_warm()
+    server = build_server(store)
+    answer_reads_inline(server)
+    server.run("stdio")
+
+
+def answer_reads_inline(server: MCPServer) -> None:
+    """Run the read-only tools on the event loop instead of a worker thread: over stdio one agent
+    asks, and handing a 2 ms read to a thread and back cost more than the read on a loaded machine.
+    Writes keep their thread (they may wait seconds for the store's lock). Not for `/mcp` over HTTP,
+    where clients are many and a read must never hold up another's request."""
+    for tool in server._tool_manager.list_tools():
+        if tool.is_async or tool.annotations is None or not tool.annotations.read_only_hint:
+            continue
+        sync = tool.fn
+
+        async def inline(*args, _sync=sync, **kwargs):
+            return _sync(*args, **kwargs)
+
+        tool.fn, tool.is_async = inline, True

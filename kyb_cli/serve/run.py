@@ -48,6 +48,7 @@ def serve(store_path: Path, *, host: str, port: int, readonly: bool, open_browse
     from kyb_cli.api.preload import preload
 
     preload()  # before the socket is bound: no request can meet a half-imported module
+    api.keep_warm()  # index connections stay open between requests (core/index/warm.py)
     loopback = is_loopback(host.strip("[]"))
     token = os.environ.get("KYB_SERVE_TOKEN", "").strip() or None
     generated = False

@@ -24,7 +24,7 @@ from typing import Callable, TypeVar
 from kyb_cli.core.canon import headfile
 from kyb_cli.core.canon.lock import pid_alive
 from kyb_cli.core.errors import StoreError
-from kyb_cli.core.index import schema
+from kyb_cli.core.index import schema, warm
 
 T = TypeVar("T")
 
@@ -52,7 +52,7 @@ def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, histo
         return f
     this = call.current()
     if history and this.wait:
-        f.conn.close()
+        warm.release(f.conn)
         history_stage.wait_for_history(f.store_path, f.git_dir, this.progress)
         f = _fresh_retrying(f.store_path, False, progress)
         if f.history_complete:
@@ -85,11 +85,11 @@ def _fresh(store_path: Path, force_rebuild: bool, progress) -> Fresh:
     db = schema.index_path(gdir)
     head = headfile.head_sha(gdir)
     if not force_rebuild and head is not None:
-        opened = schema.open_valid(db)
+        opened = warm.take(db)  # a long-lived door's idle connection, else a new one
         if opened is not None and opened[1].get("head") == head:
             return Fresh(opened[0], head, store_path, gdir, history_complete=history_complete(opened[1]))
         if opened is not None:
-            opened[0].close()
+            warm.release(opened[0])
     return _update(store_path, gdir, db, force_rebuild, progress)
 
 
@@ -110,7 +110,7 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
         work: dict = {}
         _move_aside_if_unusable(db)
         _remove_dead_temp_files(db)
-        opened = None if force_rebuild else schema.open_valid(db)
+        opened = None if force_rebuild else warm.take(db)
         if opened is not None:
             conn, meta = opened
             complete = staged.history_complete(meta)
@@ -121,14 +121,14 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
             except (apsw.BusyError, apsw.LockedError):
                 raise
             except apsw.FullError:
-                conn.close()
+                warm.discard(conn)
                 raise _index_disk_full(store_path, db) from None
             except apsw.Error:  # a broken index must never crash a read: rebuild it
                 work = {}
             if work:
                 build.warn_skipped(work.get("skipped", []))
                 return Fresh(conn, head, store_path, gdir, work, complete)
-            conn.close()
+            warm.discard(conn)
         try:
             if not force_rebuild and head and gitlog.count(store_path, head) >= staged.stage_at():
                 from kyb_cli.core.index import snapshot
@@ -147,7 +147,7 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
             raise
         build.warn_skipped(work.get("skipped", []))
     try:
-        conn = schema.connect(db)
+        conn = warm.connect(db)
     except apsw.CantOpenError:
         raise _Vanished() from None
     return Fresh(conn, work.get("head"), store_path, gdir, work, not work.get("staged"))
@@ -230,7 +230,7 @@ def _remove_own_temp_files(db: Path) -> None:
 def rebuild(store_path: Path, progress=None) -> dict:
     """`kyb reindex`: rebuild from Git now; returns counts and timing."""
     f = fresh(store_path, force_rebuild=True, progress=progress)
-    f.conn.close()
+    warm.release(f.conn)
     return f.work
 
 
@@ -248,12 +248,10 @@ def with_index(store_path: Path, fn: Callable[[Fresh], T], *, history: bool = Fa
     try:
         return fn(f)
     except damage:
-        f.conn.close()
+        warm.discard(f.conn)
+        warm.clear(schema.index_path(f.git_dir))
         schema.index_path(f.git_dir).unlink(missing_ok=True)
         f = fresh(store_path, force_rebuild=True)
         return fn(f)
     finally:
-        try:
-            f.conn.close()
-        except Exception:  # pragma: no cover - closing a broken handle
-            pass
+        warm.release(f.conn)  # kept open for the next call in a long-lived door (index/warm.py)

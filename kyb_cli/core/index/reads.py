@@ -55,13 +55,14 @@ def _path_of(store: Any) -> Path:
 def _from_index(store: Any, fn: Callable[[Any], T], history: bool = False) -> T:
     """`fn(Fresh)`; `history`: the read needs past versions (`get --at`, `history`), so on a staged
     index it waits for the history unless told not to (then it answers from what is indexed)."""
+    from kyb_cli.core.index import warm
     from kyb_cli.core.index.fresh import fresh
 
     f = fresh(_path_of(store), history=history)
     try:
         return fn(f)
     finally:
-        f.conn.close()
+        warm.release(f.conn)
 
 
 # -- git objects -----------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from kyb_cli.core.index import schema
-from kyb_cli.core.records.model import content_digest
 from kyb_cli.core.times.format import rfc3339
 
 DEFAULT_STALE_DAYS = 90
@@ -86,6 +85,8 @@ def assess(versions: list[tuple[int, str, int, dict]], vid: int | None = None) -
                 break
             origin = item
         if table.get("content"):
+            from kyb_cli.core.records.model import content_digest  # only for verified records: ~6 ms to import
+
             current = table["content"] == content_digest(doc.get("title", ""), doc.get("body", ""))
         else:
             current = _text(origin[3]) == text
@@ -98,13 +99,13 @@ def assess(versions: list[tuple[int, str, int, dict]], vid: int | None = None) -
 
 def attribute(store_path: Path, assessments: list[dict[str, Any]]) -> None:
     """Fill `by` of each verification from its commit (one `git cat-file --batch` for all)."""
-    from kyb_cli.core.canon import git
-    from kyb_cli.core.records.trailers import parse_trailers
-
     blocks = [a["verified"] for a in assessments if a.get("verified")]
     shas = sorted({b["sha"] for b in blocks})
     if not shas:
         return
+    from kyb_cli.core.canon import git  # only now: subprocess & co. cost a lexical query ~5 ms
+    from kyb_cli.core.records.trailers import parse_trailers
+
     who: dict[str, str] = {}
     raw = _loose_commits(store_path, shas)
     packed = [sha for sha in shas if sha not in raw]

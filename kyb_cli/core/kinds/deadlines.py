@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from kyb_cli.core.errors import StoreError
-from kyb_cli.core.records.model import Record, RecordFormatError
+
+if TYPE_CHECKING:
+    from kyb_cli.core.records.model import Record
 
 DEFAULT_REMIND_DAYS = 3
 BLOCK_SIZE = 5
@@ -41,19 +43,19 @@ def dated_tasks(store_or_path: Any) -> list[Record]:
     not even parsed (the block after every query stays cheap). Read without following links
     (canon/nofollow.py) and through the key authority: a link, a file that does not parse or breaks
     a write rule, or a file whose key is not its name is skipped, never shown."""
-    from kyb_cli.core.canon.nofollow import list_dir, read_file
-    from kyb_cli.core.records.served import load
+    from kyb_cli.core.canon.nofollow import read_files
 
     root = Path(getattr(store_or_path, "path", store_or_path))
     out: list[Record] = []
-    for name in list_dir(root, "tasks"):
-        if not (name.startswith("task-") and name.endswith(".md")):
-            continue
+    for name, data in read_files(root, "tasks", lambda n: n.startswith("task-") and n.endswith(".md")).items():
         path = f"tasks/{name}"
+        if (b"due" not in data and b"expected" not in data) or not _DATED.search(data):
+            continue  # the substring test first: memchr-fast, and most tasks have neither word
+        # only for a dated task: the record rules (secrets included) cost a query ~15 ms to import
+        from kyb_cli.core.records.model import RecordFormatError
+        from kyb_cli.core.records.served import load
+
         try:
-            data = read_file(root, path)
-            if data is None or not _DATED.search(data):
-                continue
             out.append(load(path, data))
         except (OSError, RecordFormatError, StoreError):
             continue

@@ -42,6 +42,23 @@ def _cut(text: str, limit: int) -> str:
     return head.rstrip(" ,;:-") + "…"
 
 
+def _held(text: str, stems: list[str]) -> set[str]:
+    """The stems of `stems` that some token of `text` (lower case) has (`_stem(token)`): a full-length
+    stem starts a token, a shorter one is a whole token. Found with str.find (tokens are runs of
+    alphanumerics, `[^\\W_]`, which is what str.isalnum tells), not by splitting every token out."""
+    found = set()
+    for stem in stems:
+        n = len(stem)
+        i = text.find(stem)
+        while i >= 0:
+            if (i == 0 or not text[i - 1].isalnum()) and (
+                    n >= STEM or i + n == len(text) or not text[i + n].isalnum()):
+                found.add(stem)
+                break
+            i = text.find(stem, i + 1)
+    return found
+
+
 def snippet(body: str, words: list[str], passage: str | None = None, limit: int = LIMIT) -> str:
     """The best window of `body` for the question `words` (folded tokens); `passage` = the body
     text of the best vector passage, used when no word matches."""
@@ -50,8 +67,9 @@ def snippet(body: str, words: list[str], passage: str | None = None, limit: int 
     if not pieces:
         return ""
     best, best_score = None, 0
-    if wanted:
-        stems = [{_stem(t) for t in _TOKEN.findall(p.lower())} for p in pieces]
+    usable = sorted(w for w in wanted if _TOKEN.fullmatch(w))  # a stem with other characters never matches
+    if usable:
+        stems = [_held(p.lower(), usable) for p in pieces]
         for i in range(len(pieces)):
             found: set[str] = set()
             length = -1

@@ -1,0 +1,145 @@
+"""Index connections kept open between calls of a long-lived process (`kyb mcp`, `kyb serve`).
+
+Opening the index (connect, pragmas, schema check) and closing it cost more than a warm lexical
+query, twice per answer. A server calls `keep()` once; readers then `take` a connection and
+`release` it, and an idle one is reused only while it is provably the file at the index path:
+same device and inode as when it was opened (a rebuild renames a new file over the path, a delete
+makes a new inode: the old connection is closed, never read again). Its `meta` is read again on
+every take, so the caller still compares the indexed head with HEAD and catches up a write from
+another process, a `git pull` or a sync before it answers; SQLite itself sees every committed change
+of the file at the start of each read. Without `keep()` (a one-shot CLI process) every release closes.
+A connection is used by one thread at a time: `take` hands it out, `release` gives it back.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from kyb_cli.core.index import schema
+
+IDLE_PER_INDEX = 4  # concurrent requests beyond this open their own connection and close it after
+
+_keeping = False
+_lock = threading.Lock()
+_idle: dict[str, list[tuple[object, tuple[int, int]]]] = {}
+_ident: dict[int, tuple[str, tuple[int, int]]] = {}  # id(conn) -> (index path, identity at open)
+
+
+def keep(on: bool = True) -> None:
+    """Keep released connections open for the next call (a long-lived door); `False` closes them all."""
+    global _keeping
+    _keeping = on
+    if not on:
+        clear()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _remember(conn, path: Path, before: tuple[int, int] | None) -> None:
+    """Pool `conn` later only if the path named one file from before the open to after it."""
+    keep = _keeping and before is not None and _identity(path) == before
+    with _lock:
+        if keep:
+            _ident[id(conn)] = (str(path), before)
+        else:  # an entry left by a closed connection whose id this one reuses must not vouch for it
+            _ident.pop(id(conn), None)
+
+
+def open_valid(path: Path):
+    """schema.open_valid, remembering which file the connection reads."""
+    before = _identity(path) if _keeping else None
+    opened = schema.open_valid(path)
+    if opened is not None:
+        _remember(opened[0], path, before)
+    return opened
+
+
+def connect(path: Path):
+    """schema.connect, remembering which file the connection reads."""
+    before = _identity(path) if _keeping else None
+    conn = schema.connect(path)
+    _remember(conn, path, before)
+    return conn
+
+
+def take(path: Path):
+    """(conn, meta) of a usable index at `path` (an idle connection still reading that very file,
+    else a new one), or None when missing, corrupt or of another schema (as schema.open_valid)."""
+    if not _keeping:
+        return schema.open_valid(path)
+    now = _identity(path)
+    conn = None
+    with _lock:
+        idle = _idle.get(str(path), [])
+        while idle:
+            c, ident = idle.pop()
+            if ident == now:
+                conn = c
+                _ident[id(c)] = (str(path), ident)
+                break
+            _close(c)  # the path names another file now (rebuilt, replaced, deleted)
+    if conn is not None:
+        import apsw
+
+        try:
+            meta = schema.read_meta(conn)
+        except apsw.BusyError:
+            release(conn)
+            raise
+        except apsw.Error:
+            meta = {}
+        if meta.get("schema") == schema.SCHEMA_VERSION:
+            return conn, meta
+        discard(conn)
+    return open_valid(path)
+
+
+def release(conn) -> None:
+    """Done with `conn`: kept for the next call when keeping and still the file at its path, else closed."""
+    with _lock:
+        known = _ident.pop(id(conn), None)
+        if _keeping and known is not None and not _busy(conn):
+            path, ident = known
+            idle = _idle.setdefault(path, [])
+            if len(idle) < IDLE_PER_INDEX and _identity(Path(path)) == ident:
+                idle.append((conn, ident))
+                return
+    _close(conn)
+
+
+def discard(conn) -> None:
+    """Close `conn` for good (a failed catch-up, damage): it is never pooled."""
+    with _lock:
+        _ident.pop(id(conn), None)
+    _close(conn)
+
+
+def clear(path: Path | None = None) -> None:
+    """Close the idle connections (of one index, or all)."""
+    with _lock:
+        keys = [str(path)] if path is not None else list(_idle)
+        conns = [c for k in keys for c, _i in _idle.pop(k, [])]
+    for c in conns:
+        _close(c)
+
+
+def _busy(conn) -> bool:
+    try:
+        return bool(conn.in_transaction)
+    except Exception:  # noqa: BLE001 - a closed or broken handle is not kept
+        return True
+
+
+def _close(conn) -> None:
+    try:
+        conn.close()
+    except Exception:  # noqa: BLE001 - closing a broken handle
+        pass

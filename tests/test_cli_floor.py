@@ -1,0 +1,42 @@
+"""What `kyb query` stopped paying for stays correct: the deadlines block reads every task through
+one directory fd (canon/nofollow.read_files) and still never follows a link or waits on a FIFO."""
+
+from __future__ import annotations
+
+import os
+
+from kyb_cli import api
+from kyb_cli.core.records.model import Record
+
+
+def _task(path, key: str, **fields) -> None:
+    (path / "tasks").mkdir(exist_ok=True)
+    (path / "tasks" / f"{key}.md").write_text(Record(key=key, title=key, **fields).to_markdown())
+
+
+def test_deadlines_block_reads_dated_tasks_and_skips_links_and_fifos(store_path, tmp_path):
+    _task(store_path, "task-due", status="open", due="2026-01-02")
+    _task(store_path, "task-undated", status="open")
+    outside = tmp_path / "outside.md"
+    outside.write_text(Record(key="task-link", title="x", status="open", due="2026-01-02").to_markdown())
+    os.symlink(outside, store_path / "tasks" / "task-link.md")
+    os.mkfifo(store_path / "tasks" / "task-fifo.md")
+    assert [r.key for r in api.dated_tasks(store_path)] == ["task-due"]
+
+
+def test_query_path_does_not_import_the_record_rules_or_git():
+    """A lexical `kyb query` on an indexed store imports neither the secret rules, the record model nor
+    subprocess (the first query builds the index with `git`: that one may)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, tempfile\nfrom kyb_cli import api\nfrom kyb_cli.core.canon.repo import init_store\n"
+            "p = tempfile.mkdtemp() + '/s'\ninit_store(p)\napi.query(p, 'word', semantic=False)\n"
+            "for m in [m for m in sys.modules if m.startswith(('kyb_cli.core.records', 'subprocess'))]:\n"
+            "    del sys.modules[m]\n"
+            "api.query(p, 'word', semantic=False)\n"
+            "from kyb_cli.cli.deadlines_block import print_deadlines_block\nprint_deadlines_block(p)\n"
+            "print(sorted(m for m in sys.modules if m in ('subprocess', 'kyb_cli.core.records.secrets', "
+            "'kyb_cli.core.records.model')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
