@@ -230,3 +230,23 @@ def test_a_clone_starts_building_its_index_before_the_first_question(kyb, store_
 
     assert {h["sha"] for h in wait_until(built)["hits"]} == {v["a1"], v["a2"], v["gone"]}
     assert "history built" in (target / ".git" / "kyb" / "filler.log").read_text()
+
+
+def test_a_fresh_clone_asked_about_the_past_first_builds_the_history_without_a_snapshot(store_path, monkeypatch):
+    """The outside run's first question on a fresh clone waited for the history: HEAD's snapshot
+    was built first only to be thrown away (issue 27, the 10k clone's edges)."""
+    from kyb_cli import api
+    from kyb_cli.core.index import snapshot
+
+    v = seed(store_path)
+    for name, value in STAGED.items():
+        monkeypatch.setenv(name, value)
+
+    def no_snapshot(*_a, **_k):
+        raise AssertionError("a question that waits for the history must not build a snapshot first")
+
+    monkeypatch.setattr(snapshot, "build", no_snapshot)
+    _path, res = api.query(str(store_path), "checkout", history=True, semantic=False)
+    assert "history_complete" not in res
+    assert {h["sha"] for h in res["hits"]} == {v["a1"], v["a2"], v["gone"]}
+    monkeypatch.undo()

@@ -47,6 +47,8 @@ def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, histo
     from what exists (`--no-wait`; the call then says `history_complete: false`, index/call.py)."""
     from kyb_cli.core.index import call, history as history_stage, staged
 
+    if history and not force_rebuild and call.current().wait:
+        _history_first(Path(store_path), call.current().progress)
     f = _fresh_retrying(Path(store_path), force_rebuild, progress)
     if f.history_complete:
         return f
@@ -60,6 +62,22 @@ def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, histo
     this.history_complete = False
     staged.start_filler(f.store_path, f.git_dir)
     return f
+
+
+def _history_first(store_path: Path, progress) -> None:
+    """A question that waits for the history on a store with no index yet (a fresh clone asked
+    `--history` first) builds the full index at once: HEAD's snapshot would only be thrown away
+    (at 10k keys it is a second or two of the wait, at 100k tens of seconds; issue 27). Other
+    readers meanwhile build their snapshot as usual, and the history is swapped in over it."""
+    from kyb_cli.core.index import gitlog, history as history_stage, staged
+
+    gdir = headfile.git_dir(store_path)
+    if os.path.lexists(schema.index_path(gdir)):
+        return  # an index exists: the usual path (catch up, or wait for its history)
+    head = headfile.head_sha(gdir)
+    if head is None or not gitlog.available() or gitlog.count(store_path, head) < staged.stage_at():
+        return  # small: the usual full build is as quick
+    history_stage.wait_for_history(store_path, gdir, progress, missing=True)
 
 
 class _Vanished(Exception):
