@@ -1,6 +1,6 @@
 """Growth: a fresh clone of a 1k, 10k or 100k-key store, every stage timed with its peak memory.
 
-    python bench/gen_store.py 100000 --per-commit 25 --out /tmp/kyb-100k --progress   # once (~40 min)
+    python bench/gen_store.py 100000 --per-commit 1000 --out /tmp/kyb-100k --progress   # once (~15 min)
     python bench/bench_large.py --keys 1000 --keys 10000 --store /tmp/kyb-100k --out /tmp/growth.jsonl
     KYB_MODEL=… python bench/bench_large.py --store /tmp/kyb-100k --hybrid --out /tmp/growth.jsonl
     python bench/bench_large.py --plot docs/growth.png --out /tmp/growth.jsonl        # the plot only

@@ -7,7 +7,7 @@ writes one delta-compressed pack: with pygit2 loose objects every commit would s
 /tmp/kyb-bench-stores/<n>-<seed> and reused.
 
     python bench/gen_store.py 10000            # prints the path and the version statistics
-    python bench/gen_store.py 100000 --per-commit 25 --out /tmp/kyb-100k --progress
+    python bench/gen_store.py 100000 --per-commit 1000 --out /tmp/kyb-100k --progress
 """
 
 from __future__ import annotations
@@ -137,9 +137,11 @@ def generate(n: int, seed: int = 1, path: Path | None = None, progress: bool = F
         return f"M 100644 inline {path_}\n".encode() + b"data %d\n" % len(raw) + raw + b"\n"
 
     batch: list[tuple[str, str, str | None]] = []
+    in_batch: set[str] = set()
 
     def flush() -> None:
         nonlocal when
+        in_batch.clear()
         if not batch:
             return
         when += rng.choice((0, 1, 5, 30, 120, 600, 3600))
@@ -156,10 +158,11 @@ def generate(n: int, seed: int = 1, path: Path | None = None, progress: bool = F
     for n_done, step in enumerate(steps, 1):
         if progress and n_done % 10_000 == 0:
             out.write(f"progress {n_done}/{len(steps)} writes\n".encode())
-        if len(batch) >= per_commit or any(b[0] == step[0] for b in batch):
+        if len(batch) >= per_commit or step[0] in in_batch:
             flush()  # a batch never holds two versions of one key: each version keeps its commit
             n_commits += 1
         batch.append(step)
+        in_batch.add(step[0])
     flush()
     out.write(b"done\n")
     out.close()
