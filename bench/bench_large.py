@@ -3,7 +3,7 @@
     python bench/gen_store.py 100000 --per-commit 1000 --out /tmp/kyb-100k --progress   # once (~15 min)
     python bench/bench_large.py --keys 1000 --keys 10000 --store /tmp/kyb-100k --out /tmp/growth.jsonl
     KYB_MODEL=… python bench/bench_large.py --store /tmp/kyb-100k --hybrid --out /tmp/growth.jsonl
-    python bench/bench_large.py --plot docs/growth.png --out /tmp/growth.jsonl        # the plot only
+    python bench/bench_large.py --table --plot docs/growth.png --out /tmp/growth.jsonl  # table and plot only
     python bench/bench_large.py --keys 10000 --no-local --stages clone,history        # the outside run
 
 Each stage is a separate process (`python -m kyb_cli …`, or `git`), run under `/usr/bin/time` for
@@ -125,7 +125,7 @@ def history_loop(path: Path, env: dict[str, str], out: dict) -> None:
                       "filler_peak_mib": round(max(peaks.values(), default=0) / 1024, 1) or None}
 
 
-def sync_stage(path: Path, env: dict[str, str], work: Path, out: dict) -> None:
+def sync_stage(path: Path, env: dict[str, str], work: Path, out: dict, args) -> None:
     """A bare remote of the clone, a peer commit of SYNC_RECORDS new records, one local write."""
     from support.hostile import BLOB, Entry, Peer, record_text
 
@@ -137,7 +137,7 @@ def sync_stage(path: Path, env: dict[str, str], work: Path, out: dict) -> None:
     peer, bulk = Peer(remote), work / "bulk"
     bulk.mkdir()
     paths = []
-    for i in range(SYNC_RECORDS):
+    for i in range(args.sync_records):
         p = bulk / f"{i}.md"
         p.write_text(record_text(f"peer-{i}", body=f"peer record {i} {WORDS[i % len(WORDS)]} port 8080"))
         paths.append(str(p))
@@ -149,7 +149,7 @@ def sync_stage(path: Path, env: dict[str, str], work: Path, out: dict) -> None:
     out["write"] = figure(kyb(env, "add", "--key", "bench-local-write", "--title", "Local write",
                               "--body", "a local write before the sync"))
     run = kyb(env, "sync")
-    out["sync"] = figure(run) | {"records": SYNC_RECORDS}
+    out["sync"] = figure(run) | {"records": args.sync_records}
 
 
 def bench(label: str, src: Path, args, model: str | None) -> dict:
@@ -200,16 +200,16 @@ def bench(label: str, src: Path, args, model: str | None) -> dict:
         run = timed([sys.executable, "-c", code, str(path)], dict(env, KYB_BACKGROUND="off"))
         out["catch_up"] = figure(run) | {"commits": 100, "in_process_s": round(float(run["stdout"]), 3)}
     if "sync" in stages or "write" in stages:
-        sync_stage(path, env, work, out)
+        sync_stage(path, env, work, out, args)
     if "import" in stages:
         from bench_import import make_notes
 
-        notes = WORK / f"notes-{IMPORT_DOCS}"
+        notes = WORK / f"notes-{args.import_docs}"
         if not notes.exists():
-            make_notes(notes, IMPORT_DOCS)
+            make_notes(notes, args.import_docs)
         run = kyb(dict(env, KYB_FSYNC="off"), "import", str(notes))
         reply = json.loads(run["stdout"])
-        out["import"] = figure(run) | {"docs": IMPORT_DOCS, "created": len(reply.get("created", [])),
+        out["import"] = figure(run) | {"docs": args.import_docs, "created": len(reply.get("created", [])),
                                        "commits": reply.get("commits")}
     _stop_filler(path)
     out["load_after"] = load()
@@ -251,6 +251,36 @@ def plot(results: list[dict], png: Path) -> None:
     fig.savefig(png)
 
 
+def table(results: list[dict]) -> str:
+    """The growth table of BENCHMARKS.md (Markdown), one column per store size, load in each cell."""
+    rows = sorted({r["keys"]: r for r in results}.values(), key=lambda r: r["keys"])
+
+    def cell(r: dict, stage: str, ms: bool = False) -> str:
+        f = r.get(stage) or {}
+        value = f.get("p50_ms") if ms else f.get("s")
+        if value is None:
+            return "—"
+        peak = f.get("filler_peak_mib") or f.get("peak_mib")
+        text = f"{value:g} ms" if ms else f"{value:g} s"
+        return f"{text} ({peak:g} MiB; load {f.get('load', '?').split()[0]})" if peak else text
+
+    head = "| stage | " + " | ".join(f"{r['keys']:,} keys ({r['versions']:,} versions, {r['commits']:,} commits)"
+                                     for r in rows) + " |"
+    lines = [head, "|---|" + "---|" * len(rows)]
+    for label, stage, ms in (("first answer (≤ 3 s)", "first", False),
+                             ("history complete, asked in a loop (≤ 120 s)", "history", False),
+                             ("lexical p50 (≤ 150 ms)", "lexical", True),
+                             ("hybrid p50, vectors pending (≤ 2× lexical)", "hybrid", True),
+                             ("catch-up after 100 commits (≤ 1 s)", "catch_up", False),
+                             ("one write (`kyb add`)", "write", False),
+                             ("sync merging 1,000 incoming records (≤ 10 s)", "sync", False),
+                             ("import of 10,000 documents", "import", False)):
+        lines.append(f"| {label} | " + " | ".join(cell(r, stage, ms) for r in rows) + " |")
+    lines.append("| `python -c pass` p50 (same run) | " + " | ".join(
+        f"{(r.get('lexical') or {}).get('python_pass_p50_ms', '—')} ms" for r in rows) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--keys", type=int, action="append", default=[], help="a gen_store.py store (cached)")
@@ -259,8 +289,11 @@ def main() -> None:
     ap.add_argument("--hybrid", action="store_true", help="also hybrid p50 while vectors are pending (KYB_MODEL)")
     ap.add_argument("--no-local", action="store_true", help="clone through the pack protocol (the outside run)")
     ap.add_argument("--stages", help=f"comma-separated subset of {','.join(STAGES)} (clone, first, history always run)")
+    ap.add_argument("--sync-records", type=int, default=SYNC_RECORDS, help="records in the peer's commit")
+    ap.add_argument("--import-docs", type=int, default=IMPORT_DOCS, help="documents imported into the clone")
     ap.add_argument("--out", type=Path, help="append each result as a JSON line here")
     ap.add_argument("--plot", type=Path, help="draw the growth plot from --out's lines (PNG)")
+    ap.add_argument("--table", action="store_true", help="print the growth table from --out's lines (Markdown)")
     ap.add_argument("--keep", action="store_true", help="keep the clone under $KYB_BENCH_DIR/kyb-bench-large")
     args = ap.parse_args()
     model = os.environ.get("KYB_MODEL") if args.hybrid else None
@@ -270,11 +303,15 @@ def main() -> None:
         if args.out:
             with args.out.open("a") as f:
                 f.write(json.dumps(result) + "\n")
-    if args.plot:
+    if args.plot or args.table:
         if not args.out or not args.out.exists():
-            raise SystemExit("--plot draws from --out's JSON lines: give --out")
-        plot([json.loads(line) for line in args.out.read_text().splitlines() if line.strip()], args.plot)
-        print(f"wrote {args.plot}")
+            raise SystemExit("--plot and --table draw from --out's JSON lines: give --out")
+        results = [json.loads(line) for line in args.out.read_text().splitlines() if line.strip()]
+        if args.table:
+            print(table(results))
+        if args.plot:
+            plot(results, args.plot)
+            print(f"wrote {args.plot}")
 
 
 if __name__ == "__main__":
