@@ -211,6 +211,12 @@ def bench(label: str, src: Path, args, model: str | None) -> dict:
         reply = json.loads(run["stdout"])
         out["import"] = figure(run) | {"docs": args.import_docs, "created": len(reply.get("created", [])),
                                        "commits": reply.get("commits")}
+        n = int(reply.get("commits") or 0)
+        if n:  # what one tree diff costs git at this size: the history build pays it once per commit
+            log = timed(["git", "-C", str(path), "log", "--raw", "--no-renames", "--no-abbrev", "--format=C %H",
+                         f"HEAD~{n}..HEAD"])
+            out["log_per_commit_ms"] = round(log["s"] / n * 1000, 3)
+            out["log_per_commit_load"] = load()
     _stop_filler(path)
     out["load_after"] = load()
     if not args.keep:
