@@ -7,6 +7,7 @@ writes one delta-compressed pack: with pygit2 loose objects every commit would s
 /tmp/kyb-bench-stores/<n>-<seed> and reused.
 
     python bench/gen_store.py 10000            # prints the path and the version statistics
+    python bench/gen_store.py 100000 --per-commit 1000 --out /tmp/kyb-100k --progress
 """
 
 from __future__ import annotations
@@ -96,8 +97,11 @@ def plan(n: int, seed: int) -> list[tuple[str, str, str | None]]:
     return out
 
 
-def generate(n: int, seed: int = 1, path: Path | None = None) -> Path:
-    path = path or CACHE / f"{n}-{seed}"
+def generate(n: int, seed: int = 1, path: Path | None = None, progress: bool = False, per_commit: int = 1) -> Path:
+    """`per_commit` > 1: that many writes of distinct keys share a commit (as `kyb import` or a sync
+    merge makes them). One write per commit costs git O(keys) per commit, in a flat directory: at
+    100k keys a 4 MB tree is hashed and deltified per write, hours for 380k writes (BENCHMARKS.md)."""
+    path = path or CACHE / (f"{n}-{seed}" if per_commit == 1 else f"{n}-{seed}-x{per_commit}")
     if (path / ".git" / "kyb-bench-done").exists():
         return path
     if path.exists():
@@ -108,7 +112,7 @@ def generate(n: int, seed: int = 1, path: Path | None = None) -> Path:
     rng = random.Random(seed + 1)
     when = 1_735_689_600  # 2025-01-01T00:00:00Z
     proc = subprocess.Popen(["git", "-C", str(path), "fast-import", "--quiet", "--done"],
-                            stdin=subprocess.PIPE)
+                            stdin=subprocess.PIPE, stdout=sys.stderr if progress else None)
     out = proc.stdin
     assert out is not None
 
@@ -125,22 +129,49 @@ def generate(n: int, seed: int = 1, path: Path | None = None) -> Path:
             out.write(op)
 
     commit("kyb: init store\n", [])
-    for path_, verb, content in steps:
-        when += rng.choice((0, 1, 5, 30, 120, 600, 3600))
-        key = path_.split("/")[1][:-3]
-        msg = f"kyb: {verb} {key}\n\nKyb-Action: {verb}\nKyb-Agent: bench\nKyb-Transport: cli\n"
+
+    def op(path_: str, content: str | None) -> bytes:
         if content is None:
-            commit(msg, [f"D {path_}\n".encode()])
+            return f"D {path_}\n".encode()
+        raw = content.encode()
+        return f"M 100644 inline {path_}\n".encode() + b"data %d\n" % len(raw) + raw + b"\n"
+
+    batch: list[tuple[str, str, str | None]] = []
+    in_batch: set[str] = set()
+
+    def flush() -> None:
+        nonlocal when
+        in_batch.clear()
+        if not batch:
+            return
+        when += rng.choice((0, 1, 5, 30, 120, 600, 3600))
+        if len(batch) == 1:
+            path_, verb, _c = batch[0]
+            key = path_.split("/")[1][:-3]
+            msg = f"kyb: {verb} {key}\n\nKyb-Action: {verb}\nKyb-Agent: bench\nKyb-Transport: cli\n"
         else:
-            raw = content.encode()
-            commit(msg, [f"M 100644 inline {path_}\n".encode() + b"data %d\n" % len(raw) + raw + b"\n"])
+            msg = f"kyb: import {len(batch)} records\n\nKyb-Action: import\nKyb-Agent: bench\nKyb-Transport: cli\n"
+        commit(msg, [op(p, c) for p, _v, c in batch])
+        batch.clear()
+
+    n_commits = 1
+    for n_done, step in enumerate(steps, 1):
+        if progress and n_done % 10_000 == 0:
+            out.write(f"progress {n_done}/{len(steps)} writes\n".encode())
+        if len(batch) >= per_commit or step[0] in in_batch:
+            flush()  # a batch never holds two versions of one key: each version keeps its commit
+            n_commits += 1
+        batch.append(step)
+        in_batch.add(step[0])
+    flush()
     out.write(b"done\n")
     out.close()
     if proc.wait() != 0:
         raise SystemExit("git fast-import failed")
     subprocess.run(["git", "-C", str(path), "reset", "-q", "--hard", "main"], check=True)
     versions = sum(1 for _p, _v, c in steps if c is not None)
-    (path / ".git" / "kyb-bench-done").write_text(json.dumps({"keys": n, "commits": len(steps) + 1, "versions": versions}))
+    (path / ".git" / "kyb-bench-done").write_text(json.dumps({"keys": n, "commits": n_commits + 1, "versions": versions,
+                                                              "writes_per_commit": per_commit}))
     return path
 
 
@@ -152,8 +183,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("keys", type=int)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=Path, help="where to build it (default: the cache directory)")
+    ap.add_argument("--progress", action="store_true", help="report every 10,000 writes on stderr")
+    ap.add_argument("--per-commit", type=int, default=1, help="writes of distinct keys per commit (default 1)")
     args = ap.parse_args()
-    path = generate(args.keys, args.seed)
+    path = generate(args.keys, args.seed, args.out, args.progress, max(1, args.per_commit))
     print(json.dumps({"path": str(path), **stats(path)}))
 
 

@@ -2,7 +2,7 @@
 # Install: source this file from ~/.bashrc, or copy it to
 # ~/.local/share/bash-completion/completions/kyb
 declare -gA _kyb_subs=(
-  ['kyb']='init add get history diff edit log rm verify stale rules tags sync remote query export import reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp serve help completion'
+  ['kyb']='init add get history diff edit log rm verify stale rules tags sync remote query export import reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp serve help completion man'
   ['kyb agents']='install uninstall'
   ['kyb model']='import pull status'
 )
@@ -30,6 +30,7 @@ declare -gA _kyb_opts=(
   ['kyb index']='--embed --store --json -h --help'
   ['kyb init']='--clone --store --json -h --help'
   ['kyb log']='--since --until --agent --author --kind --key --limit --fields --store --json -h --help'
+  ['kyb man']='--path -h --help'
   ['kyb mcp']='--store --json -h --help'
   ['kyb model']='-h --help'
   ['kyb model import']='--dir --store --json -h --help'
@@ -74,6 +75,7 @@ declare -gA _kyb_valued=(
   ['kyb index']='--store'
   ['kyb init']='--clone --store'
   ['kyb log']='--since --until --agent --author --kind --key --limit --fields --store'
+  ['kyb man']=''
   ['kyb mcp']='--store'
   ['kyb model']=''
   ['kyb model import']='--dir --store'

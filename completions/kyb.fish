@@ -7,7 +7,7 @@ function __kyb_path --description 'the kyb command path typed so far'
         string match -q -- '-*' $w; and continue
         switch $path
             case 'kyb'
-                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export import reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp serve help completion; and set path "$path $w"
+                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export import reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp serve help completion man; and set path "$path $w"
             case 'kyb agents'
                 contains -- $w install uninstall; and set path "$path $w"
             case 'kyb model'
@@ -55,6 +55,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a mcp -d 'Serve query, get, hist
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a serve -d 'Serve the store over HTTP until SIGINT or SIGTERM.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a help -d 'Show the help of kyb, or of COMMAND (`kyb help add` =...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a completion -d 'Print the shell completion script for SHELL: `eval "$(kyb...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a man -d 'Show the man page of kyb, or of COMMAND (`kyb man add`,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l version -d 'Show the version and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l store -r -F -d 'Store to use (else KYB_STORE, the nearest .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -l json -d 'JSON output even on a terminal.'
@@ -334,3 +335,5 @@ complete -c kyb -n "test (__kyb_path) = 'kyb serve'" -s h -l help -d 'Show this 
 complete -c kyb -n "test (__kyb_path) = 'kyb help'" -s h -l help -d 'Show this message and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb completion'" -s h -l help -d 'Show this message and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb completion'" -a 'bash zsh fish'
+complete -c kyb -n "test (__kyb_path) = 'kyb man'" -l path -d 'Print the page\'s file path instead of the page.'
+complete -c kyb -n "test (__kyb_path) = 'kyb man'" -s h -l help -d 'Show this message and exit.'

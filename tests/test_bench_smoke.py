@@ -65,3 +65,14 @@ def test_coldstart_benchmark_runs(tmp_path):
 def test_import_benchmark_runs(tmp_path):
     rows = _bench("bench_import.py", "--docs", "20", tmp_path=tmp_path)
     assert rows[0]["created"] == 20 and rows[0]["reimport_commits"] == 0
+
+
+@pytest.mark.slow
+def test_growth_benchmark_runs_every_stage_with_peak_memory(tmp_path):
+    rows = _bench("bench_large.py", "--keys", "300", "--runs", "1", "--sync-records", "5", "--import-docs", "8",
+                  "--out", str(tmp_path / "growth.jsonl"), "--table", tmp_path=tmp_path)
+    result = rows[-1]
+    for stage in ("clone", "first", "history", "catch_up", "write", "sync", "import"):
+        assert result[stage]["s"] > 0 and "load" in result[stage], stage
+    assert result["first"]["peak_mib"] > 0 and result["lexical"]["p50_ms"] > 0
+    assert result["import"]["created"] == 8 and result["sync"]["records"] == 5

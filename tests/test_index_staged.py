@@ -230,3 +230,45 @@ def test_a_clone_starts_building_its_index_before_the_first_question(kyb, store_
 
     assert {h["sha"] for h in wait_until(built)["hits"]} == {v["a1"], v["a2"], v["gone"]}
     assert "history built" in (target / ".git" / "kyb" / "filler.log").read_text()
+
+
+def test_a_fresh_clone_asked_about_the_past_first_builds_the_history_without_a_snapshot(store_path, monkeypatch):
+    """The outside run's first question on a fresh clone waited for the history: HEAD's snapshot
+    was built first only to be thrown away (issue 27, the 10k clone's edges)."""
+    from kyb_cli import api
+    from kyb_cli.core.index import snapshot
+
+    v = seed(store_path)
+    for name, value in STAGED.items():
+        monkeypatch.setenv(name, value)
+
+    def no_snapshot(*_a, **_k):
+        raise AssertionError("a question that waits for the history must not build a snapshot first")
+
+    monkeypatch.setattr(snapshot, "build", no_snapshot)
+    _path, res = api.query(str(store_path), "checkout", history=True, semantic=False)
+    assert "history_complete" not in res
+    assert {h["sha"] for h in res["hits"]} == {v["a1"], v["a2"], v["gone"]}
+    monkeypatch.undo()
+
+
+def test_a_history_of_few_commits_but_many_versions_answers_from_a_snapshot_first(store_path, monkeypatch):
+    """100k keys that came in 1,100 commits (imports, a peer's batches) were read in full before the
+    first answer: staging counted commits only (issue 27)."""
+    from kyb_cli import api
+    from kyb_cli.core.canon import batch
+    from kyb_cli.core.canon.repo import Store
+    from kyb_cli.core.records.model import Record
+
+    store = Store(store_path)
+    base = store.repo.head.peel()
+    commits = [batch.Commit(f"kyb: import {n}\n", {f"knowledge/k{n}-{i}.md": Record(
+        key=f"k{n}-{i}", title=f"Note {i}", body=f"checkout note {n} {i}").to_markdown().encode() for i in range(40)})
+        for n in range(3)]
+    tip, _entries = batch.write_objects(store, base, commits, fast_import=False)
+    store.repo.references["refs/heads/main"].set_target(tip)
+    store.repo.checkout_head(strategy=__import__("pygit2").GIT_CHECKOUT_FORCE)
+    monkeypatch.setenv("KYB_STAGE_AT", "60")  # 4 commits, 120 versions
+    monkeypatch.setenv("KYB_BACKGROUND", "off")
+    _path, res = api.query(str(store_path), "checkout", semantic=False)
+    assert res["history_complete"] is False and res["count"] > 0

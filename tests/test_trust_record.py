@@ -373,3 +373,24 @@ def test_a_bad_stale_days_is_a_usage_error_for_stale_and_never_breaks_reads(cli,
     assert res.code == 2 and res.stdout == "" and "stale.days" in res.stderr
     assert cli("get", "a-fact").json["stale"] is False
     assert cli("query", "alpha", "--no-semantic").json["hits"][0]["stale"] is False
+
+
+def test_a_port_change_after_importing_docs_names_no_document_that_uses_the_port_for_something_else(cli, tmp_path):
+    """Issue 25 item 9: with a docs folder imported, every port change named unrelated runbooks that
+    mention 8080 (three stderr lines), so users learned to ignore the hint. A bare number is the same
+    instruction only where it is said about the same subject."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("\n".join(json.dumps(d) for d in [
+        {"key": "cadvisor-metrics", "title": "cAdvisor", "body": "cAdvisor exposes container metrics on :8080."},
+        {"key": "grafana-proxy", "title": "Grafana behind a proxy", "body": "Point the proxy at localhost:8080."},
+        {"key": "jenkins-agents", "title": "Jenkins agents", "body": "Agents connect to port 8080 of the controller."},
+    ]) + "\n")
+    assert cli("import", str(docs)).code == 0
+    add(cli, "checkout-port", "The checkout API listens on port 8080.")
+    add(cli, "checkout-restart", "Restart the checkout API, then wait until it answers on 8080.")
+    res = cli("add", "--key", "checkout-port", "--title", "Checkout port",
+              "--body", "The checkout API listens on port 9090.")
+    assert res.code == 0
+    assert res.json["retired_elsewhere"] == [{"key": "checkout-restart", "phrase": "8080"}]
+    assert [line for line in res.stderr.splitlines() if "still says" in line] == [
+        'kyb: checkout-restart still says "8080", which this update removed from checkout-port']

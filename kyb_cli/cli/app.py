@@ -53,6 +53,7 @@ COMMANDS: dict[str, str] = {
     "serve": "serve:serve_cmd",
     "help": "help_:help_cmd",
     "completion": "help_:completion_cmd",
+    "man": "man:man_cmd",
 }
 
 EPILOG = """\b

@@ -13,6 +13,8 @@ index is built without loading the model's tokenizer.
 from __future__ import annotations
 
 import hashlib
+import re
+from itertools import accumulate
 from typing import Any, Mapping
 
 QUERY_PREFIX = "query: "
@@ -79,6 +81,10 @@ def passages(record: Any) -> list[str]:
     return [header + chunk for chunk in chunks(str(_get(record, "body") or ""))]
 
 
+# The characters _units counts as 1.0: CJK, kana, hangul, compatibility ideographs, full width forms.
+_WIDE = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
 def _units(ch: str) -> float:
     o = ord(ch)
     if 0x2E80 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF:
@@ -112,11 +118,10 @@ def chunks(body: str) -> list[str]:
     # MAX_PASSAGES chunks never reach past this many characters (CHUNK_UNITS*4 each, less overlap):
     # a 1 MiB body costs no more to cut than a 40 kB one.
     body = body[:MAX_PASSAGES * CHUNK_UNITS * 6]
-    units = [0.0]
-    for ch in body:
-        units.append(units[-1] + _units(ch))
-    if units[-1] <= CHUNK_UNITS:
-        return [body]
+    wide = len(_WIDE.findall(body))
+    if wide * 1.0 + (len(body) - wide) * 0.25 <= CHUNK_UNITS:  # the same sum, exact (quarters)
+        return [body]  # most bodies: no per-character walk (it was ~0.25 ms a record, issue 27)
+    units = [0.0, *accumulate(map(_units, body))]
     out: list[str] = []
     start = 0
     import bisect

@@ -47,6 +47,8 @@ def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, histo
     from what exists (`--no-wait`; the call then says `history_complete: false`, index/call.py)."""
     from kyb_cli.core.index import call, history as history_stage, staged
 
+    if history and not force_rebuild and call.current().wait:
+        _history_first(Path(store_path), call.current().progress)
     f = _fresh_retrying(Path(store_path), force_rebuild, progress)
     if f.history_complete:
         return f
@@ -60,6 +62,34 @@ def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, histo
     this.history_complete = False
     staged.start_filler(f.store_path, f.git_dir)
     return f
+
+
+def _history_first(store_path: Path, progress) -> None:
+    """A question that waits for the history on a store with no index yet (a fresh clone asked
+    `--history` first) builds the full index at once: HEAD's snapshot would only be thrown away
+    (at 10k keys it is a second or two of the wait, at 100k tens of seconds; issue 27). Other
+    readers meanwhile build their snapshot as usual, and the history is swapped in over it."""
+    from kyb_cli.core.index import gitlog, history as history_stage
+
+    gdir = headfile.git_dir(store_path)
+    if os.path.lexists(schema.index_path(gdir)):
+        return  # an index exists: the usual path (catch up, or wait for its history)
+    head = headfile.head_sha(gdir)
+    if head is None or not gitlog.available() or not big_history(store_path, head):
+        return  # small: the usual full build is as quick
+    history_stage.wait_for_history(store_path, gdir, progress, missing=True)
+
+
+def big_history(store_path: Path, head: str) -> bool:
+    """Whether a new index is built in stages (HEAD's snapshot first): staged.stage_at() commits, or
+    as many versions in fewer commits (imports, merges of a peer's batch: 100k keys in 1,100
+    commits were one 369k-version build before the first answer; issue 27). Versions are estimated
+    from the object count: every commit adds itself, a root tree and a directory tree."""
+    from kyb_cli.core.index import gitlog, staged
+
+    at = staged.stage_at()
+    commits = gitlog.count(store_path, head)
+    return commits >= at or gitlog.object_count(store_path) - 3 * commits >= at
 
 
 class _Vanished(Exception):
@@ -130,7 +160,7 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
                 return Fresh(conn, head, store_path, gdir, work, complete)
             warm.discard(conn)
         try:
-            if not force_rebuild and head and gitlog.count(store_path, head) >= staged.stage_at():
+            if not force_rebuild and head and big_history(store_path, head):
                 from kyb_cli.core.index import snapshot
 
                 work = snapshot.build(store_path, db, head)

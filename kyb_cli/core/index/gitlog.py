@@ -115,6 +115,15 @@ def count(store_path: Path, head_sha: str, since: str | None = None) -> int:
     return int(res.stdout.decode().strip() or 0)
 
 
+def object_count(store_path: Path) -> int:
+    """Objects in the repository, loose and packed (`git count-objects -v`: index headers, no walk)."""
+    res = _git(store_path, "count-objects", "-v")
+    if res.returncode != 0:
+        return 0
+    fields = dict(line.split(": ", 1) for line in res.stdout.decode().splitlines() if ": " in line)
+    return sum(int(fields.get(name, "0") or 0) for name in ("count", "in-pack"))
+
+
 def commits(store_path: Path, head_sha: str, since: str | None = None,
             order: list[tuple[str, int]] | None = None) -> Iterator[Commit]:
     """Commits reachable from `head_sha` and not from `since`, parents first, with record changes.

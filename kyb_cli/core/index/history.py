@@ -83,19 +83,22 @@ def _carry_vectors(conn, old_db: Path) -> None:
         conn.execute("DETACH DATABASE old")
 
 
-def wait_for_history(store_path: Path, gdir: Path, progress: Callable[[int, int, str], None] | None = None) -> None:
-    """Return once the index's history is complete: follow the filler, or build it here."""
+def wait_for_history(store_path: Path, gdir: Path, progress: Callable[[int, int, str], None] | None = None,
+                     *, missing: bool = False) -> None:
+    """Return once the index's history is complete: follow the filler, or build it here.
+    `missing`: there is no index yet, and the full one is built (or followed) without a snapshot."""
     db = schema.index_path(gdir)
     shown = False
     try:
         while True:
             opened = schema.open_valid(db)
-            if opened is None:
+            if opened is None and not missing:
                 return  # no index at all: the caller's fresh() builds one
-            conn, meta = opened
-            conn.close()
-            if staged.history_complete(meta):
-                return
+            if opened is not None:
+                conn, meta = opened
+                conn.close()
+                if staged.history_complete(meta):
+                    return
             shown = True
             _wait_step(store_path, gdir, progress)
     finally:

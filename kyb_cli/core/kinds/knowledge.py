@@ -64,7 +64,7 @@ def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[s
     elif current is not None:
         phrases = wording.retired_phrases(current, record)
         result.extras["retired_elsewhere"] = (
-            _checked(store, lambda f: wording.retired_elsewhere(f.conn, key, phrases)) or []) if phrases else []
+            _checked(store, lambda f: wording.retired_elsewhere(f.conn, key, phrases, current)) or []) if phrases else []
     return result
 
 

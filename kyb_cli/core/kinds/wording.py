@@ -91,22 +91,72 @@ def _contains(text: str, phrase: str) -> bool:
     return re.search(pattern, _norm(text)) is not None
 
 
-def retired_elsewhere(conn, key: str, phrases: list[str]) -> list[dict[str, str]]:
+# Words that say nothing about *what* a value is for: a shared "port" or "the" is no shared instruction.
+_GENERIC = frozenset("""
+the and for with from into onto via are was were has have had its this that these those then than
+but not all any can may must should will would when where which while each per
+port ports host hosts listen listens listening run runs running use uses used using default defaults
+set sets call calls called http https tcp udp localhost server servers service services api apis
+endpoint endpoints url urls address value values number config configured configuration
+change changed changes new old now also only here there
+на в и по для с от до из или не это как что порт порта порту сервис сервиса адрес
+""".split())
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in _tokens(text) if len(w) >= 3 and not w.isdigit() and w not in _GENERIC}
+
+
+def _needs_context(phrase: str) -> bool:
+    """A bare value (a number, a port, a version, `localhost:8080`) names no instruction by itself:
+    it counts as the same instruction only next to the same subject words. A sentence, or a token
+    with a word of its own (a host, a path, a flag name), is distinctive on its own."""
+    if " " in phrase:
+        return False
+    return not _content_words(" ".join(re.findall(r"[^\W\d_]+", phrase)))
+
+
+def _context(title: str, body: str, phrase: str) -> set[str]:
+    """The subject words around `phrase`: its sentences' content words and the title's."""
+    words = _content_words(title)
+    for part in _SENTENCE_SPLIT.split(title + "\n" + body):
+        if _contains(part, phrase):
+            words |= _content_words(part)
+    return words
+
+
+def retired_elsewhere(conn, key: str, phrases: list[str], old: Record | None = None) -> list[dict[str, str]]:
     """[{key, phrase}] for every other live record still holding a retired phrase (a token already
-    inside a sentence found in the same record is not repeated)."""
+    inside a sentence found in the same record is not repeated).
+
+    A bare value (`8080`, `2.4.1`) is only the same *instruction* where the other record says it about
+    the same subject: a sentence (or title) of theirs holding the value shares a content word with
+    the old record's sentences holding it, or its title (issue 25 item 9: after importing docs,
+    every port change named unrelated runbooks that mention 8080). `old`: the version the update
+    replaced (without it, bare values are not looked for)."""
     found: dict[str, list[str]] = {}
     for phrase in phrases:
         expr = _fts_phrase(phrase)
         if expr is None:
             continue
+        subject = None
+        if _needs_context(phrase):
+            if old is None:
+                continue
+            subject = _context(old.title, old.body, phrase)
+            if not subject:
+                continue
         rows = conn.execute(
             "SELECT k.key, v.doc FROM fts JOIN keys k ON k.version_id = fts.rowid "
             "JOIN versions v ON v.id = fts.rowid WHERE fts MATCH ? AND k.state = 'active' AND k.key != ? "
             "ORDER BY k.key LIMIT ?", (expr, key, MAX_FOUND)).fetchall()
         for other, doc in rows:
             d = schema.decode(doc)
-            if not _contains(_text(d.get("title", ""), d.get("body", "")), phrase):
+            title, body = d.get("title", ""), d.get("body", "")
+            if not _contains(_text(title, body), phrase):
                 continue
+            if subject is not None and subject.isdisjoint(_context(title, body, phrase)):
+                continue  # the same number about something else
             have = found.setdefault(other, [])
             if not any(_contains(p, phrase) for p in have):
                 have.append(phrase)

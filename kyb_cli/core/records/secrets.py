@@ -158,6 +158,10 @@ _CODE_CALL = re.compile(r"^[A-Za-z_][\w.]*[(\[]")
 _TAIL = re.compile(r"^(?:sk|rk|pk)[-_](?:(?:proj|live|test|prod|ant)[-_])?|^[a-z]{2,6}[-_]")
 
 _compiled: dict[tuple[str, bool], re.Pattern[str]] = {}
+# Every keyword with its characters: a keyword whose characters are not all in a text is not in it
+# (one set() of the text spares most of the substring searches: `ghp_`, `xoxb-`, `-----begin`…).
+_KEYWORDS: tuple[tuple[str, frozenset[str]], ...] = tuple(
+    (k, frozenset(k)) for k in sorted({k for rule in RULES for k in rule.keywords}))
 
 
 def _pattern(rule: Rule, ignorecase: bool = False) -> re.Pattern[str]:
@@ -224,14 +228,16 @@ def _decodes_to_private_key(value: str) -> bool:
     return b"PRIVATE KEY" in text
 
 
-def scan(text: str, field: str = "text", *, anywhere: bool = False) -> Iterator[Finding]:
+def scan(text: str, field: str = "text", *, anywhere: bool = False,
+         rules: Iterable[Rule] | None = None) -> Iterator[Finding]:
     """Every secret-looking value in `text`, in rule order (a rule reports its first plausible hit).
-    `anywhere`: also a match glued to a preceding letter or digit (for what an error may quote)."""
+    `anywhere`: also a match glued to a preceding letter or digit (for what an error may quote).
+    `rules`: only these (in RULES order; scan_fields passes the ones whose keywords occur at all)."""
     if not text:
         return
     lowered = text.lower()
     same_offsets = len(lowered) == len(text)  # a few characters lowercase to two (İ); then use re.I
-    for rule in RULES:
+    for rule in RULES if rules is None else rules:
         if not any(k in lowered for k in rule.keywords):
             continue
         if rule.nocase:
@@ -254,12 +260,25 @@ def first_secret(text: str, field: str = "text") -> Finding | None:
 
 
 def scan_fields(fields: Iterable[tuple[str, str]]) -> Finding | None:
-    """The first finding over (field name, text) pairs, or None."""
-    for name, text in fields:
-        if text:
-            found = first_secret(text, name)
-            if found is not None:
-                return found
+    """The first finding over (field name, text) pairs, or None.
+
+    The keywords are looked for once in all the fields together, and each field is scanned only by
+    the rules whose keywords occur somewhere (the same findings, in the same order: a rule still runs
+    on a field only when its keyword is in that field). Indexing a store scans every version, and
+    asking 46 rules about each of a record's ~5 fields cost ~0.4 ms a record (issue 27)."""
+    pairs = [(name, text) for name, text in fields if text]
+    if not pairs:
+        return None
+    lowered = "\n".join(text for _name, text in pairs).lower()
+    chars = set(lowered)
+    present = {k for k, needs in _KEYWORDS if needs <= chars and k in lowered}
+    if not present:
+        return None
+    rules = [rule for rule in RULES if not present.isdisjoint(rule.keywords)]
+    for name, text in pairs:
+        found = next(scan(text, name, rules=rules), None)
+        if found is not None:
+            return found
     return None
 
 

@@ -237,7 +237,8 @@ def _add_hints(store, hinted: list) -> None:
             except RecordFormatError:
                 continue
             phrases = wording.retired_phrases(old, record)
-            entry["retired_elsewhere"] = wording.retired_elsewhere(f.conn, record.key, phrases) if phrases else []
+            entry["retired_elsewhere"] = (wording.retired_elsewhere(f.conn, record.key, phrases, old)
+                                          if phrases else [])
 
     try:
         with_index(store.path, run)

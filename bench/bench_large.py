@@ -1,0 +1,324 @@
+"""Growth: a fresh clone of a 1k, 10k or 100k-key store, every stage timed with its peak memory.
+
+    python bench/gen_store.py 100000 --per-commit 1000 --out /tmp/kyb-100k --progress   # once (~15 min)
+    python bench/bench_large.py --keys 1000 --keys 10000 --store /tmp/kyb-100k --out /tmp/growth.jsonl
+    KYB_MODEL=… python bench/bench_large.py --store /tmp/kyb-100k --hybrid --out /tmp/growth.jsonl
+    python bench/bench_large.py --table --plot docs/growth.png --out /tmp/growth.jsonl  # table and plot only
+    python bench/bench_large.py --keys 10000 --no-local --stages clone,history        # the outside run
+
+Each stage is a separate process (`python -m kyb_cli …`, or `git`), run under `/usr/bin/time` for
+its peak resident memory (the process and the children it waited for); the background filler is a
+detached process, so its peak is read from /proc/<pid>/status (VmHWM) while it runs. The load
+average is printed next to every figure (`load`), as the machine is shared. Stages:
+
+- clone        `git clone` (local: the pack is linked; `--no-local`: through the pack protocol);
+- first        the first `kyb query … --history --no-wait` on the clone (HEAD's snapshot);
+- history      the same question asked in a loop, as an agent would, until `history_complete` is
+               no longer false: seconds from the first call's start (the filler's peak memory);
+- lexical      p50/p95 of `kyb query … --no-semantic` on the complete index;
+- hybrid       (--hybrid, KYB_MODEL) p50 while the filler is still embedding passages;
+- catch_up     `fresh()` after 100 new commits on top;
+- write        one `kyb add` (a write at this size);
+- sync         `kyb sync` merging a peer commit of 1,000 new records with one local write;
+- import       `kyb import` of 10,000 Markdown documents into the clone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from bench_coldstart import WORDS, _stop_filler  # noqa: E402
+from gen_store import generate, stats  # noqa: E402
+
+WORK = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-bench-large"
+STAGES = ("clone", "first", "history", "lexical", "hybrid", "catch_up", "write", "sync", "import")
+QUESTION = "checkout port 9090"
+SYNC_RECORDS = 1000
+IMPORT_DOCS = 10_000
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None, check: bool = True) -> dict:
+    """Run `cmd` to its end: seconds, peak RSS (MiB), stdout; a failure stops the bench."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+        t = time.perf_counter()
+        res = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, *cmd], env=env,
+                             capture_output=True, text=True)
+        took = time.perf_counter() - t
+        lines = [ln for ln in Path(out.name).read_text().splitlines() if ln.strip().isdigit()]
+    if check and res.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()[-600:]}")
+    return {"s": round(took, 3), "peak_mib": round(int(lines[-1]) / 1024, 1) if lines else None,
+            "stdout": res.stdout, "rc": res.returncode}
+
+
+def kyb(env: dict[str, str], *args: str) -> dict:
+    return timed([sys.executable, "-m", "kyb_cli", *args], env)
+
+
+def figure(run: dict) -> dict:
+    return {"s": run["s"], "peak_mib": run["peak_mib"], "load": load()}
+
+
+def pcts(samples: list[float]) -> dict:
+    samples = sorted(samples)
+    p95 = samples[min(len(samples) - 1, int(round(0.95 * (len(samples) - 1))))]
+    return {"p50_ms": round(statistics.median(samples) * 1000, 1), "p95_ms": round(p95 * 1000, 1)}
+
+
+def filler_peak(path: Path, seen: dict) -> None:
+    """The running filler's peak memory so far (VmHWM), kept in `seen` by pid."""
+    try:
+        pid = (path / ".git" / "kyb" / "filler.lock").read_text().strip()
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                seen[pid] = max(seen.get(pid, 0), int(line.split()[1]))
+    except (OSError, ValueError):
+        pass
+
+
+def environment(path: Path, home: Path, model: str | None) -> dict[str, str]:
+    env = dict(os.environ, KYB_STORE=str(path), KYB_DEADLINES="off", KYB_OUTPUT="json",
+               XDG_CACHE_HOME=str(home / "cache"), XDG_DATA_HOME=str(home / "data"),
+               XDG_CONFIG_HOME=str(home / "config"), HOME=str(home), KYB_BACKGROUND="on",
+               GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@kyb.invalid",
+               GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@kyb.invalid",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env["KYB_MODEL"] = model or str(home / "no-model")
+    for name in ("KYB_STAGE_AT", "PYTHONDONTWRITEBYTECODE"):
+        env.pop(name, None)
+    return env
+
+
+def history_loop(path: Path, env: dict[str, str], out: dict) -> None:
+    """first + history: the outside run's loop (`--history --no-wait` until history_complete)."""
+    started, asked, peaks = time.perf_counter(), 0, {}
+    while True:
+        run = kyb(env, "query", QUESTION, "--history", "--no-wait", "--no-semantic")
+        asked += 1
+        if asked == 1:
+            out["first"] = figure(run)
+        filler_peak(path, peaks)
+        if json.loads(run["stdout"]).get("history_complete", True):
+            break
+        if time.perf_counter() - started > 3600:
+            out["history"] = {"s": None, "note": "not complete after an hour"}
+            return
+    out["history"] = {"s": round(time.perf_counter() - started, 3), "queries": asked, "load": load(),
+                      "filler_peak_mib": round(max(peaks.values(), default=0) / 1024, 1) or None}
+
+
+def sync_stage(path: Path, env: dict[str, str], work: Path, out: dict, args) -> None:
+    """A bare remote of the clone, a peer commit of SYNC_RECORDS new records, one local write."""
+    from support.hostile import BLOB, Entry, Peer, record_text
+
+    remote = work / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(path), str(remote)], check=True)
+    subprocess.run(["git", "-C", str(path), "remote", "set-url", "origin", str(remote)], check=True)
+    subprocess.run(["git", "-C", str(path), "fetch", "-q", "origin"], check=True)
+    subprocess.run(["git", "-C", str(path), "branch", "-q", "--set-upstream-to=origin/main"], check=True)
+    peer, bulk = Peer(remote), work / "bulk"
+    bulk.mkdir()
+    paths = []
+    for i in range(args.sync_records):
+        p = bulk / f"{i}.md"
+        p.write_text(record_text(f"peer-{i}", body=f"peer record {i} {WORDS[i % len(WORDS)]} port 8080"))
+        paths.append(str(p))
+    shas = peer.g("hash-object", "-w", "--stdin-paths", input="\n".join(paths) + "\n").split()
+    files = peer.files()
+    for i, sha in enumerate(shas):
+        files[f"knowledge/peer-{i}.md"] = Entry(BLOB, sha)
+    peer.push(peer.commit(peer.tree(files), [peer.tip()], "peer: 1000 records\n"))
+    out["write"] = figure(kyb(env, "add", "--key", "bench-local-write", "--title", "Local write",
+                              "--body", "a local write before the sync"))
+    run = kyb(env, "sync")
+    out["sync"] = figure(run) | {"records": args.sync_records}
+
+
+def bench(label: str, src: Path, args, model: str | None) -> dict:
+    info = stats(src)
+    work = WORK / label
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    path, home = work / "clone", work / "home"
+    home.mkdir()
+    out: dict = {"keys": info["keys"], "commits": info["commits"], "versions": info["versions"],
+                 "writes_per_commit": info.get("writes_per_commit", 1), "load_before": load()}
+    stages = set(args.stages.split(",")) if args.stages else set(STAGES) - ({"hybrid"} if not args.hybrid else set())
+    clone = ["git", "clone", "-q", *(["--no-local"] if args.no_local else []), str(src), str(path)]
+    out["clone"] = figure(timed(clone)) | {"no_local": args.no_local}
+    env = environment(path, home, None)
+    kyb(dict(env, KYB_STORE=str(work / "none")), "--version")  # .pyc files written before the timings
+    history_loop(path, env, out)
+    if "lexical" in stages:
+        kyb(env, "query", "warm", "--no-semantic")
+        lex = [kyb(env, "query", f"{WORDS[i % len(WORDS)]} port 9090", "--no-semantic") for i in range(args.runs)]
+        base = [timed([sys.executable, "-c", "pass"])["s"] for _ in range(args.runs)]
+        out["lexical"] = pcts([r["s"] for r in lex]) | {"peak_mib": max(r["peak_mib"] or 0 for r in lex),
+                                                         "python_pass_p50_ms": pcts(base)["p50_ms"], "load": load()}
+    if "hybrid" in stages and model:
+        henv = environment(path, home, model)
+        kyb(henv, "query", "warm up the helper")
+        runs, peaks, pending = [], {}, []
+        for i in range(args.runs):
+            r = kyb(henv, "query", f"{WORDS[i % len(WORDS)]} {WORDS[(i * 7) % len(WORDS)]} {i}")
+            runs.append(r)
+            pending.append(json.loads(r["stdout"]).get("pending_vectors", 0))
+            filler_peak(path, peaks)
+        out["hybrid"] = pcts([r["s"] for r in runs]) | {
+            "peak_mib": max(r["peak_mib"] or 0 for r in runs), "pending_first": pending[0],
+            "pending_last": pending[-1], "filler_peak_mib": round(max(peaks.values(), default=0) / 1024, 1),
+            "load": load()}
+        if "lexical" in out:
+            out["hybrid_over_lexical"] = round(out["hybrid"]["p50_ms"] / out["lexical"]["p50_ms"], 2)
+        _stop_filler(path)
+    if "catch_up" in stages:
+        from bench_index import add_commits
+
+        last = int(subprocess.run(["git", "-C", str(path), "log", "-1", "--format=%ct"], capture_output=True,
+                                  text=True).stdout.strip() or "0")
+        add_commits(path, 100, last + 60)
+        code = ("import sys, time; from pathlib import Path; from kyb_cli.core.index.fresh import fresh; "
+                "t = time.perf_counter(); f = fresh(Path(sys.argv[1])); print(time.perf_counter() - t)")
+        run = timed([sys.executable, "-c", code, str(path)], dict(env, KYB_BACKGROUND="off"))
+        out["catch_up"] = figure(run) | {"commits": 100, "in_process_s": round(float(run["stdout"]), 3)}
+    if "sync" in stages or "write" in stages:
+        sync_stage(path, env, work, out, args)
+    if "import" in stages:
+        from bench_import import make_notes
+
+        notes = WORK / f"notes-{args.import_docs}"
+        if not notes.exists():
+            make_notes(notes, args.import_docs)
+        run = kyb(dict(env, KYB_FSYNC="off"), "import", str(notes))
+        reply = json.loads(run["stdout"])
+        out["import"] = figure(run) | {"docs": args.import_docs, "created": len(reply.get("created", [])),
+                                       "commits": reply.get("commits")}
+        n = int(reply.get("commits") or 0)
+        if n:  # what one tree diff costs git at this size: the history build pays it once per commit
+            log = timed(["git", "-C", str(path), "log", "--raw", "--no-renames", "--no-abbrev", "--format=C %H",
+                         f"HEAD~{n}..HEAD"])
+            out["log_per_commit_ms"] = round(log["s"] / n * 1000, 3)
+            out["log_per_commit_load"] = load()
+    _stop_filler(path)
+    out["load_after"] = load()
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def plot(results: list[dict], png: Path) -> None:
+    """Seconds of each stage against keys (log-log), with the issue's targets as dotted lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sorted({r["keys"]: r for r in results}.values(), key=lambda r: r["keys"])
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
+    series = {"first answer": lambda r: r.get("first", {}).get("s"),
+              "history complete": lambda r: r.get("history", {}).get("s"),
+              "lexical p50": lambda r: (r.get("lexical") or {}).get("p50_ms", 0) / 1000 or None,
+              "catch-up (100 commits)": lambda r: r.get("catch_up", {}).get("s"),
+              "one write (kyb add)": lambda r: r.get("write", {}).get("s"),
+              "sync (1,000 incoming)": lambda r: r.get("sync", {}).get("s"),
+              "import (10,000 docs)": lambda r: r.get("import", {}).get("s")}
+    for name, get in series.items():
+        pts = [(r["keys"], get(r)) for r in rows if get(r)]
+        if pts:
+            ax.plot(*zip(*pts), marker="o", label=name)
+    keys = [r["keys"] for r in rows]
+    ax.plot(keys, [k / keys[0] * 0.05 for k in keys], ls=":", c="grey", label="linear (slope 1)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("keys in the store (~3.7 versions each)")
+    ax.set_ylabel("seconds (wall, shared 2-core machine)")
+    ax.set_title("kyb on a fresh clone: growth 1k → 10k → 100k keys")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png)
+
+
+def table(results: list[dict]) -> str:
+    """The growth table of BENCHMARKS.md (Markdown), one column per store size, load in each cell."""
+    rows = sorted({r["keys"]: r for r in results}.values(), key=lambda r: r["keys"])
+
+    def cell(r: dict, stage: str, ms: bool = False) -> str:
+        f = r.get(stage) or {}
+        value = f.get("p50_ms") if ms else f.get("s")
+        if value is None:
+            return "—"
+        peak = f.get("filler_peak_mib") or f.get("peak_mib")
+        text = f"{value:g} ms" if ms else f"{value:g} s"
+        return f"{text} ({peak:g} MiB; load {f.get('load', '?').split()[0]})" if peak else text
+
+    head = "| stage | " + " | ".join(f"{r['keys']:,} keys ({r['versions']:,} versions, {r['commits']:,} commits)"
+                                     for r in rows) + " |"
+    lines = [head, "|---|" + "---|" * len(rows)]
+    for label, stage, ms in (("first answer (≤ 3 s)", "first", False),
+                             ("history complete, asked in a loop (≤ 120 s)", "history", False),
+                             ("lexical p50 (≤ 150 ms)", "lexical", True),
+                             ("hybrid p50, vectors pending (≤ 2× lexical)", "hybrid", True),
+                             ("catch-up after 100 commits (≤ 1 s)", "catch_up", False),
+                             ("one write (`kyb add`)", "write", False),
+                             ("sync merging 1,000 incoming records (≤ 10 s)", "sync", False),
+                             ("import of 10,000 documents", "import", False)):
+        lines.append(f"| {label} | " + " | ".join(cell(r, stage, ms) for r in rows) + " |")
+    lines.append("| `python -c pass` p50 (same run) | " + " | ".join(
+        f"{(r.get('lexical') or {}).get('python_pass_p50_ms', '—')} ms" for r in rows) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--keys", type=int, action="append", default=[], help="a gen_store.py store (cached)")
+    ap.add_argument("--store", type=Path, action="append", default=[], help="a store gen_store.py built (--out)")
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--hybrid", action="store_true", help="also hybrid p50 while vectors are pending (KYB_MODEL)")
+    ap.add_argument("--no-local", action="store_true", help="clone through the pack protocol (the outside run)")
+    ap.add_argument("--stages", help=f"comma-separated subset of {','.join(STAGES)} (clone, first, history always run)")
+    ap.add_argument("--sync-records", type=int, default=SYNC_RECORDS, help="records in the peer's commit")
+    ap.add_argument("--import-docs", type=int, default=IMPORT_DOCS, help="documents imported into the clone")
+    ap.add_argument("--out", type=Path, help="append each result as a JSON line here")
+    ap.add_argument("--plot", type=Path, help="draw the growth plot from --out's lines (PNG)")
+    ap.add_argument("--table", action="store_true", help="print the growth table from --out's lines (Markdown)")
+    ap.add_argument("--keep", action="store_true", help="keep the clone under $KYB_BENCH_DIR/kyb-bench-large")
+    args = ap.parse_args()
+    model = os.environ.get("KYB_MODEL") if args.hybrid else None
+    for label, src in [(f"{k}", generate(k)) for k in args.keys] + [(p.name, p) for p in args.store]:
+        result = bench(label, src, args, model)
+        print(json.dumps(result), flush=True)
+        if args.out:
+            with args.out.open("a") as f:
+                f.write(json.dumps(result) + "\n")
+    if args.plot or args.table:
+        if not args.out or not args.out.exists():
+            raise SystemExit("--plot and --table draw from --out's JSON lines: give --out")
+        results = [json.loads(line) for line in args.out.read_text().splitlines() if line.strip()]
+        if args.table:
+            print(table(results))
+        if args.plot:
+            plot(results, args.plot)
+            print(f"wrote {args.plot}")
+
+
+if __name__ == "__main__":
+    main()
