@@ -3,7 +3,9 @@
 Problems (unhealthy, exit 4): the store does not open, `git` is missing, the index cannot be built,
 the model is configured but does not load, vectors of an old model still sit in the index.
 Warnings (healthy): no model (search is lexical), vectors pending, older models' vectors in the
-user cache (never served; they only take space). Each line says how to fix it.
+user cache (never served; they only take space — unless the configured model is broken: then they
+may be the good model's, and the fix is re-importing the model, not deleting the cache). Each line
+says how to fix it.
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
     if unconfigured:
         warnings.append(f"model: {report['model'].get('reason')}; search is lexical only — fix: {MODEL_FIX}")
     elif broken:
-        problems.append(f"model: the model is broken: {report['model'].get('reason')}; search is lexical only "
-                        f"until it loads — fix: {MODEL_FIX}")
+        where = report["model"].get("path")
+        files = f" (its files in {where}, model.onnx among them, are broken or cut short)" if where else ""
+        problems.append(f"model: the model is broken{files}: {report['model'].get('reason')}; search is lexical "
+                        f"only until it loads — fix: re-import it with {MODEL_FIX}")
 
     if report["store"].get("ok") and git:
         try:
@@ -76,7 +80,9 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
         current = report["model"].get("fingerprint")
         report["cache"] = {"path": str(embed.open_cache().path), "vectors": per_fp}
         others = {k: v for k, v in per_fp.items() if k != current}
-        if others and (len(per_fp) > 1 or current is not None):
+        if broken:  # the cached vectors may be the good model's: re-importing it serves them again
+            pass
+        elif others and (len(per_fp) > 1 or current is not None):
             warnings.append(f"cache: {sum(others.values())} vectors of other models/recipes ({', '.join(others)}) "
                             f"are never served; delete {report['cache']['path']} to reclaim the space")
     except Exception as exc:
