@@ -32,3 +32,61 @@ def test_item_13_doctor_with_a_truncated_model_blames_the_model_not_the_cache(cl
     assert model and "model.onnx" in model[0] and "kyb model import" in model[0], said
     assert not any("delete" in line and "cache" in line for line in said), said
     assert not any("another model" in line for line in said), said
+
+
+# -- permissions: a process that the file modes bind (root bypasses them; this drops that power) ----
+
+def _unprivileged() -> list[str]:
+    """A command prefix under which file modes bind: nothing for a normal user; for root,
+    `setpriv` without the capabilities that override them (CAP_DAC_OVERRIDE and friends)."""
+    import shutil
+
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: file modes cannot be made to bind")
+    return ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+
+
+def _kyb_bound(home: Path, store: Path, *args: str, input: str = "", extra: dict | None = None):
+    """`kyb ARGS` in a subprocess that file modes bind (the process boundary is the contract)."""
+    import subprocess
+    import sys
+
+    from support.hostile import kyb_env
+
+    env = {**kyb_env(home), "KYB_STORE": str(store), "KYB_BACKGROUND": "off", **(extra or {})}
+    return subprocess.run([*_unprivileged(), sys.executable, "-m", "kyb_cli", *args], input=input,
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+# -- failure 6: a read-only .git/kyb with no index -------------------------------------------------
+
+def _add(store, key: str, body: str) -> None:
+    from kyb_cli.api.records import add_knowledge
+    from kyb_cli.core.canon.attribution import detect
+
+    who = detect(environ={"KYB_AGENT": "a", "KYB_SESSION": "s", "KYB_WORKSPACE": "w"})
+    assert add_knowledge(store, key=key, title=key, body=body, tags=[], refs=[], attribution=who).changed
+
+
+def test_failure_6_a_read_only_kyb_dir_without_an_index_still_answers_reads(store, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    _add(store, "k", "the port is 8080")
+    kyb_dir = Path(store.path) / ".git" / "kyb"
+    for leftover in kyb_dir.glob("index.sqlite*"):
+        leftover.unlink()
+    kyb_dir.chmod(0o555)
+    try:
+        for args in (("get", "k"), ("query", "port")):
+            res = _kyb_bound(home, store.path, *args)
+            assert res.returncode == 0 and "internal error" not in res.stderr, (args, res.returncode, res.stderr)
+            if args[0] == "get":
+                assert json.loads(res.stdout)["body"] == "the port is 8080"
+        assert not list(kyb_dir.glob("index.sqlite*"))
+        res = _kyb_bound(home, store.path, "add", "--key", "k2", "--title", "T", "--body", "b")
+        assert res.returncode == 4 and res.stdout == "" and "internal error" not in res.stderr, res.stderr
+    finally:
+        kyb_dir.chmod(0o755)
+    _add(store, "k2", "b")
