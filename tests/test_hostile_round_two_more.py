@@ -90,3 +90,74 @@ def test_failure_6_a_read_only_kyb_dir_without_an_index_still_answers_reads(stor
     finally:
         kyb_dir.chmod(0o755)
     _add(store, "k2", "b")
+
+
+# -- failure 3: a full disk makes a landed sync look failed; init --clone onto a full disk ----------
+
+def _fault(monkeypatch, *points: str) -> None:
+    """faults.step raises ENOSPC at `points`, as a full disk does (tests/support/faults.py)."""
+    import errno
+
+    from kyb_cli.core.canon import faults
+
+    def step(name: str) -> None:
+        if name in points:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(faults, "step", step)
+
+
+@pytest.fixture
+def shared(store, tmp_path):
+    """`store` with one record, pushed to a bare remote."""
+    import subprocess
+
+    from kyb_cli.api.sync import set_remote, sync
+
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    set_remote(store, str(remote))
+    _add(store, "k", "the port is 8080")
+    assert sync(store)["pushed"]
+    return remote
+
+
+def _cli(*args: str):
+    from click.testing import CliRunner
+
+    from kyb_cli.cli.app import cli as kyb_cli
+
+    return CliRunner().invoke(kyb_cli, list(args), catch_exceptions=False)
+
+
+@pytest.mark.parametrize("point", ["before-ref", "after-ref", "after-worktree"])  # a clone fast-forwards
+def test_failure_3_init_clone_onto_a_full_disk_is_a_clear_refusal(shared, tmp_path, monkeypatch, point):
+    _fault(monkeypatch, point)
+    target = tmp_path / "clone"
+    res = _cli("init", "--clone", str(shared), str(target))
+    assert (res.exit_code, res.stdout) == (4, ""), (res.exit_code, res.stdout, res.stderr)
+    assert "internal error" not in res.stderr and "is full" in res.stderr and "kyb init --clone" in res.stderr
+    assert "warning" not in res.stderr  # no "the sync is committed" about a clone that is thrown away
+    assert not target.exists() and [p.name for p in tmp_path.iterdir() if ".kyb-clone-" in p.name] == []
+    monkeypatch.undo()
+    assert _cli("init", "--clone", str(shared), str(target)).exit_code == 0  # the advice works
+    assert (target / "knowledge" / "k.md").exists()
+
+
+def test_failure_3_a_landed_sync_hitting_a_full_disk_says_it_landed_with_a_warning(shared, store, monkeypatch):
+    import subprocess
+
+    _add(store, "k2", "written after the first sync")
+    _fault(monkeypatch, "after-push")
+    monkeypatch.setenv("KYB_STORE", str(store.path))
+    res = _cli("sync")
+    assert res.exit_code == 0, res.stderr
+    reply = json.loads(res.stdout)
+    assert reply["pushed"] is True
+    assert "warning: the sync landed" in res.stderr and "disk is full" in res.stderr, res.stderr
+    head = subprocess.run(["git", "--git-dir", str(shared), "rev-parse", "main"], capture_output=True, text=True)
+    assert head.stdout.strip() == reply["head"]
+    monkeypatch.undo()
+    monkeypatch.setenv("KYB_STORE", str(store.path))
+    again = _cli("sync")
+    assert again.exit_code == 0 and "warning" not in again.stderr
