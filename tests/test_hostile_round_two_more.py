@@ -242,3 +242,87 @@ def test_failure_1_a_real_hand_edit_in_a_wedged_store_is_kept_and_the_printed_di
     discard = re.search(r"discard them \((git [^)]*)\)", res.stderr).group(1)
     assert subprocess.run(shlex.split(discard), capture_output=True, env=team.env).returncode == 0
     _whole(team, bodies)
+
+
+# -- failure 8: MCP stdio — NUL and lone surrogates in arguments, malformed frames -----------------
+
+class _RawMcp:
+    """`kyb mcp` as a subprocess spoken to in raw lines; every read has a timeout (a client that
+    gets no reply would hang: here that is a failure, not a hang)."""
+
+    def __init__(self, store: Path, home: Path) -> None:
+        import subprocess
+        import sys
+
+        from support.hostile import kyb_env
+
+        env = {**kyb_env(home), "KYB_STORE": str(store), "KYB_BACKGROUND": "off"}
+        self.proc = subprocess.Popen([sys.executable, "-m", "kyb_cli", "mcp"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+        assert "result" in self.ask(json.dumps(init).encode(), timeout=60)
+        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+
+    def send(self, raw: bytes) -> None:
+        self.proc.stdin.write(raw + b"\n")
+        self.proc.stdin.flush()
+
+    def ask(self, raw: bytes, timeout: float = 20) -> dict:
+        import select
+
+        self.send(raw)
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        assert ready, f"no reply within {timeout}s to {raw[:120]!r}: a client would hang"
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self) -> str:
+        self.proc.stdin.close()
+        self.proc.wait(30)
+        return self.proc.stderr.read().decode(errors="replace")
+
+
+@pytest.fixture
+def raw_mcp(store, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    client = _RawMcp(Path(store.path), home)
+    yield client
+    assert "Traceback" not in client.close()
+
+
+MALFORMED = [  # (frame, JSON-RPC code, id of the reply)
+    (b"this is not json", -32700, None),
+    (b"[" * 5000 + b"]" * 5000, -32700, None),
+    (b"42", -32600, None),
+    (b'"a string"', -32600, None),
+    (b'[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]', -32600, None),
+    (b'{"jsonrpc":"2.0","id":4}', -32600, 4),
+    (b'{"id":5,"method":"tools/list"}', -32600, 5),
+    (b'{"jsonrpc":"2.0","id":6,"method":6}', -32600, 6),
+    (b'{"jsonrpc":"2.0","id":{"an":"object"},"method":"tools/list"}', -32600, None),
+    (b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[1,2]}', -32602, 7),
+    (b'{"jsonrpc":"2.0","id":8,"method":"tools/list","params":"x"}', -32602, 8),
+    (b'{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"\\ud800"}}', -32602, 9),
+]
+
+
+def test_failure_8_every_malformed_mcp_frame_gets_a_json_rpc_error_reply(raw_mcp):
+    for frame, code, rid in MALFORMED:
+        reply = raw_mcp.ask(frame)
+        assert reply.get("error", {}).get("code") == code and reply["id"] == rid, (frame[:80], reply)
+    assert "tools" in raw_mcp.ask(b'{"jsonrpc":"2.0","id":99,"method":"tools/list"}')["result"]
+
+
+@pytest.mark.parametrize("bad,what", [("a\\u0000b", "NUL"), ("a\\ud800b", "surrogate")])
+def test_failure_8_nul_or_a_lone_surrogate_in_an_argument_is_a_tool_error_naming_it_in_every_tool(raw_mcp, bad, what):
+    tools = raw_mcp.ask(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')["result"]["tools"]
+    assert len(tools) >= 10
+    for n, tool in enumerate(tools, start=100):
+        arg = next(iter(tool["inputSchema"].get("properties") or {"x": None}))
+        frame = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":{"%s":"%s"}}}'
+                 % (n, tool["name"], arg, bad))
+        reply = raw_mcp.ask(frame.encode())
+        assert reply["id"] == n and reply["result"]["isError"] is True, (tool["name"], reply)
+        error = reply["result"]["structuredContent"]["error"]
+        assert error["exit_code"] == 2 and f"argument '{arg}'" in error["message"] and what in error["message"], error

@@ -23,3 +23,4 @@ _.handle_exit  # uvicorn Server hook overridden (serve/run.py), called by uvicor
 frame  # its signature
 _.force_exit  # uvicorn Server attribute
 find_secret  # records/validate.py: the one-text scan, used by tests/test_canon_validate.py
+_.run_stdio_async  # MCPServer hook overridden (mcp/server.py), called by the SDK's run("stdio")
