@@ -326,3 +326,54 @@ def test_failure_8_nul_or_a_lone_surrogate_in_an_argument_is_a_tool_error_naming
         assert reply["id"] == n and reply["result"]["isError"] is True, (tool["name"], reply)
         error = reply["result"]["structuredContent"]["error"]
         assert error["exit_code"] == 2 and f"argument '{arg}'" in error["message"] and what in error["message"], error
+
+
+# -- failure 10: held-out records on a terminal ---------------------------------------------------
+
+def _terminal(view, data) -> str:
+    import io
+
+    from rich.console import Console
+
+    from kyb_cli.cli.render import terminal_safe
+
+    buf = io.StringIO()
+    view(Console(file=buf, width=200, no_color=True, highlight=False), terminal_safe(data))
+    return buf.getvalue()
+
+
+def test_failure_10_held_out_records_are_shown_on_a_terminal_with_why(team):  # noqa: F811
+    from kyb_cli.cli.commands.init import _cloned_view
+    from kyb_cli.cli.commands.sync import sync_view
+
+    team.peer.write({"knowledge/typo.md": (BLOB, "+++\nkey = 'typo'\ntitle = [broken\n+++\n"),
+                     "knowledge/esc.md": (BLOB, record_text("other-key"))})
+    res = team.sync()
+    assert res.returncode == 0, res.stderr
+    reply = json.loads(res.stdout)
+    assert {h["path"] for h in reply["held_out"]} == {"knowledge/typo.md", "knowledge/esc.md"}
+    shown = _terminal(sync_view, reply)
+    assert "2 record file(s) held out" in shown
+    for held in reply["held_out"]:
+        assert f"{held['path']}: {held['reason'][:40]}" in shown, shown
+    clone = json.loads(team.clone().stdout)
+    assert "2 record file(s) held out" in _terminal(_cloned_view, clone)
+    quiet = _terminal(sync_view, {**reply, "held_out": []})
+    assert "held out" not in quiet
+
+
+def test_failure_10_readme_says_a_shared_disk_remote_runs_its_hooks_as_the_syncing_user(team):  # noqa: F811
+    """The choice (README "Sharing a store"): kyb leaves Git's local transport as Git does it (a
+    team may rely on its remote's hooks) and README says what that implies; this checks both that
+    the words are there and that they are true."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    words = " ".join(readme.split())
+    assert "A remote on a shared disk" in words and "hooks (`pre-receive`, `update`, `post-receive`) run as you" in words
+    assert "use an SSH or HTTPS remote" in words
+    marker = team.outside / "hook-ran-as"
+    hook = team.remote / "hooks" / "post-receive"
+    hook.write_text(f"#!/bin/sh\nid -u > '{marker}'\n")
+    hook.chmod(0o755)
+    assert team.kyb("add", "--key", "hooked", "--title", "H", "--body", "h").returncode == 0
+    assert team.sync().returncode == 0
+    assert marker.read_text().strip() == str(os.getuid())  # it ran, as the user who synced
