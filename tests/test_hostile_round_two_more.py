@@ -377,3 +377,13 @@ def test_failure_10_readme_says_a_shared_disk_remote_runs_its_hooks_as_the_synci
     assert team.kyb("add", "--key", "hooked", "--title", "H", "--body", "h").returncode == 0
     assert team.sync().returncode == 0
     assert marker.read_text().strip() == str(os.getuid())  # it ran, as the user who synced
+
+
+def test_failure_8_a_lone_surrogate_in_a_cli_argument_in_process_is_a_usage_error(store_path, monkeypatch):
+    """Found by the CLI fuzz test (tests/test_fuzz_doors.py): `get '\\ud800'` through Click in-process
+    was an internal error (exit 70); argv from a shell is checked in fast.py, this is the same rule
+    for a Python caller of the Click group."""
+    monkeypatch.setenv("KYB_STORE", str(store_path))
+    for args in (["get", "\ud800"], ["add", "--key", "k", "--title", "a\udfffb", "--body", "x"]):
+        res = _cli(*args)
+        assert res.exit_code == 2 and res.stdout == "" and "not valid UTF-8" in res.stderr, (args, res.stderr)

@@ -64,7 +64,7 @@ def check(line: str, tool_error: ToolError) -> tuple[str | None, dict | None]:
     malformed notification or a blank line). `tool_error` words a bad argument (server.py)."""
     from kyb_cli import api
 
-    if not line.strip():
+    if not line.strip(" \t\r\n"):  # JSON's whitespace only (a no-break space is a parse error)
         return None, None
     surrogate = False
     try:
