@@ -103,3 +103,23 @@ def test_disk_full_answers_tell_the_truth(kyb, tiny_fs):
     subprocess.run(["git", "-C", str(store), "fsck", "--strict", "--no-dangling"], check=True,
                    capture_output=True)
     assert run(env, "query", "space")[0] == 0
+
+
+def test_failure_3_init_clone_onto_a_really_full_disk_refuses_with_what_to_do(kyb, tiny_fs, tmp_path):
+    """Issue 24 failure 3 on a real full filesystem (the fault-step version runs in the fast lane:
+    tests/test_hostile_round_two_more.py): exit 4 naming the fix, nothing left behind, then it works."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    for i in range(5):
+        assert kyb("add", "--key", f"k-{i}", "--title", "K", input=os.urandom(3000).hex()).code == 0
+    assert kyb("remote", str(remote)).code == 0 and kyb("sync").code == 0
+    target = tiny_fs / "clone"
+    for leave in (0, 16 * 1024, 96 * 1024):
+        filler = fill(tiny_fs, leave=leave)
+        code, out, err = run(kyb.env, "init", "--clone", str(remote), str(target))
+        assert (code, out) == (4, ""), (leave, code, err)
+        assert "is full" in err and "kyb init --clone" in err and "internal error" not in err, err
+        assert sorted(p.name for p in tiny_fs.iterdir()) == ["filler"]
+        filler.unlink()
+    code, out, err = run(kyb.env, "init", "--clone", str(remote), str(target))
+    assert code == 0, err

@@ -327,8 +327,10 @@ CLI = ("cli",)  # the operations below are the command line's alone: a store's u
 
 SYNC = Operation("sync", "Pull the remote's records (every peer's input checked), then push this store's.", (),
                  example="kyb sync", doors=CLI)
-DOCTOR = Operation("doctor", "What is wrong with this store and this install, with the fix for each.", (),
-                   example="kyb doctor", doors=CLI)
+DOCTOR = Operation("doctor", "What is wrong with this store and this install, with the fix for each.", (
+    Field("fix", "boolean", False, "First repair the working tree: finish an interrupted update, "
+          "restore record files missing or staged wrong (never a hand edit)."),
+), example="kyb doctor --fix", doors=CLI)
 INDEX = Operation("index", "The index's state; --embed fills every missing vector.", (
     Field("embed", "boolean", False, "Embed every version that lacks a vector (user cache first)."),
 ), example="kyb index --embed", doors=CLI)

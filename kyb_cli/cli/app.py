@@ -81,6 +81,14 @@ class LazyGroup(HintGroup):
         module = __import__(f"kyb_cli.cli.commands.{module_name}", fromlist=[attr])
         return getattr(module, attr)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """A lone surrogate in an argument (bytes that are not UTF-8 from the shell, or a Python
+        caller's bad string) is a usage error before any command sees it (fast.py says it for argv)."""
+        for n, arg in enumerate(args, 1):
+            if isinstance(arg, str) and any("\ud800" <= ch <= "\udfff" for ch in arg):
+                raise click.UsageError(f"argument {n} is not valid UTF-8 — keys, titles and text are UTF-8", ctx)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         from kyb_cli import api
 

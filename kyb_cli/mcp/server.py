@@ -94,6 +94,11 @@ class KybServer(MCPServer):
         from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
         from pydantic import ValidationError
 
+        from kyb_cli.mcp.frames import argument_message, bad_text
+
+        found = bad_text(arguments)  # NUL or a lone surrogate: the same refusal in every tool
+        if found is not None:
+            return error_result(UsageError(argument_message(name, found[0] or "arguments", found[1])))
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -104,6 +109,23 @@ class KybServer(MCPServer):
             if self._tool_manager.get_tool(name) is None:
                 return error_result(UsageError(f"unknown tool '{name}'; tools/list names them"))
             raise
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio loop, with fd 0 read through the frame guard (frames.py): a malformed
+        frame gets a JSON-RPC error reply, never silence."""
+        from kyb_cli.mcp.frames import guarded_stdio
+
+        async with guarded_stdio(argument_error) as (read_stream, write_stream):
+            await self._lowlevel_server.run(read_stream, write_stream,
+                                            self._lowlevel_server.create_initialization_options())
+
+
+def argument_error(tool: str, argument: str, what: str) -> dict:
+    """The tool error for an argument holding `what` (a NUL, a lone surrogate), as a JSON dict."""
+    from kyb_cli.mcp.frames import argument_message
+
+    result = error_result(UsageError(argument_message(tool, argument, what)))
+    return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 def validation_text(exc) -> str:

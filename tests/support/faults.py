@@ -23,6 +23,7 @@ import sys
 #   after-ref      the branch moved (the write happened), the working tree is not updated yet
 #   after-worktree the working tree and Git index are updated, the journal is not removed yet
 STEPS = ("before-commit", "before-ref", "after-ref", "after-worktree")
+SYNC_STEPS = ("after-push",)  # sync's (sync/remote.py): the push landed, the tracking ref is not set
 FILLER_STEPS = ("filler-before-swap",)  # the background filler's (index/history.py): ARGS is the store
 ACTIONS = ("kill", "enospc")
 
@@ -42,8 +43,8 @@ def install(point: str, action: str) -> None:
 
 def main(argv: list[str]) -> None:
     point, action, *args = argv
-    if point not in STEPS + FILLER_STEPS or action not in ACTIONS:
-        raise SystemExit(f"usage: python -m tests.support.faults {'|'.join(STEPS + FILLER_STEPS)} "
+    if point not in STEPS + SYNC_STEPS + FILLER_STEPS or action not in ACTIONS:
+        raise SystemExit(f"usage: python -m tests.support.faults {'|'.join(STEPS + SYNC_STEPS + FILLER_STEPS)} "
                          f"{'|'.join(ACTIONS)} ARGS")
     install(point, action)
     if point in FILLER_STEPS:

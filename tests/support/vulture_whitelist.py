@@ -24,3 +24,4 @@ frame  # its signature
 _.force_exit  # uvicorn Server attribute
 find_secret  # records/validate.py: the one-text scan, used by tests/test_canon_validate.py
 _.__signature__  # mcp/params.py: read by inspect.signature, which the MCP SDK builds the input schema from
+_.run_stdio_async  # MCPServer hook overridden (mcp/server.py), called by the SDK's run("stdio")

@@ -15,15 +15,15 @@ from kyb_cli.api.operations import example
 @click.command("doctor", epilog=example("doctor"))
 @table_options("doctor")
 @common_options
-def doctor_cmd() -> None:
-    """Check the store, git, the index and its vectors, the model and the vector cache.
+def doctor_cmd(fix: bool) -> None:
+    """Check the store, git, the working tree, the index and its vectors, the model and the vector cache.
 
     Prints the report (JSON on a pipe), and each problem as one `kyb: doctor: …` line on stderr.
     Exit 0 when healthy (warnings allowed), 4 when there is a problem.
     """
     from kyb_cli import api
 
-    report = api.diagnose(store_location().path)
+    report = api.diagnose(store_location().path, fix=fix)
     emit(report, _view)
     for line in report["problems"]:
         sys.stderr.write(f"kyb: doctor: {line}\n")
@@ -35,6 +35,11 @@ def _view(c, d: dict) -> None:
     store = d["store"]
     c.print(f"store  {store['path']}: " + ("ok" if store.get("ok") else "[red]broken[/red]"))
     c.print(f"git    {d['git'].get('version') or '[red]missing[/red]'}")
+    if d.get("fixed"):
+        c.print(f"fixed  {len(d['fixed'])} record file(s): {', '.join(d['fixed'])}")
+    tree = d.get("worktree")
+    if tree is not None:
+        c.print("tree   " + ("ok" if tree["ok"] else f"[red]{len(tree['paths'])} record file(s) not as committed[/red]"))
     idx = d.get("index") or {}
     if idx.get("ok"):
         c.print(f"index  head {str(idx.get('head') or '')[:12]}, {idx['versions']} versions, {idx['texts']} texts")

@@ -24,10 +24,19 @@ def init_cmd(path: Path | None, clone_url: str | None) -> None:
         store = api.clone(clone_url, target)
         data = {"store": str(store.path), "created": True, "cloned_from": clone_url, "head": store.head_sha(),
                 **getattr(store, "clone_report", {"held_out": [], "clamped": []})}
-        emit(data, lambda c, d: c.print(f"Cloned [bold]{d['cloned_from']}[/bold] into [bold]{d['store']}[/bold]"))
+        emit(data, _cloned_view)
         return
     existed = (target / ".git").exists()
     store = api.init_store(target)
     data = {"store": str(store.path), "created": not existed, "head": store.head_sha()}
     emit(data, lambda c, d: c.print(
         f"{'Created' if d['created'] else 'Already a store:'} [bold]{d['store']}[/bold]"))
+
+
+def _cloned_view(c, d: dict) -> None:
+    from rich.markup import escape
+
+    from kyb_cli.cli.commands.sync import held_out_view
+
+    c.print(f"Cloned [bold]{escape(d['cloned_from'])}[/bold] into [bold]{escape(d['store'])}[/bold]")
+    held_out_view(c, d.get("held_out") or [])

@@ -23,6 +23,7 @@ def sync_view(c: Any, d: dict[str, Any]) -> None:
     pushed = "pushed" if d["pushed"] else "nothing to push"
     c.print(f"[bold green]synced[/bold green] with {d['remote']} ({d['url']}): {what}, {pushed}; "
             f"head [dim]{(d['head'] or '')[:12]}[/dim]")
+    held_out_view(c, d.get("held_out") or [])
     if not d["conflicts"]:
         return
     from rich.table import Table
@@ -34,6 +35,18 @@ def sync_view(c: Any, d: dict[str, Any]) -> None:
         table.add_row(cf["key"], cf["type"], f"{cf['kept'][:12]} ({cf['kept_side']})", cf["other"][:12])
     c.print(table)
     c.print("[dim]review: kyb history KEY; kyb get KEY --at OTHER; write the right version with kyb add[/dim]")
+
+
+def held_out_view(c: Any, held: list[dict[str, str]]) -> None:
+    """Which peer record files are held out and why (a terminal sees what the JSON says)."""
+    if not held:
+        return
+    from rich.markup import escape
+
+    c.print(f"[yellow]{len(held)} record file(s) held out[/yellow]: never served, listed on every sync "
+            "while the remote's tip holds them — fix them there (or write the key again here)")
+    for h in held:
+        c.print(f"  {escape(h['path'])}: {escape(h['reason'])} [dim](commit {h.get('commit', '')[:12]})[/dim]")
 
 
 @click.command("sync", epilog=example("sync"))

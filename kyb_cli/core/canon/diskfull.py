@@ -28,6 +28,8 @@ def is_disk_full(exc: BaseException, path: Path | None = None) -> bool:
     error text from an earlier call (seen: "index does not contain …")."""
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return True
+    if getattr(exc, "disk_full", False):  # our own disk_full_error, raised further down
+        return True
     if type(exc).__name__ == "FullError":
         return True
     if any(word in str(exc).lower() for word in _FULL_WORDS):
@@ -50,7 +52,9 @@ def disk_full_error(store_path: Path, *, written: bool = False) -> StoreError:
     what = ("the write is committed, but the store's files could not all be updated"
             if written else "nothing was written")
     index = Path(store_path) / ".git" / "kyb" / "index.sqlite"
-    return StoreError(
+    err = StoreError(
         f"the disk holding the store {store_path} is full ({_free(store_path)}): {what} — free some "
         f"space on that filesystem (deleting {index} frees the search index, kyb rebuilds it) and try again",
         path=os.fspath(store_path))
+    err.disk_full = True
+    return err

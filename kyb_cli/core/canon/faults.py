@@ -9,6 +9,8 @@ Steps, in order (transaction.publish and the sync integration):
   before-ref      the commit objects and the journal are written, the branch has not moved
   after-ref       the branch moved: the write happened; the working tree is not updated yet
   after-worktree  the working tree and the Git index are updated; the journal is not removed yet
+and of sync (sync/remote.py):
+  after-push      the push landed on the remote; the local remote-tracking ref is not updated yet
 and of the background filler (index/history.py):
   filler-before-swap  the full index is built beside the snapshot, not swapped in yet
 """

@@ -146,8 +146,8 @@ def _set_aside(journal: Path, git_dir: Path, why: str) -> None:
     store = git_dir.parent
     sys.stderr.write(
         f"kyb: a write or sync that died left a recovery journal that cannot be applied ({why}); "
-        f"set aside as {aside} — the commits are intact; check the working tree with "
-        f"`git -C {store} status` and restore any file it lists with `git -C {store} checkout -- PATH`\n")
+        f"set aside as {aside} — the commits are intact; `kyb doctor` lists any record file left missing "
+        f"or staged wrong and `kyb doctor --fix` restores them (so does the next write of that record)\n")
     sys.stderr.flush()
 
 

@@ -89,11 +89,12 @@ def warn(message: str) -> None:
 
 
 def publish(store, old: pygit2.Commit | None, new: pygit2.Oid, changes: dict[str, Entry | None],
-            log: str, *, what: str = "the write") -> list[str]:
+            log: str, *, what: str = "the write", strict: bool = False) -> list[str]:
     """Move the branch from `old` to `new` in one ref update, then bring `changes` along.
 
     Before the move: StoreError and nothing visible. After it: never an error; the returned
-    warnings (also printed) say what is left for the next write to finish."""
+    warnings (also printed) say what is left for the next write to finish. `strict` (a clone, whose
+    half-made directory is thrown away on failure): a working tree left unfinished is an error."""
     repo = store.repo
     if not objects_present(repo, new, changes):
         raise _unwritten_objects(store)
@@ -120,6 +121,8 @@ def publish(store, old: pygit2.Commit | None, new: pygit2.Oid, changes: dict[str
         journal.clear(store.kyb_dir)
         remove_dead_temp_files(repo, sorted(changes))
     except (OSError, pygit2.GitError) as exc:
+        if strict:
+            raise
         reason = "the disk is full" if is_disk_full(exc, store.git_dir) else str(exc)
         warnings.append(f"{what} is committed ({str(new)[:12]}), but kyb could not finish updating the "
                         f"store's working tree ({reason}); the next kyb command finishes it")

@@ -23,11 +23,12 @@ import pygit2
 from kyb_cli.core.canon.lock import pid_alive
 from kyb_cli.core.canon.nofollow import Dirs, LinkInTheWay, _open_dir, _parts, read_file, remove_file
 from kyb_cli.core.canon import durability  # noqa: F401 - fsync of what kyb writes (nofollow.py)
-from kyb_cli.core.canon.tree import Entry
+from kyb_cli.core.canon.tree import Entry, blob_at
 from kyb_cli.core.errors import Rejected, StoreError
 from kyb_cli.core.records.keys import unsafe_path
 
-__all__ = ["LinkInTheWay", "read_file", "update_worktree", "has_hand_edits", "refuse_hand_edits"]
+__all__ = ["LinkInTheWay", "read_file", "update_worktree", "has_hand_edits", "refuse_hand_edits", "interrupted",
+           "known_version"]
 
 _FILE_MODES = (int(pygit2.enums.FileMode.BLOB), int(pygit2.enums.FileMode.BLOB_EXECUTABLE))
 
@@ -138,19 +139,58 @@ def has_hand_edits(repo: pygit2.Repository, path: str, committed: pygit2.Oid | N
     return differs
 
 
+HISTORY_WALK = 2000  # commits searched for an earlier version of a path (only when a write would refuse)
+
+
+def known_version(repo: pygit2.Repository, path: str, oid: pygit2.Oid | None) -> bool:
+    """`oid` is absent or a version of `path` that the canon holds (replacing it loses nothing)."""
+    if oid is None:
+        return True
+    if repo.head_is_unborn:
+        return False
+    for n, commit in enumerate(repo.walk(repo.head.target, pygit2.enums.SortMode.TIME)):
+        if n >= HISTORY_WALK:
+            return False
+        if blob_at(commit, path) == oid:
+            return True
+    return False
+
+
+def interrupted(repo: pygit2.Repository, path: str, index: pygit2.Index | None = None) -> bool:
+    """The file and its index entry at `path` hold nothing the canon lacks (absent, or an earlier
+    committed version): what a working-tree update that stopped midway leaves (an EACCES, a full
+    disk, a kill, a journal set aside). Overwriting them loses nothing, so a write does."""
+    try:
+        data = read_file(Path(repo.workdir), path)
+    except OSError:
+        return False
+    if index is None:
+        index = repo.index
+        index.read()
+    try:
+        staged = index[path].id
+    except KeyError:
+        staged = None
+    except pygit2.GitError:
+        return False
+    on_disk = None if data is None else pygit2.hash(data)
+    return known_version(repo, path, on_disk) and known_version(repo, path, staged)
+
+
 def refuse_hand_edits(repo: pygit2.Repository, store_path: Path, path: str, committed: pygit2.Oid | None,
                       *, doing: str = "write", index: pygit2.Index | None = None) -> None:
-    """Rejected when `path` has uncommitted hand edits that a write (or a sync) would overwrite."""
-    if not has_hand_edits(repo, path, committed, index):
+    """Rejected when `path` has uncommitted hand edits that a write (or a sync) would overwrite; a
+    file left behind by an interrupted update (`interrupted`) is no hand edit: it is overwritten."""
+    if not has_hand_edits(repo, path, committed, index) or interrupted(repo, path, index):
         return
+    keep = f"git -C {store_path} add {path} && git -C {store_path} commit -m 'hand edit'"
+    drop = f"git -C {store_path} checkout HEAD -- {path}"
     if doing == "sync":
         raise Rejected(
             f"{path} has uncommitted changes in the store's working tree and sync would change it; "
-            f"nothing was merged — commit them (git -C {store_path} commit {path}) or discard them "
-            f"(git -C {store_path} checkout -- {path}) and sync again"
+            f"nothing was merged — commit them ({keep}) or discard them ({drop}) and sync again"
         )
     raise Rejected(
         f"{path} has uncommitted changes in the store's working tree; kyb will not overwrite "
-        f"them — commit them (git -C {store_path} commit {path}) or discard them "
-        f"(git -C {store_path} checkout -- {path}) and write again"
+        f"them — commit them ({keep}) or discard them ({drop}) and write again"
     )

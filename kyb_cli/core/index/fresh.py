@@ -135,7 +135,7 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
 
     if not gitlog.available():
         raise StoreError("the search index is built with the `git` program, which is not on PATH")
-    with lock.exclusive(gdir / "kyb" / "index.lock", timeout=max(lock.lock_timeout(), 60.0)):
+    with lock.exclusive(db.parent / "index.lock", timeout=max(lock.lock_timeout(), 60.0)):
         head = headfile.head_sha(gdir) or gitlog.head(store_path)
         work: dict = {}
         _move_aside_if_unusable(db)

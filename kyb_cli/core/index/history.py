@@ -43,7 +43,7 @@ def build_history(store_path: Path, gdir: Path,
     step(0, gitlog.count(store_path, head0))
     stats = build.build_file(store_path, side, head0, step, note=False)
     faults.step("filler-before-swap")
-    with lock.exclusive(gdir / "kyb" / "index.lock", timeout=max(lock.lock_timeout(), 60.0)):
+    with lock.exclusive(db.parent / "index.lock", timeout=max(lock.lock_timeout(), 60.0)):
         current = schema.open_valid(db)
         conn = schema.connect(side)
         try:

@@ -26,6 +26,8 @@ The schema version carries the recipe version, so a new recipe rebuilds the inde
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 
 from kyb_cli.core.embed.recipe import RECIPE_VERSION
@@ -114,8 +116,39 @@ def decode(raw):
         raise Damaged(f"an index row does not decode: {exc}") from exc
 
 
+def index_dir(git_dir: Path) -> Path:
+    """Where the index, its lock and its temp files live: `.git/kyb`, or — when the store cannot be
+    written there (a read-only `.git/kyb`, a store on a read-only mount) — a directory of the user's
+    own cache named after the store, so reads still answer (the index is only a cache of the canon;
+    `fresh` checks it against HEAD on every read wherever it lives)."""
+    kyb = Path(git_dir) / "kyb"
+    if os.access(kyb if os.path.isdir(kyb) else git_dir, os.W_OK | os.X_OK):
+        return kyb
+    return _elsewhere(Path(git_dir))
+
+
+def _elsewhere(git_dir: Path) -> Path:
+    import hashlib
+
+    from kyb_cli.core.config.dirs import cache_dir
+    from kyb_cli.core.errors import StoreError
+
+    name = hashlib.sha256(os.fsencode(os.path.realpath(git_dir))).hexdigest()[:24]
+    where = cache_dir() / "read-only-stores" / name
+    try:
+        where.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not os.access(where, os.W_OK | os.X_OK) or where.is_symlink():
+            raise PermissionError(13, "not writable", str(where))
+    except OSError as exc:
+        raise StoreError(
+            f"{git_dir / 'kyb'} is read-only and the index cannot be kept in {where} either "
+            f"({exc.strerror or exc}): make one of them writable (or set XDG_CACHE_HOME to a writable "
+            "directory) and run the command again", path=str(git_dir.parent)) from None
+    return where
+
+
 def index_path(git_dir: Path) -> Path:
-    return Path(git_dir) / "kyb" / "index.sqlite"
+    return index_dir(git_dir) / "index.sqlite"
 
 
 def connect(path: Path, *, create: bool = False):

@@ -50,7 +50,10 @@ def history_complete(meta: dict) -> bool:
 
 
 def kyb_dir(gdir: Path) -> Path:
-    return Path(gdir) / "kyb"
+    """The index's directory (`.git/kyb`, or the user's cache for a read-only store: schema.index_dir)."""
+    from kyb_cli.core.index.schema import index_dir
+
+    return index_dir(gdir)
 
 
 def lock_path(gdir: Path) -> Path:

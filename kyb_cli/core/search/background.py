@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from kyb_cli.core.canon import headfile
-from kyb_cli.core.index import staged
+from kyb_cli.core.index import schema, staged
 from kyb_cli.core.index.history import SIDE_NAME, build_history
 
 
@@ -109,7 +109,7 @@ def main(argv: list[str]) -> int:
         staged.write_status(gdir, stage="failed", error=f"{type(exc).__name__}: {exc}"[:300])
         return 1
     finally:
-        Path(gdir / "kyb" / SIDE_NAME).unlink(missing_ok=True)
+        schema.index_path(gdir).with_name(SIDE_NAME).unlink(missing_ok=True)
         staged.release(fd)
     return 0
 

@@ -81,8 +81,9 @@ def _plan(store: Store, remote_head: pygit2.Commit, held: set[tuple[str, str]]) 
 
 
 def integrate(store: Store, remote_head: pygit2.Commit | None, attribution: Attribution | None,
-              name: str = REMOTE, held: set[tuple[str, str]] | None = None) -> Step:
-    """Bring `remote_head` into local HEAD: plan without the lock, commit under it."""
+              name: str = REMOTE, held: set[tuple[str, str]] | None = None, *, strict: bool = False) -> Step:
+    """Bring `remote_head` into local HEAD: plan without the lock, commit under it (`strict`: a clone,
+    where an unfinished working tree is an error, not a warning: transaction.publish)."""
     repo = store.repo
     if remote_head is None:
         with store.locked():
@@ -100,7 +101,7 @@ def integrate(store: Store, remote_head: pygit2.Commit | None, attribution: Attr
         _refuse_hand_edits(store, local, plan.changes)
         if plan.kind == "fast_forward":
             elsewhere = merge.decided_elsewhere(repo, remote_head.id, local.id if local else None)
-            _move_head(store, local, remote_head.id, plan.changes, f"kyb: sync fast-forward to {name}")
+            _move_head(store, local, remote_head.id, plan.changes, f"kyb: sync fast-forward to {name}", strict)
             return Step(head=str(remote_head.id), kind="fast_forward", incoming=incoming_count,
                         conflicts=elsewhere)
         assert plan.result is not None and local is not None
@@ -115,7 +116,7 @@ def integrate(store: Store, remote_head: pygit2.Commit | None, attribution: Attr
                 raise disk_full_error(store.path) from None
             raise StoreError(f"sync could not write its merge commit, nothing was changed: {exc}") from None
         elsewhere = merge.decided_elsewhere(repo, remote_head.id, local.id)
-        _move_head(store, local, commit, plan.changes, message.split("\n", 1)[0])
+        _move_head(store, local, commit, plan.changes, message.split("\n", 1)[0], strict)
         for conflict in plan.result.conflicts:
             conflict.merge = str(commit)
         return Step(head=str(commit), kind="merged", incoming=incoming_count,
@@ -181,10 +182,10 @@ class _Lookup:
 
 
 def _move_head(store: Store, local: pygit2.Commit | None, new: pygit2.Oid, changes: dict[str, Any],
-               log: str) -> None:
+               log: str, strict: bool = False) -> None:
     """Move the branch once and bring the changed files along: the writers' rule (canon/transaction.py,
     `publish`): before the move a StoreError and nothing visible, after it success plus a warning."""
-    publish(store, local, new, changes, log, what="the sync")
+    publish(store, local, new, changes, log, what="the sync", strict=strict)
 
 
 # -- held-out records: reported on every sync while the tip holds them --------------------------------
@@ -308,7 +309,12 @@ def clone(url: str, path) -> Store:
     path = Path(path).absolute()
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise StoreError(f"{path} exists and is not empty; kyb init --clone wants a new or empty directory")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"kyb init --clone cannot create {path.parent} ({exc.strerror or exc})"
+                         + (": the disk is full — free some space and run it again" if is_disk_full(exc) else ""),
+                         path=str(path)) from None
     tmp = path.parent / f".{path.name}.kyb-clone-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
@@ -327,15 +333,24 @@ def clone(url: str, path) -> Store:
         else:
             remote_head = repo[arrived.tip].peel(pygit2.Commit)
             report["clamped"] = clocks.clamped(repo, remote_head.id, None, int(time.time()))
-            integrate(store, remote_head, None, REMOTE, {(p.path, p.oid) for p in arrived.held_out})
+            integrate(store, remote_head, None, REMOTE, {(p.path, p.oid) for p in arrived.held_out}, strict=True)
             report["held_out"] = held_report(store, arrived.held_out)
         _track(store, REMOTE)
         store.kyb_dir.mkdir(parents=True, exist_ok=True)
         if path.exists():
             path.rmdir()
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
+        full = isinstance(exc, (OSError, pygit2.GitError, StoreError)) and is_disk_full(exc, path.parent)
         shutil.rmtree(tmp, ignore_errors=True)
+        if full:
+            raise StoreError(
+                f"the disk holding {path} is full: nothing was cloned and nothing was left behind — free "
+                f"some space on that filesystem (the clone needs about the size of the remote) and run "
+                f"`kyb init --clone {url} {path}` again", path=str(path)) from None
+        if isinstance(exc, (OSError, pygit2.GitError)):
+            raise StoreError(f"kyb init --clone could not write {path} ({exc}); nothing was left behind",
+                             path=str(path)) from None
         raise
     done = Store(path)
     done.clone_report = report

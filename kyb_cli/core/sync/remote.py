@@ -17,7 +17,7 @@ from typing import Any
 
 import pygit2
 
-from kyb_cli.core.canon import git
+from kyb_cli.core.canon import faults, git
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.errors import RemoteError, StoreError, UsageError
 
@@ -113,9 +113,15 @@ def push(store: Store, sha: str, branch: str, name: str = REMOTE) -> bool:
     proc = run_git(["push", "--porcelain", "--quiet", name, f"{sha}:refs/heads/{branch}"], cwd=store.path)
     if proc.returncode == 0:
         try:
+            faults.step("after-push")
             store.repo.references.create(f"refs/remotes/{name}/{branch}", sha, force=True)
-        except (ValueError, pygit2.GitError, OSError):  # a full disk after the push landed: the
-            pass  # tracking ref is a cache (the next fetch sets it); the sync itself succeeded
+        except (ValueError, pygit2.GitError, OSError) as exc:  # e.g. a full disk after the push landed:
+            from kyb_cli.core.canon.diskfull import is_disk_full  # the tracking ref is a cache (the next
+            from kyb_cli.core.canon.transaction import warn  # fetch sets it); the sync succeeded
+
+            why = "the disk is full" if is_disk_full(exc, store.git_dir) else str(exc)
+            warn(f"the sync landed: {sha[:12]} is on remote '{name}'; kyb could not note that in the store "
+                 f"({why}) — nothing is lost, the next sync notes it")
         return True
     said = (proc.stdout or "") + "\n" + (proc.stderr or "")
     raced = ("[rejected]" in said and ("fetch first" in said or "non-fast-forward" in said)) or (

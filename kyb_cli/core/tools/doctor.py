@@ -1,9 +1,12 @@
 """`kyb doctor`: is this store usable, and is search by meaning as good as it can be here?
 
 Problems (unhealthy, exit 4): the store does not open, `git` is missing, the index cannot be built,
-the model is configured but does not load, vectors of an old model still sit in the index.
-Warnings (healthy): no model (search is lexical), vectors pending, older models' vectors in the
-user cache (never served; they only take space). Each line says how to fix it.
+the model is configured but does not load, vectors of an old model still sit in the index, a
+record file of HEAD is missing or staged wrong, or an interrupted update is pending (tree_health.py;
+`fix=True`, `kyb doctor --fix`, repairs those first). Warnings (healthy): no model (search is lexical), vectors pending, older models' vectors in the
+user cache (never served; they only take space — unless the configured model is broken: then they
+may be the good model's, and the fix is re-importing the model, not deleting the cache). Each line
+says how to fix it.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from pathlib import Path
 from kyb_cli.core.embed import MODEL_FIX
 
 
-def diagnose(store_path: Path, load_model: bool = True) -> dict:
+def diagnose(store_path: Path, load_model: bool = True, fix: bool = False) -> dict:
     problems: list[str] = []
     warnings: list[str] = []
     report: dict = {"store": {"path": str(store_path)}}
@@ -30,11 +33,15 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
     try:
         from kyb_cli.core.canon.repo import Store
 
-        head = Store(Path(store_path)).repo.head.target
+        store = Store(Path(store_path))
+        head = store.repo.head.target
         report["store"].update(ok=True, head=str(head))
     except Exception as exc:
+        store = None
         report["store"]["ok"] = False
         problems.append(f"store: {getattr(exc, 'message', exc)} — check the path, or kyb init")
+    if store is not None:
+        _worktree(store, fix, report, problems, warnings)
 
     # The model first: when it is configured but broken, the index's vectors are not "of another
     # model" — the model is what is broken, and re-embedding with it would fail (rule: doctor
@@ -45,8 +52,10 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
     if unconfigured:
         warnings.append(f"model: {report['model'].get('reason')}; search is lexical only — fix: {MODEL_FIX}")
     elif broken:
-        problems.append(f"model: the model is broken: {report['model'].get('reason')}; search is lexical only "
-                        f"until it loads — fix: {MODEL_FIX}")
+        where = report["model"].get("path")
+        files = f" (its files in {where}, model.onnx among them, are broken or cut short)" if where else ""
+        problems.append(f"model: the model is broken{files}: {report['model'].get('reason')}; search is lexical "
+                        f"only until it loads — fix: re-import it with {MODEL_FIX}")
 
     if report["store"].get("ok") and git:
         try:
@@ -76,7 +85,9 @@ def diagnose(store_path: Path, load_model: bool = True) -> dict:
         current = report["model"].get("fingerprint")
         report["cache"] = {"path": str(embed.open_cache().path), "vectors": per_fp}
         others = {k: v for k, v in per_fp.items() if k != current}
-        if others and (len(per_fp) > 1 or current is not None):
+        if broken:  # the cached vectors may be the good model's: re-importing it serves them again
+            pass
+        elif others and (len(per_fp) > 1 or current is not None):
             warnings.append(f"cache: {sum(others.values())} vectors of other models/recipes ({', '.join(others)}) "
                             f"are never served; delete {report['cache']['path']} to reclaim the space")
     except Exception as exc:
@@ -97,3 +108,23 @@ def _model(load: bool) -> dict:
     fp, reason, location = current_fingerprint()
     return {"found": fp is not None, "loads": fp is not None, "fingerprint": fp, "reason": reason,
             "path": str(location.path) if location else None}
+
+
+def _worktree(store, fix: bool, report: dict, problems: list[str], warnings: list[str]) -> None:
+    """Every record file of HEAD on disk and staged as committed (tree_health.py); `fix` repairs."""
+    from kyb_cli.core.errors import KybError
+    from kyb_cli.core.tools import tree_health
+
+    if not store.is_kyb_store():
+        return
+    if fix:
+        try:
+            report["fixed"] = tree_health.repair(store)
+        except KybError as exc:
+            report["fixed"] = []
+            problems.append(f"worktree: {exc.message}")
+    rows = tree_health.inspect(store)
+    report["worktree"] = {"ok": not rows, "paths": rows}
+    more_problems, more_warnings = tree_health.lines(store, rows)
+    problems.extend(p for p in more_problems if p not in problems)
+    warnings.extend(more_warnings)

@@ -1,0 +1,180 @@
+"""The stdio guard in front of the `mcp` SDK: every malformed frame gets a JSON-RPC error reply.
+
+The SDK's stdio reader drops a line it cannot validate (not JSON, not an object, no method, params
+of the wrong type, a batch, a lone surrogate its JSON parser refuses): the client waits forever for
+an answer. Each line is checked here first; what the SDK would drop is answered here instead, on
+the SDK's own outgoing stream (so replies never interleave with its writes):
+
+  -32700 parse error      not JSON, or nested deeper than the JSON limit (README "Limits")
+  -32600 invalid request  not an object, a batch (MCP has none), no `jsonrpc: "2.0"`, no or a non-string method
+  -32602 invalid params   params not an object; a lone surrogate anywhere in the frame — except in
+                          a tools/call's arguments, which get the tool error every kyb door gives
+                          for a bad argument, naming it (exit 2: usage)
+
+A notification (no id) that is malformed gets no reply: JSON-RPC forbids one, and nobody waits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import asynccontextmanager
+from typing import Any, Callable
+
+_NO_ID = object()
+
+
+def bad_text(value: Any, where: str = "") -> tuple[str, str] | None:
+    """(where, what) of the first string holding a NUL or a lone surrogate in `value` (keys too)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return where, "a NUL character"
+        if any("\ud800" <= ch <= "\udfff" for ch in value):
+            return where, "a lone surrogate (not Unicode text)"
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = bad_text(k, where) or bad_text(v, f"{where}.{k}" if where else str(k))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = bad_text(v, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _surrogate(value: Any, where: str = "") -> str | None:
+    found = bad_text(value, where)
+    return found[0] if found and "surrogate" in found[1] else None
+
+
+def _error(rid: Any, code: int, message: str) -> dict | None:
+    if rid is _NO_ID:
+        return None
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
+ToolError = Callable[[str, str, str], dict]  # (tool, argument, what) -> the CallToolResult as a dict
+
+
+def check(line: str, tool_error: ToolError) -> tuple[str | None, dict | None]:
+    """(the line for the SDK, None) when it can take it, else (None, the reply to send; None for a
+    malformed notification or a blank line). `tool_error` words a bad argument (server.py)."""
+    from kyb_cli import api
+
+    if not line.strip(" \t\r\n"):  # JSON's whitespace only (a no-break space is a parse error)
+        return None, None
+    surrogate = False
+    try:
+        frame = api.loads_json(line)
+    except ValueError as exc:
+        if "surrogate" not in str(exc):
+            return None, _error(None, -32700, f"Parse error: {str(exc)[:200]}")
+        surrogate = True  # valid JSON, not text: answered below, with the id (never given to the SDK)
+        frame = json.loads(line)
+    if isinstance(frame, list):
+        return None, _error(None, -32600, "Invalid request: batches are not supported (one JSON-RPC object per line)")
+    if not isinstance(frame, dict):
+        return None, _error(None, -32600, "Invalid request: a frame must be a JSON object")
+    rid = frame.get("id", _NO_ID)
+    if rid is not _NO_ID and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
+        return None, _error(None, -32600, "Invalid request: id must be a string or an integer")
+    if frame.get("jsonrpc") != "2.0":
+        return None, _error(None if rid is _NO_ID else rid, -32600, 'Invalid request: "jsonrpc" must be "2.0"')
+    if "method" not in frame:
+        if rid is not _NO_ID and ("result" in frame or "error" in frame):
+            return _passed(line, frame, rid, surrogate, tool_error)  # a response to a request of ours
+        return None, _error(None if rid is _NO_ID else rid, -32600, "Invalid request: no method")
+    if not isinstance(frame["method"], str):
+        return None, _error(None if rid is _NO_ID else rid, -32600, "Invalid request: method must be a string")
+    if "params" in frame and not isinstance(frame["params"], dict):
+        return None, _error(rid, -32602, "Invalid params: params must be an object")
+    return _passed(line, frame, rid, surrogate, tool_error)
+
+
+def _passed(line: str, frame: dict, rid: Any, surrogate: bool,
+            tool_error: ToolError) -> tuple[str | None, dict | None]:
+    if not surrogate:
+        return line, None
+    try:
+        where = _surrogate(frame) or "params"
+    except RecursionError:
+        return None, _error(None, -32700, "Parse error: JSON nested too deeply")
+    params = frame.get("params") or {}
+    if frame.get("method") == "tools/call" and where.startswith("params.arguments.") and rid is not _NO_ID:
+        name = params.get("name") if isinstance(params.get("name"), str) else "tool"
+        return None, {"jsonrpc": "2.0", "id": rid,
+                      "result": tool_error(name, where[17:], "a lone surrogate (not Unicode text)")}
+    return None, _error(rid, -32602, f"Invalid params: {where} holds a lone surrogate (not Unicode text)")
+
+
+def argument_message(tool: str, argument: str, what: str) -> str:
+    return f"{tool}: argument '{argument}' contains {what}; arguments are text — remove it"
+
+
+class _GuardedStdin:
+    """The lines of fd 0 that the SDK can take; the others are answered on `out` (set once the
+    SDK's streams exist: `ready`)."""
+
+    def __init__(self, raw, tool_error: ToolError) -> None:
+        import anyio
+
+        self.raw = raw
+        self.tool_error = tool_error
+        self.ready = anyio.Event()
+        self.out = None
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self) -> str:
+        import mcp_types as types
+
+        from mcp.shared.message import SessionMessage
+
+        await self.ready.wait()
+        while True:
+            raw = await self.raw.readline()
+            if not raw:
+                raise StopAsyncIteration
+            line = raw.decode("utf-8", errors="replace")
+            passed, reply = check(line, self.tool_error)
+            if reply is not None:
+                await self.out.send(SessionMessage(types.jsonrpc_message_adapter.validate_python(reply)))
+            if passed is not None:
+                return passed
+
+
+@asynccontextmanager
+async def guarded_stdio(tool_error: ToolError):
+    """The SDK's stdio transport with fd 0 read through the guard; fd 0 itself points at the null
+    device meanwhile (as the SDK does), so no child process reads the protocol."""
+    import fcntl
+
+    import anyio
+
+    from mcp.server.stdio import stdio_server
+
+    try:
+        private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    except OSError:
+        private = None
+    stream = os.fdopen(private if private is not None else 0, "rb", closefd=False)
+    guard = _GuardedStdin(anyio.wrap_file(stream), tool_error)
+    try:
+        async with stdio_server(stdin=guard) as (read_stream, write_stream):
+            guard.out = write_stream
+            guard.ready.set()
+            yield read_stream, write_stream
+    finally:
+        if private is not None:
+            try:
+                os.dup2(private, 0)
+            except OSError:
+                pass
+
