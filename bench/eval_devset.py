@@ -2,7 +2,10 @@
 
     KYB_MODEL=../shared/models/multilingual-e5-small python bench/eval_devset.py [--verbose]
         [--modes lexical,vectors,hybrid] [--kinds paraphrase_en,...] [--split all|fit|check]
-        [--json out.json] [--against old.json] [--rebuild]
+        [--json out.json] [--against old.json] [--rebuild] [--e5-only]
+
+The English model (bge-small-en-v1.5) is taken from KYB_MODEL_EN, else ../shared/models/; `--e5-only`
+measures without it.
 
 176 public documents and 315 questions (bench/evalset/LICENSES.md). The store is built once with
 `git fast-import` (one commit per document, as kyb writes them) and cached under
@@ -176,6 +179,8 @@ def ask(store: Path, questions: list[dict], modes: list[str], verbose: bool) -> 
                 os.environ.pop("KYB_SEARCH_RANKING", None)
             if mode != "lexical" and not r.get("semantic"):
                 sys.exit(f"eval_devset: semantic search is off ({r.get('semantic_off')}); set KYB_MODEL")
+            if mode != "lexical" and r.get("semantic_missing") and os.environ.get("KYB_EVAL_E5_ONLY") != "1":
+                sys.exit(f"eval_devset: a vector side is missing ({r['semantic_missing']}); set KYB_MODEL_EN or --e5-only")
             if mode == "vectors" and r.get("ranking") != "vectors":
                 sys.exit("eval_devset: this code ignores KYB_SEARCH_RANKING=vectors (no vectors-only ranking)")
             hits = r["hits"]
@@ -305,6 +310,8 @@ def main() -> None:
     ap.add_argument("--against", type=Path, metavar="OLD.json",
                     help="also count questions ranked better / worse than in an earlier result file")
     ap.add_argument("--verbose", action="store_true", help="print every question not ranked first")
+    ap.add_argument("--e5-only", action="store_true",
+                    help="without the English model (KYB_MODEL_EN pointed at nothing): e5 ranks every question")
     args = ap.parse_args()
     modes = [m for m in args.modes.split(",") if m]
     if bad := [m for m in modes if m not in MODES]:
@@ -312,12 +319,15 @@ def main() -> None:
     problems = checks.problems()
     if problems:
         sys.exit("eval_devset: the dev set breaks its own rules:\n  " + "\n  ".join(problems))
-    if not os.environ.get("KYB_MODEL"):
-        shared = ROOT.parent / "shared" / "models" / "multilingual-e5-small"
-        for cand in (shared, Path("/work/shared/models/multilingual-e5-small")):
-            if cand.is_dir():
-                os.environ["KYB_MODEL"] = str(cand)
-                break
+    for env, name in (("KYB_MODEL", "multilingual-e5-small"), ("KYB_MODEL_EN", "bge-small-en-v1.5")):
+        if not os.environ.get(env) and not (env == "KYB_MODEL_EN" and args.e5_only):
+            for cand in (ROOT.parent / "shared" / "models" / name, Path("/work/shared/models") / name):
+                if cand.is_dir():
+                    os.environ[env] = str(cand)
+                    break
+    if args.e5_only:
+        os.environ["KYB_MODEL_EN"] = str(cache_dir(checks.DOCS) / "no-english-model")
+        os.environ["KYB_EVAL_E5_ONLY"] = "1"
     docs = checks.load(checks.DOCS)
     questions = checks.load(checks.QUESTIONS)
     if args.kinds:
@@ -332,7 +342,8 @@ def main() -> None:
     summary = summarize(rows, modes)
     load = os.getloadavg()
     meta = {"documents": len(docs), "questions": len(questions), "split": args.split, "code": str(code_dir()),
-            "store": str(store), "model": os.environ.get("KYB_MODEL"), "prepare_s": round(prep_s, 1),
+            "store": str(store), "model": os.environ.get("KYB_MODEL"), "model_en": os.environ.get("KYB_MODEL_EN"),
+            "prepare_s": round(prep_s, 1),
             "ask_s": round(ask_s, 1), "loadavg": [round(x, 2) for x in load]}
     out = args.json or cache_dir(checks.DOCS) / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,8 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     usual lookup), the default store is created on first use.
 
     The response is `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors`,
-    `semantic_off`); each hit carries its key, kind, title, score, state and version fields,
+    `semantic_off`, `semantic_missing`: {model: reason} when an English question's second vector
+    side is missing and e5 ranked alone); each hit carries its key, kind, title, score, state and version fields,
     `verified` (or null) and `stale`, and `strength`, `found_by` and `snippet`.
     `min_strength="strong"` keeps only strong hits (docs/SEARCH.md "How sure is an answer").
     Time arguments are checked before anything is created, so a bad `--as-of` writes nothing.
@@ -67,6 +68,23 @@ def semantic_off_message(reason: str) -> str:
     from kyb_cli.core.embed import off_message
 
     return off_message(reason)
+
+
+def semantic_missing_message(response: dict) -> str | None:
+    """The one-line remark a door prints when a vector side the question would use is missing (the
+    response's `semantic_missing` {model: reason}: bge-small-en-v1.5 for an English question), with
+    the fix; else None."""
+    missing = response.get("semantic_missing") or {}
+    if not missing:
+        return None
+    from kyb_cli.core.embed.models import by_name
+
+    parts = []
+    for name, reason in missing.items():
+        spec = by_name(name)
+        fix = f"kyb model import DIR --name {name} or set {spec.env}" if spec else "kyb model status"
+        parts.append(f"{name} missing ({reason}) — fix: {fix}")
+    return "search by meaning ranked by multilingual-e5-small alone: " + "; ".join(parts)
 
 
 def pending_vectors_message(response: dict) -> str | None:

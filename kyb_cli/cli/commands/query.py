@@ -122,6 +122,11 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
         from kyb_cli.cli.output import note
 
         note(api.semantic_off_message(response["semantic_off"]))
+    missing = api.semantic_missing_message(response)
+    if missing:
+        from kyb_cli.cli.output import note
+
+        note(missing)
     pending = api.pending_vectors_message(response)
     if pending:
         from kyb_cli.cli.output import note

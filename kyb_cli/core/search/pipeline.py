@@ -44,11 +44,11 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
             from kyb_cli.core.search.slice import Slice
             from kyb_cli.core.search.vectors import semantic_side
 
-            side = semantic_side(f.conn, parsed.positive_text,
-                                 Slice(mode, as_of, window, filters or Filters(), as_of_event), n,
-                                 require=plan.require, exclude=plan.exclude)
+            sl = Slice(mode, as_of, window, filters or Filters(), as_of_event)
+            side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude)
             if side.ranked is not None:
                 out.update(semantic=True, pending_vectors=side.pending)
+                side = _english_side(f.conn, parsed.positive_text, sl, n, plan, side, ranked, out)
                 if side.pending:  # never embedded here: the background filler does it
                     from kyb_cli.core.index import staged
 
@@ -86,6 +86,22 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 
         response["window"] = [rfc3339(window[0]), rfc3339(window[1])]
     return response
+
+
+def _english_side(conn, text: str, sl, n: int, plan, side, ranked, out: dict):
+    """An English question is ranked by e5 and the English model fused (search/route.py); without
+    that model the answer says so in `semantic_missing` ({model: reason}) and e5 ranks alone."""
+    from kyb_cli.core.embed.models import BGE
+    from kyb_cli.core.search.route import combine, is_english
+    from kyb_cli.core.search.vectors import semantic_side
+
+    if not is_english(text):
+        return side
+    english = semantic_side(conn, text, sl, n, require=plan.require, exclude=plan.exclude, spec=BGE)
+    if english.ranked is None:
+        out["semantic_missing"] = {BGE.name: english.reason}
+        return side
+    return combine(conn, side, english, sl, [vid for vid, _h in ranked])
 
 
 def vectors_only() -> bool:
@@ -171,10 +187,17 @@ def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first
     tie.update({_ident(mode, n.vid, n.key): (n.key, -n.vid) for n in sem.values()})
     score = {i: n.meaning for i, n in sem.items()}
     outside = {v: i for i, (v, _h) in lex.items() if i not in sem}
-    if outside and side.qvec is not None and side.fingerprint is not None:
+    if outside and side.meanings is not None:  # both vector sides, fused (search/route.py)
+        score.update({outside[v]: m for v, m in side.meanings.items() if v in outside})
+    elif outside and side.qvec is not None and side.fingerprint is not None:
         for v, s in meaning_of(conn, side.qvec, side.fingerprint, sorted(outside)).items():
             score[outside[v]] = s
-    fused = fuse(list(lex), list(sem), score, cover=cover, first=first, tie=tie)
+    weight = {}
+    if side.meanings is not None:  # both vector sides fused: their own weight of the words
+        from kyb_cli.core.search.route import words_weight
+
+        weight = {"words_weight": words_weight()}
+    fused = fuse(list(lex), list(sem), score, cover=cover, first=first, tie=tie, **weight)
     return [(f.ident, f.lexical_rank, f.vector_rank, f.score) for f in fused]
 
 
