@@ -1,7 +1,7 @@
 """Search quality on the dev set (bench/evalset/): lexical, vectors only and hybrid, per kind.
 
     KYB_MODEL=../shared/models/multilingual-e5-small python bench/eval_devset.py [--verbose]
-        [--modes lexical,vectors,hybrid] [--kinds paraphrase_en,...] [--split all|fit|check]
+        [--modes lexical,vectors,hybrid[,also]] [--kinds paraphrase_en,...] [--split all|fit|check]
         [--json out.json] [--against old.json] [--rebuild] [--e5-only]
 
 The English model (bge-small-en-v1.5) is taken from KYB_MODEL_EN, else ../shared/models/; `--e5-only`
@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from evalset import checks  # noqa: E402  (no kyb import: runs before the environment is set)
 
 BASE = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-evalset"
-MODES = ("lexical", "vectors", "hybrid")
+MODES = ("lexical", "vectors", "hybrid", "also")  # also: hybrid with bench/evalset/also.jsonl's phrasings
+ALSO_FILE = ROOT / "bench" / "evalset" / "also.jsonl"
 FORMAT = "2"  # bump when the way the store is built changes
 LIMIT = 10
 
@@ -131,8 +132,8 @@ def engine():
 
         return search, embed_all
 
-    def search(store: Path, text: str, semantic: bool, explain: bool = False) -> dict:  # noqa: F811
-        return query(str(store), text, semantic=semantic, limit=LIMIT, explain=explain)[1]
+    def search(store: Path, text: str, semantic: bool, explain: bool = False, also=()) -> dict:  # noqa: F811
+        return query(str(store), text, semantic=semantic, limit=LIMIT, explain=explain, also=list(also))[1]
 
     return search, embed_all
 
@@ -163,17 +164,28 @@ def rank_of(hits: list[dict], relevant: list[str]) -> int | None:
     return None
 
 
+def also_phrasings() -> dict[str, dict]:
+    """id -> {also: [...], seen: bool} from bench/evalset/also.jsonl (its first line says how they were written)."""
+    rows = [json.loads(line) for line in ALSO_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {r["id"]: r for r in rows if "id" in r}
+
+
 def ask(store: Path, questions: list[dict], modes: list[str], verbose: bool) -> list[dict]:
     search, _embed = engine()
+    phrasings = also_phrasings() if "also" in modes else {}
     rows = []
     for q in questions:
-        row = {"id": q["id"], "kind": q["kind"], "lang": q["lang"], "query": q["query"], "relevant": q["relevant"]}
+        row = {"id": q["id"], "kind": q["kind"], "lang": q["lang"], "query": q["query"], "relevant": q["relevant"],
+               "also": phrasings.get(q["id"], {}).get("also", []), "seen": phrasings.get(q["id"], {}).get("seen", False)}
         for mode in modes:
             if mode == "vectors":
                 os.environ["KYB_SEARCH_RANKING"] = "vectors"
             try:
                 t0 = time.perf_counter()
-                r = search(store, q["query"], semantic=mode != "lexical")
+                if mode == "also":
+                    r = search(store, q["query"], semantic=True, also=phrasings.get(q["id"], {}).get("also", []))
+                else:
+                    r = search(store, q["query"], semantic=mode != "lexical")
                 took = time.perf_counter() - t0
             finally:
                 os.environ.pop("KYB_SEARCH_RANKING", None)
@@ -301,7 +313,8 @@ def compare(rows: list[dict], old_path: Path, modes: list[str], verbose: bool) -
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--modes", default=",".join(MODES), help="comma list of lexical,vectors,hybrid")
+    ap.add_argument("--modes", default="lexical,vectors,hybrid",
+                    help="comma list of lexical,vectors,hybrid,also (also: hybrid with bench/evalset/also.jsonl)")
     ap.add_argument("--kinds", help="comma list of kinds to ask (default: all)")
     ap.add_argument("--split", choices=("all", "fit", "check"), default="all",
                     help="ask only one half of the questions (fixed by id): tune on fit, report on check")

@@ -21,7 +21,7 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
           service: str | None = None, priority: str | None = None, assignee: str | None = None,
           parent: str | None = None, limit: int = 10, recent: bool = False, semantic: bool = True,
           explain: bool = False, as_of_event: str | None = None,
-          min_strength: str | None = None) -> tuple[Path, dict[str, Any]]:
+          min_strength: str | None = None, also: list[str] | tuple[str, ...] = ()) -> tuple[Path, dict[str, Any]]:
     """Search the store (`kyb query`): (store path, response); `store` is the explicit --store (else the
     usual lookup), the default store is created on first use.
 
@@ -30,6 +30,8 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     side is missing and e5 ranked alone); each hit carries its key, kind, title, score, state and version fields,
     `verified` (or null) and `stale`, and `strength`, `found_by` and `snippet`.
     `min_strength="strong"` keeps only strong hits (docs/SEARCH.md "How sure is an answer").
+    `also`: other phrasings of the same question, fused into one answer with one `confident`
+    (the response then says `phrasings`: how many); more than 7 is a UsageError.
     Time arguments are checked before anything is created, so a bad `--as-of` writes nothing.
     `as_of_event` T asks what was true in the world at T (event time), by what the store knows now,
     or at `as_of` W when both are given (bi-temporal). Raises UsageError (exit 2: a bad time or an
@@ -55,7 +57,7 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
                       assignee=assignee, parent=parent)
     response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
                       limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
-                      min_strength=min_strength)
+                      min_strength=min_strength, also=also)
     from kyb_cli.core.index.trust import annotate_hits
 
     annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")

@@ -17,7 +17,8 @@ from kyb_cli.core.search.slice import Filters
 def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: int | None = None,
            window: tuple[int, int] | None = None, filters: Filters | None = None, limit: int = 10,
            recent: bool = False, semantic: bool = False, explain: bool = False,
-           as_of_event: int | None = None, min_strength: str | None = None) -> dict:
+           as_of_event: int | None = None, min_strength: str | None = None,
+           also: list[str] | tuple[str, ...] = ()) -> dict:
     """The response `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors` when vectors ran).
 
     The question's operators (search/syntax.py) hold on both sides. With `semantic`, a question with
@@ -25,17 +26,34 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     filters and operators, and is fused with BM25. When it cannot run, the answer is lexical with
     `semantic: false` and `semantic_off` holds the one-line reason (the CLI prints it). Each hit is
     graded (`strength`, `found_by`, search/relevance.py) and carries a `snippet`; `confident` is true
-    when one hit is strong; `min_strength="strong"` keeps strong hits only.
+    when one hit is strong; `min_strength="strong"` keeps strong hits only. `also`: other phrasings
+    of the same question, each searched the same way and fused into one answer (search/phrasings.py).
     """
-    from kyb_cli.core.search.syntax import query_plan
-    from kyb_cli.core.search.tokens import words
+    from kyb_cli.core.search.phrasings import checked, fuse_answers
 
-    parsed, plan = query_plan(text)
-    hybrid = semantic and not recent and bool(words(parsed.positive_text))
+    phrasings = checked(text, also)
     strong_only = min_strength == "strong"
 
     def run(f: Fresh) -> dict:
-        n = fusion_candidates(limit) if (hybrid or strong_only) else limit
+        answers = [one(f, q) for q in phrasings]
+        hits, out = fuse_answers(answers, mode) if len(answers) > 1 else answers[0]
+        if strong_only:
+            hits = [h for h in hits if h["strength"] == "strong"]
+        hits = hits[:limit]
+        confident = any(h["strength"] == "strong" for h in hits)
+        response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": mode, "head": f.head}
+        if not f.history_complete:
+            response["history_complete"] = False
+        return response
+
+    def one(f: Fresh, text: str) -> tuple[list[dict], dict]:
+        """One phrasing's graded hits (every candidate, best first) and what the answer says about it."""
+        from kyb_cli.core.search.syntax import query_plan
+        from kyb_cli.core.search.tokens import words
+
+        parsed, plan = query_plan(text)
+        hybrid = semantic and not recent and bool(words(parsed.positive_text))
+        n = fusion_candidates(limit) if (hybrid or strong_only or len(phrasings) > 1) else limit
         ranked = lexical(f.conn, text, mode=mode, as_of=as_of, window=window, filters=filters,
                          limit=n, recent=recent, as_of_event=as_of_event)
         out: dict = {"semantic": False}
@@ -59,16 +77,8 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         by_vectors = side is not None and vectors_only()
         if by_vectors:
             out["ranking"] = "vectors"
-        hits = _answer(f.conn, mode, text, parsed, plan, ranked, side, explain,
-                       vector_order if by_vectors else None)
-        if strong_only:
-            hits = [h for h in hits if h["strength"] == "strong"]
-        hits = hits[:limit]
-        confident = any(h["strength"] == "strong" for h in hits)
-        response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": mode, "head": f.head}
-        if not f.history_complete:
-            response["history_complete"] = False
-        return response
+        return _answer(f.conn, mode, text, parsed, plan, ranked, side, explain,
+                       vector_order if by_vectors else None), out
 
     response = with_index(store_path, run, history=mode != "current")  # the past waits (staged)
     if mode == "as_of_event" and as_of_event is not None:
@@ -173,7 +183,10 @@ def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool
         top = next(iter(lex))
         scores = [h["score"] for _v, h in ranked[:2]]
         ratio = scores[0] / scores[1] if len(scores) > 1 and scores[1] > 0 else float("inf")
-        if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER:
+        import os
+        k = int(os.environ.get("KYB_LEAD_VRANK", "0"))
+        vr = list(sem).index(top) + 1 if top in sem else 10**6
+        if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER and (not k or vr <= k):
             first = {top}  # a decisive word match leads the answer
     return cover, first
 
