@@ -83,7 +83,9 @@ def test_each_model_is_embedded_keyed_and_reported_on_its_own(store_path, both, 
     doctor = cli("doctor").json
     assert doctor["healthy"] and not any("another model" in p for p in doctor["problems"])
     assert doctor["model"]["models"][BGE.name]["loads"] and doctor["warnings"] == []
-    r = cli("query", "checkout node", "--explain").json
+    res = cli("query", "checkout node", "--explain")
+    assert res.code == 0, res.stderr
+    r = res.json
     assert "semantic_missing" not in r and r["hits"][0]["key"] == "checkout-path"
 
 

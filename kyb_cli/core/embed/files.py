@@ -17,7 +17,6 @@ from pathlib import Path
 from kyb_cli.core.embed.models import E5, ModelSpec
 
 MODEL_FILES = ("model.onnx", "tokenizer.json")
-MODEL_NAME = E5.name
 
 
 @dataclass(frozen=True)

@@ -101,15 +101,16 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 def _english_side(conn, text: str, sl, n: int, plan, side, ranked, out: dict):
     """An English question is ranked by e5 and the English model fused (search/route.py); without
     that model the answer says so in `semantic_missing` ({model: reason}) and e5 ranks alone."""
-    from kyb_cli.core.embed.models import BGE
+    from kyb_cli.core.embed.models import MODELS
     from kyb_cli.core.search.route import combine, is_english
     from kyb_cli.core.search.vectors import semantic_side
 
-    if not is_english(text):
+    spec = next((m for m in MODELS if m.languages == "en"), None)
+    if spec is None or not is_english(text):
         return side
-    english = semantic_side(conn, text, sl, n, require=plan.require, exclude=plan.exclude, spec=BGE)
+    english = semantic_side(conn, text, sl, n, require=plan.require, exclude=plan.exclude, spec=spec)
     if english.ranked is None:
-        out["semantic_missing"] = {BGE.name: english.reason}
+        out["semantic_missing"] = {spec.name: english.reason}
         return side
     return combine(conn, side, english, sl, [vid for vid, _h in ranked])
 
@@ -183,10 +184,9 @@ def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool
         top = next(iter(lex))
         scores = [h["score"] for _v, h in ranked[:2]]
         ratio = scores[0] / scores[1] if len(scores) > 1 and scores[1] > 0 else float("inf")
-        import os
-        k = int(os.environ.get("KYB_LEAD_VRANK", "0"))
-        vr = list(sem).index(top) + 1 if top in sem else 10**6
-        if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER and (not k or vr <= k):
+        vrank = list(sem).index(top) + 1 if top in sem else None
+        near = not sem or (vrank is not None and vrank <= relevance.DECISIVE_VECTOR_RANK)
+        if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER and near:
             first = {top}  # a decisive word match leads the answer
     return cover, first
 
@@ -207,9 +207,9 @@ def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first
             score[outside[v]] = s
     weight = {}
     if side.meanings is not None:  # both vector sides fused: their own weight of the words
-        from kyb_cli.core.search.route import words_weight
+        from kyb_cli.core.search.route import WORDS_WEIGHT
 
-        weight = {"words_weight": words_weight()}
+        weight = {"words_weight": WORDS_WEIGHT}
     fused = fuse(list(lex), list(sem), score, cover=cover, first=first, tie=tie, **weight)
     return [(f.ident, f.lexical_rank, f.vector_rank, f.score) for f in fused]
 
