@@ -1,8 +1,11 @@
 """Search quality on the dev set (bench/evalset/): lexical, vectors only and hybrid, per kind.
 
     KYB_MODEL=../shared/models/multilingual-e5-small python bench/eval_devset.py [--verbose]
-        [--modes lexical,vectors,hybrid] [--kinds paraphrase_en,...] [--split all|fit|check]
-        [--json out.json] [--against old.json] [--rebuild]
+        [--modes lexical,vectors,hybrid[,also]] [--kinds paraphrase_en,...] [--split all|fit|check]
+        [--json out.json] [--against old.json] [--rebuild] [--e5-only]
+
+The English model (bge-small-en-v1.5) is taken from KYB_MODEL_EN, else ../shared/models/; `--e5-only`
+measures without it.
 
 176 public documents and 315 questions (bench/evalset/LICENSES.md). The store is built once with
 `git fast-import` (one commit per document, as kyb writes them) and cached under
@@ -31,7 +34,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from evalset import checks  # noqa: E402  (no kyb import: runs before the environment is set)
 
 BASE = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-evalset"
-MODES = ("lexical", "vectors", "hybrid")
+MODES = ("lexical", "vectors", "hybrid", "also")  # also: hybrid with bench/evalset/also.jsonl's phrasings
+ALSO_FILE = ROOT / "bench" / "evalset" / "also.jsonl"
 FORMAT = "2"  # bump when the way the store is built changes
 LIMIT = 10
 
@@ -128,8 +132,8 @@ def engine():
 
         return search, embed_all
 
-    def search(store: Path, text: str, semantic: bool, explain: bool = False) -> dict:  # noqa: F811
-        return query(str(store), text, semantic=semantic, limit=LIMIT, explain=explain)[1]
+    def search(store: Path, text: str, semantic: bool, explain: bool = False, also=()) -> dict:  # noqa: F811
+        return query(str(store), text, semantic=semantic, limit=LIMIT, explain=explain, also=list(also))[1]
 
     return search, embed_all
 
@@ -160,22 +164,35 @@ def rank_of(hits: list[dict], relevant: list[str]) -> int | None:
     return None
 
 
+def also_phrasings() -> dict[str, dict]:
+    """id -> {also: [...], seen: bool} from bench/evalset/also.jsonl (its first line says how they were written)."""
+    rows = [json.loads(line) for line in ALSO_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {r["id"]: r for r in rows if "id" in r}
+
+
 def ask(store: Path, questions: list[dict], modes: list[str], verbose: bool) -> list[dict]:
     search, _embed = engine()
+    phrasings = also_phrasings() if "also" in modes else {}
     rows = []
     for q in questions:
-        row = {"id": q["id"], "kind": q["kind"], "lang": q["lang"], "query": q["query"], "relevant": q["relevant"]}
+        row = {"id": q["id"], "kind": q["kind"], "lang": q["lang"], "query": q["query"], "relevant": q["relevant"],
+               "also": phrasings.get(q["id"], {}).get("also", []), "seen": phrasings.get(q["id"], {}).get("seen", False)}
         for mode in modes:
             if mode == "vectors":
                 os.environ["KYB_SEARCH_RANKING"] = "vectors"
             try:
                 t0 = time.perf_counter()
-                r = search(store, q["query"], semantic=mode != "lexical")
+                if mode == "also":
+                    r = search(store, q["query"], semantic=True, also=phrasings.get(q["id"], {}).get("also", []))
+                else:
+                    r = search(store, q["query"], semantic=mode != "lexical")
                 took = time.perf_counter() - t0
             finally:
                 os.environ.pop("KYB_SEARCH_RANKING", None)
             if mode != "lexical" and not r.get("semantic"):
                 sys.exit(f"eval_devset: semantic search is off ({r.get('semantic_off')}); set KYB_MODEL")
+            if mode != "lexical" and r.get("semantic_missing") and os.environ.get("KYB_EVAL_E5_ONLY") != "1":
+                sys.exit(f"eval_devset: a vector side is missing ({r['semantic_missing']}); set KYB_MODEL_EN or --e5-only")
             if mode == "vectors" and r.get("ranking") != "vectors":
                 sys.exit("eval_devset: this code ignores KYB_SEARCH_RANKING=vectors (no vectors-only ranking)")
             hits = r["hits"]
@@ -296,7 +313,8 @@ def compare(rows: list[dict], old_path: Path, modes: list[str], verbose: bool) -
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--modes", default=",".join(MODES), help="comma list of lexical,vectors,hybrid")
+    ap.add_argument("--modes", default="lexical,vectors,hybrid",
+                    help="comma list of lexical,vectors,hybrid,also (also: hybrid with bench/evalset/also.jsonl)")
     ap.add_argument("--kinds", help="comma list of kinds to ask (default: all)")
     ap.add_argument("--split", choices=("all", "fit", "check"), default="all",
                     help="ask only one half of the questions (fixed by id): tune on fit, report on check")
@@ -305,6 +323,8 @@ def main() -> None:
     ap.add_argument("--against", type=Path, metavar="OLD.json",
                     help="also count questions ranked better / worse than in an earlier result file")
     ap.add_argument("--verbose", action="store_true", help="print every question not ranked first")
+    ap.add_argument("--e5-only", action="store_true",
+                    help="without the English model (KYB_MODEL_EN pointed at nothing): e5 ranks every question")
     args = ap.parse_args()
     modes = [m for m in args.modes.split(",") if m]
     if bad := [m for m in modes if m not in MODES]:
@@ -312,12 +332,15 @@ def main() -> None:
     problems = checks.problems()
     if problems:
         sys.exit("eval_devset: the dev set breaks its own rules:\n  " + "\n  ".join(problems))
-    if not os.environ.get("KYB_MODEL"):
-        shared = ROOT.parent / "shared" / "models" / "multilingual-e5-small"
-        for cand in (shared, Path("/work/shared/models/multilingual-e5-small")):
-            if cand.is_dir():
-                os.environ["KYB_MODEL"] = str(cand)
-                break
+    for env, name in (("KYB_MODEL", "multilingual-e5-small"), ("KYB_MODEL_EN", "bge-small-en-v1.5")):
+        if not os.environ.get(env) and not (env == "KYB_MODEL_EN" and args.e5_only):
+            for cand in (ROOT.parent / "shared" / "models" / name, Path("/work/shared/models") / name):
+                if cand.is_dir():
+                    os.environ[env] = str(cand)
+                    break
+    if args.e5_only:
+        os.environ["KYB_MODEL_EN"] = str(cache_dir(checks.DOCS) / "no-english-model")
+        os.environ["KYB_EVAL_E5_ONLY"] = "1"
     docs = checks.load(checks.DOCS)
     questions = checks.load(checks.QUESTIONS)
     if args.kinds:
@@ -332,7 +355,8 @@ def main() -> None:
     summary = summarize(rows, modes)
     load = os.getloadavg()
     meta = {"documents": len(docs), "questions": len(questions), "split": args.split, "code": str(code_dir()),
-            "store": str(store), "model": os.environ.get("KYB_MODEL"), "prepare_s": round(prep_s, 1),
+            "store": str(store), "model": os.environ.get("KYB_MODEL"), "model_en": os.environ.get("KYB_MODEL_EN"),
+            "prepare_s": round(prep_s, 1),
             "ask_s": round(ask_s, 1), "loadavg": [round(x, 2) for x in load]}
     out = args.json or cache_dir(checks.DOCS) / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)

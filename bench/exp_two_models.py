@@ -1,6 +1,7 @@
 """Dense retrieval alone on the dev set, per model and fused: e5 (multilingual) vs bge-small-en-v1.5.
 
     python bench/exp_two_models.py [--split all|fit|check]
+    python bench/exp_two_models.py --router     # the product's router (search/route.py) against each question's language
 
 Issue 26's first measurement: before wiring a second vector side into the product, does bge beat e5
 on paraphrases here, and does a fusion keep e5's cross-language? Passages are the recipe's
@@ -76,7 +77,22 @@ def z(m: np.ndarray) -> np.ndarray:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--split", choices=("all", "fit", "check"), default="all")
+    ap.add_argument("--router", action="store_true", help="only measure the router (no model needed)")
     args = ap.parse_args()
+    if args.router:
+        from kyb_cli.core.search.route import is_english
+
+        rows = checks.load(checks.QUESTIONS)
+        for lang_en in (True, False):
+            sel = [q for q in rows if (q["lang"] == "en") == lang_en]
+            routed = sum(is_english(q["query"]) for q in sel)
+            ascii_ = sum(q["query"].isascii() for q in sel)
+            print(f"{'English' if lang_en else 'other languages'} ({len(sel)}): routed English {routed}, "
+                  f"in ASCII {ascii_}")
+        for q in rows:
+            if is_english(q["query"]) != (q["lang"] == "en"):
+                print(f"  misrouted {q['id']} ({q['lang']}): {q['query']}")
+        return
     docs = checks.load(checks.DOCS)
     qs = [q for q in checks.load(checks.QUESTIONS) if q["relevant"]]
     if args.split != "all":

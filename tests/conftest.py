@@ -59,7 +59,7 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
     # The real model (CI sets KYB_MODEL) is only for the tests that ask for it by name; the rest
     # run as a user without a model would, unless they set up the tiny model themselves.
     for var in ("KYB_STORE", "KYB_CONFIG", "KYB_AGENT", "KYB_SESSION", "KYB_WORKSPACE", "KYB_OUTPUT",
-                "KYB_MODEL", "KYB_MODEL_URL", "KYB_EMBED_HELPER", "KYB_STAGE_AT"):
+                "KYB_MODEL", "KYB_MODEL_EN", "KYB_MODEL_URL", "KYB_EMBED_HELPER", "KYB_STAGE_AT"):
         monkeypatch.delenv(var, raising=False)
     # No detached background filler unless a test asks for one (tests/test_index_staged.py).
     monkeypatch.setenv("KYB_BACKGROUND", "off")

@@ -111,7 +111,7 @@ def test_api_wrapper_keeps_the_core_functions_parameters_and_defaults(name):
 def test_every_api_function_is_either_checked_against_core_or_composed_in_the_api():
     """A new pass-through must join WRAPS (so its defaults are checked); the rest compose core calls."""
     composed = {"add_knowledge", "check_knowledge_key", "read", "history", "tags", "is_date", "is_store", "event_time", "split_list",
-                "query", "semantic_off_message", "pending_vectors_message", "render_context", "context_unavailable", "context_hook_json",
+                "query", "semantic_off_message", "semantic_missing_message", "pending_vectors_message", "render_context", "context_unavailable", "context_hook_json",
                 "locate", "open_store", "store_path", "git_dir", "incident_template", "handle",
                 "deadlines_switched_off", "model_status", "log", "semantic_available", "export_media_type",
                 "history_wait_policy", "history_incomplete", "reset_history_state", "keep_warm",

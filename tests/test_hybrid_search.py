@@ -225,7 +225,10 @@ def test_doctor_healthy_then_broken_model_exits_4(cli, store_path, tiny, tmp_pat
     assert d["healthy"] and d["store"]["ok"] and d["git"]["available"] and d["model"]["loads"]
     assert d["index"]["versions"] == 6 and any("kyb index --embed" in w for w in d["warnings"])
     cli("index", "--embed")
-    assert cli("doctor").json["warnings"] == []
+    warnings = cli("doctor").json["warnings"]
+    # only the optional English model is missing, and doctor says what that costs and how to fix it
+    assert len(warnings) == 1 and warnings[0].startswith("model bge-small-en-v1.5: not found")
+    assert "kyb model import DIR --name bge-small-en-v1.5" in warnings[0]
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "model.onnx").write_bytes(b"junk")

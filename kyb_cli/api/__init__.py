@@ -29,7 +29,7 @@ from kyb_cli.api.records import (
 from kyb_cli.api.search import (
     context, context_hook_json, context_unavailable, embed_all, health, history_incomplete, history_wait_policy,
     index_status, keep_warm, query, rebuild_index, render_context, reset_history_state, semantic_available,
-    semantic_off_message, pending_vectors_message,
+    semantic_off_message, semantic_missing_message, pending_vectors_message,
 )
 from kyb_cli.api.failure import InternalError, internal_error
 from kyb_cli.api.handlers import handle

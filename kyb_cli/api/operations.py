@@ -28,7 +28,8 @@ STRENGTHS = ("weak", "strong")
 @dataclass(frozen=True)
 class Field:
     name: str
-    type: str = "string"  # string | integer | boolean | strings | objects | any
+    type: str = "string"  # string | integer | boolean | strings | texts | objects | any
+    # (texts: a list of strings each kept whole — no comma splitting; repeated in a query string)
     default: Any = None
     description: str = ""
     required: bool = False
@@ -59,6 +60,7 @@ class Field:
         base: dict[str, Any] = dict({
             "string": {"type": "string"}, "integer": {"type": "integer"}, "boolean": {"type": "boolean"},
             "strings": {"type": "array", "items": {"type": "string"}},
+            "texts": {"type": "array", "items": {"type": "string"}},
             "objects": {"type": "array", "items": {"type": "object"}},
             "any": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
         }[self.type])
@@ -124,6 +126,11 @@ EFFECTIVE_AT = Field("effective_at", description=(
 QUERY = Operation("query", "Search records: current state, history, as_of, as_of_event or changed_between.", (
     Field("text", default="", description="Words to search; empty lists newest first. Any text is valid.",
           http="q", example="checkout port"),
+    Field("also", "texts", [], (
+        "Other phrasings of the same question (up to 7), fused with it into one answer with one `confident`. "
+        "Give them when the words of the records are unknown: a paraphrase in other words, the question in "
+        "English when asked in another language, a likely identifier; or when a first answer was not confident."),
+        example=["how is an order written to the database"]),
     Field("limit", "integer", 10, "At most this many hits.", minimum=0, maximum=100),
     Field("tags", "strings", [], "Only records with all these tags (comma list)."),
     Field("kind", description="Only this kind.", enum=KINDS),

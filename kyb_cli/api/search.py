@@ -21,14 +21,17 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
           service: str | None = None, priority: str | None = None, assignee: str | None = None,
           parent: str | None = None, limit: int = 10, recent: bool = False, semantic: bool = True,
           explain: bool = False, as_of_event: str | None = None,
-          min_strength: str | None = None) -> tuple[Path, dict[str, Any]]:
+          min_strength: str | None = None, also: list[str] | tuple[str, ...] = ()) -> tuple[Path, dict[str, Any]]:
     """Search the store (`kyb query`): (store path, response); `store` is the explicit --store (else the
     usual lookup), the default store is created on first use.
 
     The response is `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors`,
-    `semantic_off`); each hit carries its key, kind, title, score, state and version fields,
+    `semantic_off`, `semantic_missing`: {model: reason} when an English question's second vector
+    side is missing and e5 ranked alone); each hit carries its key, kind, title, score, state and version fields,
     `verified` (or null) and `stale`, and `strength`, `found_by` and `snippet`.
     `min_strength="strong"` keeps only strong hits (docs/SEARCH.md "How sure is an answer").
+    `also`: other phrasings of the same question, fused into one answer with one `confident`
+    (the response then says `phrasings`: how many); more than 7 is a UsageError.
     Time arguments are checked before anything is created, so a bad `--as-of` writes nothing.
     `as_of_event` T asks what was true in the world at T (event time), by what the store knows now,
     or at `as_of` W when both are given (bi-temporal). Raises UsageError (exit 2: a bad time or an
@@ -54,7 +57,7 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
                       assignee=assignee, parent=parent)
     response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
                       limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
-                      min_strength=min_strength)
+                      min_strength=min_strength, also=also)
     from kyb_cli.core.index.trust import annotate_hits
 
     annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")
@@ -67,6 +70,23 @@ def semantic_off_message(reason: str) -> str:
     from kyb_cli.core.embed import off_message
 
     return off_message(reason)
+
+
+def semantic_missing_message(response: dict) -> str | None:
+    """The one-line remark a door prints when a vector side the question would use is missing (the
+    response's `semantic_missing` {model: reason}: bge-small-en-v1.5 for an English question), with
+    the fix; else None."""
+    missing = response.get("semantic_missing") or {}
+    if not missing:
+        return None
+    from kyb_cli.core.embed.models import by_name
+
+    parts = []
+    for name, reason in missing.items():
+        spec = by_name(name)
+        fix = f"kyb model import DIR --name {name} or set {spec.env}" if spec else "kyb model status"
+        parts.append(f"{name} missing ({reason}) — fix: {fix}")
+    return "search by meaning ranked by multilingual-e5-small alone: " + "; ".join(parts)
 
 
 def pending_vectors_message(response: dict) -> str | None:

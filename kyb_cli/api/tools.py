@@ -125,18 +125,22 @@ def model_pull(dest: Path | None = None, url: str | None = None, progress=None, 
     return pull(dest, url, progress, timeout, pins)
 
 
-def model_import(source: Path, dest: Path | None = None) -> dict:
-    """`kyb model import DIR`: copy a local model directory in after checking that it loads and embeds.
-    Returns `{action: imported, path, from, dim, ...}`. Raises UsageError (exit 2: not a directory,
-    files missing, does not load, already the model directory), StoreError (exit 4: cannot write)."""
+def model_import(source: Path, dest: Path | None = None, name: str | None = None) -> dict:
+    """`kyb model import DIR [--name NAME]`: copy a local model directory in after checking that it
+    loads and embeds. `name`: which model of the registry it is (multilingual-e5-small,
+    bge-small-en-v1.5); without it, told from the tokenizer. Installed into that model's default
+    directory unless `dest`. Returns `{action: imported, name, path, from, dim, ...}`. Raises
+    UsageError (exit 2: not a directory, files missing, does not load, unknown or undetectable
+    model, already the model directory), StoreError (exit 4: cannot write)."""
     from kyb_cli.core.embed.pull import import_model
 
-    return import_model(source, dest)
+    return import_model(source, dest, name)
 
 
 def model_status() -> dict:
     """`kyb model status`: `{found, loads, recipe, path, source, fingerprint, dim, reason, ...}`, what
-    model is found, where from, whether it loads. Raises nothing: a missing model is `found: false`."""
+    multilingual-e5-small is found, where from, whether it loads, and `models`: the same for each
+    model of the registry by name. Raises nothing: a missing model is `found: false`."""
     from kyb_cli.core.embed.pull import status
 
     return status()

@@ -141,6 +141,9 @@ def query(argv: list[str]) -> int | None:
         if response.get("semantic_off"):
             sys.stderr.write(f"kyb: {api.semantic_off_message(response['semantic_off'])}\n")
             sys.stderr.flush()
+        missing = api.semantic_missing_message(response)
+        if missing:
+            sys.stderr.write(f"kyb: {missing}\n")
         pending = api.pending_vectors_message(response)
         if pending:
             sys.stderr.write(f"kyb: {pending}\n")

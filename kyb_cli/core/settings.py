@@ -47,3 +47,12 @@ def env_int(name: str, default: int, *, minimum: int | None = 0) -> int:
 def env_off(name: str) -> bool:
     """True when `$name` switches something off (0, off, false, no; any case)."""
     return os.environ.get(name, "").strip().lower() in OFF_VALUES
+
+
+def env_path(name: str):
+    """A directory named by `$name` (`~` expanded), None when unset or empty (model settings:
+    KYB_MODEL for multilingual-e5-small, KYB_MODEL_EN for bge-small-en-v1.5, core/embed/models.py)."""
+    from pathlib import Path
+
+    raw = os.environ.get(name, "").strip()
+    return Path(raw).expanduser() if raw else None

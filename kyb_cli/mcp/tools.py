@@ -32,6 +32,10 @@ class Tools(TrustTools):
 
     def query(self,
         text: Annotated[str, Field(description="Words to search; empty lists newest first. Any text is valid.")] = "",
+        also: Annotated[list[str], Field(max_length=7, description=(
+            "Other phrasings of the same question, fused with `text` into one answer with one `confident`: "
+            "other words for it, the question in English when asked in another language, a likely "
+            "identifier. Cheap; use it when the records' wording is unknown or an answer was not confident."))] = [],  # noqa: B006
         history: Annotated[bool, Field(description="Search every content version, current included.")] = False,
         as_of: Annotated[str | None, Field(description=(
             "Search the store as it was at T: RFC 3339 datetime (no offset = UTC), a date (end of that day, "
@@ -64,7 +68,10 @@ class Tools(TrustTools):
         Each hit has `is_head`: true only when it is the key's current version, `strength` (strong |
         weak), `found_by` (lexical | semantic | both) and a `snippet`; the answer's `confident` is true
         only when a hit is strong (false: nothing stored matches; do not treat weak hits as answers).
-        Syntax: "exact phrase", +must, -exclude or NOT word, prefix*; plain words rank any-match."""
+        Syntax: "exact phrase", +must, -exclude or NOT word, prefix*; plain words rank any-match.
+        Several phrasings: when you ask in natural language (not an identifier), pass 1-3 rephrasings
+        in `also` (other words; English if you ask in another language): one fused answer finds the
+        record more often than the question alone."""
 
         def run() -> dict[str, Any]:
             from kyb_cli import api
@@ -76,7 +83,8 @@ class Tools(TrustTools):
                                        status=status, service=service, priority=priority, assignee=assignee,
                                        parent=parent, limit=limit, recent=recent, semantic=semantic,
                                        explain=explain, as_of_event=as_of_event,
-                                       min_strength=None if min_strength == "weak" else min_strength)
+                                       min_strength=None if min_strength == "weak" else min_strength,
+                                       also=list(also))
             day = _today(today)
             return _with_deadlines(response, path, day)
 

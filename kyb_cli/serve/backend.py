@@ -32,7 +32,7 @@ def search(door, a: dict[str, Any]) -> dict[str, Any]:
                                 service=a["service"], priority=a["priority"], assignee=a["assignee"],
                                 parent=a["parent"], limit=a["limit"], recent=a["recent"], semantic=a["semantic"],
                                 explain=a["explain"], as_of_event=a["as_of_event"],
-                                min_strength=min_strength_arg(a["min_strength"]))
+                                min_strength=min_strength_arg(a["min_strength"]), also=a["also"])
     response.pop("semantic_off", None)
     return response
 

@@ -1,7 +1,8 @@
 """Arguments of an HTTP route: declared once, checked on every request, and described in OpenAPI.
 
 A `P` names one query or JSON-body argument with its type and default. Query strings carry text, so
-booleans read `true|false|1|0|yes|no` and lists are comma lists (`tags=a,b`); JSON bodies carry
+booleans read `true|false|1|0|yes|no` and lists are comma lists (`tags=a,b`), except texts, given
+once per value (`also=a, b&also=c` is two phrasings); JSON bodies carry
 real types (a list may also be a comma string, as on the CLI). An unknown argument is a usage error,
 as an unknown CLI option is, so a typo never silently changes the question.
 """
@@ -64,11 +65,16 @@ def from_json(spec: P, value: Any) -> Any:
             return _split(value)
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return _split(value)
+    if kind == "texts":
+        if isinstance(value, str):
+            return [value] if value.strip() else []
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return [v for v in value if v.strip()]
     if kind == "objects" and isinstance(value, list) and all(isinstance(v, dict) for v in value):
         return value
     if kind == "any":
         return value
-    want = {"strings": "a list of strings", "objects": "a list of objects", "integer": "a whole number",
+    want = {"strings": "a list of strings", "texts": "a list of strings", "objects": "a list of objects", "integer": "a whole number",
             "boolean": "true or false", "string": "a string"}[kind]
     raise UsageError(f"{spec.name}: must be {want}")
 
@@ -99,6 +105,10 @@ def parse_query(specs: tuple[P, ...], items: list[tuple[str, str]]) -> dict[str,
         spec = known.get(name)
         if spec is None:
             raise UsageError(f"unknown parameter '{name}' (known: {', '.join(known) or 'none'}; see /openapi.json)")
+        if spec.type == "texts":  # repeated, each value whole
+            if raw.strip():
+                out.setdefault(name, []).append(raw)
+            continue
         if name in out:
             raise UsageError(f"{name}: given twice")
         out[name] = from_query(spec, raw)

@@ -41,16 +41,20 @@ def _view(c, d: dict) -> None:
     if tree is not None:
         c.print("tree   " + ("ok" if tree["ok"] else f"[red]{len(tree['paths'])} record file(s) not as committed[/red]"))
     idx = d.get("index") or {}
+    m = d["model"]
+    names = {x.get("fingerprint"): name for name, x in (m.get("models") or {}).items() if x.get("fingerprint")}
     if idx.get("ok"):
         c.print(f"index  head {str(idx.get('head') or '')[:12]}, {idx['versions']} versions, {idx['texts']} texts")
         for fp, n in idx["vectors"].items():
-            c.print(f"       vectors {fp}: {n}" + (" (current)" if fp == idx.get("fingerprint") else " (old)"))
+            c.print(f"       vectors {fp}: {n}" + (f" (current, {names[fp]})" if fp in names else
+                                                  " (current)" if fp == idx.get("fingerprint") else " (old)"))
         if idx.get("fingerprint"):
             c.print(f"       pending: {idx['pending_vectors']}")
-    m = d["model"]
-    c.print(f"model  {m.get('path') or '-'}: " + ("loads" if m.get("loads") else str(m.get("reason"))))
+    for name, x in (m.get("models") or {"model": m}).items():
+        c.print(f"model  {name} {x.get('path') or '-'}: " + ("loads" if x.get("loads") else str(x.get("reason"))))
     for fp, n in (d.get("cache") or {}).get("vectors", {}).items():
-        c.print(f"cache  {fp}: {n}" + (" (current)" if fp == m.get("fingerprint") else ""))
+        c.print(f"cache  {fp}: {n}" + (f" (current, {names[fp]})" if fp in names else
+                                       " (current)" if fp == m.get("fingerprint") else ""))
     for w in d["warnings"]:
         c.print(f"[yellow]warning[/yellow] {w}")
     c.print("[green]healthy[/green]" if d["healthy"] else f"[red]{len(d['problems'])} problem(s)[/red]")

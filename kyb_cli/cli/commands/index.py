@@ -47,6 +47,9 @@ def _view(c, d: dict) -> None:
     if "embedded" in d:
         c.print(f"{d['embedded']} embedded, {d['from_cache']} from the cache, "
                 f"{d['pending_vectors']} pending, {d['seconds']} s (fingerprint {d['fingerprint']})")
+        for name, m in (d.get("models") or {}).items():
+            c.print(f"  {name}: " + (f"missing ({m['missing']})" if "missing" in m else
+                                     f"{m['embedded']} embedded, {m['from_cache']} from the cache, {m['pending_vectors']} pending"))
     else:
         c.print(f"head {str(d.get('head') or '')[:12]}: {d['versions']} versions, {d['texts']} distinct texts")
         for fp, n in d.get("vectors", {}).items():
@@ -55,6 +58,9 @@ def _view(c, d: dict) -> None:
             c.print(f"  pending under the current model: {d['pending_vectors']} versions")
         elif d.get("model"):
             c.print(f"  model: {d['model']}")
+        for name, m in (d.get("models") or {}).items():  # each model of the registry
+            c.print(f"  {name}: " + (f"missing ({m['missing']})" if "missing" in m
+                                     else f"{m['pending_vectors']} versions pending (fingerprint {m['fingerprint']})"))
         bg = d.get("background") or {}
         if bg.get("running"):
             c.print(f"  background filler: {bg.get('stage', 'starting')}"

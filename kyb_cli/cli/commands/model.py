@@ -11,9 +11,11 @@ from kyb_cli.cli.options import hand_example
 
 @click.group("model", epilog=hand_example("kyb model status"), cls=HintGroup)
 def model_cmd() -> None:
-    """The embedding model for semantic search (multilingual-e5-small, int8 ONNX).
+    """The embedding models for semantic search (int8 ONNX): multilingual-e5-small (every question)
+    and bge-small-en-v1.5 (English questions too, optional).
 
-    Found as KYB_MODEL, else `model = "DIR"` in the config file, else the default model directory.
+    e5 is found as KYB_MODEL, else `model = "DIR"` in the config file, else the default model
+    directory; bge as KYB_MODEL_EN, else `model_en = "DIR"`, else its default directory.
     """
 
 
@@ -57,29 +59,32 @@ def pull_cmd(url: str | None, dest: str | None) -> None:
 @click.argument("source", metavar="DIR", type=click.Path(file_okay=False))
 @click.option("--dir", "dest", metavar="DIR", type=click.Path(file_okay=False),
               help="Install here instead of the default model directory.")
+@click.option("--name", metavar="NAME", help="Which model it is: multilingual-e5-small or bge-small-en-v1.5 "
+              "(default: told from its tokenizer).")
 @common_options
-def import_cmd(source: str, dest: str | None) -> None:
+def import_cmd(source: str, dest: str | None, name: str | None) -> None:
     """Copy a local model directory (model.onnx + tokenizer.json) in, after checking it loads."""
     from kyb_cli import api
 
-    result = api.model_import(source, dest)
-    emit(result, lambda c, d: c.print(f"model imported into {d['path']} (fingerprint {d['fingerprint']})"))
+    result = api.model_import(source, dest, name)
+    emit(result, lambda c, d: c.print(f"model {d['name']} imported into {d['path']} (fingerprint {d['fingerprint']})"))
 
 
 @model_cmd.command("status", epilog=hand_example("kyb model status"))
 @common_options
 def status_cmd() -> None:
-    """Which model is found, where from, whether it loads, and its fingerprint."""
+    """Which model is found, where from, whether it loads, and its fingerprint (each model)."""
     from kyb_cli import api
 
     result = api.model_status()
 
     def human(c, d):
-        if not d.get("found"):
-            c.print(f"no model: {d.get('reason')}")
-            return
-        state = "loads" if d.get("loads") else f"does not load: {d.get('reason')}"
-        c.print(f"model {d['path']} (from {d['source']}), {state}")
-        c.print(f"fingerprint {d['fingerprint']}" + (f", dim {d['dim']}" if d.get("dim") else ""))
+        for name, m in (d.get("models") or {"model": d}).items():
+            if not m.get("found"):
+                c.print(f"{name}: not found: {m.get('reason')}")
+                continue
+            state = "loads" if m.get("loads") else f"does not load: {m.get('reason')}"
+            c.print(f"{name}: {m['path']} (from {m['source']}), {state}")
+            c.print(f"  fingerprint {m['fingerprint']}" + (f", dim {m['dim']}" if m.get("dim") else ""))
 
     emit(result, human)

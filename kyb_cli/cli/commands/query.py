@@ -66,6 +66,8 @@ class QueryCommand(click.Command):
 @click.option("--semantic/--no-semantic", default=True, show_default=True,
               help="Fuse search by meaning (needs the model; every time mode). --no-semantic: words only.")
 @click.option("--explain", is_flag=True, help="Per hit: lexical rank, vector rank, cosine, fused score.")
+@click.option("--also", "also", multiple=True, metavar="TEXT",
+              help="Another phrasing of the same question (repeat, up to 7): fused into one answer, one confident.")
 @click.option("--min-strength", "min_strength", type=click.Choice(["weak", "strong"]), default="weak",
               show_default=True, help="strong: only hits that hold the question's words or clear the "
               "calibrated floor by meaning.")
@@ -77,7 +79,7 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
               changed_between: tuple[str, str] | None, tags: tuple[str, ...], kind: str | None,
               status: str | None, service: str | None, priority: str | None, assignee: str | None,
               parent: str | None, limit: int, recent: bool, semantic: bool, explain: bool,
-              as_of_event: str | None, min_strength: str) -> None:
+              as_of_event: str | None, min_strength: str, also: tuple[str, ...]) -> None:
     """Search records; an empty TEXT lists newest first. Any text is a valid query.
 
     -h is help, as for every command; to search for a word that starts with a dash, put it after
@@ -118,11 +120,16 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
                                tags=_split_tags(tags), kind=kind, status=status, service=service,
                                priority=priority, assignee=assignee, parent=parent, limit=limit,
                                recent=recent, semantic=semantic, explain=explain, as_of_event=as_of_event,
-                               min_strength=None if min_strength == "weak" else min_strength)
+                               min_strength=None if min_strength == "weak" else min_strength, also=list(also))
     if response.get("semantic_off"):
         from kyb_cli.cli.output import note
 
         note(api.semantic_off_message(response["semantic_off"]))
+    missing = api.semantic_missing_message(response)
+    if missing:
+        from kyb_cli.cli.output import note
+
+        note(missing)
     pending = api.pending_vectors_message(response)
     if pending:
         from kyb_cli.cli.output import note

@@ -4,15 +4,16 @@ Importing this package is cheap (no numpy, no onnxruntime); the model is loaded 
 preferably in the warm helper process (helper.py), else in-process. Nothing here raises for a missing
 or broken model: callers get a one-line reason and go lexical.
 
-API for the index and the fusion step:
+API for the index and the fusion step (every call takes `spec`, a model of models.py; default e5):
 
-    locate_model() -> ModelLocation | str          # KYB_MODEL > config `model` > default dir; str = why not
+    locate_model(spec) -> ModelLocation | str      # its setting > its config key > default dir; str = why not
     passage_text(record) -> str                     # Rule "passage text" recipe text (no prefix)
     passage_input(text) / query_input(q) -> str     # what the model is handed (prefix added)
     text_hash(model_input) -> str                   # sha256 hex: the cache key of one model input
-    current_fingerprint() -> (fingerprint | None, reason | None)   # model files + recipe
-    query_vector(q) -> (bytes | None, reason | None)               # float32 LE; cache -> helper -> in-process
-    passage_vectors(texts, budget_s) -> PassageVectors             # texts = passage_text() results
+    current_fingerprint(spec) -> (fingerprint | None, reason | None, location)   # model files + recipe
+    query_vector(q, spec) -> (bytes | None, reason | None)         # float32 LE; cache -> helper -> in-process
+    passage_vectors(texts, budget_s, spec=) -> PassageVectors      # texts = passage_text() results
+    available() -> [(spec, fingerprint, location)], {name: reason} # the models found, and why not the others
         .vectors: {text_hash(passage_input(text)): bytes}, .pending: int, .fingerprint, .reason
     off_message(reason) -> str                      # the one stderr line when semantic search is off
     vector_from_bytes(b) -> list[float]             # without numpy (struct)
@@ -28,12 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kyb_cli.core.embed.files import ModelLocation, locate_model
+from kyb_cli.core.embed.models import E5, MODELS, ModelSpec
 from kyb_cli.core.embed.recipe import passage_input, passage_text, query_input, text_hash
 
 __all__ = [
     "ModelLocation", "locate_model", "passage_text", "passage_input", "query_input", "text_hash",
     "current_fingerprint", "query_vector", "passage_vectors", "PassageVectors", "off_message",
-    "vector_from_bytes", "open_cache",
+    "vector_from_bytes", "open_cache", "available", "ModelSpec", "E5", "MODELS",
 ]
 
 _CACHE = None
@@ -61,11 +63,11 @@ def open_cache():
     return _CACHE
 
 
-def current_fingerprint() -> tuple[str | None, str | None, ModelLocation | None]:
-    """(fingerprint, reason, location): the fingerprint of the model in use, or why there is none."""
+def current_fingerprint(spec: ModelSpec = E5) -> tuple[str | None, str | None, ModelLocation | None]:
+    """(fingerprint, reason, location): the fingerprint of model `spec`, or why there is none."""
     from kyb_cli.core.embed.files import fingerprint
 
-    location = locate_model()
+    location = locate_model(spec)
     if isinstance(location, str):
         return None, location, None
     try:
@@ -74,13 +76,27 @@ def current_fingerprint() -> tuple[str | None, str | None, ModelLocation | None]
         return None, f"cannot read model files in {location.path}: {exc.strerror}", location
 
 
+def available() -> tuple[list[tuple[ModelSpec, str, ModelLocation]], dict[str, str]]:
+    """The registry's models that are found here, in embedding order (e5 first), and for each
+    model that is not, the one-line reason."""
+    found, missing = [], {}
+    for spec in MODELS:
+        fp, reason, location = current_fingerprint(spec)
+        if fp is None:
+            missing[spec.name] = reason or "no model"
+        else:
+            found.append((spec, fp, location))
+    return found, missing
+
+
 def _in_process(location: ModelLocation, fingerprint: str):
     key = (str(location.path), fingerprint)
     if key not in _EMBEDDERS:
         from kyb_cli.core.embed.embedder import Embedder
 
-        _EMBEDDERS.clear()
-        _EMBEDDERS[key] = Embedder(location.path)
+        for old in [k for k in _EMBEDDERS if k[0] == key[0]]:
+            del _EMBEDDERS[old]  # one loaded copy per model directory
+        _EMBEDDERS[key] = Embedder(location.path, pooling=location.spec.pooling)
     return _EMBEDDERS[key]
 
 
@@ -89,20 +105,20 @@ def _embed(location: ModelLocation, fingerprint: str, inputs: list[str]) -> list
     from kyb_cli.core.embed import client
 
     if client.enabled():
-        vectors, _why = client.embed_via_helper(location.path, fingerprint, inputs)
+        vectors, _why = client.embed_via_helper(location.path, fingerprint, inputs, location.spec.pooling)
         if vectors is not None:
             return vectors
     return _in_process(location, fingerprint).embed_bytes(inputs)
 
 
-def query_vector(question: str) -> tuple[bytes | None, str | None]:
-    """The query's vector (float32 bytes), or (None, reason). A cached query costs no model load."""
+def query_vector(question: str, spec: ModelSpec = E5) -> tuple[bytes | None, str | None]:
+    """The query's vector (float32 bytes) under `spec`, or (None, reason). A cached query costs no model load."""
     from kyb_cli.core.embed.embedder import ModelLoadError
 
-    fp, reason, location = current_fingerprint()
+    fp, reason, location = current_fingerprint(spec)
     if fp is None:
         return None, reason
-    model_input = query_input(question)
+    model_input = spec.query_input(question)
     key = text_hash(model_input)
     cache = open_cache()
     hit = cache.get(fp, key)
@@ -129,17 +145,19 @@ class PassageVectors:
 
 
 def passage_vectors(texts: list[str], budget_s: float | None = None, batch: int = 16,
-                    progress=None) -> PassageVectors:
-    """Vectors for recipe texts: cached ones at once, then missing ones in batches until the budget.
+                    progress=None, spec: ModelSpec = E5) -> PassageVectors:
+    """Vectors for recipe texts under `spec`: cached ones at once, then missing ones in batches until the budget.
 
-    Keys are text_hash(passage_input(text)). `budget_s=None` embeds everything; a batch is not
+    Keys are text_hash(passage_input(text)) for every model (models.py: the passage's key, the
+    fingerprint tells the models apart); the model is handed spec.passage_input(text).
+    `budget_s=None` embeds everything; a batch is not
     started when the time spent plus the last batch's time would pass the budget. `progress(done,
     total)` is called after each batch. Missing vectors are counted in `pending`.
     """
     from kyb_cli.core.embed.embedder import ModelLoadError
 
-    fp, reason, location = current_fingerprint()
-    inputs = {text_hash(passage_input(t)): passage_input(t) for t in texts}
+    fp, reason, location = current_fingerprint(spec)
+    inputs = {text_hash(passage_input(t)): spec.passage_input(t) for t in texts}
     if fp is None:
         return PassageVectors({}, len(inputs), None, reason)
     cache = open_cache()

@@ -60,19 +60,19 @@ def _request(path: Path, header: dict, timeout: float) -> tuple[dict, bytes]:
         return answer, bytes(payload[:need])
 
 
-def spawn(path: Path, model_dir: Path, fingerprint: str) -> "subprocess.Popen":
+def spawn(path: Path, model_dir: Path, fingerprint: str, pooling: str = "mean") -> "subprocess.Popen":
     import subprocess
 
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     return subprocess.Popen(
         [sys.executable, "-m", "kyb_cli.core.embed.helper", "--socket", str(path),
-         "--model", str(model_dir), "--fingerprint", fingerprint],
+         "--model", str(model_dir), "--fingerprint", fingerprint, "--pooling", pooling],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, close_fds=True,
     )
 
 
-def embed_via_helper(model_dir: Path, fingerprint: str, inputs: list[str],
+def embed_via_helper(model_dir: Path, fingerprint: str, inputs: list[str], pooling: str = "mean",
                      timeout: float = 120.0) -> tuple[list[bytes] | None, str | None]:
     """Vectors (float32 bytes) for `inputs` from the helper, starting it if needed; else (None, why)."""
     path = socket_path(model_dir)
@@ -102,7 +102,7 @@ def embed_via_helper(model_dir: Path, fingerprint: str, inputs: list[str],
             return None, f"helper: {answer.get('error')}"
         if proc is None:
             Path(str(path) + ".err").unlink(missing_ok=True)
-            proc, spawned_at = spawn(path, model_dir, fingerprint), time.monotonic()
+            proc, spawned_at = spawn(path, model_dir, fingerprint, pooling), time.monotonic()
             if deadline is None:
                 deadline = time.monotonic() + start_timeout
         elif proc.poll() == 0 and time.monotonic() - spawned_at > 0.5:

@@ -81,10 +81,12 @@ class ModelLoadError(Exception):
 
 
 class Embedder:
-    """Turns model inputs into L2-normalised float32 vectors (mean pooled over the attention mask)."""
+    """Turns model inputs into L2-normalised float32 vectors, mean pooled over the attention mask
+    (`pooling="mean"`, e5) or the first token's state (`"cls"`, bge; core/embed/models.py)."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, pooling: str = "mean") -> None:
         path = Path(path)
+        self.pooling = pooling
         try:
             self.tokenizer, self.session = _load(path)
         except Exception as exc:
@@ -112,8 +114,11 @@ class Embedder:
         if self.wants_token_types:
             feed["token_type_ids"] = np.zeros_like(ids)
         hidden = self.session.run([self.output] if self.output else None, feed)[0]
-        weights = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        if self.pooling == "cls":
+            pooled = hidden[:, 0, :]
+        else:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         norms[norms == 0] = 1.0  # zero vectors are left as they are (rule "pooling")
         return (pooled / norms).astype(np.float32)

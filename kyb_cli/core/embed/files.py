@@ -1,4 +1,4 @@
-"""Where the model is (KYB_MODEL > config `model` > the default dir) and its fingerprint.
+"""Where each model is (its setting, e.g. KYB_MODEL > config `model` > the default dir) and its fingerprint.
 
 The fingerprint covers the bytes of `model.onnx` and `tokenizer.json` and the recipe, so a vector is
 only ever served to the model and recipe that made it. Hashing 120 MB on every query would cost more
@@ -14,49 +14,52 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from kyb_cli.core.embed.recipe import RECIPE
+from kyb_cli.core.embed.models import E5, ModelSpec
 
 MODEL_FILES = ("model.onnx", "tokenizer.json")
-MODEL_NAME = "multilingual-e5-small"
 
 
 @dataclass(frozen=True)
 class ModelLocation:
-    """A model directory and where its path came from: "KYB_MODEL", "config" or "default"."""
+    """A model directory and where its path came from: its setting ("KYB_MODEL"), "config" or "default"."""
 
     path: Path
     source: str
+    spec: ModelSpec = E5
 
 
-def default_model_dir() -> Path:
+def default_model_dir(spec: ModelSpec = E5) -> Path:
     from kyb_cli.core.config.dirs import data_dir
 
-    return data_dir() / "models" / MODEL_NAME
+    return data_dir() / "models" / spec.name
 
 
 def missing_files(path: Path) -> list[str]:
     return [name for name in MODEL_FILES if not (path / name).is_file()]
 
 
-def locate_model() -> ModelLocation | str:
-    """The model to use, or a one-line reason why there is none (never raises)."""
-    explicit = os.environ.get("KYB_MODEL")
+def locate_model(spec: ModelSpec = E5) -> ModelLocation | str:
+    """The directory of model `spec`, or a one-line reason why there is none (never raises)."""
+    from kyb_cli.core.settings import env_path
+
+    explicit = env_path(spec.env)
     if explicit:
-        location = ModelLocation(Path(explicit).expanduser(), "KYB_MODEL")
+        location = ModelLocation(explicit, spec.env, spec)
     else:
         try:
             from kyb_cli.core.config.file import load_config
 
-            configured = load_config().get("model")
+            configured = load_config().get(spec.config_key)
         except Exception as exc:  # a broken config must not break a query
             return f"config unreadable ({getattr(exc, 'message', exc)})"
         if configured:
-            location = ModelLocation(Path(str(configured)).expanduser(), "config")
+            location = ModelLocation(Path(str(configured)).expanduser(), "config", spec)
         else:
-            path = default_model_dir()
+            path = default_model_dir(spec)
             if not path.exists():
-                return f"no model (KYB_MODEL unset, no `model` in config, nothing at {path})"
-            location = ModelLocation(path, "default")
+                what = "no model" if spec is E5 else f"no {spec.name} model"
+                return f"{what} ({spec.env} unset, no `{spec.config_key}` in config, nothing at {path})"
+            location = ModelLocation(path, "default", spec)
     missing = missing_files(location.path)
     if missing:
         return f"no {'/'.join(missing)} in {location.path} (from {location.source})"
@@ -87,12 +90,13 @@ def file_digests(path: Path, cache=None) -> dict[str, str]:
     return out
 
 
-def fingerprint_of(digests: dict[str, str]) -> str:
-    """Model files + recipe -> a short stable id ("e5-…" is not assumed: any model works)."""
-    blob = json.dumps({"files": digests, "recipe": RECIPE}, sort_keys=True).encode()
+def fingerprint_of(digests: dict[str, str], spec: ModelSpec = E5) -> str:
+    """Model files + this model's recipe -> a short stable id ("e5-…" is not assumed: any model works)."""
+    blob = json.dumps({"files": digests, "recipe": spec.recipe()}, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:24]
 
 
 def fingerprint(location: ModelLocation | Path, cache=None) -> str:
-    path = location.path if isinstance(location, ModelLocation) else Path(location)
-    return fingerprint_of(file_digests(path, cache))
+    if isinstance(location, ModelLocation):
+        return fingerprint_of(file_digests(location.path, cache), location.spec)
+    return fingerprint_of(file_digests(Path(location), cache))

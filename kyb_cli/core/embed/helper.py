@@ -10,7 +10,7 @@ Protocol, one request per connection: a JSON line `{"op": "embed", "fingerprint"
 `{"ok": true, "dim": d, "count": n, "fingerprint": fp}` followed by n*d little-endian float32, or
 `{"ok": false, "error": "..."}`. The client needs no numpy.
 
-Run: python -m kyb_cli.core.embed.helper --socket PATH --model DIR --fingerprint FP [--idle S]
+Run: python -m kyb_cli.core.embed.helper --socket PATH --model DIR --fingerprint FP [--pooling mean|cls] [--idle S]
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _read_line(conn: socket.socket, limit: int = 64 << 20) -> bytes:
 
 
 class Helper:
-    def __init__(self, sock_path: Path, model: Path, fingerprint: str, idle: float) -> None:
+    def __init__(self, sock_path: Path, model: Path, fingerprint: str, idle: float, pooling: str = "mean") -> None:
         self.sock_path = sock_path
         self.fingerprint = fingerprint
         self.idle = idle
@@ -54,7 +54,7 @@ class Helper:
         self.sock_ino = -1
         from kyb_cli.core.embed.embedder import Embedder
 
-        self.embedder = Embedder(model)
+        self.embedder = Embedder(model, pooling=pooling)
 
     def serve(self, listener: socket.socket) -> None:
         listener.settimeout(1.0)
@@ -134,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--socket", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--fingerprint", required=True)
+    parser.add_argument("--pooling", choices=("mean", "cls"), default="mean")
     from kyb_cli.core.settings import env_float
 
     parser.add_argument("--idle", type=float, default=env_float("KYB_HELPER_IDLE", 600.0))
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0  # another helper owns this socket: it will answer
     err_path = Path(str(sock_path) + ".err")
     try:
-        helper = Helper(sock_path, Path(args.model), args.fingerprint, args.idle)
+        helper = Helper(sock_path, Path(args.model), args.fingerprint, args.idle, args.pooling)
     except Exception as exc:
         err_path.write_text(str(exc)[:500], encoding="utf-8")
         return 1

@@ -125,7 +125,27 @@ def pull(dest: Path | None = None, url: str | None = None, progress: Progress | 
             "files": {n: p.sha256 for n, p in pins.items()}}
 
 
-def import_model(source: Path, dest: Path | None = None) -> dict:
+def detect(source: Path, name: str | None = None):
+    """Which model of the registry a directory holds: `name` when given, else from its tokenizer
+    (a WordPiece vocabulary is taken for bge-small-en-v1.5, any other for multilingual-e5-small, the
+    base model, as before the registry)."""
+    import json
+
+    from kyb_cli.core.embed.models import BGE, E5, by_name, names
+
+    if name:
+        spec = by_name(name)
+        if spec is None:
+            raise UsageError(f"unknown model {name!r}; kyb knows {', '.join(names())}")
+        return spec
+    try:
+        kind = json.loads((source / "tokenizer.json").read_text(encoding="utf-8")).get("model", {}).get("type")
+    except (OSError, ValueError, AttributeError):
+        kind = None
+    return BGE if kind == "WordPiece" else E5
+
+
+def import_model(source: Path, dest: Path | None = None, name: str | None = None) -> dict:
     """Copy a local model directory in, after checking that it loads and embeds."""
     from kyb_cli.core.embed.embedder import Embedder, ModelLoadError
     from kyb_cli.core.embed.files import fingerprint_of, missing_files
@@ -136,11 +156,12 @@ def import_model(source: Path, dest: Path | None = None) -> dict:
     missing = missing_files(source)
     if missing:
         raise UsageError(f"no {'/'.join(missing)} in {source}")
+    spec = detect(source, name)
     try:
-        dim = Embedder(source).dim
+        dim = Embedder(source, pooling=spec.pooling).dim
     except ModelLoadError as exc:
         raise UsageError(str(exc)) from None
-    dest = Path(dest) if dest else default_model_dir()
+    dest = Path(dest) if dest else default_model_dir(spec)
     if dest.exists() and dest.resolve() == source.resolve():
         raise UsageError(f"{source} is already the model directory")
     staging = dest.with_name(f".{dest.name}.staging-{uuid.uuid4().hex[:8]}")
@@ -154,20 +175,29 @@ def import_model(source: Path, dest: Path | None = None) -> dict:
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise StoreError(f"cannot install the model into {dest}: {exc.strerror}") from None
-    return {"action": "imported", "path": str(dest), "from": str(source), "dim": dim,
-            "fingerprint": fingerprint_of(digests), "files": digests}
+    return {"action": "imported", "name": spec.name, "path": str(dest), "from": str(source), "dim": dim,
+            "fingerprint": fingerprint_of(digests, spec), "files": digests}
 
 
 def status() -> dict:
-    """What model is found, where from, whether it loads, its fingerprint (and the helper, if up)."""
+    """The base model's status (e5, the keys at the top, as before) and `models`: each model of the
+    registry's own status (`name`, `setting`, `required`, and the same keys)."""
+    from kyb_cli.core.embed.models import MODELS
+
+    per = {spec.name: model_status(spec) for spec in MODELS}
+    return {**per[MODELS[0].name], "models": per}
+
+
+def model_status(spec) -> dict:
+    """What model `spec` is found, where from, whether it loads, its fingerprint (and the helper, if up)."""
     from kyb_cli.core.embed import client, current_fingerprint
     from kyb_cli.core.embed.embedder import Embedder, ModelLoadError
-    from kyb_cli.core.embed.recipe import RECIPE
 
-    fp, reason, location = current_fingerprint()
-    out: dict = {"found": location is not None and fp is not None, "recipe": RECIPE}
+    fp, reason, location = current_fingerprint(spec)
+    out: dict = {"name": spec.name, "setting": spec.env, "required": spec.required,
+                 "found": location is not None and fp is not None, "recipe": spec.recipe()}
     if location is None:
-        out.update({"loads": False, "reason": reason, "default_path": str(default_model_dir())})
+        out.update({"loads": False, "reason": reason, "default_path": str(default_model_dir(spec))})
         return out
     out.update({"path": str(location.path), "source": location.source, "fingerprint": fp})
     if fp is None:
@@ -175,7 +205,7 @@ def status() -> dict:
         return out
     t0 = time.perf_counter()
     try:
-        embedder = Embedder(location.path)
+        embedder = Embedder(location.path, pooling=spec.pooling)
         out.update({"loads": True, "dim": embedder.dim, "load_s": round(time.perf_counter() - t0, 3),
                     "token_type_ids": embedder.wants_token_types})
     except ModelLoadError as exc:

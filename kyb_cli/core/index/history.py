@@ -78,7 +78,7 @@ def _carry_vectors(conn, old_db: Path) -> None:
     try:
         with conn:
             conn.execute("INSERT OR IGNORE INTO vectors SELECT * FROM old.vectors")
-            conn.execute("INSERT OR REPLACE INTO meta(k, v) SELECT k, v FROM old.meta WHERE k = 'vec_fingerprint'")
+            conn.execute("INSERT OR REPLACE INTO meta(k, v) SELECT k, v FROM old.meta WHERE k LIKE 'vec_fingerprint%'")
     finally:
         conn.execute("DETACH DATABASE old")
 

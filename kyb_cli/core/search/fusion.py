@@ -53,18 +53,18 @@ def typical(covers: list[float]) -> float:
     return ordered[int(len(ordered) * TYPICAL_QUANTILE)] if ordered else 0.0
 
 
-def words_part(cover: float, usual: float) -> float:
+def words_part(cover: float, usual: float, weight: float = WORDS_WEIGHT) -> float:
     """What holding `cover` of the question's weight adds to the meaning score, when candidates
-    usually hold `usual`."""
-    return WORDS_WEIGHT * max(0.0, min(1.0, cover) - usual)
+    usually hold `usual` (`weight`: the words' weight, WORDS_WEIGHT unless the caller says)."""
+    return weight * max(0.0, min(1.0, cover) - usual)
 
 
 def fuse(lexical: list[Hashable], semantic: list[Hashable] | None, meaning: dict[Hashable, float] | None = None,
          cover: dict[Hashable, float] | None = None, first: set[Hashable] | None = None,
-         tie: dict[Hashable, tuple] | None = None) -> list[Fused]:
+         tie: dict[Hashable, tuple] | None = None, words_weight: float = WORDS_WEIGHT) -> list[Fused]:
     """One order over both lists. `semantic`: the vector side's order; `meaning[ident]`: the score it
     ranks by (items of `lexical` may have one too: their cosine outside the vector side's top);
-    `cover[ident]` 0..1 (default 1 for lexical items, 0 for the rest)."""
+    `cover[ident]` 0..1 (default 1 for lexical items, 0 for the rest); `words_weight`: see words_part."""
     meaning = meaning or {}
     cover = cover or {}
     tie = tie or {}
@@ -80,7 +80,7 @@ def fuse(lexical: list[Hashable], semantic: list[Hashable] | None, meaning: dict
     weakest = min((meaning[i] for i in semantic or [] if i in meaning), default=min(meaning.values()))
     held = {i: cover.get(i, 1.0 if i in lrank else 0.0) for i in idents}
     usual = typical(list(held.values()))
-    out = [Fused(i, meaning.get(i, weakest) + words_part(held[i], usual), lrank.get(i), vrank.get(i))
+    out = [Fused(i, meaning.get(i, weakest) + words_part(held[i], usual, words_weight), lrank.get(i), vrank.get(i))
            for i in idents]
     nowhere = len(lrank) + 1
     return sorted(out, key=lambda f: (

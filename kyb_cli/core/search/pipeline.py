@@ -17,7 +17,8 @@ from kyb_cli.core.search.slice import Filters
 def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: int | None = None,
            window: tuple[int, int] | None = None, filters: Filters | None = None, limit: int = 10,
            recent: bool = False, semantic: bool = False, explain: bool = False,
-           as_of_event: int | None = None, min_strength: str | None = None) -> dict:
+           as_of_event: int | None = None, min_strength: str | None = None,
+           also: list[str] | tuple[str, ...] = ()) -> dict:
     """The response `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors` when vectors ran).
 
     The question's operators (search/syntax.py) hold on both sides. With `semantic`, a question with
@@ -25,17 +26,34 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     filters and operators, and is fused with BM25. When it cannot run, the answer is lexical with
     `semantic: false` and `semantic_off` holds the one-line reason (the CLI prints it). Each hit is
     graded (`strength`, `found_by`, search/relevance.py) and carries a `snippet`; `confident` is true
-    when one hit is strong; `min_strength="strong"` keeps strong hits only.
+    when one hit is strong; `min_strength="strong"` keeps strong hits only. `also`: other phrasings
+    of the same question, each searched the same way and fused into one answer (search/phrasings.py).
     """
-    from kyb_cli.core.search.syntax import query_plan
-    from kyb_cli.core.search.tokens import words
+    from kyb_cli.core.search.phrasings import checked, fuse_answers
 
-    parsed, plan = query_plan(text)
-    hybrid = semantic and not recent and bool(words(parsed.positive_text))
+    phrasings = checked(text, also)
     strong_only = min_strength == "strong"
 
     def run(f: Fresh) -> dict:
-        n = fusion_candidates(limit) if (hybrid or strong_only) else limit
+        answers = [one(f, q) for q in phrasings]
+        hits, out = fuse_answers(answers, mode) if len(answers) > 1 else answers[0]
+        if strong_only:
+            hits = [h for h in hits if h["strength"] == "strong"]
+        hits = hits[:limit]
+        confident = any(h["strength"] == "strong" for h in hits)
+        response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": mode, "head": f.head}
+        if not f.history_complete:
+            response["history_complete"] = False
+        return response
+
+    def one(f: Fresh, text: str) -> tuple[list[dict], dict]:
+        """One phrasing's graded hits (every candidate, best first) and what the answer says about it."""
+        from kyb_cli.core.search.syntax import query_plan
+        from kyb_cli.core.search.tokens import words
+
+        parsed, plan = query_plan(text)
+        hybrid = semantic and not recent and bool(words(parsed.positive_text))
+        n = fusion_candidates(limit) if (hybrid or strong_only or len(phrasings) > 1) else limit
         ranked = lexical(f.conn, text, mode=mode, as_of=as_of, window=window, filters=filters,
                          limit=n, recent=recent, as_of_event=as_of_event)
         out: dict = {"semantic": False}
@@ -44,11 +62,11 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
             from kyb_cli.core.search.slice import Slice
             from kyb_cli.core.search.vectors import semantic_side
 
-            side = semantic_side(f.conn, parsed.positive_text,
-                                 Slice(mode, as_of, window, filters or Filters(), as_of_event), n,
-                                 require=plan.require, exclude=plan.exclude)
+            sl = Slice(mode, as_of, window, filters or Filters(), as_of_event)
+            side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude)
             if side.ranked is not None:
                 out.update(semantic=True, pending_vectors=side.pending)
+                side = _english_side(f.conn, parsed.positive_text, sl, n, plan, side, ranked, out)
                 if side.pending:  # never embedded here: the background filler does it
                     from kyb_cli.core.index import staged
 
@@ -59,16 +77,8 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         by_vectors = side is not None and vectors_only()
         if by_vectors:
             out["ranking"] = "vectors"
-        hits = _answer(f.conn, mode, text, parsed, plan, ranked, side, explain,
-                       vector_order if by_vectors else None)
-        if strong_only:
-            hits = [h for h in hits if h["strength"] == "strong"]
-        hits = hits[:limit]
-        confident = any(h["strength"] == "strong" for h in hits)
-        response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": mode, "head": f.head}
-        if not f.history_complete:
-            response["history_complete"] = False
-        return response
+        return _answer(f.conn, mode, text, parsed, plan, ranked, side, explain,
+                       vector_order if by_vectors else None), out
 
     response = with_index(store_path, run, history=mode != "current")  # the past waits (staged)
     if mode == "as_of_event" and as_of_event is not None:
@@ -86,6 +96,23 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 
         response["window"] = [rfc3339(window[0]), rfc3339(window[1])]
     return response
+
+
+def _english_side(conn, text: str, sl, n: int, plan, side, ranked, out: dict):
+    """An English question is ranked by e5 and the English model fused (search/route.py); without
+    that model the answer says so in `semantic_missing` ({model: reason}) and e5 ranks alone."""
+    from kyb_cli.core.embed.models import MODELS
+    from kyb_cli.core.search.route import combine, is_english
+    from kyb_cli.core.search.vectors import semantic_side
+
+    spec = next((m for m in MODELS if m.languages == "en"), None)
+    if spec is None or not is_english(text):
+        return side
+    english = semantic_side(conn, text, sl, n, require=plan.require, exclude=plan.exclude, spec=spec)
+    if english.ranked is None:
+        out["semantic_missing"] = {spec.name: english.reason}
+        return side
+    return combine(conn, side, english, sl, [vid for vid, _h in ranked])
 
 
 def vectors_only() -> bool:
@@ -157,7 +184,9 @@ def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool
         top = next(iter(lex))
         scores = [h["score"] for _v, h in ranked[:2]]
         ratio = scores[0] / scores[1] if len(scores) > 1 and scores[1] > 0 else float("inf")
-        if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER:
+        vrank = list(sem).index(top) + 1 if top in sem else None
+        near = not sem or (vrank is not None and vrank <= relevance.DECISIVE_VECTOR_RANK)
+        if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER and near:
             first = {top}  # a decisive word match leads the answer
     return cover, first
 
@@ -171,10 +200,17 @@ def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first
     tie.update({_ident(mode, n.vid, n.key): (n.key, -n.vid) for n in sem.values()})
     score = {i: n.meaning for i, n in sem.items()}
     outside = {v: i for i, (v, _h) in lex.items() if i not in sem}
-    if outside and side.qvec is not None and side.fingerprint is not None:
+    if outside and side.meanings is not None:  # both vector sides, fused (search/route.py)
+        score.update({outside[v]: m for v, m in side.meanings.items() if v in outside})
+    elif outside and side.qvec is not None and side.fingerprint is not None:
         for v, s in meaning_of(conn, side.qvec, side.fingerprint, sorted(outside)).items():
             score[outside[v]] = s
-    fused = fuse(list(lex), list(sem), score, cover=cover, first=first, tie=tie)
+    weight = {}
+    if side.meanings is not None:  # both vector sides fused: their own weight of the words
+        from kyb_cli.core.search.route import WORDS_WEIGHT
+
+        weight = {"words_weight": WORDS_WEIGHT}
+    fused = fuse(list(lex), list(sem), score, cover=cover, first=first, tie=tie, **weight)
     return [(f.ident, f.lexical_rank, f.vector_rank, f.score) for f in fused]
 
 

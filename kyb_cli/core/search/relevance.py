@@ -34,6 +34,10 @@ LEXICAL_COVER = 0.5  # used when a calibration does not say (and with no model a
 # times the second's and it holds this share of the question's weight (dev set, docs/SEARCH.md).
 DECISIVE_BM25_RATIO = 1.3
 DECISIVE_COVER = 0.67
+# ... and, when the vector side ran, the vector side ranks it among its first 10: a word match the
+# meaning puts nowhere does not lead (dev set, fit half: paraphrase top-3 0.56 -> 0.58, nothing
+# else moved; docs/SEARCH.md "A second, English vector side").
+DECISIVE_VECTOR_RANK = 10
 
 
 @dataclass(frozen=True)

@@ -67,12 +67,14 @@ def missing(conn, fp: str, s: Slice) -> list[str]:
     return [row[0] for row in conn.execute(sql, params | {"fp": fp})]
 
 
-def missing_in_order(conn, fp: str, limit: int) -> list[str]:
-    """The next text hashes the filler should embed: current versions first, then newest first."""
+def missing_in_order(conn, fp: str, limit: int, current_only: bool = False) -> list[str]:
+    """The next text hashes the filler should embed: current versions first, then newest first
+    (`current_only`: current versions only)."""
+    having = "HAVING cur = 1 " if current_only else ""
     sql = ("SELECT t.text_sha, max(k.key IS NOT NULL) AS cur, max(t.version_id) AS m FROM vtext t "
            "LEFT JOIN keys k ON k.version_id = t.version_id AND k.state != 'retracted' "
            "WHERE NOT EXISTS (SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp) "
-           "GROUP BY t.text_sha ORDER BY cur DESC, m DESC LIMIT :n")
+           f"GROUP BY t.text_sha {having}ORDER BY cur DESC, m DESC LIMIT :n")
     return [row[0] for row in conn.execute(sql, {"fp": fp, "n": int(limit)})]
 
 
@@ -99,13 +101,24 @@ def _texts(conn, hashes: list[str]) -> dict[str, str]:
     return out
 
 
-def store(conn, fp: str, vectors: dict[str, bytes]) -> None:
-    """Install vectors under `fp`; the first fill under a new fingerprint drops every older one."""
+def meta_key(spec) -> str:
+    """The meta row naming the fingerprint a model's vectors are under (e5's kept its old name)."""
+    from kyb_cli.core.embed.models import E5
+
+    return "vec_fingerprint" if spec is None or spec.name == E5.name else f"vec_fingerprint:{spec.name}"
+
+
+def store(conn, fp: str, vectors: dict[str, bytes], spec=None) -> None:
+    """Install vectors under `fp` (model `spec`, default e5); the first fill under a new fingerprint
+    of a model drops every vector under a fingerprint no model of the registry is under now."""
+    key = meta_key(spec)
     with conn:
-        row = conn.execute("SELECT v FROM meta WHERE k = 'vec_fingerprint'").fetchone()
+        row = conn.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
         if row is None or row[0] != fp:
-            conn.execute("DELETE FROM vectors WHERE fingerprint != ?", (fp,))
-            conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('vec_fingerprint', ?)", (fp,))
+            conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES(?, ?)", (key, fp))
+            kept = [r[0] for r in conn.execute("SELECT v FROM meta WHERE k LIKE 'vec_fingerprint%'")]
+            marks = ",".join("?" * len(kept))
+            conn.execute(f"DELETE FROM vectors WHERE fingerprint NOT IN ({marks})", kept)
         if vectors:
             conn.executemany("INSERT OR REPLACE INTO vectors(text_sha, fingerprint, vec) VALUES(?,?,?)",
                              [(h, fp, v) for h, v in vectors.items()])
@@ -118,19 +131,20 @@ class Filled:
     reason: str | None = None
 
 
-def fill(conn, fp: str, hashes: list[str], progress=None) -> Filled:
+def fill(conn, fp: str, hashes: list[str], progress=None, spec=None) -> Filled:
     """Give `hashes` vectors: from the user cache (no model), then embedded, CHUNK texts a step.
 
     Queries never call it (they never wait for the model): `kyb index --embed` and the background
-    filler do, one committed batch at a time."""
+    filler do, one committed batch at a time. `spec`: the model (default e5)."""
     from kyb_cli.core import embed
 
+    spec = spec or embed.E5
     done = Filled()
     if not hashes:
-        store(conn, fp, {})
+        store(conn, fp, {}, spec)
         return done
     cached = embed.open_cache().get_many(fp, hashes)
-    store(conn, fp, cached)
+    store(conn, fp, cached, spec)
     done.from_cache = len(cached)
     rest = [h for h in hashes if h not in cached]
     total = len(rest)
@@ -142,9 +156,9 @@ def fill(conn, fp: str, hashes: list[str], progress=None) -> Filled:
             if progress is not None:
                 progress(base + n, total)
 
-        got = embed.passage_vectors(list(texts.values()), progress=step)
+        got = embed.passage_vectors(list(texts.values()), progress=step, spec=spec)
         if got.fingerprint == fp and got.vectors:
-            store(conn, fp, got.vectors)
+            store(conn, fp, got.vectors, spec)
             done.embedded += len(got.vectors)
         if got.reason:
             done.reason = got.reason
@@ -157,21 +171,28 @@ def fill(conn, fp: str, hashes: list[str], progress=None) -> Filled:
 def fill_background(conn, gdir) -> bool:
     """One step of the background filler: the next batch of missing vectors, committed.
 
-    False when there is nothing (more) to do here: no model, nothing missing, a broken model, or
-    `kyb index --embed` asked the filler to stop (it fills everything itself)."""
+    Order: current versions under e5, current versions under each other model of the registry,
+    then the rest newest first in the same model order — so a store is searchable by e5 as soon
+    as it was with e5 alone, and the English side follows. False when there is nothing (more) to
+    do here: no model, nothing missing, a broken model, or `kyb index --embed` asked the filler to
+    stop (it fills everything itself)."""
     from kyb_cli.core import embed
     from kyb_cli.core.index import staged
 
-    fp, _reason, _loc = embed.current_fingerprint()
-    if fp is None or staged.stop_requested(gdir):
+    found, _missing = embed.available()
+    if not found or staged.stop_requested(gdir):
         return False
-    hashes = missing_in_order(conn, fp, BACKGROUND_BATCH)
-    if not hashes:
-        return False
-    done = fill(conn, fp, hashes)
-    staged.write_status(gdir, stage="vectors", pending=pending(conn, fp, Slice("history")),
-                        embedded=done.embedded, from_cache=done.from_cache)
-    return done.reason is None and done.from_cache + done.embedded > 0
+    for current_only in (True, False):
+        for spec, fp, _loc in found:
+            hashes = missing_in_order(conn, fp, BACKGROUND_BATCH, current_only)
+            if not hashes:
+                continue
+            done = fill(conn, fp, hashes, spec=spec)
+            per = {sp.name: pending(conn, f, Slice("history")) for sp, f, _l in found}
+            staged.write_status(gdir, stage="vectors", model=spec.name, pending=per[found[0][0].name],
+                                pending_by_model=per, embedded=done.embedded, from_cache=done.from_cache)
+            return done.reason is None and done.from_cache + done.embedded > 0
+    return False
 
 
 class Near(NamedTuple):
@@ -196,16 +217,19 @@ BEST_WEIGHT = 0.7
 
 
 def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None = None,
-            exclude: str | None = None, centre: tuple[bytes, bytes] | None = None) -> list[Near]:
+            exclude: str | None = None, centre: tuple[bytes, bytes] | None = None,
+            only: list[int] | None = None) -> list[Near]:
     """The `n` closest versions in the slice, best first, each by its two best passages (_per_version).
 
     One hit per key in every mode but history (which lists versions); in changed_between a key is
     represented by its closest version inside the window. Ties by key. `require`/`exclude` are the
     question's operators as FTS5 MATCH strings (search/syntax.py): a version must hold the required
     terms and none of the excluded ones, as on the lexical side. `centre` = (centred question,
-    passage centre) gives each hit its calibrated score.
+    passage centre) gives each hit its calibrated score. `only`: these version ids alone.
     """
     with_, where, params = s.sql()
+    if only is not None:
+        where += " AND c.vid IN (" + ",".join(str(int(v)) for v in only) + ")"
     if require:
         where += " AND c.vid IN (SELECT rowid FROM fts WHERE fts MATCH :req)"
         params["req"] = require
@@ -272,23 +296,27 @@ class SemanticSide:
     calibration: object = None  # search.relevance.Calibration for the fingerprint in use
     qvec: bytes | None = None   # the question's vector (meaning_of)
     fingerprint: str | None = None
+    meanings: dict | None = None  # vid -> meaning for versions outside `ranked` (the fused sides)
+    centre: tuple | None = None   # (centred question, passage centre): the calibrated score's inputs
 
 
 def semantic_side(conn, text: str, s: Slice, n: int, *, require: str | None = None,
-                  exclude: str | None = None) -> SemanticSide:
+                  exclude: str | None = None, spec=None) -> SemanticSide:
     """Embed the question (only it: cache, warm helper, else in-process), rank the slice by cosine
     over the versions that have a vector, and count those that do not yet (`pending`). `require` /
     `exclude`: the question's operators (nearest); the hits carry the calibrated score.
 
-    Never raises: any failure comes back as a one-line reason (the caller goes lexical).
+    `spec`: the model (default e5). Never raises: any failure comes back as a one-line reason (the
+    caller goes lexical).
     """
     from kyb_cli.core import embed
 
+    spec = spec or embed.E5
     try:
-        fp, reason, _loc = embed.current_fingerprint()
+        fp, reason, _loc = embed.current_fingerprint(spec)
         if fp is None:
             return SemanticSide(None, 0, reason)
-        qvec, reason = embed.query_vector(text)
+        qvec, reason = embed.query_vector(text, spec)
         if qvec is None:
             return SemanticSide(None, 0, reason)
         load_vec(conn)
@@ -299,7 +327,7 @@ def semantic_side(conn, text: str, s: Slice, n: int, *, require: str | None = No
         near = nearest(conn, qvec, fp, s, n, require=require, exclude=exclude, centre=centre)
         if centre is None and cal.floor is not None:  # calibrated on raw cosines
             near = [x._replace(score=x.cos) for x in near]
-        return SemanticSide(near, pending(conn, fp, s), None, cal, qvec, fp)
+        return SemanticSide(near, pending(conn, fp, s), None, cal, qvec, fp, centre=centre)
     except Exception as exc:  # never a traceback, never a failed query
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return SemanticSide(None, 0, f"semantic search failed: {first[:200]}")
@@ -321,18 +349,25 @@ def embed_all(store_path, progress=None) -> dict:
     from kyb_cli.core.index.fresh import with_index
 
     started = time.monotonic()
-    fp, reason, _loc = embed.current_fingerprint()
-    if fp is None:
-        raise StoreError(embed.off_message(reason or "no model"))
+    found, absent = embed.available()
+    if not found or found[0][0] is not embed.E5:
+        raise StoreError(embed.off_message(absent.get(embed.E5.name) or "no model"))
+    fp = found[0][1]
 
     def run(f) -> dict:
         s = Slice("history")
-        todo = missing(f.conn, fp, s)
-        done = fill(f.conn, fp, todo, progress)
-        if done.reason:
-            raise StoreError(embed.off_message(done.reason))
-        return {"head": f.head, "fingerprint": fp, "texts": len(todo), "from_cache": done.from_cache,
-                "embedded": done.embedded, "pending_vectors": pending(f.conn, fp, s),
+        per: dict = {}
+        for spec, mfp, _loc in found:  # e5 first: searchable by meaning before the English side
+            todo = missing(f.conn, mfp, s)
+            done = fill(f.conn, mfp, todo, progress, spec=spec)
+            if done.reason:
+                raise StoreError(embed.off_message(f"{spec.name}: {done.reason}"))
+            per[spec.name] = {"fingerprint": mfp, "texts": len(todo), "from_cache": done.from_cache,
+                              "embedded": done.embedded, "pending_vectors": pending(f.conn, mfp, s)}
+        first = per[embed.E5.name]
+        return {"head": f.head, "fingerprint": fp, "texts": first["texts"], "from_cache": first["from_cache"],
+                "embedded": first["embedded"], "pending_vectors": first["pending_vectors"],
+                "models": per | {name: {"missing": why} for name, why in absent.items()},
                 **{k: v for k, v in counts(f.conn).items() if k != "vectors"}}
 
     with staged.filler_paused(store_path):  # one of us embeds at a time: here, with the progress bar
@@ -347,6 +382,7 @@ def status(store_path) -> dict:
     from kyb_cli.core.index.fresh import with_index
 
     fp, reason, _loc = embed.current_fingerprint()
+    found, absent = embed.available()
 
     def run(f) -> dict:
         from kyb_cli.core.index import staged
@@ -356,6 +392,9 @@ def status(store_path) -> dict:
             out["pending_vectors"] = pending(f.conn, fp, Slice("history"))
         else:
             out["model"] = reason
+        # Each model of the registry: its fingerprint and what is pending, or why it is missing.
+        out["models"] = {spec.name: {"fingerprint": mfp, "pending_vectors": pending(f.conn, mfp, Slice("history"))}
+                         for spec, mfp, _loc in found} | {name: {"missing": why} for name, why in absent.items()}
         # The background filler's progress, as any later call sees it (.git/kyb/filler.json).
         out["background"] = {"running": staged.filler_running(f.git_dir), **staged.status(f.git_dir)}
         return out

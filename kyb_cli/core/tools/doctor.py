@@ -56,6 +56,8 @@ def diagnose(store_path: Path, load_model: bool = True, fix: bool = False) -> di
         files = f" (its files in {where}, model.onnx among them, are broken or cut short)" if where else ""
         problems.append(f"model: the model is broken{files}: {report['model'].get('reason')}; search is lexical "
                         f"only until it loads — fix: re-import it with {MODEL_FIX}")
+    extra = _extra_models(report["model"], problems, warnings)
+    current_fps = {report["model"].get("fingerprint")} | {m.get("fingerprint") for m in extra.values()} - {None}
 
     if report["store"].get("ok") and git:
         try:
@@ -64,7 +66,7 @@ def diagnose(store_path: Path, load_model: bool = True, fix: bool = False) -> di
             idx = status(store_path)
             fp = None if broken else idx.get("fingerprint")
             report["index"] = {"ok": True, **idx}
-            old = {k: v for k, v in idx["vectors"].items() if k != fp}
+            old = {k: v for k, v in idx["vectors"].items() if k != fp and k not in current_fps}
             if fp is not None and old:
                 problems.append(f"index: {sum(old.values())} vectors of another model/recipe "
                                 f"({', '.join(old)}) — fix: kyb index --embed (or kyb reindex)")
@@ -84,7 +86,7 @@ def diagnose(store_path: Path, load_model: bool = True, fix: bool = False) -> di
         per_fp = embed.open_cache().fingerprints()
         current = report["model"].get("fingerprint")
         report["cache"] = {"path": str(embed.open_cache().path), "vectors": per_fp}
-        others = {k: v for k, v in per_fp.items() if k != current}
+        others = {k: v for k, v in per_fp.items() if k != current and k not in current_fps}
         if broken:  # the cached vectors may be the good model's: re-importing it serves them again
             pass
         elif others and (len(per_fp) > 1 or current is not None):
@@ -96,6 +98,32 @@ def diagnose(store_path: Path, load_model: bool = True, fix: bool = False) -> di
 
     report.update(healthy=not problems, problems=problems, warnings=warnings)
     return report
+
+
+def _extra_models(base: dict, problems: list[str], warnings: list[str]) -> dict:
+    """The optional models of the registry (bge-small-en-v1.5): a warning when one is not found (its
+    questions are ranked by e5 alone), a problem when it is configured and does not load."""
+    from kyb_cli.core.embed.models import MODELS
+
+    extra = {name: m for name, m in (base.get("models") or {}).items() if name != MODELS[0].name}
+    if not base.get("models"):  # not loaded: locate each without loading it
+        from kyb_cli.core.embed import current_fingerprint
+
+        for spec in MODELS[1:]:
+            fp, reason, location = current_fingerprint(spec)
+            extra[spec.name] = {"found": fp is not None, "loads": fp is not None, "fingerprint": fp,
+                                "reason": reason, "path": str(location.path) if location else None}
+    fix = "kyb model import DIR --name {0} or set {1}"
+    for spec in MODELS[1:]:
+        m = extra.get(spec.name) or {}
+        if not m.get("found") and str(m.get("reason") or "").startswith(f"no {spec.name} model ("):
+            warnings.append(f"model {spec.name}: not found; English questions are ranked by "
+                            f"multilingual-e5-small alone — fix: {fix.format(spec.name, spec.env)}")
+        elif not m.get("loads"):
+            problems.append(f"model {spec.name}: broken: {m.get('reason')} — fix: {fix.format(spec.name, spec.env)}")
+    base.setdefault("models", {})
+    base["models"].update(extra)
+    return extra
 
 
 def _model(load: bool) -> dict:
