@@ -4,6 +4,7 @@ fingerprints, fallback, `kyb index`, `kyb doctor`."""
 
 from __future__ import annotations
 
+import subprocess
 import json
 
 from tests.support.index_helpers import T0, fill_in_background_now, keys, put, remove
@@ -219,6 +220,8 @@ def test_query_cli_hybrid_with_explain(cli, store_path, tiny):
 
 def test_doctor_healthy_then_broken_model_exits_4(cli, store_path, tiny, tmp_path, monkeypatch):
     seed(store_path)
+    # seed() commits without a working tree; doctor now checks record files against HEAD
+    subprocess.run(["git", "-C", str(store_path), "reset", "-q", "--hard"], check=True)
     res = cli("doctor")
     assert res.code == 0, res.stdout
     d = res.json
