@@ -4,6 +4,7 @@ several phrasings fused into one answer."""
 
 from __future__ import annotations
 
+import subprocess
 import pytest
 
 from tests.support.index_helpers import T0, fill_in_background_now, put
@@ -73,6 +74,8 @@ def test_each_model_is_embedded_keyed_and_reported_on_its_own(store_path, both, 
     from kyb_cli.core.embed.models import BGE, E5
 
     seed(store_path)
+    # seed() commits without a working tree; doctor checks record files against HEAD
+    subprocess.run(["git", "-C", str(store_path), "reset", "-q", "--hard"], check=True)
     fp_e5, fp_en = embed.current_fingerprint(E5)[0], embed.current_fingerprint(BGE)[0]
     assert fp_e5 != fp_en  # same files, other pooling and prefixes: never each other's vectors
     done = cli("index", "--embed").json
