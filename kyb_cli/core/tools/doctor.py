@@ -83,13 +83,12 @@ def diagnose(store_path: Path, load_model: bool = True, fix: bool = False) -> di
     try:
         from kyb_cli.core import embed
 
-        per_fp = embed.open_cache().fingerprints()
-        current = report["model"].get("fingerprint")
-        report["cache"] = {"path": str(embed.open_cache().path), "vectors": per_fp}
-        others = {k: v for k, v in per_fp.items() if k != current and k not in current_fps}
-        if broken:  # the cached vectors may be the good model's: re-importing it serves them again
-            pass
-        elif others and (len(per_fp) > 1 or current is not None):
+        cache = embed.open_cache()
+        per_fp = cache.fingerprints()
+        report["cache"] = {"path": str(cache.path), "vectors": per_fp}
+        others = {k: v for k, v in per_fp.items() if k not in current_fps}
+        # A broken model's cached vectors may be the good model's: re-importing it serves them again.
+        if not broken and others and (len(per_fp) > 1 or report["model"].get("fingerprint") is not None):
             warnings.append(f"cache: {sum(others.values())} vectors of other models/recipes ({', '.join(others)}) "
                             f"are never served; delete {report['cache']['path']} to reclaim the space")
     except Exception as exc:
