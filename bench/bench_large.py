@@ -127,25 +127,16 @@ def history_loop(path: Path, env: dict[str, str], out: dict) -> None:
 
 def sync_stage(path: Path, env: dict[str, str], work: Path, out: dict, args) -> None:
     """A bare remote of the clone, a peer commit of SYNC_RECORDS new records, one local write."""
-    from support.hostile import BLOB, Entry, Peer, record_text
+    from support.hostile import Peer, record_text
 
     remote = work / "remote.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(path), str(remote)], check=True)
     subprocess.run(["git", "-C", str(path), "remote", "set-url", "origin", str(remote)], check=True)
     subprocess.run(["git", "-C", str(path), "fetch", "-q", "origin"], check=True)
     subprocess.run(["git", "-C", str(path), "branch", "-q", "--set-upstream-to=origin/main"], check=True)
-    peer, bulk = Peer(remote), work / "bulk"
-    bulk.mkdir()
-    paths = []
-    for i in range(args.sync_records):
-        p = bulk / f"{i}.md"
-        p.write_text(record_text(f"peer-{i}", body=f"peer record {i} {WORDS[i % len(WORDS)]} port 8080"))
-        paths.append(str(p))
-    shas = peer.g("hash-object", "-w", "--stdin-paths", input="\n".join(paths) + "\n").split()
-    files = peer.files()
-    for i, sha in enumerate(shas):
-        files[f"knowledge/peer-{i}.md"] = Entry(BLOB, sha)
-    peer.push(peer.commit(peer.tree(files), [peer.tip()], "peer: 1000 records\n"))
+    texts = {f"peer-{i}": record_text(f"peer-{i}", body=f"peer record {i} {WORDS[i % len(WORDS)]} port 8080")
+             for i in range(args.sync_records)}
+    Peer(remote).push_records(texts, work / "bulk", "peer: 1000 records\n")
     out["write"] = figure(kyb(env, "add", "--key", "bench-local-write", "--title", "Local write",
                               "--body", "a local write before the sync"))
     run = kyb(env, "sync")

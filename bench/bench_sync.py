@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.hostile import BLOB, Entry, Peer, git, kyb_env, record_text, run_kyb  # noqa: E402
+from support.hostile import Peer, git, kyb_env, record_text, run_kyb  # noqa: E402
 
 
 def main() -> None:
@@ -34,19 +34,8 @@ def main() -> None:
         assert run_kyb(env, "init", "--clone", str(remote), str(store)).returncode == 0
         assert run_kyb(env, "add", "--key", "seed", "--title", "S", "--body", "s", store=store).returncode == 0
         assert run_kyb(env, "sync", store=store).returncode == 0
-        peer = Peer(remote)
-        bulk = root / "bulk"
-        bulk.mkdir()
-        paths = []
-        for i in range(n):
-            p = bulk / f"{i}.md"
-            p.write_text(record_text(f"bulk-{i}", body=f"bulk record number {i}"))
-            paths.append(str(p))
-        shas = peer.g("hash-object", "-w", "--stdin-paths", input="\n".join(paths) + "\n").split()
-        files = peer.files()
-        for i, sha in enumerate(shas):
-            files[f"knowledge/bulk-{i}.md"] = Entry(BLOB, sha)
-        peer.push(peer.commit(peer.tree(files), [peer.tip()], "bulk\n"))
+        texts = {f"bulk-{i}": record_text(f"bulk-{i}", body=f"bulk record number {i}") for i in range(n)}
+        Peer(remote).push_records(texts, root / "bulk", "bulk\n")
         assert run_kyb(env, "add", "--key", "mine", "--title", "M", "--body", "m", store=store).returncode == 0
         args = [sys.executable]
         if profile:

@@ -116,6 +116,21 @@ class Peer:
         self.g("update-ref", f"refs/heads/{self.branch}", commit)
         return commit
 
+    def push_records(self, texts: dict[str, str], folder: Path, message: str) -> str:
+        """One commit on the tip adding `texts` (key → record file), the blobs written in one
+        `hash-object` call through files in `folder` (a bulk peer push for the sync benches)."""
+        folder.mkdir(exist_ok=True)
+        paths = []
+        for i, text in enumerate(texts.values()):
+            path = folder / f"{i}.md"
+            path.write_text(text)
+            paths.append(str(path))
+        shas = self.g("hash-object", "-w", "--stdin-paths", input="\n".join(paths) + "\n").split()
+        files = self.files()
+        for key, sha in zip(texts, shas):
+            files[f"knowledge/{key}.md"] = Entry(BLOB, sha)
+        return self.push(self.commit(self.tree(files), [self.tip()], message))
+
     def write(self, changes: dict[str, tuple[str, bytes | str] | Entry | None], *,
               message: str = "peer: edit\n", when: int | None = None,
               parents: list[str] | None = None) -> str:
