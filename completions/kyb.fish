@@ -51,7 +51,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a model -d 'The embedding models
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a index -d 'Bring the index up to date and show its vector status;...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a doctor -d 'Check the store, git, the working tree, the index and its...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a context -d 'A short digest of the store for the start of a session:...'
-complete -c kyb -n "test (__kyb_path) = 'kyb'" -a mcp -d 'Serve query, get, history, add, retract, incident,...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a mcp -d 'Serve kyb\'s tools to an agent over MCP on stdin/stdout,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a serve -d 'Serve the store over HTTP until SIGINT or SIGTERM.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a help -d 'Show the help of kyb, or of COMMAND (`kyb help add` =...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a completion -d 'Print the shell completion script for SHELL: `eval "$(kyb...'

@@ -114,3 +114,13 @@ def test_man_name_lines_are_whole_sentences_not_cut_with_an_ellipsis():
         lines = page.read_text().splitlines()
         name = lines[lines.index(".SH NAME") + 1]
         assert not name.endswith(("...", "…")), page.name
+
+
+def test_kyb_mcp_help_names_every_tool_the_server_serves(cli):
+    import pytest
+
+    tools = pytest.importorskip("kyb_cli.mcp.tools")
+    res = cli("mcp", "--help")
+    assert res.code == 0
+    missing = [name for name in tools.TOOLS if name not in res.stdout.replace("\n", " ")]
+    assert missing == [], missing

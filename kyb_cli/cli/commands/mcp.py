@@ -7,6 +7,7 @@ import click
 from kyb_cli.cli.common import common_options
 from kyb_cli.cli.options import hand_example
 from kyb_cli.api import KybError
+from kyb_cli.api.operations import OPERATIONS
 
 
 # kyb is installed from its repository (it is not on PyPI), so the hint names commands that work
@@ -16,16 +17,22 @@ MCP_MISSING = ("kyb mcp needs the MCP SDK (kyb's `mcp` extra): in a clone of the
                "with `python -m pip install 'mcp>=2.3,<3'`")
 
 
-@click.command("mcp", epilog=hand_example("kyb mcp --store ~/team-memory"))
-@common_options
-def mcp_cmd() -> None:
-    """Serve query, get, history, add, retract, incident, resolve, task, task_status, done, tasks,
-    incidents, export, context, deadlines and diff over MCP on stdin/stdout, until the client hangs up.
+def _help() -> str:
+    """The help text; the tool list comes from the operations table, so it cannot miss a tool."""
+    tools = [op.tool for op in OPERATIONS.values() if "mcp" in op.doors]
+    return f"""Serve kyb's tools to an agent over MCP on stdin/stdout, until the client hangs up.
+
+    The tools: {", ".join(tools)}, and add_many (`kyb import`'s records as a list).
 
     The store is the one the CLI would use (--store, KYB_STORE, .kyb.toml, default), resolved on
     every call. Writes are attributed with transport `mcp`. Needs kyb's `mcp` extra (the MCP SDK):
     from a clone of the kyb repository, `pipx install --force '.[mcp]'` or `./dev setup`.
     """
+
+
+@click.command("mcp", help=_help(), epilog=hand_example("kyb mcp --store ~/team-memory"))
+@common_options
+def mcp_cmd() -> None:
     try:
         import mcp.server.mcpserver  # noqa: F401
     except ImportError:
