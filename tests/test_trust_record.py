@@ -394,3 +394,19 @@ def test_a_port_change_after_importing_docs_names_no_document_that_uses_the_port
     assert res.json["retired_elsewhere"] == [{"key": "checkout-restart", "phrase": "8080"}]
     assert [line for line in res.stderr.splitlines() if "still says" in line] == [
         'kyb: checkout-restart still says "8080", which this update removed from checkout-port']
+
+
+def test_a_port_change_names_no_document_whose_only_shared_word_is_part_of_a_host_name(cli, tmp_path):
+    """Issue 25 item 9, met again in the new-user trial: README's own example (svc-checkout on node-3,
+    port 9090 → 8080) named Prometheus' Node Exporter guide, which opens localhost:9090 — the "node" of
+    `node-3` is a host name, not a subject the two share. A runbook naming node-3 is still found."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"key": "prom-node-exporter", "title": "Monitoring Linux host metrics with the Node Exporter",
+                                "body": "Navigate to `localhost:9090/graph` in your browser to enter expressions."}) + "\n")
+    assert cli("import", str(docs)).code == 0
+    add(cli, "checkout-write-path", "Checkout writes go through svc-checkout on node-3, port 9090.")
+    add(cli, "payments-runbook", "If payments stall, restart the proxy on node-3, port 9090.")
+    res = cli("add", "--key", "checkout-write-path", "--title", "Checkout write path",
+              "--body", "Checkout writes go through svc-checkout on node-3, port 8080.")
+    assert res.code == 0
+    assert res.json["retired_elsewhere"] == [{"key": "payments-runbook", "phrase": "9090"}]

@@ -103,8 +103,23 @@ change changed changes new old now also only here there
 """.split())
 
 
-def _content_words(text: str) -> set[str]:
-    return {w for w in _tokens(text) if len(w) >= 3 and not w.isdigit() and w not in _GENERIC}
+def _content_words(text: str, phrase: str = "") -> set[str]:
+    """The words that say what `text` is about. An identifier with a digit (`node-3`, `db-7.internal`)
+    counts whole, never as its word parts: the "node" of `node-3` is no shared subject with a "Node
+    Exporter" (issue 25 item 9). One holding `phrase` itself (`localhost:9090/graph`) is the value,
+    not its subject."""
+    words: set[str] = set()
+
+    def identifier(m: re.Match) -> str:
+        tok = m.group(0).lower()
+        if not (any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok)):
+            return m.group(0)
+        if not phrase or phrase.lower() not in tok:
+            words.add(tok)
+        return " "
+
+    rest = _TOKEN.sub(identifier, text)
+    return words | {w for w in _tokens(rest) if len(w) >= 3 and not w.isdigit() and w not in _GENERIC}
 
 
 def _needs_context(phrase: str) -> bool:
@@ -118,10 +133,10 @@ def _needs_context(phrase: str) -> bool:
 
 def _context(title: str, body: str, phrase: str) -> set[str]:
     """The subject words around `phrase`: its sentences' content words and the title's."""
-    words = _content_words(title)
+    words = _content_words(title, phrase)
     for part in _SENTENCE_SPLIT.split(title + "\n" + body):
         if _contains(part, phrase):
-            words |= _content_words(part)
+            words |= _content_words(part, phrase)
     return words
 
 
