@@ -77,6 +77,26 @@ def test_importing_a_subfolder_after_its_parent_makes_no_duplicates(store, tmp_p
     assert len(rows) == 2
 
 
+def test_importing_a_subfolder_again_after_its_parent_still_makes_no_duplicates(store, tmp_path):
+    """Met in the new-user trial: the second import of the subfolder created the record again under
+    the subfolder's own slug (`rotate` beside `sub-rotate`), and the first one listed the file in
+    `duplicates` though no other file had its key."""
+    notes = tmp_path / "notes"
+    (notes / "sub").mkdir(parents=True)
+    (notes / "intro.md").write_text("# Intro\n\nHello.\n")
+    (notes / "sub" / "rotate.txt").write_text("Rotate the keys\n\nEvery 90 days rotate the signing keys.\n")
+    who = api.attribution("cli")
+    api.import_records(store, [str(notes)], attribution=who)
+    for _ in range(2):
+        again = api.import_records(store, [str(notes / "sub")], attribution=who)
+        assert again["created"] == [] and [e["key"] for e in again["unchanged"]] == ["sub-rotate"]
+        assert again["duplicates"] == []
+    parent = api.import_records(store, [str(notes)], attribution=who)
+    assert parent["created"] == [] and parent["duplicates"] == []
+    _, rows = api.export_rows(store.path)
+    assert len(rows) == 2
+
+
 def test_context_brief_as_json_is_brief_too(cli):
     cli("add", "--key", "port", "--title", "Port", "--tags", "infra", "--body", "9090")
     res = cli("context", "--brief", "--json")

@@ -82,20 +82,25 @@ def settle_keys(items: list[Item], manifest: dict, *, kind: str, key_from: str,
         else:
             derived.append((item, derive_key(item, kind, key_from)))
     later = []
+    overlapped: set[int] = set()  # items keyed by an import of an enclosing or enclosed folder
     for item, base in derived:  # keys an earlier import gave these files: they stay theirs
         old = manifest.get(item.root or "", {}).get(item.rel)
         stem = base[:KEY_MAX - 7].rstrip("-")
-        elsewhere = None if old else _key_from_overlapping_import(manifest, item)
-        if elsewhere and elsewhere not in taken:
+        elsewhere = _key_from_overlapping_import(manifest, item)
+        if old and old not in taken and (old == base or old == elsewhere
+                                         or re.fullmatch(re.escape(stem) + r"-[0-9a-f]{6}", old)):
+            _take(item, old, taken)  # what this folder's import gave it (a subfolder's: its parent's key)
+            if old == elsewhere:
+                overlapped.add(id(item))
+        elif elsewhere and elsewhere not in taken:
             _take(item, elsewhere, taken)  # the same file imported before from a parent (or child) folder
-        elif old and old not in taken and (old == base or re.fullmatch(re.escape(stem) + r"-[0-9a-f]{6}", old)):
-            _take(item, old, taken)
+            overlapped.add(id(item))
         else:
             later.append((item, base, stem))
     for item, base, stem in later:
         _take(item, base if base not in taken else _fit(f"{stem}-{_short(item.rel)}", item.rel), taken)
-    for item, base in derived:
-        if item.skip is None and item.record.key != base:
+    for item, base in derived:  # a key another folder's import gave the same file is no duplicate
+        if item.skip is None and item.record.key != base and id(item) not in overlapped:
             duplicates.append({"path": item.source, "key": item.record.key, "same_as": base})
     for item in items:
         if item.skip is None and item.record is not None and item.root is not None:
