@@ -54,3 +54,20 @@ def test_diff_after_a_sync_conflict_goes_from_the_previous_line_version_to_the_k
         d = api.diff(store, "svc-port")
         assert "+port 9191 says bob" in d["diff"] and "-port 8080" in d["diff"]
         assert "9090" not in d["diff"]
+
+
+def test_history_on_a_terminal_marks_the_current_version_and_the_one_that_lost_the_merge(conflict):
+    import io
+
+    from rich.console import Console
+
+    from kyb_cli.cli.render import history_view
+
+    rows = [r.to_json() for r in api.history(conflict["stores"][0], "svc-port")]
+    buf = io.StringIO()
+    history_view(Console(file=buf, width=160, no_color=True, highlight=False, force_terminal=False),
+                 {"key": "svc-port", "versions": rows})
+    lines = {line.split()[1]: line for line in buf.getvalue().splitlines() if line.startswith("│")}
+    assert "current" in lines["3"] and "lost merge" not in lines["3"]
+    assert f"lost merge {conflict['merge'][:12]}" in lines["2"] and "current" not in lines["2"]
+    assert "current" not in lines["1"] and "lost merge" not in lines["1"]

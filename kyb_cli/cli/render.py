@@ -106,17 +106,29 @@ def verified_line(v: dict[str, Any]) -> str:
 
 
 def history_view(c: Any, d: dict[str, Any]) -> None:
+    """History as JSON says it: the number `--version` takes, and which row is current and which lost a
+    sync merge (issue 25 item 2: on a terminal nothing marked the kept version after a conflict)."""
     from rich.table import Table
 
     table = Table(title=d["key"])
-    for name in ("sha", "committed_at", "change", "agent"):
+    for name in ("version", "sha", "committed_at", "change", "standing", "agent"):
         table.add_column(name, no_wrap=True)  # a cut timestamp or sha is useless; the message may wrap
     table.add_column("message")
     colours = {"added": "green", "modified": "cyan", "deleted": "red"}
     for row in d["versions"]:
-        table.add_row(row["sha"][:12], row["committed_at"], f"[{colours.get(row['change'], 'white')}]{row['change']}[/]",
+        table.add_row(str(row.get("version") or ""), row["sha"][:12], row["committed_at"],
+                      f"[{colours.get(row['change'], 'white')}]{row['change']}[/]", standing(row),
                       row.get("agent", ""), row.get("message", ""))
     c.print(table)
+
+
+def standing(row: dict[str, Any]) -> str:
+    """`current`, `lost merge 7b2ec67af8f1`, or nothing: where a history row stands."""
+    if row.get("current"):
+        return "[green]current[/]"
+    if row.get("lost_merge"):
+        return f"[yellow]lost merge {row['lost_merge'][:12]}[/]"
+    return ""
 
 
 _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), 0x0b, 0x0c, 0x0d, *range(0x0e, 0x20), *range(0x7f, 0xa0))}
