@@ -144,3 +144,20 @@ def test_kyb_mcp_help_names_every_tool_the_server_serves(cli):
     assert res.code == 0
     missing = [name for name in tools.TOOLS if name not in res.stdout.replace("\n", " ")]
     assert missing == [], missing
+
+
+def test_kyb_init_makes_the_one_commit_readme_and_its_help_describe(cli, tmp_path):
+    """Issue 25 item 14: `kyb init` was described as making an empty repository, but it commits."""
+    from pathlib import Path
+
+    import pygit2
+
+    res = cli("init", str(tmp_path / "fresh"))
+    assert res.code == 0 and res.json["created"] is True
+    repo = pygit2.Repository(str(tmp_path / "fresh"))
+    commits = list(repo.walk(repo.head.target))
+    assert [c.message.strip() for c in commits] == ["kyb: init store"] and len(commits[0].tree) == 0
+    assert repo.head.shorthand == "main"
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "on branch `main` with one commit, `kyb: init store` (no records yet)" in readme
+    assert "empty repository" not in cli("init", "--help").stdout
