@@ -205,7 +205,7 @@ def run(verbose: bool, words_weight: float | None = None) -> dict:
         store = Path(tmp) / "store"
         build_store(store)
         search(store, "warm up", semantic=True)
-        from kyb_cli.core.search.vectors import embed_all
+        from kyb_cli.core.index.vectors import embed_all
 
         embed_all(store)
         for group, cases in GROUPS.items():

@@ -37,7 +37,7 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     or at `as_of` W when both are given (bi-temporal). Raises UsageError (exit 2: a bad time or an
     invalid combination), NotFound (exit 1: an unknown revision), StoreError (exit 4: not a store)."""
     from kyb_cli.core.search.pipeline import search
-    from kyb_cli.core.search.slice import Filters
+    from kyb_cli.core.index.slice import Filters
     from kyb_cli.core.times.parse import time_mode
 
     location = locate(store)
@@ -112,7 +112,7 @@ def embed_all(store_path: Path, progress=None) -> dict:
     """`kyb index --embed`: bring the index to HEAD and give every version a vector (no time budget).
     Returns `{head, fingerprint, texts, from_cache, embedded, pending_vectors, seconds, ...counts}`.
     Raises StoreError (exit 4: not a store, no model or the model failed, with the fix)."""
-    from kyb_cli.core.search.vectors import embed_all as core
+    from kyb_cli.core.index.vectors import embed_all as core
 
     return core(store_path, progress=progress)
 
@@ -120,7 +120,7 @@ def embed_all(store_path: Path, progress=None) -> dict:
 def index_status(store_path: Path) -> dict:
     """`kyb index --status`: the index head, versions, vectors per model fingerprint, and what is
     pending under the current model. Raises StoreError (exit 4: not a store)."""
-    from kyb_cli.core.search.vectors import status
+    from kyb_cli.core.index.vectors import status
 
     return status(store_path)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from kyb_cli.core.index import schema
-from kyb_cli.core.search.slice import Filters, candidates, filter_sql, time_params
+from kyb_cli.core.index.slice import Filters, candidates, filter_sql, time_params
 from kyb_cli.core.times.format import rfc3339
 
 MAX_LIMIT = 100

@@ -11,7 +11,7 @@ from typing import Callable
 from kyb_cli.core.index import schema
 from kyb_cli.core.index.fresh import Fresh, with_index
 from kyb_cli.core.search.lexical import lexical
-from kyb_cli.core.search.slice import Filters
+from kyb_cli.core.index.slice import Filters
 
 
 def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: int | None = None,
@@ -59,8 +59,8 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         out: dict = {"semantic": False}
         side = None
         if hybrid:
-            from kyb_cli.core.search.slice import Slice
-            from kyb_cli.core.search.vectors import semantic_side
+            from kyb_cli.core.index.slice import Slice
+            from kyb_cli.core.search.semantic import semantic_side
 
             sl = Slice(mode, as_of, window, filters or Filters(), as_of_event)
             side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude)
@@ -103,7 +103,7 @@ def _english_side(conn, text: str, sl, n: int, plan, side, ranked, out: dict):
     that model the answer says so in `semantic_missing` ({model: reason}) and e5 ranks alone."""
     from kyb_cli.core.embed.models import MODELS
     from kyb_cli.core.search.route import combine, is_english
-    from kyb_cli.core.search.vectors import semantic_side
+    from kyb_cli.core.search.semantic import semantic_side
 
     spec = next((m for m in MODELS if m.languages == "en"), None)
     if spec is None or not is_english(text):
@@ -194,7 +194,7 @@ def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool
 def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first: set) -> list[tuple]:
     """Both sides fused (search/fusion.py); lexical hits the vector side missed get their meaning."""
     from kyb_cli.core.search.fusion import fuse
-    from kyb_cli.core.search.vectors import meaning_of
+    from kyb_cli.core.search.semantic import meaning_of
 
     tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
     tie.update({_ident(mode, n.vid, n.key): (n.key, -n.vid) for n in sem.values()})

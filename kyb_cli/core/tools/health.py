@@ -46,8 +46,8 @@ def health(store_path: Path) -> dict[str, Any]:
 
 def _pending_vectors(conn) -> int | None:
     from kyb_cli.core import embed
-    from kyb_cli.core.search.slice import Slice
-    from kyb_cli.core.search.vectors import pending
+    from kyb_cli.core.index.slice import Slice
+    from kyb_cli.core.index.vectors import pending
 
     try:
         fingerprint = embed.current_fingerprint()[0]
