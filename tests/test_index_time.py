@@ -6,7 +6,7 @@ import pytest
 
 from kyb_cli.core.errors import UsageError
 from kyb_cli.core.index.slice import Filters
-from kyb_cli.core.times.parse import END, START, parse_time
+from kyb_cli.core.timeargs import END, START, parse_time
 from tests.support.index_helpers import T0, keys, put, query, remove
 
 DAY = 86_400

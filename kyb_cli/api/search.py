@@ -38,7 +38,7 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     invalid combination), NotFound (exit 1: an unknown revision), StoreError (exit 4: not a store)."""
     from kyb_cli.core.search.pipeline import search
     from kyb_cli.core.index.slice import Filters
-    from kyb_cli.core.times.parse import time_mode
+    from kyb_cli.core.timeargs import time_mode
 
     location = locate(store)
     mode, as_of_t, window = time_mode(history=history, as_of=as_of, changed_between=changed_between,
@@ -46,7 +46,7 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     event_t = None
     if as_of_event is not None:
         from kyb_cli.core.errors import UsageError
-        from kyb_cli.core.times.parse import END, parse_time
+        from kyb_cli.core.timeargs import END, parse_time
 
         if mode in ("history", "changed_between"):
             raise UsageError("--as-of-event combines with --as-of only (not --history or --changed-between)")

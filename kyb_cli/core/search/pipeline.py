@@ -82,17 +82,17 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 
     response = with_index(store_path, run, history=mode != "current")  # the past waits (staged)
     if mode == "as_of_event" and as_of_event is not None:
-        from kyb_cli.core.times.format import rfc3339
+        from kyb_cli.core.timestamps import rfc3339
 
         response["as_of_event"] = rfc3339(as_of_event)
         if as_of is not None:
             response["as_of"] = rfc3339(as_of)
     elif mode == "as_of" and as_of is not None:
-        from kyb_cli.core.times.format import rfc3339
+        from kyb_cli.core.timestamps import rfc3339
 
         response["as_of"] = rfc3339(as_of)
     elif mode == "changed_between" and window is not None:
-        from kyb_cli.core.times.format import rfc3339
+        from kyb_cli.core.timestamps import rfc3339
 
         response["window"] = [rfc3339(window[0]), rfc3339(window[1])]
     return response

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kyb_cli.core.times.format import rfc3339
+from kyb_cli.core.timestamps import rfc3339
 
 
 def health(store_path: Path) -> dict[str, Any]:
