@@ -52,16 +52,30 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
             raise UsageError("--as-of-event combines with --as-of only (not --history or --changed-between)")
         event_t = parse_time(as_of_event, bound=END, store_path=location.path)
         mode = "as_of_event"
+    ordering = _bench_ordering()  # read before anything is created, as the time arguments are
     _ensure_default(location)
     filters = Filters(tags=list(tags), kind=kind, status=status, service=service, priority=priority,
                       assignee=assignee, parent=parent)
     response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
                       limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
-                      min_strength=min_strength, also=also)
+                      min_strength=min_strength, also=also, ordering=ordering)
     from kyb_cli.core.index.trust import annotate_hits
 
     annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")
     return location.path, response
+
+
+def _bench_ordering():
+    """KYB_SEARCH_RANKING=vectors, a bench hook, not for users (the dev set's "vectors only" column,
+    bench/eval_devset.py): the pipeline is handed the vector side's own order instead of fusion,
+    and the answer says `"ranking": "vectors"`. Unset: None, fusion as always."""
+    from kyb_cli.core.settings import env_choice
+
+    if env_choice("KYB_SEARCH_RANKING", ("vectors",)) is None:
+        return None
+    from kyb_cli.core.search.pipeline import VECTORS
+
+    return VECTORS
 
 
 def semantic_off_message(reason: str) -> str:
