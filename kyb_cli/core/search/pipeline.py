@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from kyb_cli.core.index import schema
 from kyb_cli.core.index.fresh import Fresh, with_index
 from kyb_cli.core.search.lexical import lexical
 from kyb_cli.core.index.slice import Filters
