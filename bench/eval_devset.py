@@ -14,7 +14,7 @@ asks the questions; the code hash is the kyb_cli directory in use, so every work
 keeps its own index. Prints top-1, top-3 and MRR@10 per kind and mode, and — when the response
 carries `confident` — the off-topic `confident: false` rate and the on-topic `confident: true`
 rate. "vectors" ranks by the vector side alone (KYB_SEARCH_RANKING=vectors, a bench hook of the
-query pipeline). The JSON file holds the figures and every question's ranks.
+porcelain: api.query hands the pipeline its VECTORS ordering). The JSON file holds the figures and every question's ranks.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 Cases come in three groups: paraphrases that share no word with the entry, questions in other
 languages (ru, de, fr, es, pt, uk, zh), and exact identifiers (ports, service names, hosts, keys).
 Prints top-1, top-3 and MRR@10 per group for lexical (--no-semantic), vector alone (the pipeline's
-KYB_SEARCH_RANKING=vectors hook, for diagnosis) and hybrid. `--words-weight W` tries another weight
+pipeline.VECTORS ordering, for diagnosis) and hybrid. `--words-weight W` tries another weight
 of the words in the fusion (search/fusion.py WORDS_WEIGHT) for the hybrid rows.
 """
 
@@ -183,20 +183,16 @@ def metrics(ranks: list[int | None]) -> tuple[float, float, float]:
 MODES = {"lexical": (False, False), "vector": (True, True), "hybrid": (True, False)}
 
 
-def set_mode(vectors_only: bool, words_weight: float) -> None:
-    """The next searches rank by the vector side alone (vectors_only), or fuse with `words_weight`."""
+def set_mode(words_weight: float) -> None:
+    """The next fused searches weigh the words by `words_weight`."""
     from kyb_cli.core.search import fusion
 
-    if vectors_only:
-        os.environ["KYB_SEARCH_RANKING"] = "vectors"
-    else:
-        os.environ.pop("KYB_SEARCH_RANKING", None)
     fusion.WORDS_WEIGHT = words_weight
 
 
 def run(verbose: bool, words_weight: float | None = None) -> dict:
     from kyb_cli.core.search import fusion
-    from kyb_cli.core.search.pipeline import search
+    from kyb_cli.core.search.pipeline import VECTORS, search
 
     shipped = fusion.WORDS_WEIGHT
 
@@ -205,22 +201,23 @@ def run(verbose: bool, words_weight: float | None = None) -> dict:
         store = Path(tmp) / "store"
         build_store(store)
         search(store, "warm up", semantic=True)
-        from kyb_cli.core.search.vectors import embed_all
+        from kyb_cli.core.index.vectors import embed_all
 
         embed_all(store)
         for group, cases in GROUPS.items():
             for mode, (semantic, vectors_only) in MODES.items():
-                set_mode(vectors_only, shipped if words_weight is None else words_weight)
+                set_mode(shipped if words_weight is None else words_weight)
                 ranks = []
                 for question, expected in cases:
-                    r = search(store, question, semantic=semantic, limit=10)
+                    r = search(store, question, semantic=semantic, limit=10,
+                               ordering=VECTORS if vectors_only else None)
                     got = [h["key"] for h in r["hits"]]
                     rank = got.index(expected) + 1 if expected in got else None
                     ranks.append(rank)
                     if verbose and rank != 1:
                         print(f"  {mode:7} {group}: {question!r} -> {expected} rank {rank}; top {got[:3]}")
                 out[(group, mode)] = metrics(ranks)
-        set_mode(False, shipped)
+        set_mode(shipped)
     return out
 
 

@@ -1,5 +1,5 @@
 """docs/ARCHITECTURE.md names every module under kyb_cli/ (one line each, in its folder of the tree)
-and gives the door layers in pyproject's order, so the map stays true."""
+and gives the door layers and the core's rooms in pyproject's order, so the map stays true."""
 
 from __future__ import annotations
 
@@ -55,6 +55,31 @@ def test_architecture_gives_the_door_layers_as_pyproject_does():
     layers = next(c for c in contracts if c["name"] == "Doors over the porcelain over the core")["layers"]
     doors = [name.rpartition(".")[2] for name in layers if name not in ("kyb_cli.api", "kyb_cli.core")]
     assert " > ".join(f"`{d}`" for d in doors) in DOC.read_text(encoding="utf-8")
+
+
+def tree_lines() -> list[str]:
+    text = DOC.read_text(encoding="utf-8")
+    return text.split("```\nkyb_cli/\n", 1)[1].split("```", 1)[0].splitlines()
+
+
+def test_each_line_of_the_tree_names_one_module_and_says_what_it_is():
+    """`a.py, b.py  …` hides what each one is: every module gets its own line and its own words."""
+    crowded = [ln.strip() for ln in tree_lines() if ln.strip().split("  ", 1)[0].count(".py") > 1]
+    bare = [ln.strip() for ln in tree_lines() if ln.strip().endswith(".py") and "  " not in ln.strip()]
+    assert (crowded, bare) == ([], [])
+
+
+def core_layers_in_doc() -> list[str]:
+    """The first column of the doc's "core layer" table, top to bottom (`a \\| b` read as `a | b`)."""
+    text = DOC.read_text(encoding="utf-8")
+    table = text.split("| core layer |", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    return [row.split("` |", 1)[0].strip("| `").replace("\\|", "|") for row in table]
+
+
+def test_architecture_gives_the_core_layers_as_pyproject_does():
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in contracts if c.get("containers") == ["kyb_cli.core"])["layers"]
+    assert core_layers_in_doc() == layers
 
 
 def test_no_module_of_the_core_or_the_api_is_over_500_lines():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kyb_cli.core.errors import UsageError
-from kyb_cli.core.times.parse import END, START, parse_time
+from kyb_cli.core.timeargs import END, START, parse_time
 
 EDGES = ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "0001-01-01T00:30:00+00:45"]
 

@@ -111,7 +111,7 @@ def test_failure_2_field_errors_do_not_echo_a_secret(field):
 
 @pytest.mark.parametrize("text", [GHP, "2026-13-45" + GHP, "x" * 500])
 def test_failure_2_at_and_as_of_errors_do_not_echo_a_secret(text):
-    from kyb_cli.core.times.parse import parse_time
+    from kyb_cli.core.timeargs import parse_time
 
     with pytest.raises(UsageError) as err:
         parse_time(text, bound="at")

@@ -80,7 +80,7 @@ def test_history_searches_every_version_by_meaning(store_path, tiny):
 
 
 def test_filters_apply_to_semantic_candidates(store_path, tiny):
-    from kyb_cli.core.search.slice import Filters
+    from kyb_cli.core.index.slice import Filters
 
     seed(store_path)
     put(store_path, "tagged", "Tagged", "deploy rollback", T0 + 3 * DAY, tags=["infra"])
@@ -152,7 +152,7 @@ def test_rebuilt_index_refills_from_cache_without_loading_the_model(store_path, 
 def test_fingerprint_change_never_serves_old_vectors(store_path, tiny, tmp_path, monkeypatch):
     from kyb_cli.core import embed
     from kyb_cli.core.index.fresh import fresh
-    from kyb_cli.core.search.vectors import counts
+    from kyb_cli.core.index.vectors import counts
 
     seed(store_path)
     search(store_path, NO_SHARED_WORD, mode="history")

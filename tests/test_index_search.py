@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from kyb_cli.core.search.slice import Filters
+from kyb_cli.core.index.slice import Filters
 from kyb_cli.core.search.syntax import query_plan
 from tests.support.index_helpers import T0, keys, put, query, remove
 

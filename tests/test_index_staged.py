@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+from kyb_cli.core.index.staged import FILLER_MODULE
 from tests.support.index_helpers import T0, fill_in_background_now, put, remove
 
 DAY = 86_400
@@ -143,7 +144,7 @@ def test_two_processes_racing_to_start_the_filler_build_the_history_once(kyb, st
     log = kyb_dir(store_path) / "filler.log"
     env = dict(os.environ, KYB_STAGE_AT="0")
     with open(log, "ab") as err:
-        procs = [subprocess.Popen([sys.executable, "-m", "kyb_cli.core.search.background", str(store_path)],
+        procs = [subprocess.Popen([sys.executable, "-m", FILLER_MODULE, str(store_path)],
                                   env=env, stderr=err) for _ in range(3)]
         codes = [p.wait(timeout=60) for p in procs]
     assert codes == [0, 0, 0]
@@ -170,7 +171,7 @@ def test_the_filler_lock_is_exclusive_while_held(store_path):
 def test_vectors_pending_are_filled_in_batches_current_first_and_resume(store_path, tiny, monkeypatch):
     from kyb_cli.core.canon import headfile
     from kyb_cli.core.index.fresh import fresh
-    from kyb_cli.core.search import vectors
+    from kyb_cli.core.index import vectors
     from kyb_cli.core.search.pipeline import search
 
     seed(store_path)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kyb_cli.core.errors import UsageError
-from kyb_cli.core.search.slice import Filters
-from kyb_cli.core.times.parse import END, START, parse_time
+from kyb_cli.core.index.slice import Filters
+from kyb_cli.core.timeargs import END, START, parse_time
 from tests.support.index_helpers import T0, keys, put, query, remove
 
 DAY = 86_400

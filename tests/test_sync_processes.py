@@ -19,7 +19,7 @@ import json, sys
 from support.sync_world import ATTR
 from kyb_cli.core.kinds.knowledge import add_knowledge
 from kyb_cli.core.canon.repo import Store
-from kyb_cli.core.sync.integrate import sync
+from kyb_cli.core.sync.flow import sync
 path, name, rounds, also_sync = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 store = Store(path)
 written = []
@@ -36,7 +36,7 @@ SYNCER = """
 import sys
 from support.sync_world import ATTR
 from kyb_cli.core.canon.repo import Store
-from kyb_cli.core.sync.integrate import sync
+from kyb_cli.core.sync.flow import sync
 for _ in range(int(sys.argv[2])):
     sync(Store(sys.argv[1]), attribution=ATTR)
 """

@@ -97,7 +97,7 @@ def test_filler_embeds_current_versions_under_e5_before_the_english_side(store_p
     from kyb_cli.core.canon import headfile
     from kyb_cli.core.embed.models import BGE, E5
     from kyb_cli.core.index.fresh import fresh
-    from kyb_cli.core.search import vectors
+    from kyb_cli.core.index import vectors
 
     seed(store_path)
     monkeypatch.setattr(vectors, "BACKGROUND_BATCH", 1)

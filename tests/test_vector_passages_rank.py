@@ -28,8 +28,8 @@ def long_body(word: str) -> str:
 @pytest.fixture
 def ranked(store_path):
     from kyb_cli.core.index.fresh import fresh
-    from kyb_cli.core.search import vectors
-    from kyb_cli.core.search.slice import Slice
+    from kyb_cli.core.search import semantic
+    from kyb_cli.core.index.slice import Slice
 
     put(store_path, "one-passage", "One", "short", T0)
     put(store_path, "one-lucky", "Lucky", long_body("lucky"), T0 + 1)
@@ -44,14 +44,14 @@ def ranked(store_path):
         for key, part, sha in rows:
             f.conn.execute("INSERT OR REPLACE INTO vectors(text_sha, fingerprint, vec) VALUES (?, ?, ?)",
                            (sha, FP, unit(cosines.get((key, part), 0.10))))
-    vectors.load_vec(f.conn)
-    near = vectors.nearest(f.conn, unit(1.0), FP, Slice("current"), 10)
+    semantic.load_vec(f.conn)
+    near = semantic.nearest(f.conn, unit(1.0), FP, Slice("current"), 10)
     yield near, f.conn, {n.key: n.vid for n in near}
     f.conn.close()
 
 
 def test_a_version_ranks_by_its_two_best_passages(ranked):
-    from kyb_cli.core.search.vectors import BEST_WEIGHT, FIRST_PASSAGE_BONUS
+    from kyb_cli.core.search.semantic import BEST_WEIGHT, FIRST_PASSAGE_BONUS
 
     near, _conn, _vids = ranked
     order = [n.key for n in near]
@@ -71,7 +71,7 @@ def test_the_hit_names_its_best_passage(ranked):
 
 
 def test_meaning_of_scores_given_versions_the_same_way(ranked):
-    from kyb_cli.core.search.vectors import meaning_of
+    from kyb_cli.core.search.semantic import meaning_of
 
     near, conn, vids = ranked
     got = meaning_of(conn, unit(1.0), FP, sorted(vids.values()))

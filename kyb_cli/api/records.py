@@ -20,7 +20,7 @@ def add_knowledge(store, *, key: str, title: str, body: str, tags: list[str], re
     `retired_elsewhere`). Raises UsageError (exit 2: a bad `effective_at`), Rejected (exit 3: a bad key or
     field, a secret in the text, a bad `review_by`; nothing written), StoreError / LockTimeout (exit 4)."""
     from kyb_cli.core.kinds.knowledge import add_knowledge as core
-    from kyb_cli.core.times.parse import event_time_arg
+    from kyb_cli.core.timeargs import event_time_arg
 
     when = event_time_arg(effective_at)
     with writes(store):
@@ -139,7 +139,7 @@ def is_store(path: Path) -> bool:
 
 def event_time(value: str | None) -> str:
     """`--effective-at` as stored ('' when not given; RFC 3339 UTC); a bad value is a UsageError."""
-    from kyb_cli.core.times.parse import event_time_arg
+    from kyb_cli.core.timeargs import event_time_arg
 
     return event_time_arg(value)
 

@@ -37,8 +37,8 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     or at `as_of` W when both are given (bi-temporal). Raises UsageError (exit 2: a bad time or an
     invalid combination), NotFound (exit 1: an unknown revision), StoreError (exit 4: not a store)."""
     from kyb_cli.core.search.pipeline import search
-    from kyb_cli.core.search.slice import Filters
-    from kyb_cli.core.times.parse import time_mode
+    from kyb_cli.core.index.slice import Filters
+    from kyb_cli.core.timeargs import time_mode
 
     location = locate(store)
     mode, as_of_t, window = time_mode(history=history, as_of=as_of, changed_between=changed_between,
@@ -46,22 +46,36 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     event_t = None
     if as_of_event is not None:
         from kyb_cli.core.errors import UsageError
-        from kyb_cli.core.times.parse import END, parse_time
+        from kyb_cli.core.timeargs import END, parse_time
 
         if mode in ("history", "changed_between"):
             raise UsageError("--as-of-event combines with --as-of only (not --history or --changed-between)")
         event_t = parse_time(as_of_event, bound=END, store_path=location.path)
         mode = "as_of_event"
+    ordering = _bench_ordering()  # read before anything is created, as the time arguments are
     _ensure_default(location)
     filters = Filters(tags=list(tags), kind=kind, status=status, service=service, priority=priority,
                       assignee=assignee, parent=parent)
     response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
                       limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
-                      min_strength=min_strength, also=also)
+                      min_strength=min_strength, also=also, ordering=ordering)
     from kyb_cli.core.index.trust import annotate_hits
 
     annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")
     return location.path, response
+
+
+def _bench_ordering():
+    """KYB_SEARCH_RANKING=vectors, a bench hook, not for users (the dev set's "vectors only" column,
+    bench/eval_devset.py): the pipeline is handed the vector side's own order instead of fusion,
+    and the answer says `"ranking": "vectors"`. Unset: None, fusion as always."""
+    from kyb_cli.core.settings import env_choice
+
+    if env_choice("KYB_SEARCH_RANKING", ("vectors",)) is None:
+        return None
+    from kyb_cli.core.search.pipeline import VECTORS
+
+    return VECTORS
 
 
 def semantic_off_message(reason: str) -> str:
@@ -112,7 +126,7 @@ def embed_all(store_path: Path, progress=None) -> dict:
     """`kyb index --embed`: bring the index to HEAD and give every version a vector (no time budget).
     Returns `{head, fingerprint, texts, from_cache, embedded, pending_vectors, seconds, ...counts}`.
     Raises StoreError (exit 4: not a store, no model or the model failed, with the fix)."""
-    from kyb_cli.core.search.vectors import embed_all as core
+    from kyb_cli.core.index.vectors import embed_all as core
 
     return core(store_path, progress=progress)
 
@@ -120,7 +134,7 @@ def embed_all(store_path: Path, progress=None) -> dict:
 def index_status(store_path: Path) -> dict:
     """`kyb index --status`: the index head, versions, vectors per model fingerprint, and what is
     pending under the current model. Raises StoreError (exit 4: not a store)."""
-    from kyb_cli.core.search.vectors import status
+    from kyb_cli.core.index.vectors import status
 
     return status(store_path)
 

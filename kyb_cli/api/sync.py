@@ -16,7 +16,7 @@ def sync(store, *, attribution=None, name: str = REMOTE, attempts: int = 10,
     Returns the reply saying what happened (`{remote, url, branch, fetched, incoming,
     fast_forward, merged, merges, pushed, conflicts, head, attempts}`).
     Raises RemoteError (exit 5: no remote, unreachable, refused), StoreError / LockTimeout (exit 4)."""
-    from kyb_cli.core.sync.integrate import sync as core
+    from kyb_cli.core.sync.flow import sync as core
 
     return core(store, attribution=attribution, name=name, attempts=attempts, progress=progress)
 
@@ -52,7 +52,7 @@ def clone(url: str, path: Path):
     history), so the first question finds it. Returns the Store. Raises RemoteError (exit 5:
     unreachable, refused), StoreError (exit 4: PATH exists and is not empty)."""
     from kyb_cli.core.index.staged import after_clone
-    from kyb_cli.core.sync.integrate import clone as core
+    from kyb_cli.core.sync.flow import clone as core
 
     store = core(url, Path(path))
     after_clone(Path(path))

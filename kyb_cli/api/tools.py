@@ -153,7 +153,7 @@ def log(store_path: Path, *, since: str | None = None, until: str | None = None,
     `since`/`until` take what `--as-of` takes (a date, a datetime, a revision). Each row:
     `{sha, committed_at, action, key, kind, agent, session, transport, author, message, keys}`.
     Raises UsageError (exit 2: a bad time, kind or limit), StoreError (exit 4: not a store)."""
-    from kyb_cli.core.times.parse import END, START, parse_time
+    from kyb_cli.core.timeargs import END, START, parse_time
     from kyb_cli.core.tools.activity import log as core
 
     lo = parse_time(since, bound=START, store_path=store_path) if since else None

@@ -49,6 +49,16 @@ def env_off(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in OFF_VALUES
 
 
+def env_choice(name: str, choices: tuple[str, ...]) -> str | None:
+    """One of `choices` from `$name` (any case), None when unset or empty; UsageError otherwise."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    if raw.lower() not in choices:
+        raise UsageError(f"{name}={raw!r} is not one of: {', '.join(choices)}")
+    return raw.lower()
+
+
 def env_path(name: str):
     """A directory named by `$name` (`~` expanded), None when unset or empty (model settings:
     KYB_MODEL for multilingual-e5-small, KYB_MODEL_EN for bge-small-en-v1.5, core/embed/models.py)."""

@@ -48,7 +48,7 @@ def main(argv: list[str]) -> None:
                          f"{'|'.join(ACTIONS)} ARGS")
     install(point, action)
     if point in FILLER_STEPS:
-        from kyb_cli.core.search.background import main as filler_main
+        from kyb_cli.core.index.filler import main as filler_main
 
         sys.exit(filler_main(args))
     from kyb_cli.cli.app import main as kyb_main

@@ -54,13 +54,13 @@ def fill_in_background_now(store_path: Path) -> None:
     from kyb_cli.core.canon import headfile
     from kyb_cli.core.index import staged
     from kyb_cli.core.index.fresh import fresh
-    from kyb_cli.core.search import background
+    from kyb_cli.core.index import filler
 
     fresh(store_path).conn.close()
     gdir = headfile.git_dir(store_path)
     fd = staged.try_lock(gdir)
     assert fd is not None, "a filler is running"
     try:
-        background.run(store_path, gdir)
+        filler.run(store_path, gdir)
     finally:
         staged.release(fd)

@@ -21,7 +21,7 @@ from kyb_cli.core.records.validate import check_key
 from kyb_cli.core.records.versions import (
     CatalogEntry as Entry, HistoryRow, Version, change_of, history_row, ranked_tags, retracted_error, retraction_of,
 )
-from kyb_cli.core.times.format import rfc3339
+from kyb_cli.core.timestamps import rfc3339
 
 
 def _store(store: Any) -> Store:
@@ -277,7 +277,7 @@ def _record_paths(tree: pygit2.Tree) -> dict[str, pygit2.Oid]:
 
 def first_parent_line(store: Any) -> list[tuple[pygit2.Commit, int]]:
     """HEAD's first-parent line, oldest first, with each commit's time (clamped to datetime's range)."""
-    from kyb_cli.core.times.format import clamp_epoch
+    from kyb_cli.core.timestamps import clamp_epoch
 
     store = _store(store)
     line = []

@@ -49,7 +49,7 @@ class World:
         self.sync(self.clone("seed"))  # the team's store exists on the remote before others clone it
 
     def clone(self, name: str) -> Store:
-        from kyb_cli.core.sync.integrate import clone
+        from kyb_cli.core.sync.flow import clone
 
         return clone(str(self.remote), self.root / name)
 
@@ -65,7 +65,7 @@ class World:
         return result.sha
 
     def sync(self, store: Store) -> dict:
-        from kyb_cli.core.sync.integrate import sync
+        from kyb_cli.core.sync.flow import sync
 
         return sync(store, attribution=ATTR)
 

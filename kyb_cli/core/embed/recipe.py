@@ -5,7 +5,7 @@ fingerprint (`RECIPE`), so changing the recipe can never serve a vector made by 
 A version is embedded as one or more *passages*: a body that fits the model's 512 tokens is one
 passage (title, then the body; incidents add service and hosts, as rule "passage text" of the original); a longer
 body is cut into overlapping chunks, each carrying the title, so the end of a long record is seen by
-vectors too. A version scores by its two best passages (search/vectors.py). Chunks are measured in estimated tokens (CJK
+vectors too. A version scores by its two best passages (search/semantic.py). Chunks are measured in estimated tokens (CJK
 characters count as about one token each, other text about four characters a token), since the
 index is built without loading the model's tokenizer.
 """

@@ -36,7 +36,7 @@ _FIELD_TEXT = ("service", "severity", "status", "priority", "assignee", "parent_
 FLUSH_EVERY = 4000  # versions per blob batch
 NOTE_REBUILD_AT = 2000
 SIDE = 2 ** 62 + 1  # the event time of a commit off the first-parent line: beyond every as-of cutoff
-# (search/slice.py's NOW_AND_EVER, 2**62, included)  # commits: from here a rebuild takes seconds, so a read says why it waits
+# (index/slice.py's NOW_AND_EVER, 2**62, included)  # commits: from here a rebuild takes seconds, so a read says why it waits
 
 
 def fold(text: str) -> str:

@@ -14,7 +14,7 @@ from typing import Iterator
 from kyb_cli.core.canon import git
 from kyb_cli.core.errors import StoreError
 from kyb_cli.core.records.keys import key_of_path
-from kyb_cli.core.times.format import clamp_epoch
+from kyb_cli.core.timestamps import clamp_epoch
 
 _BASE = ["-c", "core.quotepath=off", "-c", "log.showSignature=false", "-c", "diff.renames=false"]
 
@@ -102,7 +102,7 @@ def revisions(store_path: Path, head_sha: str, since: str | None = None) -> list
     out = []
     for line in res.stdout.decode().splitlines():
         when, sha = line.split()
-        out.append((sha, clamp_epoch(int(when))))  # any commit time: clamped (times/format.py)
+        out.append((sha, clamp_epoch(int(when))))  # any commit time: clamped (timestamps.py)
     return out
 
 

@@ -1,6 +1,6 @@
 """The history stage of a staged index: build the full index beside HEAD's snapshot and swap it in.
 
-Run by the background filler (search/background.py) or, when no filler runs, by a reader that must
+Run by the background filler (index/filler.py) or, when no filler runs, by a reader that must
 wait for the history (wait_for_history, below); the caller holds `.git/kyb/filler.lock`. The full
 index is built into a side file without holding the index lock (readers keep answering from the
 snapshot and catching up), then, under the index lock, brought up to what the snapshot reflects by

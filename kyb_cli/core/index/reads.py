@@ -26,7 +26,7 @@ from kyb_cli.core.errors import NotFound, StoreError
 from kyb_cli.core.records.keys import KIND_DIRS, path_of_key
 from kyb_cli.core.records.served import load
 from kyb_cli.core.records.model import Record, RecordFormatError, record_field_names
-from kyb_cli.core.times.format import rfc3339
+from kyb_cli.core.timestamps import rfc3339
 from kyb_cli.core.records.validate import check_key
 from kyb_cli.core.records.versions import (
     CatalogEntry,
@@ -156,7 +156,7 @@ def _line_commit_at(f, key: str, at: str) -> str | None:
     line event dated no later than DATE, the very rule of `kyb query --as-of` (as-of-first-parent);
     None when `at` is no date (then it is a revision)."""
     from kyb_cli.core.index.build import SIDE
-    from kyb_cli.core.times.parse import END, is_time_text, parse_time
+    from kyb_cli.core.timeargs import END, is_time_text, parse_time
 
     if not is_time_text(at):
         return None

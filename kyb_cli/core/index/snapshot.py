@@ -6,7 +6,7 @@ index should answer sooner than that. The snapshot reads HEAD's tree (`git ls-tr
 current queries, tags, listings and `get` of live keys answer from it at once. What it cannot know
 until the history is in: the commit that wrote each version (`sha`/`committed_at` are NULL, shown
 as null), archived incidents and tasks (no longer in the tree), and every past version. The filler
-(search/background.py, with history.py) builds the full index in the background and swaps it in; catch-ups work on a snapshot
+(index/filler.py, with history.py) builds the full index in the background and swaps it in; catch-ups work on a snapshot
 as on a full index, so commits made meanwhile get their real sha.
 """
 

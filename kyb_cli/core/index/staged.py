@@ -1,7 +1,8 @@
 """The staged index: whether history is in yet, the background filler's lock and progress, waiting.
 
-A new index on a big store is built in two stages (snapshot.py, then the background filler, search/background.py). This module is what
-every reader consults about it, cheaply (no subprocess unless a filler must be started):
+A new index on a big store is built in two stages (snapshot.py, then the background filler,
+filler.py, which start_filler runs as FILLER_MODULE: a module of this room, never one above). This
+module is what every reader consults about it, cheaply (no subprocess unless a filler must start):
 
 - `history_complete(meta)`   the index's own word (`meta.history`);
 - `filler_running(gdir)`     the filler holds `.git/kyb/filler.lock` (flock) while it works: a
@@ -29,6 +30,7 @@ from typing import Callable, Iterator
 STAGE_ENV = "KYB_STAGE_AT"
 DEFAULT_STAGE_AT = 2000  # commits: from here a full build takes longer than a snapshot (~0.3 s)
 BACKGROUND_ENV = "KYB_BACKGROUND"
+FILLER_MODULE = "kyb_cli.core.index.filler"  # `python -m` entry point of the detached filler
 
 
 def stage_at() -> int:
@@ -163,7 +165,7 @@ def start_filler(store_path: Path, gdir: Path) -> bool:
     log = kyb_dir(gdir) / "filler.log"
     try:
         with open(log, "ab") as err:
-            subprocess.Popen([sys.executable, "-m", "kyb_cli.core.search.background", str(store_path)],
+            subprocess.Popen([sys.executable, "-m", FILLER_MODULE, str(store_path)],
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                              start_new_session=True, close_fds=True, cwd=str(store_path))
     except OSError:

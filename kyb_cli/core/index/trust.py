@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kyb_cli.core.index import schema
-from kyb_cli.core.times.format import rfc3339
+from kyb_cli.core.timestamps import rfc3339
 
 DEFAULT_STALE_DAYS = 90
 

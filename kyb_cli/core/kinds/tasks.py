@@ -29,8 +29,8 @@ from kyb_cli.core.kinds.lifecycle import (
 )
 from kyb_cli.core.records.keys import kind_of_key
 from kyb_cli.core.records.model import Record
-from kyb_cli.core.times.format import now_utc_z
-from kyb_cli.core.times.parse import event_time_arg
+from kyb_cli.core.timestamps import now_utc_z
+from kyb_cli.core.timeargs import event_time_arg
 from kyb_cli.core.records.validate import (
     PRIORITIES,
     TASK_LIVE,

@@ -257,7 +257,7 @@ def retraction(conn, store_path, key: str) -> dict[str, Any] | None:
         return None
     from kyb_cli.core.canon import git
     from kyb_cli.core.records.trailers import parse_trailers
-    from kyb_cli.core.times.format import rfc3339
+    from kyb_cli.core.timestamps import rfc3339
 
     reason = None
     obj = git.cat_file(store_path, [row[1]])[0] if row[1] else None

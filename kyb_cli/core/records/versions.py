@@ -14,7 +14,7 @@ from kyb_cli.core.records.trailers import parse_trailers
 from kyb_cli.core.errors import NotFound
 from kyb_cli.core.records.keys import kind_of_key
 from kyb_cli.core.records.model import Record
-from kyb_cli.core.times.format import rfc3339
+from kyb_cli.core.timestamps import rfc3339
 
 
 @dataclass

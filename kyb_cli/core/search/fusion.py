@@ -3,7 +3,7 @@ question and to how decisive each side is.
 
 score(item) = meaning(item) + WORDS_WEIGHT * max(0, c(item) - typical)
 
-- meaning: the vector side's score (its two best passages' cosines, search/vectors.py nearest),
+- meaning: the vector side's score (its two best passages' cosines, search/semantic.py nearest),
   the same number the vector side ranks by. An item without a vector yet (pending) counts as the
   weakest meaning on the vector list, so it is placed by its words among the rest.
 - c: the share of the question's term weight (IDF) the item holds; typical: what the candidates

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 
 from kyb_cli.core.index import schema
-from kyb_cli.core.search.slice import Filters, candidates, filter_sql, time_params
-from kyb_cli.core.times.format import rfc3339
+from kyb_cli.core.index.slice import Filters, candidates, filter_sql, time_params
+from kyb_cli.core.timestamps import rfc3339
 
 MAX_LIMIT = 100
 _COLUMNS = ("id", "key", "sha", "committed_at", "doc", "hit_state", "score", "is_head")

@@ -5,20 +5,46 @@ Every door runs it through `kyb_cli.api.query` (time arguments -> slice -> lexic
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
-from kyb_cli.core.index import schema
 from kyb_cli.core.index.fresh import Fresh, with_index
 from kyb_cli.core.search.lexical import lexical
-from kyb_cli.core.search.slice import Filters
+from kyb_cli.core.index.slice import Filters
+
+
+class Ordering(NamedTuple):
+    """An order of the hits that a caller passes in instead of fusion (the bench's VECTORS), named
+    in the answer's `ranking`; the pipeline never decides to use one itself."""
+
+    name: str
+    order: Callable[[dict, dict], list[tuple]]  # (lexical candidates, semantic candidates) -> order
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What one search asks, the same for each phrasing of it."""
+
+    mode: str = "current"
+    as_of: int | None = None
+    window: tuple[int, int] | None = None
+    filters: Filters | None = None
+    limit: int = 10
+    recent: bool = False
+    semantic: bool = False
+    explain: bool = False
+    as_of_event: int | None = None
+    strong_only: bool = False
+    wide: bool = False  # fuse or filter afterwards: every side brings fusion_candidates(limit)
+    ordering: Ordering | None = None
 
 
 def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: int | None = None,
            window: tuple[int, int] | None = None, filters: Filters | None = None, limit: int = 10,
            recent: bool = False, semantic: bool = False, explain: bool = False,
            as_of_event: int | None = None, min_strength: str | None = None,
-           also: list[str] | tuple[str, ...] = ()) -> dict:
+           also: list[str] | tuple[str, ...] = (), ordering: Ordering | None = None) -> dict:
     """The response `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors` when vectors ran).
 
     The question's operators (search/syntax.py) hold on both sides. With `semantic`, a question with
@@ -28,74 +54,88 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     graded (`strength`, `found_by`, search/relevance.py) and carries a `snippet`; `confident` is true
     when one hit is strong; `min_strength="strong"` keeps strong hits only. `also`: other phrasings
     of the same question, each searched the same way and fused into one answer (search/phrasings.py).
+    `ordering`: the caller's order instead of fusion when the vector side ran (the bench's VECTORS).
     """
-    from kyb_cli.core.search.phrasings import checked, fuse_answers
+    from kyb_cli.core.search.phrasings import checked
 
     phrasings = checked(text, also)
     strong_only = min_strength == "strong"
+    ask = Ask(mode, as_of, window, filters, limit, recent, semantic, explain, as_of_event, strong_only,
+              wide=strong_only or len(phrasings) > 1, ordering=ordering)
 
     def run(f: Fresh) -> dict:
-        answers = [one(f, q) for q in phrasings]
-        hits, out = fuse_answers(answers, mode) if len(answers) > 1 else answers[0]
-        if strong_only:
-            hits = [h for h in hits if h["strength"] == "strong"]
-        hits = hits[:limit]
-        confident = any(h["strength"] == "strong" for h in hits)
-        response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": mode, "head": f.head}
-        if not f.history_complete:
-            response["history_complete"] = False
-        return response
-
-    def one(f: Fresh, text: str) -> tuple[list[dict], dict]:
-        """One phrasing's graded hits (every candidate, best first) and what the answer says about it."""
-        from kyb_cli.core.search.syntax import query_plan
-        from kyb_cli.core.search.tokens import words
-
-        parsed, plan = query_plan(text)
-        hybrid = semantic and not recent and bool(words(parsed.positive_text))
-        n = fusion_candidates(limit) if (hybrid or strong_only or len(phrasings) > 1) else limit
-        ranked = lexical(f.conn, text, mode=mode, as_of=as_of, window=window, filters=filters,
-                         limit=n, recent=recent, as_of_event=as_of_event)
-        out: dict = {"semantic": False}
-        side = None
-        if hybrid:
-            from kyb_cli.core.search.slice import Slice
-            from kyb_cli.core.search.vectors import semantic_side
-
-            sl = Slice(mode, as_of, window, filters or Filters(), as_of_event)
-            side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude)
-            if side.ranked is not None:
-                out.update(semantic=True, pending_vectors=side.pending)
-                side = _english_side(f.conn, parsed.positive_text, sl, n, plan, side, ranked, out)
-                if side.pending:  # never embedded here: the background filler does it
-                    from kyb_cli.core.index import staged
-
-                    staged.start_filler(f.store_path, f.git_dir)
-            else:
-                out["semantic_off"] = side.reason
-                side = None
-        by_vectors = side is not None and vectors_only()
-        if by_vectors:
-            out["ranking"] = "vectors"
-        return _answer(f.conn, mode, text, parsed, plan, ranked, side, explain,
-                       vector_order if by_vectors else None), out
+        return _response(f, [_phrasing(f, q, ask) for q in phrasings], ask)
 
     response = with_index(store_path, run, history=mode != "current")  # the past waits (staged)
-    if mode == "as_of_event" and as_of_event is not None:
-        from kyb_cli.core.times.format import rfc3339
-
-        response["as_of_event"] = rfc3339(as_of_event)
-        if as_of is not None:
-            response["as_of"] = rfc3339(as_of)
-    elif mode == "as_of" and as_of is not None:
-        from kyb_cli.core.times.format import rfc3339
-
-        response["as_of"] = rfc3339(as_of)
-    elif mode == "changed_between" and window is not None:
-        from kyb_cli.core.times.format import rfc3339
-
-        response["window"] = [rfc3339(window[0]), rfc3339(window[1])]
+    response.update(_times_asked(mode, as_of, window, as_of_event))
     return response
+
+
+def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask) -> dict:
+    """The phrasings' answers as one response: fused (several), strong only, cut to the limit."""
+    from kyb_cli.core.search.phrasings import fuse_answers
+
+    hits, out = fuse_answers(answers, ask.mode) if len(answers) > 1 else answers[0]
+    if ask.strong_only:
+        hits = [h for h in hits if h["strength"] == "strong"]
+    hits = hits[:ask.limit]
+    confident = any(h["strength"] == "strong" for h in hits)
+    response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": ask.mode, "head": f.head}
+    if not f.history_complete:
+        response["history_complete"] = False
+    return response
+
+
+def _phrasing(f: Fresh, text: str, ask: Ask) -> tuple[list[dict], dict]:
+    """One phrasing's graded hits (every candidate, best first) and what the answer says about it."""
+    from kyb_cli.core.search.syntax import query_plan
+    from kyb_cli.core.search.tokens import words
+
+    parsed, plan = query_plan(text)
+    hybrid = ask.semantic and not ask.recent and bool(words(parsed.positive_text))
+    n = fusion_candidates(ask.limit) if (hybrid or ask.wide) else ask.limit
+    ranked = lexical(f.conn, text, mode=ask.mode, as_of=ask.as_of, window=ask.window, filters=ask.filters,
+                     limit=n, recent=ask.recent, as_of_event=ask.as_of_event)
+    out: dict = {"semantic": False}
+    side = _semantic(f, parsed, plan, ask, n, ranked, out) if hybrid else None
+    order_by = None
+    if side is not None and ask.ordering is not None:
+        out["ranking"] = ask.ordering.name
+        order_by = ask.ordering.order
+    return _answer(f.conn, ask.mode, text, parsed, plan, ranked, side, ask.explain, order_by), out
+
+
+def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, ranked, out: dict):
+    """The vector side(s) over the lexical side's slice, or None (`out` says why: `semantic_off`);
+    passages still without a vector start the background filler (a query never embeds them)."""
+    from kyb_cli.core.index.slice import Slice
+    from kyb_cli.core.search.semantic import semantic_side
+
+    sl = Slice(ask.mode, ask.as_of, ask.window, ask.filters or Filters(), ask.as_of_event)
+    side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude)
+    if side.ranked is None:
+        out["semantic_off"] = side.reason
+        return None
+    out.update(semantic=True, pending_vectors=side.pending)
+    side = _english_side(f.conn, parsed.positive_text, sl, n, plan, side, ranked, out)
+    if side.pending:
+        from kyb_cli.core.index import staged
+
+        staged.start_filler(f.store_path, f.git_dir)
+    return side
+
+
+def _times_asked(mode: str, as_of: int | None, window: tuple[int, int] | None, as_of_event: int | None) -> dict:
+    """The time arguments as the answer states them (RFC 3339): `as_of`, `as_of_event`, `window`."""
+    from kyb_cli.core.timestamps import rfc3339
+
+    if mode == "as_of_event" and as_of_event is not None:
+        return {"as_of_event": rfc3339(as_of_event), **({"as_of": rfc3339(as_of)} if as_of is not None else {})}
+    if mode == "as_of" and as_of is not None:
+        return {"as_of": rfc3339(as_of)}
+    if mode == "changed_between" and window is not None:
+        return {"window": [rfc3339(window[0]), rfc3339(window[1])]}
+    return {}
 
 
 def _english_side(conn, text: str, sl, n: int, plan, side, ranked, out: dict):
@@ -103,7 +143,7 @@ def _english_side(conn, text: str, sl, n: int, plan, side, ranked, out: dict):
     that model the answer says so in `semantic_missing` ({model: reason}) and e5 ranks alone."""
     from kyb_cli.core.embed.models import MODELS
     from kyb_cli.core.search.route import combine, is_english
-    from kyb_cli.core.search.vectors import semantic_side
+    from kyb_cli.core.search.semantic import semantic_side
 
     spec = next((m for m in MODELS if m.languages == "en"), None)
     if spec is None or not is_english(text):
@@ -115,14 +155,6 @@ def _english_side(conn, text: str, sl, n: int, plan, side, ranked, out: dict):
     return combine(conn, side, english, sl, [vid for vid, _h in ranked])
 
 
-def vectors_only() -> bool:
-    """KYB_SEARCH_RANKING=vectors: rank hybrid queries by the vector side alone (the dev set's
-    "vectors only" column); the response then says `"ranking": "vectors"`. Not for users."""
-    import os
-
-    return os.environ.get("KYB_SEARCH_RANKING", "").strip().lower() == "vectors"
-
-
 def fusion_candidates(limit: int) -> int:
     from kyb_cli.core.search.fusion import candidates
 
@@ -130,8 +162,11 @@ def fusion_candidates(limit: int) -> int:
 
 
 def vector_order(lex: dict, sem: dict) -> list[tuple]:
-    """The bench's ordering (KYB_SEARCH_RANKING=vectors): the vector side's order alone."""
+    """The bench's ordering (the dev set's "vectors only" column): the vector side's order alone."""
     return [(i, None, r, None) for r, i in enumerate(sem, 1)]
+
+
+VECTORS = Ordering("vectors", vector_order)
 
 
 def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, dict]], side, explain: bool,
@@ -169,8 +204,7 @@ def _ident(mode: str, vid: int, key: str):
 
 
 def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool) -> tuple[dict, set]:
-    """How much of the question each candidate holds, and the hits that lead (an identifier found
-    whole, else a decisive word match)."""
+    """How much of the question each candidate holds, and the hits that lead (_leaders)."""
     from kyb_cli.core.search import relevance
 
     vids = sorted({vid for vid, _h in lex.values()} | {n.vid for n in sem.values()})
@@ -178,23 +212,32 @@ def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool
     held = relevance.term_hits(conn, plan.terms, vids) if weights else {}
     vid_of = {i: v for i, (v, _h) in lex.items()} | {i: n.vid for i, n in sem.items()}
     cover = {i: relevance.coverage(held.get(v, set()), weights) for i, v in vid_of.items()}
+    return cover, _leaders(text, ranked, lex, sem, cover, listing)
+
+
+def _leaders(text: str, ranked, lex: dict, sem: dict, cover: dict, listing: bool) -> set:
+    """The hits that lead the answer: an identifier found whole, else a decisive word match (BM25
+    well ahead of the next, most of the question held, and the vector side agreeing enough)."""
+    from kyb_cli.core.search import relevance
+
     identifier = not listing and relevance.looks_like_identifier(text.split())
     first = {i for i in lex if identifier and cover[i] >= 1 - 1e-9}
-    if not first and ranked:
-        top = next(iter(lex))
-        scores = [h["score"] for _v, h in ranked[:2]]
-        ratio = scores[0] / scores[1] if len(scores) > 1 and scores[1] > 0 else float("inf")
-        vrank = list(sem).index(top) + 1 if top in sem else None
-        near = not sem or (vrank is not None and vrank <= relevance.DECISIVE_VECTOR_RANK)
-        if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER and near:
-            first = {top}  # a decisive word match leads the answer
-    return cover, first
+    if first or not ranked:
+        return first
+    top = next(iter(lex))
+    scores = [h["score"] for _v, h in ranked[:2]]
+    ratio = scores[0] / scores[1] if len(scores) > 1 and scores[1] > 0 else float("inf")
+    vrank = list(sem).index(top) + 1 if top in sem else None
+    near = not sem or (vrank is not None and vrank <= relevance.DECISIVE_VECTOR_RANK)
+    if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER and near:
+        return {top}
+    return set()
 
 
 def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first: set) -> list[tuple]:
     """Both sides fused (search/fusion.py); lexical hits the vector side missed get their meaning."""
     from kyb_cli.core.search.fusion import fuse
-    from kyb_cli.core.search.vectors import meaning_of
+    from kyb_cli.core.search.semantic import meaning_of
 
     tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
     tie.update({_ident(mode, n.vid, n.key): (n.key, -n.vid) for n in sem.values()})

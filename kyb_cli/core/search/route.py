@@ -8,7 +8,7 @@ bench/exp_two_models.py --router`). An English question is ranked by e5 and by t
 (core/embed/models.py BGE), every other one by e5 alone: bge halves cross-language top-3 (0.93 ->
 0.47 dense) while lifting English paraphrases (0.41 -> 0.55; both fused 0.58, docs/SEARCH.md).
 
-Fusing: per question, each side's meaning scores (search/vectors.py: a version's two best passages)
+Fusing: per question, each side's meaning scores (search/semantic.py: a version's two best passages)
 are z-scored over the candidates both sides and the words brought, summed with equal weight, and
 put back on e5's scale (e5's mean and spread over the same candidates), so the rest of the
 pipeline — the words' share in fusion.py, the lead of identifiers, `vector_rank` — reads one
@@ -77,7 +77,7 @@ def combine(conn, base, english, s, lexical_vids: list[int]):
     """One SemanticSide from e5's (`base`) and the English side's: the versions either ranked, each
     with e5's Near (its calibrated score, its best passage) and the fused meaning, best first; the
     lexical candidates outside both get their fused meaning in `meanings`."""
-    from kyb_cli.core.search.vectors import Near, SemanticSide, meaning_of, nearest
+    from kyb_cli.core.search.semantic import Near, SemanticSide, meaning_of, nearest
 
     e5 = {x.vid: x for x in base.ranked}
     en = {x.vid: x for x in english.ranked}

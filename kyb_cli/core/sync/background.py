@@ -19,7 +19,7 @@ from kyb_cli.core.canon.lock import try_lock
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.config.file import load_config
 from kyb_cli.core.errors import KybError
-from kyb_cli.core.sync.integrate import sync
+from kyb_cli.core.sync.flow import sync
 from kyb_cli.core.sync.remote import remote_url
 
 LOG_NAME = "sync.log"

@@ -47,7 +47,7 @@ def bounds(repo: pygit2.Repository, tips: list[pygit2.Oid], hide: pygit2.Oid | N
 
 def clamped(repo: pygit2.Repository, tip: pygit2.Oid, hide: pygit2.Oid | None, now: int) -> list[dict]:
     """Incoming commits dated past this clone's clock + skew: what the reply reports as clamped."""
-    from kyb_cli.core.times.format import rfc3339
+    from kyb_cli.core.timestamps import rfc3339
 
     limit = now + skew()
     walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL)

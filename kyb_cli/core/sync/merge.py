@@ -28,7 +28,7 @@ import pygit2
 from kyb_cli.core.records.keys import is_record_candidate, is_valid_key, key_of_path, kind_of_key, path_of_key
 from kyb_cli.core.records.served import record_problem
 from kyb_cli.core.canon.tree import Entry, apply_changes, blob_at
-from kyb_cli.core.times.format import rfc3339
+from kyb_cli.core.timestamps import rfc3339
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The network side of sync: remotes, clone, fetch and push, all through the system `git`.
+"""Remotes and push: the network side of sync (the fetch is incoming.py's), all through the system `git`.
 
 The system `git` is the only client that honours everything a user already set up for Git — the
 SSH agent and `~/.ssh/config`, `core.sshCommand`, credential helpers (macOS keychain, GCM,
@@ -9,9 +9,7 @@ a deadline (`KYB_SYNC_TIMEOUT`, default 60 s), so a missing credential is an err
 
 from __future__ import annotations
 
-import random
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +20,7 @@ from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.errors import RemoteError, StoreError, UsageError
 
 REMOTE = "origin"
-MAX_ATTEMPTS = 10  # concurrent fetches into one store waited out (and push races, see integrate.py)
+MAX_ATTEMPTS = 10  # concurrent fetches into one store waited out (and push races, see flow.py)
 
 
 def run_git(args: list[str], cwd: Path, *, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
@@ -34,7 +32,7 @@ def run_git(args: list[str], cwd: Path, *, timeout: float | None = None) -> subp
 _BOILERPLATE = ("Please make sure you have the correct access rights", "and the repository exists.")
 
 
-def _git_said(proc: subprocess.CompletedProcess[str]) -> str:
+def git_said(proc: subprocess.CompletedProcess[str]) -> str:
     """git's own reason in one line: its last few lines, without hints and the access-rights advice."""
     lines = [ln.strip() for ln in (proc.stderr or "").splitlines() if ln.strip()]
     lines = [ln for ln in lines if not ln.startswith(("hint:", "To ")) and ln not in _BOILERPLATE]
@@ -75,11 +73,12 @@ def set_remote(store: Store, url: str, name: str = REMOTE) -> dict[str, Any]:
             repo.remotes.set_url(name, url)
     except (ValueError, pygit2.GitError) as exc:
         raise RemoteError(f"cannot set remote {name}: {exc}") from None
-    _track(store, name)
+    track(store, name)
     return {"remote": name, "url": url}
 
 
-def _track(store: Store, name: str) -> None:
+def track(store: Store, name: str) -> None:
+    """The current branch tracks `name` (so a plain `git pull` in the store works too)."""
     try:
         branch = current_branch(store)
     except StoreError:
@@ -93,7 +92,7 @@ def remote_branch(store: Store, name: str = REMOTE) -> str | None:
     """The branch the remote's HEAD names (else `main`, else its first branch); None when it has none."""
     proc = run_git(["ls-remote", "--symref", name, "HEAD", "refs/heads/*"], cwd=store.path)
     if proc.returncode != 0:
-        raise RemoteError(f"cannot clone {remote_url(store, name)}: {_git_said(proc)}", remote=name)
+        raise RemoteError(f"cannot clone {remote_url(store, name)}: {git_said(proc)}", remote=name)
     head = None
     branches = []
     for line in proc.stdout.splitlines():
@@ -128,4 +127,4 @@ def push(store: Store, sha: str, branch: str, name: str = REMOTE) -> bool:
         "[remote rejected]" in said and ("failed to update ref" in said or "cannot lock ref" in said))
     if raced:
         return False
-    raise RemoteError(f"push to remote '{name}' failed: {_git_said(proc)}", remote=name)
+    raise RemoteError(f"push to remote '{name}' failed: {git_said(proc)}", remote=name)

@@ -16,7 +16,7 @@ from typing import Any
 from kyb_cli.core.errors import UsageError
 from kyb_cli.core.records.keys import KIND_DIRS, key_of_path, kind_of_key, path_of_key
 from kyb_cli.core.records.trailers import parse_trailers
-from kyb_cli.core.times.format import rfc3339
+from kyb_cli.core.timestamps import rfc3339
 
 MAX_LIMIT = 1000
 KINDS = ("knowledge", "incident", "task")

@@ -49,7 +49,7 @@ def gather(store_path: Path, *, days: int = DEFAULT_DAYS, today: date | None = N
     from kyb_cli.core.kinds.deadlines import deadlines, dated_tasks
     from kyb_cli.core.search.lexical import lexical
     from kyb_cli.core.index.fresh import with_index
-    from kyb_cli.core.times.format import rfc3339
+    from kyb_cli.core.timestamps import rfc3339
     from kyb_cli.core.records.versions import ranked_tags
 
     store_path = Path(store_path)

@@ -61,7 +61,7 @@ def diagnose(store_path: Path, load_model: bool = True, fix: bool = False) -> di
 
     if report["store"].get("ok") and git:
         try:
-            from kyb_cli.core.search.vectors import status
+            from kyb_cli.core.index.vectors import status
 
             idx = status(store_path)
             fp = None if broken else idx.get("fingerprint")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kyb_cli.core.index.fresh import Fresh
 from kyb_cli.core.index.fresh import with_index
-from kyb_cli.core.times.format import rfc3339
+from kyb_cli.core.timestamps import rfc3339
 
 ROW_SQL = ("SELECT v.doc, v.sha, v.committed_at FROM versions v WHERE v.id = ?")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kyb_cli.core.times.format import rfc3339
+from kyb_cli.core.timestamps import rfc3339
 
 
 def health(store_path: Path) -> dict[str, Any]:
@@ -46,8 +46,8 @@ def health(store_path: Path) -> dict[str, Any]:
 
 def _pending_vectors(conn) -> int | None:
     from kyb_cli.core import embed
-    from kyb_cli.core.search.slice import Slice
-    from kyb_cli.core.search.vectors import pending
+    from kyb_cli.core.index.slice import Slice
+    from kyb_cli.core.index.vectors import pending
 
     try:
         fingerprint = embed.current_fingerprint()[0]

@@ -16,7 +16,7 @@ RULE_TAG = "rule"
 def rules(store_path: Path) -> dict[str, Any]:
     """`{"count", "rules": [{"key", "title", "body", "tags", "sha", "committed_at"}]}`, by key."""
     from kyb_cli.core.index.fresh import with_index
-    from kyb_cli.core.times.format import rfc3339
+    from kyb_cli.core.timestamps import rfc3339
 
     def run(f):
         return f.conn.execute(

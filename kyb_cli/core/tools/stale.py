@@ -12,7 +12,7 @@ def stale(store_path: Path, *, days: int | None = None, today: date | None = Non
     "review_by"}]}`, the oldest check first (never verified counts from its last change)."""
     from kyb_cli.core.index.fresh import with_index
     from kyb_cli.core.index.trust import assess, key_versions, stale_days, staleness
-    from kyb_cli.core.times.format import rfc3339
+    from kyb_cli.core.timestamps import rfc3339
 
     n_days = stale_days(days)
     today = today or date.today()

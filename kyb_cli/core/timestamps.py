@@ -1,4 +1,5 @@
-"""Time formatting shared by every layer: commit times as RFC 3339 in UTC.
+"""Timestamps as every layer writes them: commit times as RFC 3339 in UTC (parsing a caller's time
+arguments is timeargs.py, a room higher up, since a revision as a time needs git).
 
 Any commit time is handled: Git holds any 64-bit number, Python's datetime only years 1..9999, so
 a time outside that range (a peer's broken clock, a hand-made commit) is clamped to its ends

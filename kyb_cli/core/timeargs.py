@@ -1,4 +1,6 @@
-"""Time arguments of `--as-of` and `--changed-between`, as Unix seconds of write (commit) time.
+"""Time arguments a caller gives, parsed: `--as-of` and `--changed-between` as Unix seconds of
+write (commit) time, `--effective-at` as an event time. Its own room above canon (a revision as a
+time needs git); formatting a time is timestamps.py, a room near the bottom every layer may use.
 
 - RFC 3339 / ISO 8601 datetimes (`2026-10-11T16:00:00Z`, `…+02:00`, `2026-10-11 16:00`); a datetime
   without an offset is UTC. Fractions of a second are dropped: commit time has 1 s resolution.

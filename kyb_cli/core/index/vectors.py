@@ -1,28 +1,25 @@
-"""Vectors in the index: the nearest versions to a question inside exactly the slice the lexical side
-searched, and filling what is missing (user cache first, then the model) outside any query.
+"""The index's vectors table: storing, filling and counting passage vectors, outside any query.
 
-A query embeds only its own text: passages without a vector are left to the background filler
-(search/background.py, `fill_background`: current versions first, then the rest newest first) or to
-`kyb index --embed` (`embed_all`); the answer reports them as `pending_vectors` and ranks by
-meaning over what is embedded.
+Passages get their vectors from the embed room (the user-wide embedding cache first, then the
+model) one committed batch at a time: by the background filler (index/filler.py, `fill_background`:
+current versions first, then the rest newest first) or by `kyb index --embed` (`embed_all`). A query
+never fills; it ranks by meaning over what is here (search/semantic.py) and reports the rest as
+`pending_vectors`.
 
 Vectors are keyed by (text hash, fingerprint): versions with the same text share one, and only rows
 of the current model+recipe fingerprint are ever read, so a changed model never serves an old vector.
 The index is a cache: after a rebuild, vectors come back from the user-wide embedding cache without
-loading the model. Distances are computed by sqlite-vec (`vec_distance_cosine`) over the slice's
-rows, an exact scan: a KNN index would pick neighbours before the slice and filters cut them.
-No numpy here: the lexical path and the CLI client stay light.
+loading the model. No numpy here: the lexical path and the CLI client stay light.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from kyb_cli.core.index import schema
-from kyb_cli.core.search.slice import Slice
+from kyb_cli.core.index.slice import Slice
 
 CHUNK = 256  # texts per passage_vectors call when filling everything
 BACKGROUND_BATCH = 64  # texts per committed step of the background filler (~2 s of embedding)
@@ -193,144 +190,6 @@ def fill_background(conn, gdir) -> bool:
                                 pending_by_model=per, embedded=done.embedded, from_cache=done.from_cache)
             return done.reason is None and done.from_cache + done.embedded > 0
     return False
-
-
-class Near(NamedTuple):
-    vid: int
-    key: str
-    state: str
-    cos: float        # cosine of the best passage
-    part: int         # which passage (0 = the first: title and the body's opening)
-    score: float | None  # the calibrated score of that passage (search/relevance.py), None uncalibrated
-    meaning: float    # what the vector side ranks by (its two best passages, _per_version)
-
-
-# A version scores by its two best passages, 0.7 x the best + 0.3 x the second (a one-passage
-# version: its passage), the first passage (title + the body's opening, what a record is about)
-# counted FIRST_PASSAGE_BONUS higher. On the dev set (recipe 2, docs/SEARCH.md "Passages"), against the best
-# passage alone, top-3 by vectors alone went paraphrase 0.37 -> 0.39, tail 0.77 -> 0.80,
-# cross-language 0.91 -> 0.93, identifier 0.82 -> 0.83 (hybrid: 0.37 -> 0.40, 0.97, 0.91 -> 0.93):
-# a record that answers in two places is more likely the answer than one lucky passage. The best
-# passage without the bonus lost paraphrase and cross-language.
-FIRST_PASSAGE_BONUS = 0.02
-BEST_WEIGHT = 0.7
-
-
-def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None = None,
-            exclude: str | None = None, centre: tuple[bytes, bytes] | None = None,
-            only: list[int] | None = None) -> list[Near]:
-    """The `n` closest versions in the slice, best first, each by its two best passages (_per_version).
-
-    One hit per key in every mode but history (which lists versions); in changed_between a key is
-    represented by its closest version inside the window. Ties by key. `require`/`exclude` are the
-    question's operators as FTS5 MATCH strings (search/syntax.py): a version must hold the required
-    terms and none of the excluded ones, as on the lexical side. `centre` = (centred question,
-    passage centre) gives each hit its calibrated score. `only`: these version ids alone.
-    """
-    with_, where, params = s.sql()
-    if only is not None:
-        where += " AND c.vid IN (" + ",".join(str(int(v)) for v in only) + ")"
-    if require:
-        where += " AND c.vid IN (SELECT rowid FROM fts WHERE fts MATCH :req)"
-        params["req"] = require
-    if exclude:
-        where += " AND c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :exc)"
-        params["exc"] = exclude
-    # Distances first, carrying only (vid, part, cos): the vectors themselves, keys and states join
-    # in after the per-version aggregate (carrying the blobs through it cost 8x the scan itself).
-    versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
-    rows = (f"SELECT c.vid AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM cand c "
-            f"{versions}JOIN vtext t ON t.version_id = c.vid "
-            f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}")
-    grouped = _per_version(rows)
-    inner = (f"SELECT g.vid AS vid, v.key AS key, c.state AS state, g.part AS part, g.cos AS cos, g.s AS s "
-             f"FROM ({grouped}) g JOIN versions v ON v.id = g.vid JOIN cand c ON c.vid = g.vid")
-    if s.mode == "changed_between":
-        inner = (f"SELECT * FROM (SELECT i.*, row_number() OVER (PARTITION BY i.key "
-                 f"ORDER BY i.s DESC, i.vid DESC) AS rn FROM ({inner}) i) WHERE rn = 1")
-    top = f"SELECT vid, key, state, cos, part, s FROM ({inner}) ORDER BY s DESC, key, vid DESC LIMIT :n"
-    score = "NULL"
-    if centre:  # the calibrated score of the best passage, for the top n only
-        score = ("(SELECT 1.0 - vec_distance_cosine(vec_sub(x.vec, :cp), :qc) FROM vtext t JOIN vectors x "
-                 "ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id = top.vid AND t.part = top.part)")
-    sql = f"{with_}SELECT vid, key, state, cos, part, {score}, s FROM ({top}) AS top ORDER BY s DESC, key, vid DESC"
-    bound = params | {"fp": fp, "qv": qvec, "n": int(n), "bonus": FIRST_PASSAGE_BONUS, "wbest": BEST_WEIGHT}
-    if centre:
-        bound |= {"qc": centre[0], "cp": centre[1]}
-    return [Near(vid, key, state, float(cos), part, None if z is None else float(z), float(m))
-            for vid, key, state, cos, part, z, m in conn.execute(sql, bound)]
-
-
-def _per_version(rows: str) -> str:
-    """SQL turning passage rows (vid, part, cos) into one row per version (vid, part, cos, s): the
-    best passage's part and cosine, and `s` = BEST_WEIGHT x the best + the rest x the second best
-    (a one-passage version: its passage), the first passage counted FIRST_PASSAGE_BONUS higher.
-    Binds :bonus and :wbest. max(adj) is the only min/max aggregate, so the bare columns (part,
-    cos) are the best passage's."""
-    ranked = (f"SELECT *, row_number() OVER (PARTITION BY vid ORDER BY adj DESC, part) AS pr FROM "
-              f"(SELECT *, cos + (part = 0) * :bonus AS adj FROM ({rows}))")
-    grouped = (f"SELECT vid, part, cos, max(adj) AS a1, total(CASE WHEN pr = 2 THEN adj END) AS a2, "
-               f"count(*) AS np FROM ({ranked}) GROUP BY vid")
-    return (f"SELECT vid, part, cos, a1 * :wbest + (CASE WHEN np > 1 THEN a2 ELSE a1 END) * (1 - :wbest) AS s "
-            f"FROM ({grouped})")
-
-
-def meaning_of(conn, qvec: bytes, fp: str, vids: list[int]) -> dict[int, float]:
-    """The score `nearest` ranks by (Near.meaning), for given versions — lexical hits outside the
-    vector side's top — those that have a vector; the others are pending."""
-    if not vids:
-        return {}
-    marks = ",".join(f":v{i}" for i in range(len(vids)))
-    rows = (f"SELECT t.version_id AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM vtext t "
-            f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id IN ({marks})")
-    bound = {"qv": qvec, "fp": fp, "bonus": FIRST_PASSAGE_BONUS, "wbest": BEST_WEIGHT,
-             **{f"v{i}": vid for i, vid in enumerate(vids)}}
-    return {vid: float(score) for vid, _part, _cos, score in conn.execute(_per_version(rows), bound)}
-
-
-@dataclass
-class SemanticSide:
-    ranked: list[Near] | None  # None: the vector side did not run
-    pending: int = 0
-    reason: str | None = None
-    calibration: object = None  # search.relevance.Calibration for the fingerprint in use
-    qvec: bytes | None = None   # the question's vector (meaning_of)
-    fingerprint: str | None = None
-    meanings: dict | None = None  # vid -> meaning for versions outside `ranked` (the fused sides)
-    centre: tuple | None = None   # (centred question, passage centre): the calibrated score's inputs
-
-
-def semantic_side(conn, text: str, s: Slice, n: int, *, require: str | None = None,
-                  exclude: str | None = None, spec=None) -> SemanticSide:
-    """Embed the question (only it: cache, warm helper, else in-process), rank the slice by cosine
-    over the versions that have a vector, and count those that do not yet (`pending`). `require` /
-    `exclude`: the question's operators (nearest); the hits carry the calibrated score.
-
-    `spec`: the model (default e5). Never raises: any failure comes back as a one-line reason (the
-    caller goes lexical).
-    """
-    from kyb_cli.core import embed
-
-    spec = spec or embed.E5
-    try:
-        fp, reason, _loc = embed.current_fingerprint(spec)
-        if fp is None:
-            return SemanticSide(None, 0, reason)
-        qvec, reason = embed.query_vector(text, spec)
-        if qvec is None:
-            return SemanticSide(None, 0, reason)
-        load_vec(conn)
-        from kyb_cli.core.search.relevance import calibration, centred_query
-
-        cal = calibration(fp)
-        centre = (centred_query(cal, qvec), cal.center_p) if cal.center_p is not None else None
-        near = nearest(conn, qvec, fp, s, n, require=require, exclude=exclude, centre=centre)
-        if centre is None and cal.floor is not None:  # calibrated on raw cosines
-            near = [x._replace(score=x.cos) for x in near]
-        return SemanticSide(near, pending(conn, fp, s), None, cal, qvec, fp, centre=centre)
-    except Exception as exc:  # never a traceback, never a failed query
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return SemanticSide(None, 0, f"semantic search failed: {first[:200]}")
 
 
 def counts(conn) -> dict:

@@ -1,15 +1,16 @@
 """The background filler: completes a staged index, then gives passages their vectors.
 
-Started detached by a reader or a write (index/staged.py: `start_filler` runs this module by name,
-`python -m kyb_cli.core.search.background STORE`; it lives here, above index/, because it drives
-both rooms). It holds `.git/kyb/filler.lock` for as long as it works (a second one exits at once),
+Started detached by a reader or a write (staged.start_filler runs this module,
+`python -m kyb_cli.core.index.filler STORE`). It lives in the index room, as everything it drives
+does (history.py, vectors.py, which asks the embed room below for the vectors), so the index starts
+no module of a room above it. It holds `.git/kyb/filler.lock` for as long as it works (a second one exits at once),
 writes its progress to `.git/kyb/filler.json` and its errors to `.git/kyb/filler.log`. Its work:
 
 1. history: when the index is a snapshot (`meta.history = pending`), index/history.py builds the
    full index and swaps it in;
 2. vectors: passages without a vector under the current model, current versions first, then the
    rest newest first, a batch at a time (each batch committed, so a killed filler resumes where it
-   stopped); see vectors.fill_background. Embedding runs in this process, niced (the history
+   stopped); see index/vectors.fill_background. Embedding runs in this process, niced (the history
    stage is not: someone may be waiting for it), never through the warm helper, which serves queries.
 It exits when there is nothing left to do.
 """
@@ -79,7 +80,7 @@ def run(store_path: Path, gdir: Path, *, nice: bool = False) -> None:
         if nice:
             _nice_once()
         try:
-            from kyb_cli.core.search.vectors import fill_background
+            from kyb_cli.core.index.vectors import fill_background
 
             done = fill_background(conn, gdir)
         finally:

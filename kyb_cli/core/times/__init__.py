@@ -1,1 +1,0 @@
-"""Time: how kyb writes times (rfc3339) and how it reads time arguments."""
