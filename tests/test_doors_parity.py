@@ -125,6 +125,15 @@ def test_the_tables_limits_are_the_cores():
     assert LOG_LIMIT == MAX_LIMIT
 
 
+def test_the_tables_query_counts_are_the_cores():
+    """`also` and `changed_between` advertise the item counts the core enforces (schemas, nargs=2)."""
+    from kyb_cli.api.operations import QUERY
+    from kyb_cli.core.search.phrasings import MAX_PHRASINGS
+
+    assert QUERY.field("also").maximum == MAX_PHRASINGS - 1
+    assert (QUERY.field("changed_between").minimum, QUERY.field("changed_between").maximum) == (2, 2)
+
+
 # The fast path (cli/fast.py) is a fourth parser of `kyb query`: it must take every spelling Click takes
 # (else a call silently pays for Click) and read each one as Click does.
 FAST_FORMS = [
