@@ -94,3 +94,17 @@ def _app(store_path):
     from kyb_cli.serve.door import Door
 
     return build_app(Door(store_path), bind_host="127.0.0.1", port_of=lambda: 8765, token=None, mcp=False)
+
+
+def test_a_bad_mode_combination_names_the_callers_own_spelling(seeded, cli):
+    """One message in the porcelain, spelled per door: `--as-of-event` on the CLI, `as_of_event` elsewhere."""
+    from kyb_cli.mcp.server import Door
+    from kyb_cli.mcp.tools import Tools
+
+    res = cli("query", "pool", "--as-of-event", "2026-01-01", "--history")
+    assert res.code == 2 and res.stdout == ""
+    assert "--as-of-event combines with --as-of only (not --history or --changed-between)" in res.stderr
+    error = Tools(Door(str(seeded))).query(text="pool", as_of_event="2026-01-01", history=True).structured_content
+    assert error["error"]["message"] == "as_of_event combines with as_of only (not history or changed_between)"
+    status, body = asgi_call(_app(seeded), "GET", "/search", query="q=pool&as_of_event=2026-01-01&history=true")
+    assert status == 400 and body["error"].startswith("as_of_event combines with as_of only")

@@ -50,7 +50,8 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
         from kyb_cli.core.times.parse import END, parse_time
 
         if mode in ("history", "changed_between"):
-            raise UsageError("--as-of-event combines with --as-of only (not --history or --changed-between)")
+            raise UsageError("as_of_event combines with as_of only (not history or changed_between)",
+                             field=("as_of_event", "as_of", "history", "changed_between"))
         event_t = parse_time(as_of_event, bound=END, store_path=location.path)
         mode = "as_of_event"
     _ensure_default(location)
