@@ -14,6 +14,7 @@ its options to Click's, spelling by spelling and value by value.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -26,6 +27,7 @@ _DOOR_VALUED = {"--store": "store", "--today": "today"}
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
+@functools.cache
 def _options() -> tuple[dict, dict, tuple]:
     """`kyb query`'s flags {flag: (name, value)} and valued options {flag: Field}, and its fields, all
     from the table (the Click options are made from the same entry: cli/options.py). Importing the
