@@ -28,6 +28,8 @@ def cli_help(field: Field) -> str:
     text = field.description.replace("null or absent keeps", "omitted keeps").replace("null keeps", "omitted keeps")
     if field.type == "strings":
         text = text.replace("[] clears", "'' clears")
+    if (field.multiple or field.type == "texts") and "repeat" not in text:
+        text += " Repeat the option for each."
     return text
 
 
