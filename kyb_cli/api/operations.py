@@ -51,6 +51,12 @@ class Field:
         """The CLI spelling: `--remind-days` for `remind_days`, `KEY` for a positional."""
         return (self.metavar or self.name.upper()) if self.positional else "--" + self.name.replace("_", "-")
 
+    @property
+    def arity(self) -> int:
+        """Arguments one use of the CLI option takes: N for a list of exactly N (`--changed-between A B`), else 1."""
+        exact = self.type == "strings" and not self.multiple and self.minimum and self.minimum == self.maximum
+        return self.minimum if exact else 1  # type: ignore[return-value]
+
     def spelling(self, door: str) -> str:
         """How a caller of `door` (cli | mcp | http) spells this field, for error messages."""
         return self.flag if door == "cli" else (self.http or self.name) if door == "http" else self.name

@@ -107,7 +107,7 @@ def parse(argv: list[str]) -> dict | None:
             if name in flags and not eq:
                 key, flag = flags[name]
                 opts[key] = flag
-            elif name in _DOOR_VALUED or (field is not None and not (field.minimum and field.type == "strings")):
+            elif name in _DOOR_VALUED or (field is not None and field.arity == 1):
                 if not eq:
                     j += 1
                     if j >= len(rest):
@@ -120,10 +120,10 @@ def parse(argv: list[str]) -> dict | None:
                 elif not _take(field, value, opts):
                     return None
             elif field is not None and not eq:  # exactly N values (`--changed-between A B`)
-                if j + field.minimum >= len(rest):
+                if j + field.arity >= len(rest):
                     return None
-                opts[field.name] = tuple(rest[j + 1:j + 1 + field.minimum])
-                j += field.minimum
+                opts[field.name] = tuple(rest[j + 1:j + 1 + field.arity])
+                j += field.arity
             else:
                 return None  # -x, --help, a typo: Click's parser decides (and words the error)
         else:

@@ -62,8 +62,8 @@ def make_param(field: Field, **override: Any) -> Callable[[Callable[..., Any]], 
             kw["type"] = click.Choice(list(field.enum))
         if field.multiple or field.type == "texts":
             kw["multiple"] = True  # every value as given (a texts field's are each kept whole)
-        elif field.type == "strings" and field.minimum and field.minimum == field.maximum:
-            kw["nargs"] = field.minimum  # exactly N items are N arguments (`--changed-between A B`)
+        elif field.arity > 1:
+            kw["nargs"] = field.arity  # exactly N items are N arguments (`--changed-between A B`)
         elif field.type == "strings":
             kw["callback"] = _split
             kw.setdefault("metavar", "A,B")
