@@ -5,7 +5,7 @@ keeps the stored value" applies). Read tools are marked read-only; `retract` is 
 tool; writes that change nothing when repeated are marked idempotent.
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
