@@ -116,7 +116,7 @@ def test_every_api_function_is_either_checked_against_core_or_composed_in_the_ap
                 "deadlines_switched_off", "model_status", "log", "semantic_available", "export_media_type",
                 "history_wait_policy", "history_incomplete", "reset_history_state", "keep_warm",
                 "annotate_hits", "stale", "rules", "trust_of", "today_arg",
-                "preload", "internal_error", "loads_json", "min_strength_arg", "example", "spelled"}
+                "preload", "internal_error", "loads_json", "example", "spelled"}
     functions = {f.__name__ for _area, f in ALL_FUNCTIONS}
     assert functions - set(WRAPS) - composed == set(), "add new api functions to WRAPS (or to `composed`)"
 

@@ -20,6 +20,9 @@ FORMS = [
     ("--", "--history", "is", "text"),
     ("checkout", "--no-wait", "--history", "--explain"),
     ("checkout", "--today", "2026-01-05", "--no-deadlines"),
+    ("checkout", "--as-of-event", "2026-01-02"),
+    ("checkout", "--also", "node", "--also=cache", "--min-strength", "strong", "--explain"),
+    ("checkout", "--tags", "infra", "--tag", "Checkout,infra", "--no-semantic"),
     # handed to Click: each is a usage error or a form the fast path does not parse
     ("checkout", "--kind", "bogus"),
     ("checkout", "--limit", "101"),
@@ -29,7 +32,9 @@ FORMS = [
     ("-x", "checkout"),
     ("checkout", "--today", "2026-02-30"),
     ("checkout", "--fields", "key,sha"),
-    ("checkout", "--as-of-event", "2026-01-02"),
+    ("checkout", "--min-strength", "bogus"),
+    ("checkout", "--as-of", "--histroy"),
+    ("checkout", "--changed-between", "2026-01-01"),
     ("checkout", "-h"),
 ]
 

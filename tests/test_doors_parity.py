@@ -123,3 +123,59 @@ def test_the_tables_limits_are_the_cores():
     from kyb_cli.core.tools.activity import MAX_LIMIT
 
     assert LOG_LIMIT == MAX_LIMIT
+
+
+def test_the_tables_query_counts_are_the_cores():
+    """`also` and `changed_between` advertise the item counts the core enforces (schemas, nargs=2)."""
+    from kyb_cli.api.operations import QUERY
+    from kyb_cli.core.search.phrasings import MAX_PHRASINGS
+
+    assert QUERY.field("also").maximum == MAX_PHRASINGS - 1
+    assert (QUERY.field("changed_between").minimum, QUERY.field("changed_between").maximum) == (2, 2)
+
+
+# The fast path (cli/fast.py) is a fourth parser of `kyb query`: it must take every spelling Click takes
+# (else a call silently pays for Click) and read each one as Click does.
+FAST_FORMS = [
+    ["checkout", "port", "--also", "a", "--also=b c", "--limit", "3", "--tag", "x,y", "--tags", "z", "--kind", "task"],
+    ["--history", "--explain", "--recent", "--no-semantic", "--min-strength", "strong", "--status", "open",
+     "--service", "svc", "--priority", "high", "--assignee", "me", "--parent", "task-p"],
+    ["--as-of", "2026-01-01", "--as-of-event=2026-01-02", "--semantic", "--", "--limit", "is", "text"],
+    ["--changed-between", "2026-01-01", "2026-01-03", "--json", "--no-deadlines", "--no-wait", "--today",
+     "2026-01-05", "--store", "/nowhere"],
+]
+FAST_HANDS_OVER = {"--fields": "a readable-table option: a call with it goes to Click", "--help": "help is Click's"}
+
+
+def _query_command():
+    from kyb_cli.cli.app import cli
+
+    return cli.get_command(click.Context(cli), "query")
+
+
+def test_fast_path_knows_exactly_the_click_query_options():
+    from kyb_cli.cli import fast
+
+    flags, valued, _fields = fast._options()
+    spellings = set(flags) | set(valued) | set(fast._DOOR_VALUED)
+    click_spellings = {o for p in _query_command().params for o in (*p.opts, *p.secondary_opts) if o.startswith("--")}
+    assert spellings == click_spellings - set(FAST_HANDS_OVER), (sorted(spellings - click_spellings),
+                                                                 sorted(click_spellings - spellings))
+    used = {a.split("=")[0] for form in FAST_FORMS for a in (form[:form.index("--")] if "--" in form else form)}
+    assert spellings <= used, sorted(spellings - used)  # every spelling is checked below
+
+
+@pytest.mark.parametrize("form", FAST_FORMS, ids=[" ".join(f) for f in FAST_FORMS])
+def test_fast_path_reads_every_query_option_as_click_does(form):
+    from kyb_cli.cli import fast
+
+    ours = fast.parse(["query", *form])
+    assert ours is not None, "the fast path handed a plain form to Click"
+    ctx = _query_command().make_context("query", list(form))
+    theirs = OPERATIONS["query"].named(ctx.params, "cli")
+
+    def norm(value):
+        return list(value) if isinstance(value, tuple) else value
+
+    assert {name: norm(ours[name]) for name in theirs} == {name: norm(v) for name, v in theirs.items()}
+    assert set(theirs) == {f.name for f in OPERATIONS["query"].fields_of("cli")}

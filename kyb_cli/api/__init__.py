@@ -34,7 +34,7 @@ from kyb_cli.api.search import (
 from kyb_cli.api.failure import InternalError, internal_error
 from kyb_cli.api.handlers import handle
 from kyb_cli.api.limits import loads_json
-from kyb_cli.api.operations import example, min_strength_arg, spelled
+from kyb_cli.api.operations import example, spelled
 from kyb_cli.api.preload import preload
 from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_store, store_path
 from kyb_cli.api.trust import annotate_hits, rules, stale, today_arg, trust_of, verify

@@ -23,6 +23,10 @@ class _Door(Protocol):  # what a handler needs from the door calling it
 
     def path(self) -> Any: ...  # pragma: no cover
 
+    # the store as the caller named it (None: the usual lookup), for `query`, which checks its
+    # arguments before a missing default store is created (a bad --as-of writes nothing)
+    store_arg: Any
+
     def attribution(self) -> Any: ...  # pragma: no cover
 
 
@@ -107,6 +111,19 @@ def _incidents(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
     return {"count": len(rows), "incidents": rows}
 
 
+def _query(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
+    from kyb_cli.api.search import query
+    from kyb_cli.core.records.lists import split_each
+
+    _path, response = query(
+        door.store_arg, a["text"], history=a["history"], as_of=a["as_of"], changed_between=a["changed_between"],
+        tags=split_each(a["tags"]), kind=a["kind"], status=a["status"], service=a["service"],
+        priority=a["priority"], assignee=a["assignee"], parent=a["parent"], limit=a["limit"], recent=a["recent"],
+        semantic=a["semantic"], explain=a["explain"], as_of_event=a["as_of_event"],
+        min_strength=a["min_strength"], also=list(a["also"] or ()))
+    return response
+
+
 def _get(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
     from kyb_cli.api.records import read
 
@@ -177,7 +194,7 @@ def _deadlines(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 HANDLERS: dict[str, Callable[[_Door, dict[str, Any]], dict[str, Any]]] = {
-    "get": _get, "history": _history, "diff": _diff, "rm": _rm, "verify": _verify, "stale": _stale,
+    "query": _query, "get": _get, "history": _history, "diff": _diff, "rm": _rm, "verify": _verify, "stale": _stale,
     "rules": _rules, "tags": _tags, "log": _log, "deadlines": _deadlines,
     "task": _task, "incident": _incident, "task-status": _task_status, "done": _done, "resolve": _resolve,
     "tasks": _tasks, "incidents": _incidents,
@@ -185,10 +202,10 @@ HANDLERS: dict[str, Callable[[_Door, dict[str, Any]], dict[str, Any]]] = {
 
 
 def handle(operation: str, door: _Door, fields: dict[str, Any]) -> dict[str, Any]:
-    """Run table operation `operation` (get, history, diff, rm, verify, stale, rules, tags, log, deadlines,
+    """Run table operation `operation` (query, get, history, diff, rm, verify, stale, rules, tags, log, deadlines,
     task, incident, task-status, done, resolve, tasks, incidents) with
     `fields` under the table's names (every field of the operation, defaults filled in); `door` gives
-    `store()`, `path()` and `attribution()`; `body`/`resolution` may be a callable that reads them
+    `store()`, `path()` and `attribution()` (and `store_arg`, the store as the caller named it, for query); `body`/`resolution` may be a callable that reads them
     (called once the other fields are checked, so a bad flag never waits for stdin). Returns the JSON answer every door renders. Raises the
     operation's KybErrors, each naming its field (`exc.fields`) so the door can spell it its own way."""
     return HANDLERS[operation](door, fields)

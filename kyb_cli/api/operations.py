@@ -34,22 +34,28 @@ class Field:
     description: str = ""
     required: bool = False
     enum: tuple[str, ...] | None = None
-    minimum: int | None = None
+    minimum: int | None = None  # a number's bounds; a list's item counts (advertised: the core enforces them)
     maximum: int | None = None
     nullable: bool = False  # `keep`: null (or absent) keeps the stored value
     example: Any = None
     http: str | None = None  # the HTTP name when it is not `name`
     cli: str | None = None  # the Click parameter name when it is not `name`
-    positional: bool = False  # a CLI argument (KEY) and an HTTP path segment, not an option
+    positional: bool = False  # a CLI argument (KEY, query's TEXT), not an option; a path segment where a route says
     metavar: str | None = None  # the CLI's placeholder (DATE, REV, N)
     aliases: tuple[str, ...] = ()  # further CLI spellings kept for old scripts (`--parent-task`)
     doors: tuple[str, ...] = ("cli", "mcp", "http")  # a field one door lacks says so here, with why
-    multiple: bool = False  # a repeatable CLI option (`--exclude A --exclude B`), not a comma list
+    multiple: bool = False  # a repeatable CLI option (`--exclude A`, `--tag a --tag b,c`): every value as given
 
     @property
     def flag(self) -> str:
         """The CLI spelling: `--remind-days` for `remind_days`, `KEY` for a positional."""
         return (self.metavar or self.name.upper()) if self.positional else "--" + self.name.replace("_", "-")
+
+    @property
+    def arity(self) -> int:
+        """Arguments one use of the CLI option takes: N for a list of exactly N (`--changed-between A B`), else 1."""
+        exact = self.type == "strings" and not self.multiple and self.minimum and self.minimum == self.maximum
+        return self.minimum if exact else 1  # type: ignore[return-value]
 
     def spelling(self, door: str) -> str:
         """How a caller of `door` (cli | mcp | http) spells this field, for error messages."""
@@ -66,10 +72,11 @@ class Field:
         }[self.type])
         if self.enum:
             base["enum"] = list(self.enum)
+        array = base.get("type") == "array"
         if self.minimum is not None:
-            base["minimum"] = self.minimum
+            base["minItems" if array else "minimum"] = self.minimum
         if self.maximum is not None:
-            base["maximum"] = self.maximum
+            base["maxItems" if array else "maximum"] = self.maximum
         if self.default not in (None, [], "") or self.type == "boolean":
             base["default"] = self.default if self.default is not None else False
         if self.nullable:
@@ -125,23 +132,25 @@ EFFECTIVE_AT = Field("effective_at", description=(
 
 QUERY = Operation("query", "Search records: current state, history, as_of, as_of_event or changed_between.", (
     Field("text", default="", description="Words to search; empty lists newest first. Any text is valid.",
-          http="q", example="checkout port"),
+          http="q", example="checkout port", positional=True, metavar="[TEXT]..."),
     Field("also", "texts", [], (
         "Other phrasings of the same question (up to 7), fused with it into one answer with one `confident`. "
         "Give them when the words of the records are unknown: a paraphrase in other words, the question in "
         "English when asked in another language, a likely identifier; or when a first answer was not confident."),
-        example=["how is an order written to the database"]),
+        example=["how is an order written to the database"], maximum=7, metavar="TEXT"),
     Field("limit", "integer", 10, "At most this many hits.", minimum=0, maximum=100),
-    Field("tags", "strings", [], "Only records with all these tags (comma list)."),
+    Field("tags", "strings", [], "Only records with all these tags (comma list; on the CLI repeatable too).",
+          aliases=("--tag",), multiple=True, metavar="TAG[,TAG]"),
     Field("kind", description="Only this kind.", enum=KINDS),
     Field("history", "boolean", False, "Search every content version, current included."),
     Field("as_of", description="Search the store as it was at T: RFC 3339, a date (end of day UTC) or a revision.",
-          example="2026-11-30"),
+          example="2026-11-30", metavar="T"),
     Field("as_of_event", description=(
         "What was true in the world at T (event time: effective_at, else write time), by what the store knows "
-        "now, or knew at `as_of` when both are given."), example="2026-11-30"),
-    Field("changed_between", "strings", None, "A,B: versions written in this window; the latest match per key.",
-          example=["2026-11-01", "2026-11-30"]),
+        "now, or knew at `as_of` when both are given."), example="2026-11-30", metavar="T"),
+    Field("changed_between", "strings", None, "Two times A and B (HTTP: A,B): versions written in this window; the "
+          "latest match per key.",
+          example=["2026-11-01", "2026-11-30"], minimum=2, maximum=2, metavar="A B"),
     Field("semantic", "boolean", True, "Fuse search by meaning when a model is there; false: words only."),
     Field("explain", "boolean", False, "Per hit: lexical rank, vector rank, cosine, fused score."),
     Field("min_strength", default="weak", enum=STRENGTHS, description=(
@@ -368,11 +377,6 @@ IMPORT = Operation("import", "Import Markdown folders or a `kyb export` file: ea
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     QUERY, GET, HISTORY, DIFF, ADD, RM, VERIFY, INCIDENT, RESOLVE, TASK, TASK_STATUS, DONE, TASKS, INCIDENTS,
     DEADLINES, STALE, RULES, TAGS_OP, EXPORT, LOG, CONTEXT, SYNC, DOCTOR, INDEX, REINDEX, EDIT, REMOTE, IMPORT)}
-
-
-def min_strength_arg(value: str | None) -> str | None:
-    """The core's `min_strength`: None for the default (weak: every hit), else the floor named."""
-    return None if value in (None, "", "weak") else value
 
 
 def example(name: str) -> str:

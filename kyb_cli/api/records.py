@@ -52,7 +52,7 @@ def check_knowledge_key(key: str, title: str) -> None:
 def split_list(value: str | list[str] | None) -> list[str]:
     """`a, b,,c` -> ["a", "b", "c"]; a list keeps its trimmed non-blank items (None -> []): the doors' one
     list rule."""
-    from kyb_cli.core.kinds.knowledge import split_list as core
+    from kyb_cli.core.records.lists import split_list as core  # a leaf: no record model, no pygit2
 
     return core(value)
 

@@ -29,7 +29,8 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     `semantic_off`, `semantic_missing`: {model: reason} when an English question's second vector
     side is missing and e5 ranked alone); each hit carries its key, kind, title, score, state and version fields,
     `verified` (or null) and `stale`, and `strength`, `found_by` and `snippet`.
-    `min_strength="strong"` keeps only strong hits (docs/SEARCH.md "How sure is an answer").
+    `min_strength="strong"` keeps only strong hits; "weak" (the table's default) or None keeps every
+    hit (docs/SEARCH.md "How sure is an answer").
     `also`: other phrasings of the same question, fused into one answer with one `confident`
     (the response then says `phrasings`: how many); more than 7 is a UsageError.
     Time arguments are checked before anything is created, so a bad `--as-of` writes nothing.
@@ -49,7 +50,8 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
         from kyb_cli.core.timeargs import END, parse_time
 
         if mode in ("history", "changed_between"):
-            raise UsageError("--as-of-event combines with --as-of only (not --history or --changed-between)")
+            raise UsageError("as_of_event combines with as_of only (not history or changed_between)",
+                             field=("as_of_event", "as_of", "history", "changed_between"))
         event_t = parse_time(as_of_event, bound=END, store_path=location.path)
         mode = "as_of_event"
     ordering = _bench_ordering()  # read before anything is created, as the time arguments are

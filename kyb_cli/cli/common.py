@@ -166,6 +166,11 @@ class CliDoor:
     def path() -> Path:
         return read_store_path()
 
+    @property
+    def store_arg(self) -> str | None:
+        """`--store` as given (None: KYB_STORE, .kyb.toml, the default store)."""
+        return click.get_current_context().meta.get("kyb.store")
+
     @staticmethod
     def attribution():
         return attribution()

@@ -2,33 +2,77 @@
 
 Agents ask `kyb query TEXT [options]` on a pipe more than anything else, and importing Click and
 building the command tree costs about as much as the query itself (~25-45 ms of ~120 ms at 10k
-keys). This module parses that one form by hand and calls the same core functions the Click
-command calls, printing the same bytes. Anything it does not fully understand — another command,
+keys). This module parses that one form by hand — its options read from the operations table's
+QUERY entry, as the Click command's are — and calls the same handler (api.handle) the Click command
+calls, printing the same bytes. Anything it does not fully understand — another command,
 an unknown or misspelt option, `--help`, a value Click would refuse, a terminal wanting rich output,
 any error — goes to Click unchanged (`kyb_cli.cli.app`), which
 then also words every error. So the fast path can only be faster, never different:
-tests/test_cli_fast.py runs each form both ways and compares.
+tests/test_cli_fast.py runs each form both ways and compares, and tests/test_doors_parity.py holds
+its options to Click's, spelling by spelling and value by value.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
 
-_FLAGS = {"--history": ("history", True), "--recent": ("recent", True), "--explain": ("explain", True),
-          "--semantic": ("semantic", True), "--no-semantic": ("semantic", False), "--json": ("json", True),
-          "--no-deadlines": ("no_deadlines", True), "--no-wait": ("no_wait", True)}
-_VALUED = {"--as-of": "as_of", "--kind": "kind", "--status": "status", "--service": "service",
-           "--priority": "priority", "--assignee": "assignee", "--parent": "parent", "--limit": "limit",
-           "--store": "store", "--today": "today"}
-_KINDS = ("knowledge", "incident", "task")
+# The CLI's door-only options that the fast path takes itself (tests/test_doors_parity.py: DOOR_ONLY says
+# why each is the CLI's alone; `--fields` is not here: a call with it goes to Click). Every other option
+# is a field of the operations table's QUERY entry, read by `_options` below.
+_DOOR_FLAGS = {"--json": "json", "--no-deadlines": "no_deadlines", "--no-wait": "no_wait"}
+_DOOR_VALUED = {"--store": "store", "--today": "today"}
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@functools.cache
+def _options() -> tuple[dict, dict, tuple]:
+    """`kyb query`'s flags {flag: (name, value)} and valued options {flag: Field}, and its fields, all
+    from the table (the Click options are made from the same entry: cli/options.py). Importing the
+    table is importing `kyb_cli.api`, which the answer needs anyway."""
+    from kyb_cli.api.operations import OPERATIONS
+
+    fields = OPERATIONS["query"].fields_of("cli")
+    flags = {flag: (name, True) for flag, name in _DOOR_FLAGS.items()}
+    valued: dict = {}
+    for field in fields:
+        if field.positional:
+            continue
+        if field.type == "boolean":
+            flags[field.flag] = (field.name, True)
+            if field.default is not False:  # `--semantic/--no-semantic`
+                flags["--no-" + field.flag[2:]] = (field.name, False)
+        else:
+            valued.update(dict.fromkeys((field.flag, *field.aliases), field))
+    return flags, valued, fields
+
+
+def _take(field, value: str, opts: dict) -> bool:
+    """Put one option value in `opts` as Click would; False when Click must judge it."""
+    if field.enum and value not in field.enum:
+        return False
+    if field.type == "integer":
+        if not re.fullmatch(r"[0-9]{1,6}", value):
+            return False
+        number = int(value)
+        if (field.minimum is not None and number < field.minimum) or \
+                (field.maximum is not None and number > field.maximum):
+            return False
+        opts[field.name] = number
+    elif field.multiple or field.type == "texts":
+        opts[field.name].append(value)
+    elif field.type == "string":
+        opts[field.name] = value
+    else:
+        return False  # a comma list or another shape: Click's conversion decides
+    return True
 
 
 def parse(argv: list[str]) -> dict | None:
     """The options of a plain `kyb [--store P] [--json] query …` call, or None (leave it to Click)."""
-    opts: dict = {"text": [], "tags": [], "semantic": True, "limit": "10"}
+    opts: dict = {}
     i = 0
     while i < len(argv) and argv[i] != "query":  # group options before the subcommand
         name, eq, value = argv[i].partition("=")
@@ -46,6 +90,10 @@ def parse(argv: list[str]) -> dict | None:
         i += 1
     if i >= len(argv):
         return None
+    flags, valued, fields = _options()
+    for field in fields:
+        opts[field.name] = [] if field.multiple or field.type == "texts" else field.default
+    opts["text"] = []
     rest = argv[i + 1:]
     j = 0
     while j < len(rest):
@@ -55,40 +103,47 @@ def parse(argv: list[str]) -> dict | None:
             break
         if arg.startswith("-") and arg != "-":
             name, eq, value = arg.partition("=")
-            if name in _FLAGS and not eq:
-                key, flag = _FLAGS[name]
+            field = valued.get(name)
+            if name in flags and not eq:
+                key, flag = flags[name]
                 opts[key] = flag
-            elif name in _VALUED:
+            elif name in _DOOR_VALUED or (field is not None and field.arity == 1):
                 if not eq:
                     j += 1
                     if j >= len(rest):
                         return None
                     value = rest[j]
-                opts[_VALUED[name]] = value
-            elif name == "--tag":
-                if not eq:
-                    j += 1
-                    if j >= len(rest):
-                        return None
-                    value = rest[j]
-                opts["tags"].append(value)
-            elif name == "--changed-between" and not eq:
-                if j + 2 >= len(rest):
+                if value.startswith("--"):
+                    return None  # `--as-of --histroy`: Click says which option is unknown
+                if field is None:
+                    opts[_DOOR_VALUED[name]] = value
+                elif not _take(field, value, opts):
                     return None
-                opts["changed_between"] = (rest[j + 1], rest[j + 2])
-                j += 2
+            elif field is not None and not eq:  # exactly N values (`--changed-between A B`)
+                if j + field.arity >= len(rest):
+                    return None
+                opts[field.name] = tuple(rest[j + 1:j + 1 + field.arity])
+                j += field.arity
             else:
                 return None  # -x, --help, a typo: Click's parser decides (and words the error)
         else:
             opts["text"].append(arg)
         j += 1
-    if opts.get("kind") is not None and opts["kind"] not in _KINDS:
-        return None
-    if not re.fullmatch(r"\d{1,3}", opts["limit"]) or int(opts["limit"]) > 100:
-        return None
     if opts.get("today") is not None and not _valid_date(opts["today"]):
         return None
     return opts
+
+
+class _Door:
+    """What api.handle's query needs from this door: the store as `--store` named it."""
+
+    def __init__(self, store_arg: str | None) -> None:
+        self.store_arg = store_arg
+
+    def path(self):
+        from kyb_cli import api
+
+        return api.store_path(self.store_arg)
 
 
 def _valid_date(text: str) -> bool:
@@ -124,14 +179,10 @@ def query(argv: list[str]) -> int | None:
         from kyb_cli.cli.waiting import history_flag, set_policy
 
         set_policy(bool(opts.get("no_wait")))
-        path, response = api.query(opts.get("store"), " ".join(opts["text"]), history=bool(opts.get("history")),
-                                   as_of=opts.get("as_of"), changed_between=opts.get("changed_between"),
-                                   tags=[t.strip() for v in opts["tags"] for t in v.split(",") if t.strip()],
-                                   kind=opts.get("kind"), status=opts.get("status"), service=opts.get("service"),
-                                   priority=opts.get("priority"), assignee=opts.get("assignee"),
-                                   parent=opts.get("parent"), limit=int(opts["limit"]),
-                                   recent=bool(opts.get("recent")), semantic=bool(opts["semantic"]),
-                                   explain=bool(opts.get("explain")))
+        door = _Door(opts.get("store"))
+        fields = {**opts, "text": " ".join(opts["text"])}
+        response = api.handle("query", door, {f.name: fields[f.name] for f in _options()[2]})
+        path = door.path()
     except KeyboardInterrupt:
         sys.stderr.write("kyb: interrupted; a write in progress either finished or left the store as it was\n")
         return 130

@@ -28,6 +28,8 @@ def cli_help(field: Field) -> str:
     text = field.description.replace("null or absent keeps", "omitted keeps").replace("null keeps", "omitted keeps")
     if field.type == "strings":
         text = text.replace("[] clears", "'' clears")
+    if (field.multiple or field.type == "texts") and "repeat" not in text:
+        text += " Repeat the option for each."
     return text
 
 
@@ -58,8 +60,10 @@ def make_param(field: Field, **override: Any) -> Callable[[Callable[..., Any]], 
             kw["type"] = click.IntRange(field.minimum, field.maximum) if bounded else int
         elif field.enum:
             kw["type"] = click.Choice(list(field.enum))
-        if field.multiple:
-            kw["multiple"] = True
+        if field.multiple or field.type == "texts":
+            kw["multiple"] = True  # every value as given (a texts field's are each kept whole)
+        elif field.arity > 1:
+            kw["nargs"] = field.arity  # exactly N items are N arguments (`--changed-between A B`)
         elif field.type == "strings":
             kw["callback"] = _split
             kw.setdefault("metavar", "A,B")

@@ -17,7 +17,7 @@ from pydantic import Field as Schema
 
 from kyb_cli.api.operations import OPERATIONS, Field
 
-_TYPES: dict[str, Any] = {"string": str, "integer": int, "boolean": bool, "strings": list[str],
+_TYPES: dict[str, Any] = {"string": str, "integer": int, "boolean": bool, "strings": list[str], "texts": list[str],
                           "objects": list[dict[str, Any]], "any": int | str}
 
 
@@ -26,7 +26,8 @@ def annotation(field: Field) -> Any:
     kind: Any = Literal[field.enum] if field.enum else _TYPES[field.type]  # type: ignore[valid-type]
     if field.nullable or (field.default is None and not field.required):
         kind = Optional[kind]  # noqa: UP045 - a runtime type built from a variable
-    bounds = {k: v for k, v in (("ge", field.minimum), ("le", field.maximum)) if v is not None}
+    low, high = ("min_length", "max_length") if field.type in ("strings", "texts", "objects") else ("ge", "le")
+    bounds = {k: v for k, v in ((low, field.minimum), (high, field.maximum)) if v is not None}
     return Annotated[kind, Schema(description=field.description, **bounds)]
 
 

@@ -5,7 +5,7 @@ keeps the stored value" applies). Read tools are marked read-only; `retract` is 
 tool; writes that change nothing when repeated are marked idempotent.
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
@@ -30,39 +30,8 @@ class Tools(TrustTools):
         self.door = door
 
 
-    def query(self,
-        text: Annotated[str, Field(description="Words to search; empty lists newest first. Any text is valid.")] = "",
-        also: Annotated[list[str], Field(max_length=7, description=(
-            "Other phrasings of the same question, fused with `text` into one answer with one `confident`: "
-            "other words for it, the question in English when asked in another language, a likely "
-            "identifier. Cheap; use it when the records' wording is unknown or an answer was not confident."))] = [],  # noqa: B006
-        history: Annotated[bool, Field(description="Search every content version, current included.")] = False,
-        as_of: Annotated[str | None, Field(description=(
-            "Search the store as it was at T: RFC 3339 datetime (no offset = UTC), a date (end of that day, "
-            "UTC) or a revision (its commit time)."))] = None,
-        as_of_event: Annotated[str | None, Field(description=(
-            "What was true in the world at T (event time: effective_at, else write time), by what the store "
-            "knows now, or knew at `as_of` when both are given."))] = None,
-        changed_between: Annotated[list[str] | None, Field(min_length=2, max_length=2, description=(
-            "[A, B]: versions written in this window (dates: A from 00:00:00, B to 23:59:59 UTC); the latest "
-            "match per key."))] = None,
-        tags: Annotated[list[str], Field(description="Only records with all these tags.")] = [],  # noqa: B006
-        kind: Annotated[Literal["knowledge", "incident", "task"] | None, Field(description="Only this kind.")] = None,
-        status: Annotated[str | None, Field(description="Only this status (exact).")] = None,
-        service: Annotated[str | None, Field(description="Only this service (any case).")] = None,
-        priority: Annotated[str | None, Field(description="Only this priority (exact).")] = None,
-        assignee: Annotated[str | None, Field(description="Only this assignee (exact).")] = None,
-        parent: Annotated[str | None, Field(description="Only sub-tasks of this task key.")] = None,
-        limit: Annotated[int, Field(ge=0, le=100, description="At most this many hits.")] = 10,
-        recent: Annotated[bool, Field(description="Newest first instead of by relevance.")] = False,
-        semantic: Annotated[bool, Field(description=(
-            "Fuse search by meaning when vectors exist (every time mode); false: words only."))] = True,
-        explain: Annotated[bool, Field(description=(
-            "Per hit: lexical rank, vector rank, cosine, fused score (as `kyb query --explain`)."))] = False,
-        min_strength: Annotated[Literal["weak", "strong"], Field(description=(
-            "strong: only hits that hold the question's words or clear the calibrated floor by meaning."))] = "weak",
-        today: Day = None,
-    ) -> CallToolResult:
+    @tool_params("query", today=(Day, None))
+    def query(self, **a: Any) -> CallToolResult:
         """Search records. Modes (one at a time): current state (default: live and archived records,
         never retracted ones), `history`, `as_of`, `changed_between`. Times are write (commit) times.
         Each hit has `is_head`: true only when it is the key's current version, `strength` (strong |
@@ -76,17 +45,12 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
+            fields = dict(a)
+            today = fields.pop("today")
             if today is not None:
                 _today(today)  # a bad `today` is a usage error before anything is created
-            path, response = api.query(self.door.store_arg, text, history=history, as_of=as_of,
-                                       changed_between=changed_between, tags=_items(tags), kind=kind,
-                                       status=status, service=service, priority=priority, assignee=assignee,
-                                       parent=parent, limit=limit, recent=recent, semantic=semantic,
-                                       explain=explain, as_of_event=as_of_event,
-                                       min_strength=None if min_strength == "weak" else min_strength,
-                                       also=list(also))
-            day = _today(today)
-            return _with_deadlines(response, path, day)
+            response = api.handle("query", self.door, fields)
+            return _with_deadlines(response, self.door.path(), _today(today))
 
         return self.door.call(run)
 

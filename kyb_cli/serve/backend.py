@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kyb_cli import api
-from kyb_cli.api.operations import OPERATIONS, min_strength_arg
+from kyb_cli.api.operations import OPERATIONS
 
 
 def health(door, a: dict[str, Any]) -> dict[str, Any]:
@@ -24,15 +24,7 @@ def health(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def search(door, a: dict[str, Any]) -> dict[str, Any]:
-    window = a["changed_between"]
-    if window is not None and len(window) != 2:
-        raise api.UsageError("changed_between: give two times A,B")
-    _path, response = api.query(door.path(), a["q"], history=a["history"], as_of=a["as_of"],
-                                changed_between=window, tags=a["tags"], kind=a["kind"], status=a["status"],
-                                service=a["service"], priority=a["priority"], assignee=a["assignee"],
-                                parent=a["parent"], limit=a["limit"], recent=a["recent"], semantic=a["semantic"],
-                                explain=a["explain"], as_of_event=a["as_of_event"],
-                                min_strength=min_strength_arg(a["min_strength"]), also=a["also"])
+    response = api.handle("query", door, OPERATIONS["query"].named(a, "http"))  # `q` is the table's `text`
     response.pop("semantic_off", None)
     return response
 

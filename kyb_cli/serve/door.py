@@ -63,6 +63,11 @@ class Door:
     def path(self) -> Path:
         return self.store_path
 
+    @property
+    def store_arg(self) -> Path:
+        """The store this server was started on (api.handle's query takes it as a caller's --store)."""
+        return self.store_path
+
     def store(self):
         from kyb_cli import api
 

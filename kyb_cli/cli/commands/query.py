@@ -7,15 +7,12 @@ from typing import Any
 
 import click
 
-from kyb_cli.cli.common import common_options, fields_option
+from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.deadlines_block import deadline_options
+from kyb_cli.cli.options import table_options, table_fields
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.waiting import wait_options
 from kyb_cli.api.operations import example
-
-
-def _split_tags(values: tuple[str, ...]) -> list[str]:
-    return [t.strip() for v in values for t in v.split(",") if t.strip()]
 
 
 class QueryCommand(click.Command):
@@ -45,41 +42,12 @@ class QueryCommand(click.Command):
 
 @click.command("query", cls=QueryCommand, epilog=example("query"), context_settings={
     "ignore_unknown_options": True, "help_option_names": ["--help"]})
-@click.argument("text", nargs=-1, type=click.UNPROCESSED)
-@click.option("--history", is_flag=True, help="Search every content version (current included).")
-@click.option("--as-of", "as_of", metavar="T",
-              help="Search the store as it was at T: per key the latest version recorded by T, then the match.")
-@click.option("--as-of-event", "as_of_event", metavar="T",
-              help="What was true in the world at T: per key the latest version effective by T (event time); "
-                   "with --as-of W, as the store knew it at W.")
-@click.option("--changed-between", "changed_between", nargs=2, metavar="A B",
-              help="Search versions written in [A, B]; the latest matching one per key.")
-@click.option("--tag", "tags", multiple=True, help="Only records with this tag (repeat or comma list: AND).")
-@click.option("--kind", type=click.Choice(["knowledge", "incident", "task"]), help="Only this kind.")
-@click.option("--status", help="Only this status (exact).")
-@click.option("--service", help="Only this service (case-insensitive).")
-@click.option("--priority", help="Only this priority (exact).")
-@click.option("--assignee", help="Only this assignee (exact).")
-@click.option("--parent", help="Only sub-tasks of this task key.")
-@click.option("--limit", type=click.IntRange(0, 100), default=10, show_default=True, help="At most this many hits (≤100; more is a usage error).")
-@click.option("--recent", is_flag=True, help="Newest first instead of by relevance.")
-@click.option("--semantic/--no-semantic", default=True, show_default=True,
-              help="Fuse search by meaning (needs the model; every time mode). --no-semantic: words only.")
-@click.option("--explain", is_flag=True, help="Per hit: lexical rank, vector rank, cosine, fused score.")
-@click.option("--also", "also", multiple=True, metavar="TEXT",
-              help="Another phrasing of the same question (repeat, up to 7): fused into one answer, one confident.")
-@click.option("--min-strength", "min_strength", type=click.Choice(["weak", "strong"]), default="weak",
-              show_default=True, help="strong: only hits that hold the question's words or clear the "
-              "calibrated floor by meaning.")
+@table_options("query", overrides={"text": {"nargs": -1, "type": click.UNPROCESSED}})
 @wait_options
 @deadline_options
 @fields_option
 @common_options
-def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
-              changed_between: tuple[str, str] | None, tags: tuple[str, ...], kind: str | None,
-              status: str | None, service: str | None, priority: str | None, assignee: str | None,
-              parent: str | None, limit: int, recent: bool, semantic: bool, explain: bool,
-              as_of_event: str | None, min_strength: str, also: tuple[str, ...]) -> None:
+def query_cmd(**given: Any) -> None:
     """Search records; an empty TEXT lists newest first. Any text is a valid query.
 
     -h is help, as for every command; to search for a word that starts with a dash, put it after
@@ -115,12 +83,10 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
     """
     from kyb_cli import api
 
-    path, response = api.query(click.get_current_context().meta.get("kyb.store"), " ".join(text),
-                               history=history, as_of=as_of, changed_between=changed_between,
-                               tags=_split_tags(tags), kind=kind, status=status, service=service,
-                               priority=priority, assignee=assignee, parent=parent, limit=limit,
-                               recent=recent, semantic=semantic, explain=explain, as_of_event=as_of_event,
-                               min_strength=None if min_strength == "weak" else min_strength, also=list(also))
+    door = CliDoor()
+    fields = table_fields("query", given)
+    fields["text"] = " ".join(fields["text"])  # the words of the command line are one question
+    response = api.handle("query", door, fields)
     if response.get("semantic_off"):
         from kyb_cli.cli.output import note
 
@@ -138,7 +104,7 @@ def query_cmd(text: tuple[str, ...], history: bool, as_of: str | None,
     emit(response, query_view)
     from kyb_cli.cli.deadlines_block import print_deadlines_block
 
-    print_deadlines_block(path)
+    print_deadlines_block(door.path())
 
 
 def query_view(c: Any, d: dict[str, Any]) -> None:

@@ -7,20 +7,12 @@ from typing import Any
 from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.kinds import wording
 from kyb_cli.core.markers import KEEP
+from kyb_cli.core.records.lists import split_list  # noqa: F401 - re-exported: the one list rule
 from kyb_cli.core.records.model import Record, RecordFormatError, fold_tags
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.canon.transaction import WriteResult
 from kyb_cli.core.errors import NotFound
 from kyb_cli.core.records.validate import check_key_for_kind, check_no_secret
-
-
-def split_list(value: str | list[str] | None) -> list[str]:
-    """`a, b,,c` -> ["a", "b", "c"]: the one list rule of every door. A text is a comma list (the CLI,
-    an HTTP query string); a JSON list (MCP, an HTTP body) keeps its items, trimmed, blanks dropped."""
-    if not value:
-        return []
-    items = value.split(",") if isinstance(value, str) else value
-    return [item.strip() for item in items if item and item.strip()]
 
 
 def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[str], refs: list[str],
