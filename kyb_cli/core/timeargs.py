@@ -121,10 +121,10 @@ def time_mode(*, history: bool = False, as_of: str | None = None,
               changed_between: tuple[str, str] | list[str] | None = None,
               store_path: Path | None = None) -> tuple[str, int | None, tuple[int, int] | None]:
     """(mode, as_of seconds, window) for the query options; one door's checks and texts for all doors."""
-    modes = [m for m, on in (("--history", history), ("--as-of", as_of is not None),
-                             ("--changed-between", bool(changed_between))) if on]
-    if len(modes) > 1:
-        raise UsageError(f"choose one of {', '.join(modes)}")
+    modes = [m for m, on in (("history", history), ("as_of", as_of is not None),
+                             ("changed_between", bool(changed_between))) if on]
+    if len(modes) > 1:  # the table's names: each door spells them its own way (`--as-of` on the CLI)
+        raise UsageError(f"choose one of {', '.join(modes)}", field=tuple(modes))
     if history:
         return "history", None, None
     if as_of is not None:
