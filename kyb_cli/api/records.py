@@ -66,12 +66,21 @@ def read(store: Any, key: str, at: str | None = None, *, version: int | None = N
     `state` (active|archived|retracted), `is_head` and `related` (a task's says which live tasks it
     `blocks`); `to_json()` gives the door's reply. Raises NotFound (exit 1: no such key, revision or
     version), UsageError (exit 2: both `at` and `version`), StoreError (exit 4: not a store)."""
-    if version is not None:
+    from kyb_cli.core.index.fresh import with_index
+
+    if version is not None and at is not None:
         from kyb_cli.core.errors import UsageError
+
+        raise UsageError("give at or version, not both", field=("at", "version"))
+    # One answer, one index session: the read, a task's blocks and the trust annotation share it.
+    return with_index(Path(getattr(store, "path", store)), lambda _f: _read(store, key, at, version),
+                      history=at is not None or version is not None)
+
+
+def _read(store: Any, key: str, at: str | None, version: int | None):
+    if version is not None:
         from kyb_cli.core.index.numbering import read_version
 
-        if at is not None:
-            raise UsageError("give at or version, not both", field=("at", "version"))
         return _with_trust(store, _with_blocks(store, read_version(store, key, version)))
     from kyb_cli.core.index.reads import read as core
 
