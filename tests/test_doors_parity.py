@@ -113,8 +113,8 @@ def test_every_door_only_option_says_why():
 
 
 def test_every_operation_has_an_example_and_every_field_help():
-    for op in OPERATIONS.values():
-        assert op.example.startswith(f"kyb {op.name}"), op.name
+    for op in OPERATIONS.values():  # a CLI call, or the tool call of an operation the CLI lacks
+        assert op.example.startswith(f"kyb {op.name}" if "cli" in op.doors else f"{op.tool} "), op.name
         assert all(f.description for f in op.fields), op.name
 
 
@@ -123,3 +123,20 @@ def test_the_tables_limits_are_the_cores():
     from kyb_cli.core.tools.activity import MAX_LIMIT
 
     assert LOG_LIMIT == MAX_LIMIT
+
+
+def test_add_many_takes_records_of_exactly_adds_record_fields():
+    """`add_many`'s records are `add`'s record (FACT), declared once: the MCP schema of an item says so."""
+    pytest.importorskip("mcp")
+    import asyncio
+
+    from kyb_cli.api.operations import FACT
+    from kyb_cli.mcp.server import build_server
+
+    tools = {t.name: t for t in asyncio.run(build_server(None).list_tools())}
+    records = tools["add_many"].input_schema["properties"]["records"]
+    item = records["items"]
+    item = tools["add_many"].input_schema.get("$defs", {}).get(item.get("$ref", "").rsplit("/", 1)[-1], item)
+    assert set(item["properties"]) == {f.name for f in FACT}
+    assert set(item["required"]) == {"key", "title"}
+    assert (records["minItems"], records["maxItems"]) == (1, 10000)

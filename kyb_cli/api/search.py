@@ -145,24 +145,6 @@ def semantic_available() -> bool:
         return False
 
 
-def context(store_path: Path, *, days: int = 7, today: date | None = None,
-            now: float | None = None) -> dict[str, Any]:
-    """The data of the session-start digest (`kyb context`): counts, open incidents, overdue and due
-    tasks, top tags, what changed in the last `days` days (to `now`, a Unix time). Render it with
-    `render_context`. Raises StoreError (exit 4: no store at `store_path`, the index unreadable)."""
-    from kyb_cli.core.tools.context import gather
-
-    return gather(store_path, days=days, today=today, now=now)
-
-
-def render_context(data: dict[str, Any], *, brief: bool = False) -> str:
-    """The digest text for `context`'s data: the default one (within about 1900 tokens; longest lists
-    lose their oldest lines first), or about 50 tokens with `brief`."""
-    from kyb_cli.core.tools.context import render, render_brief
-
-    return render_brief(data) if brief else render(data)
-
-
 def context_unavailable(reason: str) -> str:
     """The short note given instead of a digest when kyb cannot answer (a session must still start)."""
     from kyb_cli.core.tools.context import unavailable

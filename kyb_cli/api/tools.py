@@ -146,20 +146,6 @@ def model_status() -> dict:
     return status()
 
 
-def log(store_path: Path, *, since: str | None = None, until: str | None = None, agent: str = "",
-        author: str = "", kind: str = "", key: str = "", limit: int = 50) -> list[dict[str, Any]]:
-    """The store's activity, newest first (`kyb log`): every commit, kyb's, by hand or a merge.
-
-    `since`/`until` take what `--as-of` takes (a date, a datetime, a revision). Each row:
-    `{sha, committed_at, action, key, kind, agent, session, transport, author, message, keys}`.
-    Raises UsageError (exit 2: a bad time, kind or limit), StoreError (exit 4: not a store)."""
-    from kyb_cli.core.times.parse import END, START, parse_time
-    from kyb_cli.core.tools.activity import log as core
-
-    lo = parse_time(since, bound=START, store_path=store_path) if since else None
-    hi = parse_time(until, bound=END, store_path=store_path) if until else None
-    return core(store_path, since=lo, until=hi, agent=agent, author=author, kind=kind, key=key, limit=limit)
-
 def import_records(store, paths: list[str], *, attribution, fmt: str = "auto", kind: str = "knowledge",
                    tags: list[str] | None = None, key_from: str = "path", excludes: list[str] | None = None,
                    dry_run: bool = False, one_commit: bool = False, sync_deletes: bool = False,
@@ -176,19 +162,3 @@ def import_records(store, paths: list[str], *, attribution, fmt: str = "auto", k
         return core(store, paths, attribution=attribution, fmt=fmt, kind=kind, tags=tags, key_from=key_from,
                     excludes=excludes, dry_run=dry_run, one_commit=one_commit, sync_deletes=sync_deletes,
                     progress=progress)
-
-
-def add_many(store, records: list[dict[str, Any]], *, attribution, dry_run: bool = False,
-             one_commit: bool = False) -> dict[str, Any]:
-    """Save several knowledge records at once (MCP `add_many`, HTTP `POST /import`): one lock, one
-    branch move, one commit per record (or one with `one_commit`).
-
-    Returns the reply of `import_records` (a record that breaks a rule is in `skipped`, path
-    `records[N]`). Raises StoreError (exit 4: not a store, locked)."""
-    from kyb_cli.api._writes import writes
-    from kyb_cli.core.tools.importer import add_many as core
-
-    with writes(store):
-        return core(store, records, attribution=attribution, dry_run=dry_run, one_commit=one_commit)
-
-

@@ -169,3 +169,12 @@ class CliDoor:
     @staticmethod
     def attribution():
         return attribution()
+
+
+class LocatedDoor(CliDoor):
+    """A CliDoor that reads the located store as it is, creating no default store: a digest or a CI
+    gate on a store that is not there must say so, not answer from a new empty one."""
+
+    @staticmethod
+    def path() -> Path:
+        return store_location().path

@@ -53,6 +53,11 @@ def _meta() -> dict:
     return ctx.meta if ctx is not None else {}
 
 
+def given_today() -> str | None:
+    """`--today` as given (checked by its callback), for a table handler; None: the local date."""
+    return _meta().get(TODAY_META)
+
+
 def reader_today(today: str | None = None) -> date:
     """`--today` if given, else the local date (the reader's calendar, not UTC)."""
     value = today or _meta().get(TODAY_META)

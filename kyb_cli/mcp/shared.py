@@ -1,26 +1,12 @@
-"""What the MCP tools share: the common argument types, the `add_many` record, and the helpers that
+"""What the MCP tools share: the reader's day, and the helpers that
 apply the CLI's rules (comma-list items, the reader's day, the deadlines block riding along)."""
 
 from datetime import date
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-Key = Annotated[str, Field(description="Record key: [a-z0-9-], at most 100 characters.")]
-Text = Annotated[str, Field(description="Markdown body.")]
-Tags = Annotated[list[str], Field(description="Tags (any case; stored as given, matched lowercased).")]
-Refs = Annotated[list[str], Field(description="Pointers: paths, URLs, where a secret lives (never the secret).")]
 Day = Annotated[str | None, Field(description="The reader's calendar day YYYY-MM-DD (default: the local date).")]
-
-
-class Fact(BaseModel):
-    """One knowledge record of `add_many`."""
-
-    key: Key
-    title: Annotated[str, Field(description="Short title.")]
-    body: Text = ""
-    tags: Tags = []  # noqa: RUF012 - pydantic copies defaults
-    refs: Refs = []  # noqa: RUF012
 
 
 def _items(values: list[str] | None) -> list[str]:

@@ -50,9 +50,7 @@ def diff(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def add(door, a: dict[str, Any]) -> dict[str, Any]:
-    return api.add_knowledge(door.store(), key=a["key"], title=a["title"], body=a["body"], tags=a["tags"],
-                         refs=a["refs"], attribution=door.attribution(),
-                         effective_at=a["effective_at"], review_by=a["review_by"]).to_json()
+    return api.handle("add", door, a)
 
 
 def retract(door, a: dict[str, Any]) -> dict[str, Any]:
