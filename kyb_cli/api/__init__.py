@@ -42,12 +42,12 @@ from kyb_cli.api.trust import today_arg, trust_of, verify
 from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
 from kyb_cli.api.tools import (
     apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_csv_lost, export_media_type,
-    export_rows, export_text, found_agents, import_records, known_agents, model_import, model_pull, model_status,
+    export_text, found_agents, import_records, known_agents, model_import, model_pull, model_status,
     plan_install, plan_uninstall,
 )
 from kyb_cli.api.work import (  # noqa: I001
     KEEP, LISTING_MAX_LIMIT,
-    close_task, dated_tasks, deadlines_block, deadlines_switched_off, describe,
+    close_task, deadlines_block, deadlines_switched_off, describe,
     failing, incident_template,
     resolve_incident, transition_task, write_incident, write_task,
 )

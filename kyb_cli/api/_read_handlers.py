@@ -1,5 +1,5 @@
 """The table's reads and listings (get, history, diff, tags, log, stale, rules, tasks, incidents,
-deadlines, context): each the core call every door used to make with its own copy of the arguments.
+export, deadlines, context): each the core call every door used to make with its own copy of the arguments.
 
 They call the core directly (no porcelain function that only forwards to it); `handle` in
 handlers.py dispatches to them. `door.path()` is the store to read; nothing here writes.
@@ -91,6 +91,14 @@ def _log(door, a: dict[str, Any]) -> dict[str, Any]:
     return {"count": len(rows), "log": rows}
 
 
+def _export(door, a: dict[str, Any]) -> dict[str, Any]:
+    """The snapshot's rows at `at` (default HEAD); a door renders them as `format` (MCP: as JSON)."""
+    from kyb_cli.core.tools.export import export_rows
+
+    head, rows = export_rows(door.path(), a["at"])
+    return {"head": head, "count": len(rows), "rows": rows}
+
+
 def _deadlines(door, a: dict[str, Any]) -> dict[str, Any]:
     from kyb_cli.core.kinds.deadlines import dated_tasks, deadlines
 
@@ -110,5 +118,5 @@ def _context(door, a: dict[str, Any]) -> dict[str, Any]:
 
 READS: dict[str, Callable[[Any, dict[str, Any]], dict[str, Any]]] = {
     "get": _get, "history": _history, "diff": _diff, "stale": _stale, "rules": _rules, "tags": _tags, "log": _log,
-    "deadlines": _deadlines, "context": _context, "tasks": _tasks, "incidents": _incidents,
+    "export": _export, "deadlines": _deadlines, "context": _context, "tasks": _tasks, "incidents": _incidents,
 }

@@ -33,14 +33,6 @@ def enclosing_store(start: Path) -> Path | None:
     return core(start)
 
 
-def export_rows(store_path: Path, at: str | None = None) -> tuple[str | None, list[dict]]:
-    """`kyb export`: (commit, rows sorted by key), every record's latest version and state now, or at
-    revision `at`. Raises NotFound (exit 1: an unknown revision), StoreError (exit 4: not a store)."""
-    from kyb_cli.core.tools.export import export_rows as core
-
-    return core(store_path, at)
-
-
 def export_text(rows: list[dict], fmt: str) -> str:
     """`kyb export --format FMT` as text (jsonl | json | csv)."""
     from kyb_cli.core.tools.export import render

@@ -115,14 +115,6 @@ def close_task(store, attribution, key: str, *, status: str = "done", resolution
         return core(store, attribution, key, status=status, resolution=resolution)
 
 
-def dated_tasks(store_or_path: Any) -> list:
-    """Tasks in the store's working tree (a Store or a path) that carry a date, as Records; files that
-    do not parse are skipped (a cheap read: no index, no pygit2). Raises nothing of its own."""
-    from kyb_cli.core.kinds.deadlines import dated_tasks as core
-
-    return core(store_or_path)
-
-
 def failing(items: list[dict[str, Any]], fail_on: str) -> list[dict[str, Any]]:
     """The deadline items (from `deadlines`) that make `kyb deadlines --fail-on` fail: `overdue` any
     overdue one, `hard` overdue hard ones (a sub-list of `items`)."""
@@ -138,12 +130,14 @@ def describe(item: dict[str, Any]) -> str:
     return core(item)
 
 
-def deadlines_block(records, today: date, size: int = 5) -> dict[str, Any]:
+def deadlines_block(store: Any, today: date, size: int = 5) -> dict[str, Any]:
     """The deadlines block shown after answers: `{today, tasks, more}` (`today` as YYYY-MM-DD, up to
-    `size` items from `deadlines`, and how many more there are)."""
-    from kyb_cli.core.kinds.deadlines import block as core
+    `size` overdue or soon-due open tasks, overdue first, and how many more there are), from the dated
+    tasks of the store's working tree (`store`: a Store or a path; a cheap read: no index, no pygit2;
+    files that do not parse are skipped). Raises nothing of its own."""
+    from kyb_cli.core.kinds.deadlines import block, dated_tasks
 
-    return core(records, today, size)
+    return block(dated_tasks(store), today, size)
 
 
 def deadlines_switched_off() -> bool:

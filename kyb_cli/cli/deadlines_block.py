@@ -81,7 +81,7 @@ def print_deadlines_block(store: Any, *, today: str | None = None, off: bool = F
             return
         from kyb_cli import api
 
-        data = api.deadlines_block(api.dated_tasks(store), reader_today(today))
+        data = api.deadlines_block(store, reader_today(today))
         if not data["tasks"]:
             return
         sys.stderr.write(format_block(data, human=_stderr_is_terminal()))

@@ -30,7 +30,7 @@ def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, 
 
         if api.deadlines_switched_off():
             return data
-        found = api.deadlines_block(api.dated_tasks(store_path), today)
+        found = api.deadlines_block(store_path, today)
     except Exception:  # noqa: BLE001 — the answer stands without the block, as on the CLI
         return data
     if found["tasks"]:

@@ -260,8 +260,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            head, rows = api.export_rows(self.door.path(), a["at"])
-            return {"head": head, "count": len(rows), "rows": rows}
+            return api.handle("export", self.door, a)
 
         return self.door.call(run)
 

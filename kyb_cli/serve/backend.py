@@ -59,7 +59,7 @@ def retract(door, a: dict[str, Any]) -> dict[str, Any]:
 
 def export(door, a: dict[str, Any]) -> tuple[str, str]:
     """(text, media type): the bytes `kyb export --format F` writes."""
-    _head, rows = api.export_rows(door.path(), a["at"])
+    rows = api.handle("export", door, a)["rows"]
     return api.export_text(rows, a["format"]), api.export_media_type(a["format"])
 
 
