@@ -29,10 +29,11 @@ def _parse_today(ctx, _param, value: str | None) -> str | None:
 
 
 def today_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    import click
+    """`--today DATE`, the table's `today` field, kept in click's meta for the block and the handlers."""
+    from kyb_cli.api.operations import TODAY
+    from kyb_cli.cli.options import make_param
 
-    return click.option("--today", metavar="DATE", expose_value=False, callback=_parse_today,
-                        help="The reader's calendar day for deadlines (default: the local date).")(func)
+    return make_param(TODAY, expose_value=False, callback=_parse_today)(func)
 
 
 def deadline_options(func: Callable[..., Any]) -> Callable[..., Any]:

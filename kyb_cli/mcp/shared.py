@@ -2,11 +2,12 @@
 apply the CLI's rules (comma-list items, the reader's day, the deadlines block riding along)."""
 
 from datetime import date
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
+from kyb_cli.api.operations import TODAY
+from kyb_cli.mcp.params import annotation
 
-Day = Annotated[str | None, Field(description="The reader's calendar day YYYY-MM-DD (default: the local date).")]
+Day = annotation(TODAY)  # the reader's day of the deadlines block: the table's `today`
 
 
 def _items(values: list[str] | None) -> list[str]:
