@@ -38,7 +38,6 @@ WRAPS = {
     "check_paths": "kyb_cli.core.tools.check:check_paths",
     "enclosing_store": "kyb_cli.core.tools.check:enclosing_store",
     "import_records": "kyb_cli.core.tools.importer:import_records",
-    "diagnose": "kyb_cli.core.tools.doctor:diagnose",
     "rebuild_index": "kyb_cli.core.index.fresh:rebuild",
     "embed_all": "kyb_cli.core.search.vectors:embed_all",
     "index_status": "kyb_cli.core.search.vectors:status",

@@ -41,7 +41,7 @@ from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_sto
 from kyb_cli.api.trust import today_arg, trust_of, verify
 from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
 from kyb_cli.api.tools import (
-    apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_csv_lost, export_media_type,
+    apply_agent_changes, check_paths, check_store, enclosing_store, export_csv_lost, export_media_type,
     export_text, found_agents, import_records, known_agents, model_import, model_pull, model_status,
     plan_install, plan_uninstall,
 )

@@ -1,8 +1,10 @@
 """The table's reads and listings (get, history, diff, tags, log, stale, rules, tasks, incidents,
-export, deadlines, context): each the core call every door used to make with its own copy of the arguments.
+export, deadlines, context, doctor): each the core call every door used to make with its own copy
+of the arguments.
 
 They call the core directly (no porcelain function that only forwards to it); `handle` in
-handlers.py dispatches to them. `door.path()` is the store to read; nothing here writes.
+handlers.py dispatches to them. `door.path()` is the store to read; nothing here commits (doctor's
+`fix` only brings record files back to HEAD).
 """
 
 from __future__ import annotations
@@ -116,7 +118,15 @@ def _context(door, a: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _doctor(door, a: dict[str, Any]) -> dict[str, Any]:
+    """What works and what to fix (problems are reported, not raised); `fix` first repairs the
+    working tree (an interrupted update, record files missing or staged wrong; never a hand edit)."""
+    from kyb_cli.core.tools.doctor import diagnose
+
+    return diagnose(door.path(), True, a["fix"])
+
+
 READS: dict[str, Callable[[Any, dict[str, Any]], dict[str, Any]]] = {
     "get": _get, "history": _history, "diff": _diff, "stale": _stale, "rules": _rules, "tags": _tags, "log": _log,
-    "export": _export, "deadlines": _deadlines, "context": _context, "tasks": _tasks, "incidents": _incidents,
+    "export": _export, "doctor": _doctor, "deadlines": _deadlines, "context": _context, "tasks": _tasks, "incidents": _incidents,
 }

@@ -54,17 +54,6 @@ def export_media_type(fmt: str) -> str:
     return MEDIA_TYPES[fmt]
 
 
-def diagnose(store_path: Path, load_model: bool = True, fix: bool = False) -> dict:
-    """`kyb doctor`: what works and what to fix. Returns `{store, git, model, cache, worktree, ...,
-    problems, warnings}`; each part says `ok`/`available` and why not. Problems are reported, not
-    raised; `load_model=False` skips loading the embedding model; `fix=True` (`kyb doctor --fix`)
-    first finishes an interrupted working-tree update and brings every record file that is missing
-    or staged wrong to HEAD (never a hand edit), listing them under `fixed`."""
-    from kyb_cli.core.tools.doctor import diagnose as core
-
-    return core(store_path, load_model, fix)
-
-
 def known_agents(home: Path | None = None, env: dict[str, str] | None = None) -> list:
     """Every coding agent kyb knows (claude, codex, gemini, cursor) as Agents `{name, label, home, instructions}`,
     their homes under `home` (default: $HOME; CODEX_HOME, CLAUDE_CONFIG_DIR in `env` move them)."""
