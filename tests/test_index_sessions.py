@@ -131,3 +131,10 @@ def test_damage_met_by_a_read_inside_the_session_is_healed_by_the_session_once(d
     answer = api.handle("get", door, _fields("get", key="port"))
     assert answer["key"] == "port" and len(calls) == 2
     assert len(opens) == 2  # the session, then its one rebuild
+
+
+@pytest.mark.parametrize("mode", [{}, {"history": True}, {"as_of": "2999-01-01"}], ids=["current", "history", "as-of"])
+def test_a_query_with_its_trust_annotation_opens_the_index_once(door, opens, mode):
+    _path, response = api.query(door.path(), "port", semantic=False, **mode)
+    assert response["hits"] and all("verified" in h and "stale" in h for h in response["hits"])
+    assert len(opens) == 1
