@@ -138,3 +138,31 @@ def test_a_query_with_its_trust_annotation_opens_the_index_once(door, opens, mod
     _path, response = api.query(door.path(), "port", semantic=False, **mode)
     assert response["hits"] and all("verified" in h and "stale" in h for h in response["hits"])
     assert len(opens) == 1
+
+
+def test_a_session_is_its_own_threads_answer_and_never_joined_by_another(door, opens):
+    """Under `kyb serve`'s thread pool, a request never reads on another request's open session."""
+    import threading
+
+    from kyb_cli.core.index.fresh import joined, with_index
+
+    inside, done = threading.Event(), threading.Event()
+    seen: dict[str, object] = {}
+
+    def hold(f):
+        seen["held"] = f
+        inside.set()
+        done.wait(10)
+        return f
+
+    holder = threading.Thread(target=with_index, args=(door.path(), hold))
+    holder.start()
+    try:
+        assert inside.wait(10)
+        seen["joined"] = joined(door.path())
+        answer = api.handle("get", door, _fields("get", key="port"))
+    finally:
+        done.set()
+        holder.join(10)
+    assert seen["joined"] is None and answer["key"] == "port"
+    assert len(opens) == 2  # the held session, and this thread's own
