@@ -140,3 +140,28 @@ def test_add_many_takes_records_of_exactly_adds_record_fields():
     assert set(item["properties"]) == {f.name for f in FACT}
     assert set(item["required"]) == {"key", "title"}
     assert (records["minItems"], records["maxItems"]) == (1, 10000)
+
+
+def test_the_context_digest_is_one_answer_over_mcp_and_http(tmp_path):
+    """GET /context answers what the MCP `context` tool answers: the one handler's digest and text."""
+    pytest.importorskip("mcp")
+    pytest.importorskip("starlette")
+    import asyncio
+
+    from kyb_cli import api
+    from kyb_cli.mcp.server import build_server
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
+    from tests.support.asgi_call import asgi_call
+
+    store = tmp_path / "s"
+    api.init_store(store)
+    api.add_knowledge(api.open_store(str(store)), key="port", title="Port", body="9090", tags=["infra"], refs=[],
+                      attribution=api.attribution("test"))
+    app = build_app(Door(store), bind_host="127.0.0.1", port_of=lambda: 8765, token=None, mcp=False)
+    status, http = asgi_call(app, "GET", "/context", query="brief=true&today=2026-12-01")
+    mcp = asyncio.run(build_server(str(store)).call_tool("context", {"brief": True, "today": "2026-12-01"}))
+    assert status == 200 and http["text"] == mcp.structured_content["text"] and "knowledge" in http["text"]
+    assert set(http) == set(mcp.structured_content)
+    bad, refused = asgi_call(app, "GET", "/context", query="today=tomorrow")
+    assert bad == 400 and "today" in refused["error"]

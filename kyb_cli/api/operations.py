@@ -345,7 +345,7 @@ CONTEXT = Operation("context", "The session-start digest: what changed recently,
           cli="hook", doors=("cli",)),
     Field("days", "integer", 7, "How far back 'changed recently' reaches.", minimum=0, maximum=3650),
     TODAY,
-), example="kyb context --brief", doors=("cli", "mcp"))
+), example="kyb context --brief")
 
 CLI = ("cli",)  # the operations below are the command line's alone: a store's upkeep from a shell
 

@@ -97,3 +97,7 @@ def close(door, a: dict[str, Any]) -> dict[str, Any]:
 
 def deadlines(door, a: dict[str, Any]) -> dict[str, Any]:
     return api.handle("deadlines", door, a)
+
+
+def context(door, a: dict[str, Any]) -> dict[str, Any]:
+    return api.handle("context", door, a)
