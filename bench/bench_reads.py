@@ -70,7 +70,8 @@ def pick(path: Path) -> tuple[str, str]:
         key = f.conn.execute(
             "SELECT e.key FROM events e JOIN keys k ON k.key = e.key WHERE k.state = 'active' AND "
             "k.kind = 'knowledge' GROUP BY e.key ORDER BY count(*) DESC, e.key LIMIT 1").fetchone()[0]
-        sha = f.conn.execute("SELECT sha FROM versions WHERE key = ? ORDER BY id LIMIT 1", (key,)).fetchone()[0]
+        sha = f.conn.execute("SELECT sha FROM versions WHERE key = ? AND sha IS NOT NULL ORDER BY id LIMIT 1",
+                          (key,)).fetchone()[0]
     finally:
         f.conn.close()
     return key, sha

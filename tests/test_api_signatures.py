@@ -22,16 +22,11 @@ ALL_FUNCTIONS = [(area, f) for area in gen_api_docs.area_modules() for f in gen_
 WRAPS = {
     "write_incident": "kyb_cli.core.kinds.incidents:write_incident",
     "resolve_incident": "kyb_cli.core.kinds.incidents:resolve_incident",
-    "list_incidents": "kyb_cli.core.kinds.incidents:list_incidents",
     "write_task": "kyb_cli.core.kinds.tasks:write_task",
     "transition_task": "kyb_cli.core.kinds.tasks:transition_task",
     "close_task": "kyb_cli.core.kinds.tasks:close_task",
-    "list_tasks": "kyb_cli.core.kinds.tasks:list_tasks",
-    "deadlines": "kyb_cli.core.kinds.deadlines:deadlines",
-    "dated_tasks": "kyb_cli.core.kinds.deadlines:dated_tasks",
     "failing": "kyb_cli.core.kinds.deadlines:failing",
     "describe": "kyb_cli.core.kinds.deadlines:describe",
-    "deadlines_block": "kyb_cli.core.kinds.deadlines:block",
     "found_agents": "kyb_cli.core.tools.agents:found_agents",
     "known_agents": "kyb_cli.core.tools.agents:known_agents",
     "plan_install": "kyb_cli.core.tools.agents:plan_install",
@@ -42,11 +37,7 @@ WRAPS = {
     "check_store": "kyb_cli.core.tools.check:check_store",
     "check_paths": "kyb_cli.core.tools.check:check_paths",
     "enclosing_store": "kyb_cli.core.tools.check:enclosing_store",
-    "export_rows": "kyb_cli.core.tools.export:export_rows",
     "import_records": "kyb_cli.core.tools.importer:import_records",
-    "add_many": "kyb_cli.core.tools.importer:add_many",
-    "diagnose": "kyb_cli.core.tools.doctor:diagnose",
-    "context": "kyb_cli.core.tools.context:gather",
     "rebuild_index": "kyb_cli.core.index.fresh:rebuild",
     "embed_all": "kyb_cli.core.index.vectors:embed_all",
     "index_status": "kyb_cli.core.index.vectors:status",
@@ -60,7 +51,6 @@ WRAPS = {
     "edit_text": "kyb_cli.core.kinds.edit:edit_text",
     "save_edit": "kyb_cli.core.kinds.edit:save_edit",
     "init_store": "kyb_cli.core.canon.repo:init_store",
-    "diff": "kyb_cli.core.kinds.diff:diff",
     "health": "kyb_cli.core.tools.health:health",
     "export_text": "kyb_cli.core.tools.export:render",
     "export_csv_lost": "kyb_cli.core.tools.export:csv_cannot_carry",
@@ -110,12 +100,12 @@ def test_api_wrapper_keeps_the_core_functions_parameters_and_defaults(name):
 
 def test_every_api_function_is_either_checked_against_core_or_composed_in_the_api():
     """A new pass-through must join WRAPS (so its defaults are checked); the rest compose core calls."""
-    composed = {"add_knowledge", "check_knowledge_key", "read", "history", "tags", "is_date", "is_store", "event_time", "split_list",
-                "query", "semantic_off_message", "semantic_missing_message", "pending_vectors_message", "render_context", "context_unavailable", "context_hook_json",
+    composed = {"add_knowledge", "read", "history", "is_store", "split_list",
+                "query", "semantic_off_message", "semantic_missing_message", "pending_vectors_message", "context_unavailable", "context_hook_json",
                 "locate", "open_store", "store_path", "git_dir", "incident_template", "handle",
-                "deadlines_switched_off", "model_status", "log", "semantic_available", "export_media_type",
+                "deadlines_switched_off", "model_status", "semantic_available", "export_media_type",
                 "history_wait_policy", "history_incomplete", "reset_history_state", "keep_warm",
-                "annotate_hits", "stale", "rules", "trust_of", "today_arg",
+                "trust_of", "today_arg", "deadlines_block",
                 "preload", "internal_error", "loads_json", "example", "spelled"}
     functions = {f.__name__ for _area, f in ALL_FUNCTIONS}
     assert functions - set(WRAPS) - composed == set(), "add new api functions to WRAPS (or to `composed`)"

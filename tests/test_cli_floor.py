@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from kyb_cli import api
+from kyb_cli.core.kinds.deadlines import dated_tasks
 from kyb_cli.core.records.model import Record
 
 
@@ -21,7 +22,7 @@ def test_deadlines_block_reads_dated_tasks_and_skips_links_and_fifos(store_path,
     outside.write_text(Record(key="task-link", title="x", status="open", due="2026-01-02").to_markdown())
     os.symlink(outside, store_path / "tasks" / "task-link.md")
     os.mkfifo(store_path / "tasks" / "task-fifo.md")
-    assert [r.key for r in api.dated_tasks(store_path)] == ["task-due"]
+    assert [r.key for r in dated_tasks(store_path)] == ["task-due"]
 
 
 def test_query_path_does_not_import_the_record_rules_or_git():

@@ -39,6 +39,8 @@ CASES = [  # (CLI args, MCP tool + arguments, HTTP method + path + body/query, C
      ("GET", "/tasks", None, "priority=urgent"), "--priority", "priority"),
     (["tasks", "--ready", "--all"], ("tasks", {"ready": True, "all": True}),
      ("GET", "/tasks", None, "ready=true&all=true"), "--ready", "ready"),
+    (["add", "--key", "k", "--title", "K", "--body", ""], ("add", {"key": "k", "title": "K"}),
+     ("POST", "/knowledge", {"key": "k", "title": "K", "body": " "}, ""), "--body", "body"),
     (["deadlines", "--today", "2026-13-01"], ("deadlines", {"today": "2026-13-01"}),
      ("GET", "/deadlines", None, "today=2026-13-01"), "--today", "today"),
     (["query", "x", "--history", "--as-of", "2026-01-01"], ("query", {"text": "x", "history": True, "as_of": "2026-01-01"}),

@@ -113,8 +113,8 @@ def test_every_door_only_option_says_why():
 
 
 def test_every_operation_has_an_example_and_every_field_help():
-    for op in OPERATIONS.values():
-        assert op.example.startswith(f"kyb {op.name}"), op.name
+    for op in OPERATIONS.values():  # a CLI call, or the tool call of an operation the CLI lacks
+        assert op.example.startswith(f"kyb {op.name}" if "cli" in op.doors else f"{op.tool} "), op.name
         assert all(f.description for f in op.fields), op.name
 
 
@@ -179,3 +179,45 @@ def test_fast_path_reads_every_query_option_as_click_does(form):
 
     assert {name: norm(ours[name]) for name in theirs} == {name: norm(v) for name, v in theirs.items()}
     assert set(theirs) == {f.name for f in OPERATIONS["query"].fields_of("cli")}
+
+
+def test_add_many_takes_records_of_exactly_adds_record_fields():
+    """`add_many`'s records are `add`'s record (FACT), declared once: the MCP schema of an item says so."""
+    pytest.importorskip("mcp")
+    import asyncio
+
+    from kyb_cli.api.operations import FACT
+    from kyb_cli.mcp.server import build_server
+
+    tools = {t.name: t for t in asyncio.run(build_server(None).list_tools())}
+    records = tools["add_many"].input_schema["properties"]["records"]
+    item = records["items"]
+    item = tools["add_many"].input_schema.get("$defs", {}).get(item.get("$ref", "").rsplit("/", 1)[-1], item)
+    assert set(item["properties"]) == {f.name for f in FACT}
+    assert set(item["required"]) == {"key", "title"}
+    assert (records["minItems"], records["maxItems"]) == (1, 10000)
+
+
+def test_the_context_digest_is_one_answer_over_mcp_and_http(tmp_path):
+    """GET /context answers what the MCP `context` tool answers: the one handler's digest and text."""
+    pytest.importorskip("mcp")
+    pytest.importorskip("starlette")
+    import asyncio
+
+    from kyb_cli import api
+    from kyb_cli.mcp.server import build_server
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
+    from tests.support.asgi_call import asgi_call
+
+    store = tmp_path / "s"
+    api.init_store(store)
+    api.add_knowledge(api.open_store(str(store)), key="port", title="Port", body="9090", tags=["infra"], refs=[],
+                      attribution=api.attribution("test"))
+    app = build_app(Door(store), bind_host="127.0.0.1", port_of=lambda: 8765, token=None, mcp=False)
+    status, http = asgi_call(app, "GET", "/context", query="brief=true&today=2026-12-01")
+    mcp = asyncio.run(build_server(str(store)).call_tool("context", {"brief": True, "today": "2026-12-01"}))
+    assert status == 200 and http["text"] == mcp.structured_content["text"] and "knowledge" in http["text"]
+    assert set(http) == set(mcp.structured_content)
+    bad, refused = asgi_call(app, "GET", "/context", query="today=tomorrow")
+    assert bad == 400 and "today" in refused["error"]

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kyb_cli import api
+from kyb_cli.core.tools.export import export_rows
 
 VOLATILE = ("sha", "committed_at", "retracted_sha", "retracted_at", "archived_sha", "archived_at")
 
@@ -105,13 +106,13 @@ def content(rows: list[dict]) -> list[dict]:
 
 
 def round_trip(src: Path, dst: Path, fmt: str) -> tuple[list[dict], list[dict], dict]:
-    _, rows = api.export_rows(src)
+    _, rows = export_rows(src)
     text = api.export_text(rows, fmt)
     store = api.init_store(dst)
     exported = dst.parent / f"{dst.name}-export.{fmt}"  # as a user runs it: kyb export > F; kyb import F
     exported.write_text(text, encoding="utf-8")
     reply = api.import_records(store, [str(exported)], attribution=api.attribution("cli"), fmt=fmt)
-    _, again = api.export_rows(dst)
+    _, again = export_rows(dst)
     return rows, again, reply
 
 

@@ -50,8 +50,10 @@ def test_get_version_minus_one_after_a_sync_conflict_is_not_the_current_version(
 
 
 def test_diff_after_a_sync_conflict_goes_from_the_previous_line_version_to_the_kept_one(conflict):
+    from kyb_cli.core.kinds.diff import diff
+
     for store in conflict["stores"]:
-        d = api.diff(store, "svc-port")
+        d = diff(store, "svc-port")
         assert "+port 9191 says bob" in d["diff"] and "-port 8080" in d["diff"]
         assert "9090" not in d["diff"]
 

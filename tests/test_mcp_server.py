@@ -167,7 +167,7 @@ def test_bad_arguments_are_usage_errors_in_kyb_form(mcp, name, arguments, says):
 def test_a_write_through_mcp_is_attributed_with_transport_mcp(mcp):
     from kyb_cli.core.records.trailers import parse_trailers
 
-    sha = mcp.ok("add", key="via-mcp", title="Written through MCP")["sha"]
+    sha = mcp.ok("add", key="via-mcp", title="Written through MCP", body="b")["sha"]
     message = subprocess.run(["git", "-C", str(mcp.store_path), "log", "-1", "--format=%B", sha],
                              capture_output=True, text=True, check=True).stdout
     trailers = parse_trailers(message)
@@ -176,7 +176,7 @@ def test_a_write_through_mcp_is_attributed_with_transport_mcp(mcp):
 
 
 def test_retract_leaves_current_answers_and_keeps_history(mcp):
-    mcp.ok("add", key="wrong-fact", title="The moon is cheese")
+    mcp.ok("add", key="wrong-fact", title="The moon is cheese", body="It is.")
     no_reason = mcp.call("retract", key="wrong-fact", reason=" ")
     assert no_reason.is_error and "(exit 3: rejected)" in no_reason.content[0].text
     mcp.ok("retract", key="wrong-fact", reason="it is rock")
@@ -217,7 +217,7 @@ def test_incidents_and_tasks_go_through_their_whole_lifecycle(mcp):
 
 
 def test_export_and_context_answer_from_the_same_store(mcp):
-    mcp.ok("add", key="export-me", title="Exported", tags=["ctx"])
+    mcp.ok("add", key="export-me", title="Exported", body="b", tags=["ctx"])
     exported = mcp.ok("export")
     row = next(r for r in exported["rows"] if r["key"] == "export-me")
     assert (row["state"], row["tags"], exported["count"]) == ("active", ["ctx"], len(exported["rows"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kyb_cli import api
+from kyb_cli.core.tools.export import export_rows
 
 
 def test_tags_infra_INFRA_infra_store_one_tag(store):
@@ -46,7 +47,7 @@ def test_adr_superseded_links_resolve_to_the_key_of_the_adr_that_replaced_it(sto
     reply = api.import_records(store, [str(adr)], attribution=api.attribution("cli"))
     keys = {e["path"].rsplit("/", 1)[-1]: e["key"] for e in reply["created"]}
     new = keys["0003-use-postgres.md"]
-    _, rows = api.export_rows(store.path)
+    _, rows = export_rows(store.path)
     refs = {r["key"]: r["refs"] for r in rows}
     assert refs[keys["0001-use-mysql.md"]] == [new]
     assert refs[keys["0002-use-redis.md"]] == [new]
@@ -73,7 +74,7 @@ def test_importing_a_subfolder_after_its_parent_makes_no_duplicates(store, tmp_p
     again = api.import_records(store, [str(docs / "ops")], attribution=who)
     assert again["created"] == [] and [e["key"] for e in again["unchanged"]] == \
         [e["key"] for e in first["created"] if e["path"].endswith("deploy.md")]
-    _, rows = api.export_rows(store.path)
+    _, rows = export_rows(store.path)
     assert len(rows) == 2
 
 
@@ -93,7 +94,7 @@ def test_importing_a_subfolder_again_after_its_parent_still_makes_no_duplicates(
         assert again["duplicates"] == []
     parent = api.import_records(store, [str(notes)], attribution=who)
     assert parent["created"] == [] and parent["duplicates"] == []
-    _, rows = api.export_rows(store.path)
+    _, rows = export_rows(store.path)
     assert len(rows) == 2
 
 

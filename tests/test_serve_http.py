@@ -251,7 +251,7 @@ def test_store_error_is_503_when_the_writer_lock_is_held(tmp_path):
         "    print('held', flush=True); time.sleep(20)")], stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert holder.stdout.readline().strip() == "held"
-        reply = server.post("/knowledge", {"key": "k", "title": "t"})
+        reply = server.post("/knowledge", {"key": "k", "title": "t", "body": "b"})
         assert reply.status == 503 and reply.json["exit_code"] == 4, reply.raw
     finally:
         holder.kill()

@@ -9,6 +9,8 @@
     api.read(path, "port").to_json()
 
 Functions are grouped by area (records, work, search, sync, tools, store) and re-exported here.
+Every operation of the table (api/operations.py) is `api.handle(name, door, fields)`, the call
+the doors make; a function here that only forwarded to the core for one of them is gone.
 Each imports core inside its body, so `import kyb_cli.api` stays light (the `kyb query` hot path
 loads no pygit2, numpy, onnxruntime, rich or platformdirs). The error classes come with it: every
 failure is a KybError with an exit code (docs/ARCHITECTURE.md, "Output contract").
@@ -23,12 +25,11 @@ EXIT_CODES and EXIT_INTERNAL (with `internal_error_message`, what a door says of
 from types import ModuleType as _ModuleType
 
 from kyb_cli.api.records import (
-    add_knowledge, check_knowledge_key, diff, edit_text, event_time, history, is_date, is_store, read,
-    retract_knowledge, save_edit, split_list, tags,
+    add_knowledge, edit_text, history, is_store, read, retract_knowledge, save_edit, split_list,
 )
 from kyb_cli.api.search import (
-    context, context_hook_json, context_unavailable, embed_all, health, history_incomplete, history_wait_policy,
-    index_status, keep_warm, query, rebuild_index, render_context, reset_history_state, semantic_available,
+    context_hook_json, context_unavailable, embed_all, health, history_incomplete, history_wait_policy,
+    index_status, keep_warm, query, rebuild_index, reset_history_state, semantic_available,
     semantic_off_message, semantic_missing_message, pending_vectors_message,
 )
 from kyb_cli.api.failure import InternalError, internal_error
@@ -37,18 +38,17 @@ from kyb_cli.api.limits import loads_json
 from kyb_cli.api.operations import example, spelled
 from kyb_cli.api.preload import preload
 from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_store, store_path
-from kyb_cli.api.trust import annotate_hits, rules, stale, today_arg, trust_of, verify
+from kyb_cli.api.trust import today_arg, trust_of, verify
 from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
 from kyb_cli.api.tools import (
-    add_many, apply_agent_changes, check_paths, check_store, diagnose, enclosing_store, export_csv_lost, export_media_type,
-    export_rows,
-    export_text, found_agents, import_records, known_agents, log, model_import, model_pull, model_status,
+    apply_agent_changes, check_paths, check_store, enclosing_store, export_csv_lost, export_media_type,
+    export_text, found_agents, import_records, known_agents, model_import, model_pull, model_status,
     plan_install, plan_uninstall,
 )
 from kyb_cli.api.work import (  # noqa: I001
     KEEP, LISTING_MAX_LIMIT,
-    close_task, dated_tasks, deadlines, deadlines_block, deadlines_switched_off, describe,
-    failing, incident_template, list_incidents, list_tasks,
+    close_task, deadlines_block, deadlines_switched_off, describe,
+    failing, incident_template,
     resolve_incident, transition_task, write_incident, write_task,
 )
 from kyb_cli.core.errors import (  # noqa: F401 - re-exported: the doors catch these

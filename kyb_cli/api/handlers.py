@@ -1,20 +1,22 @@
-"""One handler per operation of the table (reads, writes, listings): the table's fields in, the answer out.
+"""One handler per operation of the table: the table's fields in, the answer out (the writes here,
+the reads and listings in _read_handlers.py).
 
 Every door calls `handle(name, door, fields)` with the fields under the table's names (a door
 renames its own spellings first: `include_all` on the CLI is `all`), and `door` gives the store
 (`store()` to write, `path()` to read) and who writes (`attribution()`). What used to be done three
 times, once per door, is done here once: null keeps the stored value (KEEP), lists follow one
 rule, `remind_days`/`due_before`/`effective_at` are read by the core, `ready` does not combine with
-other filters. The renderers stay in the doors.
+other filters, an empty knowledge body is refused. The renderers stay in the doors.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Protocol
 
-from kyb_cli.api.records import event_time, split_list
+from kyb_cli.api._read_handlers import READS
+from kyb_cli.api.records import split_list
 from kyb_cli.api.work import (
-    KEEP, close_task, list_incidents, list_tasks, resolve_incident, transition_task, write_incident, write_task,
+    KEEP, close_task, resolve_incident, transition_task, write_incident, write_task,
 )
 
 
@@ -44,11 +46,50 @@ def _keep_list(value: Any) -> Any:
     return KEEP if value is None else split_list(value)
 
 
+def _event_time(value: str | None) -> str:
+    """`effective_at` as stored ('' when not given; RFC 3339 UTC); a bad value is a UsageError naming it."""
+    from kyb_cli.core.timeargs import event_time_arg
+
+    return event_time_arg(value)
+
+
+def _add(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
+    from kyb_cli.api.records import add_knowledge
+    from kyb_cli.core.errors import Rejected, UsageError
+    from kyb_cli.core.records.validate import check_key_for_kind
+
+    _event_time(a["effective_at"])  # a bad time is said before the body is read
+    body = _given(a["body"])
+    if not body.strip():  # a forgotten text (`</dev/null`, `body: ""`), not a record
+        check_key_for_kind(a["key"], "knowledge")  # a bad key or title is still the first thing said
+        if not a["title"].strip():
+            raise Rejected("title is empty")
+        raise UsageError("body is empty: nothing was written — knowledge is its text", field="body")
+    return add_knowledge(door.store(), key=a["key"], title=a["title"], body=body, tags=split_list(a["tags"]),
+                         refs=split_list(a["refs"]), attribution=door.attribution(), effective_at=a["effective_at"],
+                         review_by=a["review_by"]).to_json()
+
+
+def _add_many(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
+    """One lock, one branch move, one commit per record (or one with `one_commit`); a record that
+    breaks a rule is in `skipped` (path `records[N]`), the others are written."""
+    from kyb_cli.api._writes import writes
+    from kyb_cli.api.operations import FACT
+    from kyb_cli.core.tools.importer import add_many
+
+    rows = [{f.name: split_list(r.get(f.name)) if f.type == "strings" else r.get(f.name, f.default) for f in FACT}
+            for r in a["records"]]
+    store = door.store()
+    with writes(store):
+        return add_many(store, rows, attribution=door.attribution(), one_commit=a["one_commit"],
+                        dry_run=a["dry_run"])
+
+
 def _task(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
     from kyb_cli.core.kinds.tasks import remind_days_arg
 
     days = remind_days_arg(a["remind_days"])
-    when = event_time(a["effective_at"])
+    when = _event_time(a["effective_at"])
     body = _given(a["body"])
     return write_task(
         door.store(), door.attribution(), key=a["key"], title=a["title"], body=body, status=a["status"],
@@ -63,7 +104,7 @@ def _incident(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
     from kyb_cli.core.kinds.incidents import parse_affected
 
     windows = parse_affected(a["affected"])
-    when = event_time(a["effective_at"])
+    when = _event_time(a["effective_at"])
     body = _given(a["body"])
     return write_incident(
         door.store(), door.attribution(), key=a["key"], title=a["title"], body=body, service=a["service"],
@@ -91,57 +132,6 @@ def _resolve(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
     return resolve_incident(door.store(), door.attribution(), a["key"], status=a["status"], resolution=resolution)
 
 
-def _tasks(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
-    from kyb_cli.core.errors import UsageError
-    from kyb_cli.core.kinds.tasks import due_before_arg
-
-    before = due_before_arg(a["due_before"])
-    if a["ready"] and (a["status"] or a["all"] or a["open_followups"]):
-        raise UsageError("ready lists open tasks that can start now; it does not combine with status, all or "
-                         "open_followups", field=("ready", "status", "all", "open_followups"))
-    rows = list_tasks(door.path(), status=a["status"], priority=a["priority"], assignee=a["assignee"],
-                      parent=a["parent"], open_only_followups=a["open_followups"], include_archived=a["all"],
-                      due_before=before, limit=a["limit"], ready=a["ready"])
-    return {"count": len(rows), "tasks": rows}
-
-
-def _incidents(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
-    rows = list_incidents(door.path(), status=a["status"], service=a["service"],
-                          open_only_followups=a["open_followups"], include_archived=a["all"], limit=a["limit"])
-    return {"count": len(rows), "incidents": rows}
-
-
-def _query(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
-    from kyb_cli.api.search import query
-    from kyb_cli.core.records.lists import split_each
-
-    _path, response = query(
-        door.store_arg, a["text"], history=a["history"], as_of=a["as_of"], changed_between=a["changed_between"],
-        tags=split_each(a["tags"]), kind=a["kind"], status=a["status"], service=a["service"],
-        priority=a["priority"], assignee=a["assignee"], parent=a["parent"], limit=a["limit"], recent=a["recent"],
-        semantic=a["semantic"], explain=a["explain"], as_of_event=a["as_of_event"],
-        min_strength=a["min_strength"], also=list(a["also"] or ()))
-    return response
-
-
-def _get(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
-    from kyb_cli.api.records import read
-
-    return read(door.path(), a["key"], a["at"], version=a["version"]).to_json()
-
-
-def _history(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
-    from kyb_cli.api.records import history
-
-    return {"key": a["key"], "versions": [r.to_json() for r in history(door.path(), a["key"])]}
-
-
-def _diff(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
-    from kyb_cli.api.records import diff
-
-    return diff(door.path(), a["key"], a["from_rev"], a["to_rev"])
-
-
 def _rm(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
     from kyb_cli.api.records import retract_knowledge
 
@@ -155,55 +145,16 @@ def _verify(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
                   attribution=door.attribution()).to_json()
 
 
-def _stale(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
-    from kyb_cli.api.trust import stale
-
-    return stale(door.path(), days=a["days"], today=a["today"])
-
-
-def _rules(door: _Door, _a: dict[str, Any]) -> dict[str, Any]:
-    from kyb_cli.api.trust import rules
-
-    return rules(door.path())
-
-
-def _tags(door: _Door, _a: dict[str, Any]) -> dict[str, Any]:
-    from kyb_cli.api.records import tags
-
-    found = tags(door.path())
-    return {"count": len(found), "tags": found}
-
-
-def _log(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
-    from kyb_cli.api.tools import log
-
-    rows = log(door.path(), since=a["since"], until=a["until"], agent=a["agent"], author=a["author"],
-               kind=a["kind"] or "", key=a["key"], limit=a["limit"])
-    return {"count": len(rows), "log": rows}
-
-
-def _deadlines(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
-    from datetime import date
-
-    from kyb_cli.api.trust import today_arg
-    from kyb_cli.api.work import dated_tasks, deadlines
-
-    day = today_arg(a["today"]) or date.today()
-    items = deadlines(dated_tasks(door.path()), day)
-    return {"today": day.isoformat(), "count": len(items), "deadlines": items}
-
-
-HANDLERS: dict[str, Callable[[_Door, dict[str, Any]], dict[str, Any]]] = {
-    "query": _query, "get": _get, "history": _history, "diff": _diff, "rm": _rm, "verify": _verify, "stale": _stale,
-    "rules": _rules, "tags": _tags, "log": _log, "deadlines": _deadlines,
-    "task": _task, "incident": _incident, "task-status": _task_status, "done": _done, "resolve": _resolve,
-    "tasks": _tasks, "incidents": _incidents,
+WRITES: dict[str, Callable[[_Door, dict[str, Any]], dict[str, Any]]] = {
+    "add": _add, "add-many": _add_many, "rm": _rm, "verify": _verify, "task": _task, "incident": _incident,
+    "task-status": _task_status, "done": _done, "resolve": _resolve,
 }
+HANDLERS: dict[str, Callable[[_Door, dict[str, Any]], dict[str, Any]]] = {**WRITES, **READS}
 
 
 def handle(operation: str, door: _Door, fields: dict[str, Any]) -> dict[str, Any]:
-    """Run table operation `operation` (query, get, history, diff, rm, verify, stale, rules, tags, log, deadlines,
-    task, incident, task-status, done, resolve, tasks, incidents) with
+    """Run table operation `operation` (query, add, add-many, context, get, history, diff, rm, verify, stale, rules,
+    tags, log, deadlines, task, incident, task-status, done, resolve, tasks, incidents) with
     `fields` under the table's names (every field of the operation, defaults filled in); `door` gives
     `store()`, `path()` and `attribution()` (and `store_arg`, the store as the caller named it, for query); `body`/`resolution` may be a callable that reads them
     (called once the other fields are checked, so a bad flag never waits for stdin). Returns the JSON answer every door renders. Raises the

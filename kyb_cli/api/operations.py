@@ -45,6 +45,7 @@ class Field:
     aliases: tuple[str, ...] = ()  # further CLI spellings kept for old scripts (`--parent-task`)
     doors: tuple[str, ...] = ("cli", "mcp", "http")  # a field one door lacks says so here, with why
     multiple: bool = False  # a repeatable CLI option (`--exclude A`, `--tag a --tag b,c`): every value as given
+    items: tuple[Field, ...] = ()  # objects: the fields of each object (`add_many`'s records are `add`'s)
 
     @property
     def flag(self) -> str:
@@ -72,7 +73,10 @@ class Field:
         }[self.type])
         if self.enum:
             base["enum"] = list(self.enum)
-        array = base.get("type") == "array"
+        if self.items:
+            base["items"] = {"type": "object", "properties": {f.name: f.schema() for f in self.items},
+                             "required": [f.name for f in self.items if f.required]}
+        array = base.get("type") == "array"  # a list's bounds are its length
         if self.minimum is not None:
             base["minItems" if array else "minimum"] = self.minimum
         if self.maximum is not None:
@@ -96,7 +100,7 @@ class Operation:
     name: str
     summary: str
     fields: tuple[Field, ...]
-    example: str = ""  # one CLI call, shown in --help
+    example: str = ""  # one CLI call, shown in --help (an MCP-only operation: one tool call)
     doors: tuple[str, ...] = ("cli", "mcp", "http")  # the doors that offer this operation
     mcp: str = ""  # the MCP tool name when it is not `name` with `_` for `-` (`retract` for `rm`)
 
@@ -163,13 +167,25 @@ QUERY = Operation("query", "Search records: current state, history, as_of, as_of
     Field("recent", "boolean", False, "Newest first instead of by relevance."),
 ), example="kyb query 'checkout port' --as-of 2026-11-30")
 
-ADD = Operation("add", "Write knowledge (an upsert; an identical write makes no commit).", (
+FACT = (  # what one knowledge record is: `add` takes one, `add_many` a list of them
     Field("key", description="Record key: [a-z0-9-], at most 100 characters.", required=True, example="checkout-path"),
     Field("title", description="Short title.", required=True, example="Checkout path"),
-    BODY, TAGS, REFS, EFFECTIVE_AT,
+    BODY, TAGS, REFS,
+)
+ADD = Operation("add", "Write knowledge (an upsert; an identical write makes no commit; an empty body is refused).", (
+    *FACT, EFFECTIVE_AT,
     Field("review_by", description="Check again by YYYY-MM-DD; null keeps the stored one, '' clears it.",
           nullable=True, example="2027-01-31", metavar="DATE"),
 ), example="kyb add --key checkout-path --title 'Checkout path' --body 'port 9090'")
+
+ADD_MANY = Operation("add-many", "Write several knowledge records at once (each an upsert, as `add`): one lock "
+                     "and one store update for all.", (
+    Field("records", "objects", None, "Knowledge records to write, each {key, title, body, tags, refs}; keys must "
+          "be distinct.", required=True, minimum=1, maximum=10000, items=FACT),
+    Field("one_commit", "boolean", False, "One commit for all of them instead of one each."),
+    Field("dry_run", "boolean", False, "Answer what would change; write nothing."),
+), example='add_many {"records": [{"key": "checkout-path", "title": "Checkout path", "body": "port 9090"}]}',
+    doors=("mcp",))  # a batch is MCP's: the CLI and HTTP import files (`kyb import`)
 
 TASK = Operation("task", "Write a task: a rewrite replaces it, but omitted tags and deadline fields are kept.", (
     Field("key", description="task-<slug>.", required=True, example="task-renew-cert"),
@@ -337,7 +353,7 @@ CONTEXT = Operation("context", "The session-start digest: what changed recently,
           cli="hook", doors=("cli",)),
     Field("days", "integer", 7, "How far back 'changed recently' reaches.", minimum=0, maximum=3650),
     TODAY,
-), example="kyb context --brief", doors=("cli", "mcp"))
+), example="kyb context --brief")
 
 CLI = ("cli",)  # the operations below are the command line's alone: a store's upkeep from a shell
 
@@ -375,7 +391,7 @@ IMPORT = Operation("import", "Import Markdown folders or a `kyb export` file: ea
 ), example="kyb import notes/ --tags imported", doors=CLI)
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (
-    QUERY, GET, HISTORY, DIFF, ADD, RM, VERIFY, INCIDENT, RESOLVE, TASK, TASK_STATUS, DONE, TASKS, INCIDENTS,
+    QUERY, GET, HISTORY, DIFF, ADD, ADD_MANY, RM, VERIFY, INCIDENT, RESOLVE, TASK, TASK_STATUS, DONE, TASKS, INCIDENTS,
     DEADLINES, STALE, RULES, TAGS_OP, EXPORT, LOG, CONTEXT, SYNC, DOCTOR, INDEX, REINDEX, EDIT, REMOTE, IMPORT)}
 
 

@@ -39,16 +39,6 @@ def retract_knowledge(store, key: str, reason: str, attribution):
         return core(store, key, reason, attribution)
 
 
-def check_knowledge_key(key: str, title: str) -> None:
-    """The key and title rules of a knowledge write, checked before anything else is (Rejected, exit 3)."""
-    from kyb_cli.core.errors import Rejected
-    from kyb_cli.core.records.validate import check_key_for_kind
-
-    check_key_for_kind(key, "knowledge")
-    if not title.strip():
-        raise Rejected("title is empty")
-
-
 def split_list(value: str | list[str] | None) -> list[str]:
     """`a, b,,c` -> ["a", "b", "c"]; a list keeps its trimmed non-blank items (None -> []): the doors' one
     list rule."""
@@ -66,12 +56,21 @@ def read(store: Any, key: str, at: str | None = None, *, version: int | None = N
     `state` (active|archived|retracted), `is_head` and `related` (a task's says which live tasks it
     `blocks`); `to_json()` gives the door's reply. Raises NotFound (exit 1: no such key, revision or
     version), UsageError (exit 2: both `at` and `version`), StoreError (exit 4: not a store)."""
-    if version is not None:
+    from kyb_cli.core.index.fresh import with_index
+
+    if version is not None and at is not None:
         from kyb_cli.core.errors import UsageError
+
+        raise UsageError("give at or version, not both", field=("at", "version"))
+    # One answer, one index session: the read, a task's blocks and the trust annotation share it.
+    return with_index(Path(getattr(store, "path", store)), lambda _f: _read(store, key, at, version),
+                      history=at is not None or version is not None)
+
+
+def _read(store: Any, key: str, at: str | None, version: int | None):
+    if version is not None:
         from kyb_cli.core.index.numbering import read_version
 
-        if at is not None:
-            raise UsageError("give at or version, not both", field=("at", "version"))
         return _with_trust(store, _with_blocks(store, read_version(store, key, version)))
     from kyb_cli.core.index.reads import read as core
 
@@ -109,39 +108,9 @@ def history(store: Any, key: str):
     return number(along_line(store, key, core(store, key)))
 
 
-def diff(store: Any, key: str, from_rev: str | None = None, to_rev: str | None = None) -> dict[str, Any]:
-    """The unified diff of KEY's fields and body between two versions (`kyb diff`, MCP `diff`, HTTP
-    `/knowledge/{key}/diff`); defaults: the version before TO, and the latest version."""
-    from kyb_cli.core.kinds.diff import diff as core
-
-    return core(store, key, from_rev, to_rev)
-
-
-def tags(store: Any) -> list[dict[str, Any]]:
-    """`kyb tags`: tags of live records with counts, most used first (`[{tag, count}]`). Raises
-    StoreError (exit 4: not a store)."""
-    from kyb_cli.core.index.reads import tags as core
-
-    return core(store)
-
-
-def is_date(value: str) -> bool:
-    """True for a valid YYYY-MM-DD date (raises nothing)."""
-    from kyb_cli.core.records.validate import is_date as core
-
-    return core(value)
-
-
 def is_store(path: Path) -> bool:
     """True when `path` holds a Git repository kyb can use as a store (a cheap look, raises nothing)."""
     return (Path(path) / ".git").exists()
-
-
-def event_time(value: str | None) -> str:
-    """`--effective-at` as stored ('' when not given; RFC 3339 UTC); a bad value is a UsageError."""
-    from kyb_cli.core.timeargs import event_time_arg
-
-    return event_time_arg(value)
 
 
 def edit_text(store, key: str) -> str:

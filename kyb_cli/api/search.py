@@ -58,13 +58,16 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     _ensure_default(location)
     filters = Filters(tags=list(tags), kind=kind, status=status, service=service, priority=priority,
                       assignee=assignee, parent=parent)
-    response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
-                      limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
-                      min_strength=min_strength, also=also, ordering=ordering)
+    from kyb_cli.core.index.fresh import with_index
     from kyb_cli.core.index.trust import annotate_hits
 
-    annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")
-    return location.path, response
+    def answer(_f) -> dict[str, Any]:  # one answer, one index session: the search and its trust annotation
+        response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
+                          limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
+                          min_strength=min_strength, also=also, ordering=ordering)
+        return annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")
+
+    return location.path, with_index(location.path, answer, history=mode != "current")
 
 
 def _bench_ordering():
@@ -159,24 +162,6 @@ def semantic_available() -> bool:
         return current_fingerprint()[0] is not None
     except Exception:  # noqa: BLE001 — a capability report never fails its caller
         return False
-
-
-def context(store_path: Path, *, days: int = 7, today: date | None = None,
-            now: float | None = None) -> dict[str, Any]:
-    """The data of the session-start digest (`kyb context`): counts, open incidents, overdue and due
-    tasks, top tags, what changed in the last `days` days (to `now`, a Unix time). Render it with
-    `render_context`. Raises StoreError (exit 4: no store at `store_path`, the index unreadable)."""
-    from kyb_cli.core.tools.context import gather
-
-    return gather(store_path, days=days, today=today, now=now)
-
-
-def render_context(data: dict[str, Any], *, brief: bool = False) -> str:
-    """The digest text for `context`'s data: the default one (within about 1900 tokens; longest lists
-    lose their oldest lines first), or about 50 tokens with `brief`."""
-    from kyb_cli.core.tools.context import render, render_brief
-
-    return render_brief(data) if brief else render(data)
 
 
 def context_unavailable(reason: str) -> str:

@@ -33,14 +33,6 @@ def enclosing_store(start: Path) -> Path | None:
     return core(start)
 
 
-def export_rows(store_path: Path, at: str | None = None) -> tuple[str | None, list[dict]]:
-    """`kyb export`: (commit, rows sorted by key), every record's latest version and state now, or at
-    revision `at`. Raises NotFound (exit 1: an unknown revision), StoreError (exit 4: not a store)."""
-    from kyb_cli.core.tools.export import export_rows as core
-
-    return core(store_path, at)
-
-
 def export_text(rows: list[dict], fmt: str) -> str:
     """`kyb export --format FMT` as text (jsonl | json | csv)."""
     from kyb_cli.core.tools.export import render
@@ -60,17 +52,6 @@ def export_media_type(fmt: str) -> str:
     from kyb_cli.core.tools.export import MEDIA_TYPES
 
     return MEDIA_TYPES[fmt]
-
-
-def diagnose(store_path: Path, load_model: bool = True, fix: bool = False) -> dict:
-    """`kyb doctor`: what works and what to fix. Returns `{store, git, model, cache, worktree, ...,
-    problems, warnings}`; each part says `ok`/`available` and why not. Problems are reported, not
-    raised; `load_model=False` skips loading the embedding model; `fix=True` (`kyb doctor --fix`)
-    first finishes an interrupted working-tree update and brings every record file that is missing
-    or staged wrong to HEAD (never a hand edit), listing them under `fixed`."""
-    from kyb_cli.core.tools.doctor import diagnose as core
-
-    return core(store_path, load_model, fix)
 
 
 def known_agents(home: Path | None = None, env: dict[str, str] | None = None) -> list:
@@ -146,20 +127,6 @@ def model_status() -> dict:
     return status()
 
 
-def log(store_path: Path, *, since: str | None = None, until: str | None = None, agent: str = "",
-        author: str = "", kind: str = "", key: str = "", limit: int = 50) -> list[dict[str, Any]]:
-    """The store's activity, newest first (`kyb log`): every commit, kyb's, by hand or a merge.
-
-    `since`/`until` take what `--as-of` takes (a date, a datetime, a revision). Each row:
-    `{sha, committed_at, action, key, kind, agent, session, transport, author, message, keys}`.
-    Raises UsageError (exit 2: a bad time, kind or limit), StoreError (exit 4: not a store)."""
-    from kyb_cli.core.timeargs import END, START, parse_time
-    from kyb_cli.core.tools.activity import log as core
-
-    lo = parse_time(since, bound=START, store_path=store_path) if since else None
-    hi = parse_time(until, bound=END, store_path=store_path) if until else None
-    return core(store_path, since=lo, until=hi, agent=agent, author=author, kind=kind, key=key, limit=limit)
-
 def import_records(store, paths: list[str], *, attribution, fmt: str = "auto", kind: str = "knowledge",
                    tags: list[str] | None = None, key_from: str = "path", excludes: list[str] | None = None,
                    dry_run: bool = False, one_commit: bool = False, sync_deletes: bool = False,
@@ -176,19 +143,3 @@ def import_records(store, paths: list[str], *, attribution, fmt: str = "auto", k
         return core(store, paths, attribution=attribution, fmt=fmt, kind=kind, tags=tags, key_from=key_from,
                     excludes=excludes, dry_run=dry_run, one_commit=one_commit, sync_deletes=sync_deletes,
                     progress=progress)
-
-
-def add_many(store, records: list[dict[str, Any]], *, attribution, dry_run: bool = False,
-             one_commit: bool = False) -> dict[str, Any]:
-    """Save several knowledge records at once (MCP `add_many`, HTTP `POST /import`): one lock, one
-    branch move, one commit per record (or one with `one_commit`).
-
-    Returns the reply of `import_records` (a record that breaks a rule is in `skipped`, path
-    `records[N]`). Raises StoreError (exit 4: not a store, locked)."""
-    from kyb_cli.api._writes import writes
-    from kyb_cli.core.tools.importer import add_many as core
-
-    with writes(store):
-        return core(store, records, attribution=attribution, dry_run=dry_run, one_commit=one_commit)
-
-

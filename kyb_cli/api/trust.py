@@ -32,30 +32,8 @@ def trust_of(store: Any, version, *, today: date | None = None) -> dict[str, Any
     return out
 
 
-def annotate_hits(store_path: Path, response: dict[str, Any]) -> dict[str, Any]:
-    """`verified` and `stale` on every hit of a query response."""
-    from kyb_cli.core.index.trust import annotate_hits as core
-
-    return core(Path(store_path), response)
-
-
-def stale(store: Any, *, days: int | None = None, today: str | None = None) -> dict[str, Any]:
-    """`kyb stale`: `{"count", "stale": [{"key", "title", "reason", "last_verified_at",
-    "last_changed_at", "review_by"}]}`; `today` (YYYY-MM-DD) stands in for the date."""
-    from kyb_cli.core.tools.stale import stale as core
-
-    return core(_path(store), days=days, today=today_arg(today))
-
-
 def today_arg(value: str | None) -> date | None:
     """A `today` date, checked (UsageError naming `today` when it is not YYYY-MM-DD); None: not given."""
     from kyb_cli.core.records.validate import day_arg
 
     return day_arg(value or None)
-
-
-def rules(store: Any) -> dict[str, Any]:
-    """`kyb rules`: the live records tagged `rule` (the store's standing instructions for agents)."""
-    from kyb_cli.core.tools.rules import rules as core
-
-    return core(_path(store))

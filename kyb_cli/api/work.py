@@ -56,21 +56,6 @@ def resolve_incident(store, attribution, key: str, *, status: str = "resolved",
         return core(store, attribution, key, status=status, resolution=resolution)
 
 
-def list_incidents(store, *, status: str = "", service: str = "", open_only_followups: bool = False,
-                   include_archived: bool = False, limit: int = 50) -> list[dict[str, Any]]:
-    """Incident reports as `kyb incidents` lists them: live ones (archived too with `include_archived`,
-    a `status` or `open_only_followups`), most pressing status first, at most `limit`.
-
-    Each row: `{key, title, service, hosts, severity, status, knowledge, resolution, detection,
-    affected, started_at, detected_at, mitigated_at, resolved_at, open_followups, tags, sha,
-    committed_at, archived, state}`. Raises UsageError (exit 2: a status outside the closed set, a
-    `limit` over LISTING_MAX_LIMIT)."""
-    from kyb_cli.core.kinds.incidents import list_incidents as core
-
-    return core(store, status=status, service=service, open_only_followups=open_only_followups,
-                include_archived=include_archived, limit=limit)
-
-
 def incident_template() -> str:
     """The body template `kyb incident` offers at a terminal (a Markdown text)."""
     from kyb_cli.core.kinds.incidents import TEMPLATE
@@ -130,40 +115,6 @@ def close_task(store, attribution, key: str, *, status: str = "done", resolution
         return core(store, attribution, key, status=status, resolution=resolution)
 
 
-def list_tasks(store, *, status: str = "", priority: str = "", assignee: str = "", parent: str = "",
-               open_only_followups: bool = False, include_archived: bool = False,
-               due_before: date | None = None, limit: int = 50, ready: bool = False) -> list[dict[str, Any]]:
-    """Tasks as `kyb tasks` lists them (filters exact; `due_before` keeps tasks due on or before that
-    date; `ready`: open tasks nothing live blocks, by priority then due date), at most `limit`.
-
-    Each row: `{key, title, status, priority, blocked_reason, assignee, parent_task, blocked_by,
-    knowledge, resolution, resolved_at, due, hard, remind_days, expected, waits_on, open_followups,
-    tags, sha, committed_at, archived, state}`. Raises UsageError (exit 2: a status or priority
-    outside its closed set, a `limit` over LISTING_MAX_LIMIT)."""
-    from kyb_cli.core.kinds.tasks import list_tasks as core
-
-    return core(store, status=status, priority=priority, assignee=assignee, parent=parent,
-                open_only_followups=open_only_followups, include_archived=include_archived,
-                due_before=due_before, limit=limit, ready=ready)
-
-
-def deadlines(records, today: date) -> list[dict[str, Any]]:
-    """Every due or overdue open task among `records` (Records, e.g. from `dated_tasks`) on `today`, in
-    block order (overdue first). Each item: `{key, title, status, date, provisional, hard, overdue,
-    days_left, remind_days}` (+ `waits_on`). Raises nothing of its own."""
-    from kyb_cli.core.kinds.deadlines import deadlines as core
-
-    return core(records, today)
-
-
-def dated_tasks(store_or_path: Any) -> list:
-    """Tasks in the store's working tree (a Store or a path) that carry a date, as Records; files that
-    do not parse are skipped (a cheap read: no index, no pygit2). Raises nothing of its own."""
-    from kyb_cli.core.kinds.deadlines import dated_tasks as core
-
-    return core(store_or_path)
-
-
 def failing(items: list[dict[str, Any]], fail_on: str) -> list[dict[str, Any]]:
     """The deadline items (from `deadlines`) that make `kyb deadlines --fail-on` fail: `overdue` any
     overdue one, `hard` overdue hard ones (a sub-list of `items`)."""
@@ -179,12 +130,14 @@ def describe(item: dict[str, Any]) -> str:
     return core(item)
 
 
-def deadlines_block(records, today: date, size: int = 5) -> dict[str, Any]:
+def deadlines_block(store: Any, today: date, size: int = 5) -> dict[str, Any]:
     """The deadlines block shown after answers: `{today, tasks, more}` (`today` as YYYY-MM-DD, up to
-    `size` items from `deadlines`, and how many more there are)."""
-    from kyb_cli.core.kinds.deadlines import block as core
+    `size` overdue or soon-due open tasks, overdue first, and how many more there are), from the dated
+    tasks of the store's working tree (`store`: a Store or a path; a cheap read: no index, no pygit2;
+    files that do not parse are skipped). Raises nothing of its own."""
+    from kyb_cli.core.kinds.deadlines import block, dated_tasks
 
-    return core(records, today, size)
+    return block(dated_tasks(store), today, size)
 
 
 def deadlines_switched_off() -> bool:

@@ -143,9 +143,12 @@ def attribution(transport: str = "cli"):
 
 
 def body_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`--body` (the table's `body` field; omitted: stdin) and the CLI's own `--file`."""
+    from kyb_cli.api.operations import BODY
+    from kyb_cli.cli.options import make_param
+
     func = click.option("--file", "body_file", metavar="PATH", help="Read the body from a file (- for stdin).")(func)
-    func = click.option("--body", "body", metavar="TEXT", help="The body (Markdown); default: stdin.")(func)
-    return func
+    return make_param(BODY, default=None, metavar="TEXT", help=f"{BODY.description} Default: stdin.")(func)
 
 
 def fields_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -174,3 +177,12 @@ class CliDoor:
     @staticmethod
     def attribution():
         return attribution()
+
+
+class LocatedDoor(CliDoor):
+    """A CliDoor that reads the located store as it is, creating no default store: a digest or a CI
+    gate on a store that is not there must say so, not answer from a new empty one."""
+
+    @staticmethod
+    def path() -> Path:
+        return store_location().path

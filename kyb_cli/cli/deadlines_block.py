@@ -29,10 +29,11 @@ def _parse_today(ctx, _param, value: str | None) -> str | None:
 
 
 def today_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    import click
+    """`--today DATE`, the table's `today` field, kept in click's meta for the block and the handlers."""
+    from kyb_cli.api.operations import TODAY
+    from kyb_cli.cli.options import make_param
 
-    return click.option("--today", metavar="DATE", expose_value=False, callback=_parse_today,
-                        help="The reader's calendar day for deadlines (default: the local date).")(func)
+    return make_param(TODAY, expose_value=False, callback=_parse_today)(func)
 
 
 def deadline_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -51,6 +52,11 @@ def _meta() -> dict:
     click = sys.modules.get("click")
     ctx = click.get_current_context(silent=True) if click is not None else None
     return ctx.meta if ctx is not None else {}
+
+
+def given_today() -> str | None:
+    """`--today` as given (checked by its callback), for a table handler; None: the local date."""
+    return _meta().get(TODAY_META)
 
 
 def reader_today(today: str | None = None) -> date:
@@ -76,7 +82,7 @@ def print_deadlines_block(store: Any, *, today: str | None = None, off: bool = F
             return
         from kyb_cli import api
 
-        data = api.deadlines_block(api.dated_tasks(store), reader_today(today))
+        data = api.deadlines_block(store, reader_today(today))
         if not data["tasks"]:
             return
         sys.stderr.write(format_block(data, human=_stderr_is_terminal()))

@@ -100,7 +100,7 @@ def generate() -> str:
     out += ["", "## constants", ""]
     notes = {
         "KEEP": "the default of an argument not given: keep the stored value (`write_task`, `write_incident`).",
-        "LISTING_MAX_LIMIT": f"the most rows `list_tasks` / `list_incidents` answer ({api.LISTING_MAX_LIMIT}); "
+        "LISTING_MAX_LIMIT": f"the most rows the `tasks` / `incidents` operations answer ({api.LISTING_MAX_LIMIT}); "
                              "a larger `limit` is a UsageError (exit 2).",
         "REMOTE": f"the Git remote kyb syncs with (`{api.REMOTE}`).",
         "EXIT_CODES": "exit code -> meaning: " + "; ".join(f"{k} {v}" for k, v in api.EXIT_CODES.items()) + ".",

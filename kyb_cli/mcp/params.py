@@ -13,6 +13,7 @@ import inspect
 from typing import Annotated, Any, Callable, Literal, Optional
 
 from mcp.types import CallToolResult
+from pydantic import BaseModel, create_model
 from pydantic import Field as Schema
 
 from kyb_cli.api.operations import OPERATIONS, Field
@@ -21,14 +22,29 @@ _TYPES: dict[str, Any] = {"string": str, "integer": int, "boolean": bool, "strin
                           "objects": list[dict[str, Any]], "any": int | str}
 
 
+def _item_model(field: Field) -> type[BaseModel]:
+    """The object type of a list field with `items` (add_many's records: add's fields), for its schema."""
+    parts: dict[str, Any] = {f.name: (annotation(f), ... if f.required else f.default) for f in field.items}
+    return create_model(field.name.title().replace("_", ""), **parts)
+
+
 def annotation(field: Field) -> Any:
     """The Python type the SDK turns into this field's JSON Schema."""
-    kind: Any = Literal[field.enum] if field.enum else _TYPES[field.type]  # type: ignore[valid-type]
+    kind: Any = (list[_item_model(field)] if field.items  # type: ignore[misc]
+                 else Literal[field.enum] if field.enum else _TYPES[field.type])  # type: ignore[valid-type]
     if field.nullable or (field.default is None and not field.required):
         kind = Optional[kind]  # noqa: UP045 - a runtime type built from a variable
-    low, high = ("min_length", "max_length") if field.type in ("strings", "texts", "objects") else ("ge", "le")
-    bounds = {k: v for k, v in ((low, field.minimum), (high, field.maximum)) if v is not None}
+    listed = field.type in ("strings", "texts", "objects")  # a list's bounds are its length
+    bounds = {k: v for k, v in (("min_length" if listed else "ge", field.minimum),
+                                ("max_length" if listed else "le", field.maximum)) if v is not None}
     return Annotated[kind, Schema(description=field.description, **bounds)]
+
+
+def _plain(value: Any) -> Any:
+    """An argument as JSON data: the SDK hands a list of objects over as models, a handler takes dicts."""
+    if isinstance(value, list):
+        return [v.model_dump() if isinstance(v, BaseModel) else v for v in value]
+    return value
 
 
 def tool_params(operation: str, **extra: tuple[Any, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -47,7 +63,7 @@ def tool_params(operation: str, **extra: tuple[Any, Any]) -> Callable[[Callable[
         def tool(self, **given: Any) -> CallToolResult:
             bound = signature.bind(self, **given)
             bound.apply_defaults()
-            arguments = dict(bound.arguments)
+            arguments = {name: _plain(value) for name, value in bound.arguments.items()}
             del arguments["self"]
             return method(self, **arguments)
 

@@ -1,26 +1,13 @@
-"""What the MCP tools share: the common argument types, the `add_many` record, and the helpers that
+"""What the MCP tools share: the reader's day, and the helpers that
 apply the CLI's rules (comma-list items, the reader's day, the deadlines block riding along)."""
 
 from datetime import date
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, Field
+from kyb_cli.api.operations import TODAY
+from kyb_cli.mcp.params import annotation
 
-Key = Annotated[str, Field(description="Record key: [a-z0-9-], at most 100 characters.")]
-Text = Annotated[str, Field(description="Markdown body.")]
-Tags = Annotated[list[str], Field(description="Tags (any case; stored as given, matched lowercased).")]
-Refs = Annotated[list[str], Field(description="Pointers: paths, URLs, where a secret lives (never the secret).")]
-Day = Annotated[str | None, Field(description="The reader's calendar day YYYY-MM-DD (default: the local date).")]
-
-
-class Fact(BaseModel):
-    """One knowledge record of `add_many`."""
-
-    key: Key
-    title: Annotated[str, Field(description="Short title.")]
-    body: Text = ""
-    tags: Tags = []  # noqa: RUF012 - pydantic copies defaults
-    refs: Refs = []  # noqa: RUF012
+Day = annotation(TODAY)  # the reader's day of the deadlines block: the table's `today`
 
 
 def _items(values: list[str] | None) -> list[str]:
@@ -44,7 +31,7 @@ def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, 
 
         if api.deadlines_switched_off():
             return data
-        found = api.deadlines_block(api.dated_tasks(store_path), today)
+        found = api.deadlines_block(store_path, today)
     except Exception:  # noqa: BLE001 — the answer stands without the block, as on the CLI
         return data
     if found["tasks"]:

@@ -11,7 +11,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from kyb_cli.mcp.params import tool_params
-from kyb_cli.mcp.shared import Day, Fact, _items, _today, _with_deadlines
+from kyb_cli.mcp.shared import Day, _items, _today, _with_deadlines
 from kyb_cli.mcp.trust_tools import TrustTools
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -100,19 +100,12 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            result = api.add_knowledge(self.door.store(), key=a["key"], title=a["title"], body=a["body"],
-                                       tags=_items(a["tags"]), refs=_items(a["refs"]),
-                                       attribution=self.door.attribution(),
-                                       effective_at=api.event_time(a["effective_at"]), review_by=a["review_by"])
-            return result.to_json()
+            return api.handle("add", self.door, a)
 
         return self.door.call(run)
 
-    def add_many(self, records: Annotated[list[Fact], Field(min_length=1, max_length=10000, description=(
-                     "Knowledge records to write, each {key, title, body, tags, refs}; keys must be distinct."))],
-                 one_commit: Annotated[bool, Field(description="One commit for all of them instead of one each.")] = False,
-                 dry_run: Annotated[bool, Field(description="Answer what would change; write nothing.")] = False,
-                 ) -> CallToolResult:
+    @tool_params("add-many")
+    def add_many(self, **a: Any) -> CallToolResult:
         """Write several knowledge records at once (each an upsert, as `add`): one lock and one store
         update for all, one commit per record unless one_commit. A record that breaks a rule (a
         secret, a bad key) is reported in `skipped` and the others are written. The answer lists
@@ -121,10 +114,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            rows = [{"key": r.key, "title": r.title, "body": r.body, "tags": _items(r.tags), "refs": _items(r.refs)}
-                    for r in records]
-            return api.add_many(self.door.store(), rows, attribution=self.door.attribution(),
-                                one_commit=one_commit, dry_run=dry_run)
+            return api.handle("add-many", self.door, a)
 
         return self.door.call(run)
 
@@ -234,8 +224,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            head, rows = api.export_rows(self.door.path(), a["at"])
-            return {"head": head, "count": len(rows), "rows": rows}
+            return api.handle("export", self.door, a)
 
         return self.door.call(run)
 
@@ -271,9 +260,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            data = api.context(self.door.path(), days=a["days"], today=_today(a["today"]))
-            data["text"] = api.render_context(data, brief=a["brief"])
-            return data
+            return api.handle("context", self.door, a)
 
         return self.door.call(run, text=lambda d: d["text"])
 

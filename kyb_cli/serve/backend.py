@@ -42,9 +42,7 @@ def diff(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def add(door, a: dict[str, Any]) -> dict[str, Any]:
-    return api.add_knowledge(door.store(), key=a["key"], title=a["title"], body=a["body"], tags=a["tags"],
-                         refs=a["refs"], attribution=door.attribution(),
-                         effective_at=a["effective_at"], review_by=a["review_by"]).to_json()
+    return api.handle("add", door, a)
 
 
 def retract(door, a: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +51,7 @@ def retract(door, a: dict[str, Any]) -> dict[str, Any]:
 
 def export(door, a: dict[str, Any]) -> tuple[str, str]:
     """(text, media type): the bytes `kyb export --format F` writes."""
-    _head, rows = api.export_rows(door.path(), a["at"])
+    rows = api.handle("export", door, a)["rows"]
     return api.export_text(rows, a["format"]), api.export_media_type(a["format"])
 
 
@@ -91,3 +89,7 @@ def close(door, a: dict[str, Any]) -> dict[str, Any]:
 
 def deadlines(door, a: dict[str, Any]) -> dict[str, Any]:
     return api.handle("deadlines", door, a)
+
+
+def context(door, a: dict[str, Any]) -> dict[str, Any]:
+    return api.handle("context", door, a)

@@ -88,6 +88,9 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/deadlines", backend.deadlines,
           "Open tasks overdue or due within their reminder window: overdue first, hard first (kyb deadlines).",
           _args("deadlines"), tag="tasks", op="deadlines"),
+    Route("GET", "/context", backend.context,
+          "The session-start digest (kyb context): its data and `text`, as the MCP `context` tool answers.",
+          _args("context"), op="context"),
 )
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

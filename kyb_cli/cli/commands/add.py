@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import attribution, body_options, common_options, open_store, read_body
-from kyb_cli.cli.options import table_options
+from kyb_cli.cli.common import CliDoor, body_options, common_options, read_body
+from kyb_cli.cli.options import table_fields, table_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
 from kyb_cli.api.operations import example
@@ -15,8 +15,7 @@ from kyb_cli.api.operations import example
 @table_options("add", skip=("body",))
 @body_options
 @common_options
-def add_cmd(key: str, title: str, tags: list[str], refs: list[str], effective_at: str | None, review_by: str | None,
-            body: str | None, body_file: str | None) -> None:
+def add_cmd(body: str | None, body_file: str | None, **given) -> None:
     """Write knowledge KEY; the body comes from stdin, --body or --file.
 
     Writing the same key again adds a version (`updated`); an identical write changes nothing.
@@ -26,20 +25,8 @@ def add_cmd(key: str, title: str, tags: list[str], refs: list[str], effective_at
     """
     from kyb_cli import api
 
-    when = api.event_time(effective_at)
-    text = read_body(body, body_file)
-    if not text.strip():  # `kyb add … </dev/null` or `--body ''`: a forgotten text, not a record
-        api.check_knowledge_key(key, title)  # a bad key or title is still the first thing said
-
-        where = ("--body" if body is not None else
-                 "the body on stdin" if body_file in (None, "-") else f"--file {body_file}")
-        raise api.UsageError(f"{where} is empty: nothing was written — knowledge is its text; give it on stdin, "
-                             "with --body TEXT or --file PATH")
-    store = open_store()
-    result = api.add_knowledge(store, key=key, title=title, body=text, tags=tags,
-                               refs=refs, attribution=attribution(), effective_at=when,
-                               review_by=review_by)
-    reply = result.to_json()
+    fields = {**table_fields("add", given), "body": lambda: read_body(body, body_file)}
+    reply = api.handle("add", CliDoor(), fields)
     remarks(reply)
     emit(reply, write_reply)
 

@@ -10,8 +10,8 @@ import sys
 
 import click
 
-from kyb_cli.cli.common import common_options, store_location
-from kyb_cli.cli.deadlines_block import reader_today, today_option
+from kyb_cli.cli.common import LocatedDoor, common_options
+from kyb_cli.cli.deadlines_block import given_today, today_option
 from kyb_cli.cli.options import table_options
 from kyb_cli.api import KybError, spelled
 from kyb_cli.api.operations import example
@@ -53,8 +53,8 @@ def context_cmd(brief: bool, hook: bool, days: int) -> None:
     from kyb_cli import api
 
     try:
-        data = api.context(store_location().path, days=days, today=reader_today())
-        text = api.render_context(data, brief=brief)
+        data = api.handle("context", LocatedDoor(), {"brief": brief, "days": days, "today": given_today()})
+        text = data.pop("text")
     except Exception as exc:  # noqa: BLE001 — a session start must never fail because of kyb
         _give_note(hook, getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}")
         return

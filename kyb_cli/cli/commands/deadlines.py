@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, store_location
-from kyb_cli.cli.deadlines_block import reader_today, today_option
+from kyb_cli.cli.common import LocatedDoor, common_options, store_location
+from kyb_cli.cli.deadlines_block import given_today, today_option
 from kyb_cli.cli.output import console, dumps, emit, note
 from kyb_cli.cli.options import table_options
 from kyb_cli.api.operations import example
@@ -35,13 +35,11 @@ def deadlines_cmd(fail_on: str) -> None:
     and stdout stays empty, as on every failure.
     """
 
-    today = reader_today()
     location = store_location()
     if not (location.is_default and not location.path.exists()):  # a gate must not pass on a wrong path
         api.git_dir(location.path)  # StoreError (exit 4) when it is not a store; no pygit2 needed
-    items = api.deadlines(api.dated_tasks(location.path), today)
-    data = {"today": today.isoformat(), "count": len(items), "deadlines": items}
-    bad = api.failing(items, fail_on)
+    data = api.handle("deadlines", LocatedDoor(), {"today": given_today(), "fail_on": fail_on})
+    bad = api.failing(data["deadlines"], fail_on)
     if not bad:
         emit(data, deadlines_view)
         return

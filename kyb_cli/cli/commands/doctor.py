@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kyb_cli.cli.common import common_options, store_location
+from kyb_cli.cli.common import LocatedDoor, common_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.options import table_options
 from kyb_cli.api.operations import example
@@ -23,7 +23,7 @@ def doctor_cmd(fix: bool) -> None:
     """
     from kyb_cli import api
 
-    report = api.diagnose(store_location().path, fix=fix)
+    report = api.handle("doctor", LocatedDoor(), {"fix": fix})
     emit(report, _view)
     for line in report["problems"]:
         sys.stderr.write(f"kyb: doctor: {line}\n")

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kyb_cli.cli.common import common_options, store_location
+from kyb_cli.cli.common import LocatedDoor, common_options
 from kyb_cli.cli.waiting import history_flag, wait_options
 from kyb_cli.cli.options import table_options
 from kyb_cli.api.operations import example
@@ -23,7 +23,7 @@ def export_cmd(at: str | None, fmt: str) -> None:
     """
     from kyb_cli import api
 
-    _head, rows = api.export_rows(store_location().path, at)
+    rows = api.handle("export", LocatedDoor(), {"at": at, "format": fmt})["rows"]
     flag = history_flag()
     if flag:  # each row says it: a row is the unit a consumer of jsonl reads
         rows = [{**r, **flag} for r in rows]

@@ -181,7 +181,3 @@ class Store:
         from kyb_cli.core.canon.transaction import writing
 
         return writing(self, attribution)
-
-    def put(self, record: Record, attribution: Any, **kwargs: Any):
-        with self.writing(attribution) as tx:
-            return tx.put(record, **kwargs)

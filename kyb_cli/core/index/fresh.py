@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -264,17 +265,43 @@ def rebuild(store_path: Path, progress=None) -> dict:
     return f.work
 
 
+# The index session of the answer being made in this context (thread, request): the reads of one
+# answer (a record, its trust annotation, a task's blocks) share it instead of opening the index again.
+_SESSION: ContextVar[Fresh | None] = ContextVar("kyb_index_session", default=None)
+
+
+def joined(store_path: Path, history: bool = False) -> Fresh | None:
+    """The index this answer already holds open for `store_path` (an enclosing `with_index`), when it
+    serves: not when the question needs the history and the open one is a snapshot still waiting
+    for it. None: open one (`fresh`)."""
+    f = _SESSION.get()
+    if f is None or f.store_path != Path(store_path):
+        return None
+    if history and not f.history_complete:
+        from kyb_cli.core.index import call
+
+        if call.current().wait:
+            return None
+    return f
+
+
 def with_index(store_path: Path, fn: Callable[[Fresh], T], *, history: bool = False) -> T:
     """Run `fn` on a current index; real damage met mid-read is rebuilt and the read retried once.
 
+    One answer is one index session: every read inside `fn` (another `with_index`, a reads.py read)
+    runs on this same connection (`joined`), so damage met there reaches this call, which heals it.
     Real damage only: a corrupt file, a file that is not a database, a row that will not decode
     (schema.Damaged). Anything else is a bug or a user error and propagates at once: a bug must
     not turn every query of a big store into a rebuild before its traceback (exit 70, errors.py).
     `history`: the question needs past versions (see `fresh`: it may wait for a staged index)."""
     import apsw
 
+    held = joined(store_path, history)
+    if held is not None:
+        return fn(held)
     damage = (apsw.CorruptError, apsw.NotADBError, schema.Damaged)
     f = fresh(store_path, history=history)
+    token = _SESSION.set(f)
     try:
         return fn(f)
     except damage:
@@ -282,6 +309,8 @@ def with_index(store_path: Path, fn: Callable[[Fresh], T], *, history: bool = Fa
         warm.clear(schema.index_path(f.git_dir))
         schema.index_path(f.git_dir).unlink(missing_ok=True)
         f = fresh(store_path, force_rebuild=True)
+        _SESSION.set(f)
         return fn(f)
     finally:
+        _SESSION.reset(token)
         warm.release(f.conn)  # kept open for the next call in a long-lived door (index/warm.py)

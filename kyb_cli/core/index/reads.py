@@ -56,8 +56,11 @@ def _from_index(store: Any, fn: Callable[[Any], T], history: bool = False) -> T:
     """`fn(Fresh)`; `history`: the read needs past versions (`get --at`, `history`), so on a staged
     index it waits for the history unless told not to (then it answers from what is indexed)."""
     from kyb_cli.core.index import warm
-    from kyb_cli.core.index.fresh import fresh
+    from kyb_cli.core.index.fresh import fresh, joined
 
+    held = joined(_path_of(store), history)
+    if held is not None:  # inside an answer's session (fresh.with_index): its index, not a second one
+        return fn(held)
     f = fresh(_path_of(store), history=history)
     try:
         return fn(f)

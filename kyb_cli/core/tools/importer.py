@@ -88,7 +88,7 @@ def import_records(store, paths: list[str], *, attribution, fmt: str = "auto", k
 
 def add_many(store, records: list[dict[str, Any]], *, attribution, dry_run: bool = False,
              one_commit: bool = False) -> dict[str, Any]:
-    """Save several knowledge records at once (MCP `add_many`, HTTP `POST /import`): the same batch path."""
+    """Save several knowledge records at once (the `add-many` operation, MCP `add_many`): the import's batch path."""
     from kyb_cli.core.records.validate import check_key_for_kind
     from kyb_cli.core.tools.import_read import row_item
 
