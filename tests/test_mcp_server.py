@@ -144,7 +144,9 @@ def test_a_validation_error_is_a_tool_error_with_the_cli_text(mcp, cli):
     assert result.structured_content["error"]["exit_code"] == 3
     both = mcp.call("query", history=True, as_of="2026-01-01")
     cli_both = cli("query", "--history", "--as-of", "2026-01-01").stderr.strip()
-    assert both.is_error and both.content[0].text == f"{cli_both} (exit 2: usage)"
+    # the same rule, each door naming the parameters as its caller spells them (issue 23)
+    assert cli_both == "kyb: choose one of --history, --as-of"
+    assert both.is_error and both.content[0].text == "kyb: choose one of history, as_of (exit 2: usage)"
     missing = mcp.call("get", key="no-such-key")
     assert missing.is_error and missing.content[0].text.endswith("(exit 1: not_found)")
 

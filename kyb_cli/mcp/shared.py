@@ -1,5 +1,5 @@
 """What the MCP tools share: the reader's day, and the helpers that
-apply the CLI's rules (comma-list items, the reader's day, the deadlines block riding along)."""
+apply the CLI's rules (the reader's day, the deadlines block riding along)."""
 
 from datetime import date
 from typing import Any
@@ -8,13 +8,6 @@ from kyb_cli.api.operations import TODAY
 from kyb_cli.mcp.params import annotation
 
 Day = annotation(TODAY)  # the reader's day of the deadlines block: the table's `today`
-
-
-def _items(values: list[str] | None) -> list[str]:
-    """Trimmed, non-empty items: the core's list rule (api.split_list), as every door applies it."""
-    from kyb_cli import api
-
-    return api.split_list(values)
 
 
 def _today(value: str | None) -> date:

@@ -11,7 +11,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from kyb_cli.mcp.params import tool_params
-from kyb_cli.mcp.shared import Day, _items, _today, _with_deadlines
+from kyb_cli.mcp.shared import Day, _today, _with_deadlines
 from kyb_cli.mcp.trust_tools import TrustTools
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
