@@ -153,7 +153,7 @@ class Guard:
                 return
             token = CALLER.set(caller)
             try:
-                await self.app(scope, _replay(body, receive), send_wrapper)
+                await self.app(scope, replay_body(body, receive), send_wrapper)
             finally:
                 CALLER.reset(token)
         finally:
@@ -213,7 +213,8 @@ def _is_mcp(path: str) -> bool:
     return path == "/mcp" or path.startswith("/mcp/")
 
 
-def _replay(body: bytes, receive):
+def replay_body(body: bytes, receive):
+    """`receive` for the app behind: the body already read, in one message, then the client's own."""
     sent = {"done": False}
 
     async def replay():
