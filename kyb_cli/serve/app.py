@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 
-from kyb_cli.api import KybError, StoreError, UsageError
+from kyb_cli.api import KybError, UsageError
 from kyb_cli.serve.door import Door, answer_now
 from kyb_cli.serve.params import parse_body, parse_query
 from kyb_cli.serve.refusal import refusal
@@ -57,7 +57,9 @@ def _endpoint(route: Route, door: Door):
             except KybError as exc:
                 return exc
             except OSError as exc:  # disk full, permissions…: a store error, as on the CLI
-                return StoreError(f"I/O error: {exc}")
+                from kyb_cli import api
+
+                return api.io_error(exc)
             except Exception as exc:  # noqa: BLE001 — a bug: 500 with exit_code 70, kind internal
                 from kyb_cli import api
 

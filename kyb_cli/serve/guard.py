@@ -193,9 +193,11 @@ class Guard:
         return b"".join(chunks), False
 
     def audit(self, method: str, path: str, status: int, started: float, agent: str) -> None:
+        from kyb_cli import api
+
         ts = datetime.fromtimestamp(int(time.time()), timezone.utc).isoformat()
         line = json.dumps({"ts": ts, "method": method, "path": path, "status": status,
-                           "ms": round((time.perf_counter() - started) * 1000, 1), "agent": agent},
+                           "ms": round((time.perf_counter() - started) * 1000, 1), "agent": api.audit_label(agent)},
                           ensure_ascii=False) + "\n"
         try:
             with self._audit_lock:

@@ -1,0 +1,63 @@
+"""Issue 24, the audit of round two: the sub-cases the earlier files did not reproduce end to end,
+each named after its numbered failure (plain git as the peer where a peer is the attacker)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from support.hostile import BLOB
+from test_hostile_round_two import GHP, PEER_FIELDS
+from test_sync_hostile import team  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
+
+SECRET_PART = GHP[6:20]
+
+
+def _keys() -> list[str]:
+    return [path.rsplit("/", 1)[1][:-3] for path in PEER_FIELDS]
+
+
+def test_failure_2_a_peers_held_out_secret_is_not_served_by_get_mcp_or_http(team):  # noqa: F811
+    import anyio
+
+    from kyb_cli.mcp.server import build_server
+
+    team.peer.write({p: (BLOB, t) for p, t in PEER_FIELDS.items()})
+    assert team.sync().returncode == 0
+    for key in _keys():
+        got = team.kyb("get", key)
+        assert got.returncode != 0 and got.stdout == "", (key, got.stdout)
+        assert SECRET_PART not in got.stderr, (key, got.stderr)
+    server = build_server(str(team.store))
+    for key in _keys():
+        reply = anyio.run(server.call_tool, "get", {"key": key})
+        assert SECRET_PART not in repr(reply), (key, reply)
+    for args in ({"q": "f"}, {"q": "inc"}, {"q": "task"}):
+        reply = anyio.run(server.call_tool, "query", args)
+        assert SECRET_PART not in repr(reply)
+    assert SECRET_PART not in repr(anyio.run(server.call_tool, "export", {}))
+
+
+def test_failure_2_an_http_agent_label_that_looks_like_a_secret_is_kept_out_of_the_audit_log(tmp_path):
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from kyb_cli import api
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
+
+    store = tmp_path / "store"
+    api.init_store(store)
+    app = build_app(Door(store), bind_host="127.0.0.1", port_of=lambda: 8765, token=None, mcp=False)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        write = client.post("/knowledge", json={"key": "k", "title": "t", "body": "b"},
+                            headers={"host": "127.0.0.1:8765", "x-kyb-agent": GHP})
+        read = client.get("/tags", headers={"host": "127.0.0.1:8765", "x-kyb-agent": "bot " + GHP})
+        plain = client.get("/tags", headers={"host": "127.0.0.1:8765", "x-kyb-agent": "claude-code"})
+    assert write.status_code == 422 and SECRET_PART not in write.text, write.text
+    assert read.status_code == 200 and plain.status_code == 200
+    lines = [json.loads(line) for line in (store / ".git" / "kyb" / "audit.jsonl").read_text().splitlines()]
+    assert len(lines) == 3 and SECRET_PART not in json.dumps(lines)
+    assert lines[0]["agent"] == lines[1]["agent"] == api.audit_label(GHP) != GHP
+    assert lines[2]["agent"] == "claude-code"
