@@ -61,3 +61,28 @@ def test_failure_2_an_http_agent_label_that_looks_like_a_secret_is_kept_out_of_t
     assert len(lines) == 3 and SECRET_PART not in json.dumps(lines)
     assert lines[0]["agent"] == lines[1]["agent"] == api.audit_label(GHP) != GHP
     assert lines[2]["agent"] == "claude-code"
+
+
+EVIL = "t\x1b]0;pwned\x07\x1b[2J\x9b31m"
+RAW = ("\x1b", "\x9b", "\x07")
+
+
+def test_failure_9_every_terminal_view_escapes_control_sequences_from_titles_bodies_and_trailers(
+        team, cli, monkeypatch):  # noqa: F811
+    from support.hostile import record_text
+
+    from kyb_cli.cli import output
+
+    message = f"peer: {EVIL} edit\n\nKyb-Action: add\nKyb-Agent: bot{EVIL}\nKyb-Reason: {EVIL}\n"
+    text = record_text("evil", title="T", body=f"pwned body {EVIL}").replace('"T"', json.dumps(EVIL))  # TOML escapes
+    team.peer.write({"knowledge/evil.md": (BLOB, text)}, message=message)
+    assert team.sync().returncode == 0
+    monkeypatch.setenv("KYB_STORE", str(team.store))
+    monkeypatch.setattr(output, "wants_json", lambda: False)  # as on a terminal
+    monkeypatch.setenv("COLUMNS", "200")  # wide enough that no column cuts the escaped text off
+    for args in (("get", "evil"), ("history", "evil"), ("log",), ("query", "pwned")):
+        res = cli(*args)
+        assert res.code == 0, (args, res.stderr)
+        shown = res.stdout + res.stderr
+        assert "pwned" in shown, (args, shown)  # the text is shown, escaped
+        assert not [ch for ch in RAW if ch in shown], (args, repr(shown[:800]))
