@@ -18,17 +18,21 @@ def _keys() -> list[str]:
     return [path.rsplit("/", 1)[1][:-3] for path in PEER_FIELDS]
 
 
-def test_failure_2_a_peers_held_out_secret_is_not_served_by_get_mcp_or_http(team):  # noqa: F811
+@pytest.mark.slow  # a sync, then every door in process: ~12 s on the shared machine
+def test_failure_2_a_peers_held_out_secret_is_not_served_by_get_mcp_or_http(team, cli, monkeypatch):  # noqa: F811
     import anyio
+    from starlette.testclient import TestClient
 
     from kyb_cli.mcp.server import build_server
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
 
     team.peer.write({p: (BLOB, t) for p, t in PEER_FIELDS.items()})
     assert team.sync().returncode == 0
+    monkeypatch.setenv("KYB_STORE", str(team.store))
     for key in _keys():
-        got = team.kyb("get", key)
-        assert got.returncode != 0 and got.stdout == "", (key, got.stdout)
-        assert SECRET_PART not in got.stderr, (key, got.stderr)
+        got = cli("get", key)
+        assert got.code != 0 and got.stdout == "" and SECRET_PART not in got.stderr, (key, got)
     server = build_server(str(team.store))
     for key in _keys():
         reply = anyio.run(server.call_tool, "get", {"key": key})
@@ -37,6 +41,11 @@ def test_failure_2_a_peers_held_out_secret_is_not_served_by_get_mcp_or_http(team
         reply = anyio.run(server.call_tool, "query", args)
         assert SECRET_PART not in repr(reply)
     assert SECRET_PART not in repr(anyio.run(server.call_tool, "export", {}))
+    app = build_app(Door(team.store), bind_host="127.0.0.1", port_of=lambda: 8765, token=None, mcp=False)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        for url in [f"/knowledge/{key}" for key in _keys()] + ["/export", "/search?q=f", "/tasks?all=1", "/incidents"]:
+            reply = client.get(url, headers={"host": "127.0.0.1:8765"})
+            assert reply.status_code != 500 and SECRET_PART not in reply.text, (url, reply.status_code, reply.text[:300])
 
 
 def test_failure_2_an_http_agent_label_that_looks_like_a_secret_is_kept_out_of_the_audit_log(tmp_path):
