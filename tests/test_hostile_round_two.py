@@ -428,35 +428,64 @@ def test_failure_8_a_cli_argument_that_is_not_utf8_is_a_usage_error(store_path, 
     assert res.returncode == 2 and res.stdout == b"" and b"not valid UTF-8" in res.stderr, res.stderr
 
 
-@pytest.mark.slow
-def test_failure_8_http_bad_bodies_and_params_are_4xx_never_500(tmp_path):
-    pytest.importorskip("uvicorn")
-    import os
-    import subprocess
-    import sys
+@pytest.mark.parametrize("method,url,body", [
+    ("POST", "/knowledge", b"[" * 5000 + b"]" * 5000),
+    ("POST", "/knowledge", b'{"a":' * 1000 + b"1" + b"}" * 1000),
+    ("POST", "/knowledge", b'{"key": "s", "title": "\\ud800", "body": "b"}'),
+    ("POST", "/knowledge", json.dumps({"key": "tags", "title": "t", "body": "b",
+                                       "tags": [f"t{i}" for i in range(1001)]}).encode()),
+    ("GET", "/knowledge/x?at=%00", b""),
+    ("GET", "/search?q=a&as_of=%00", b""),
+    ("GET", "/knowledge/x%00y", b""),
+])
+def test_failure_8_http_bad_bodies_and_params_are_4xx_never_500(tmp_path, method, url, body):
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
 
-    from tests.support.serve_proc import Served
+    from kyb_cli import api
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
 
-    store = tmp_path / "store"
-    env = {**os.environ}
-    assert subprocess.run([sys.executable, "-m", "kyb_cli", "init", str(store)], env=env,
-                          capture_output=True).returncode == 0
-    server = Served.start(store, env=env)
-    try:
-        bad = [
-            server.request("POST", "/knowledge", raw=b"[" * 5000 + b"]" * 5000,
-                           headers={"Content-Type": "application/json"}),
-            server.request("POST", "/knowledge", raw=b'{"key": "s", "title": "\\ud800", "body": "b"}',
-                           headers={"Content-Type": "application/json"}),
-            server.post("/knowledge", {"key": "tags", "title": "t", "body": "b",
-                                       "tags": [f"t{i}" for i in range(1001)]}),
-            server.get("/records/x?at=%00"),
-        ]
-        for reply in bad:
-            assert 400 <= reply.status < 500, (reply.status, reply.raw[:300])
-            assert b"Traceback" not in reply.raw
-    finally:
-        server.stop()
+    api.init_store(tmp_path / "store")
+    app = build_app(Door(tmp_path / "store"), bind_host="127.0.0.1", port_of=lambda: 8765, token=None, mcp=False)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        reply = client.request(method, url, content=body or None,
+                               headers={"host": "127.0.0.1:8765", "content-type": "application/json"})
+    assert 400 <= reply.status_code < 500, (reply.status_code, reply.text[:300])
+    answer = reply.json()
+    assert answer["exit_code"] in (1, 2, 3) and "no route" not in answer["error"], answer  # the route answered
+    assert "Traceback" not in reply.text and "\x00" not in answer["error"], answer
+
+
+def test_failure_8_a_nul_in_any_git_argument_is_a_usage_error_not_a_crash(store_path):
+    from kyb_cli.core.canon import git
+
+    with pytest.raises(UsageError) as err:
+        git.run(["rev-parse", "--verify", "a\x00b"], cwd=store_path)
+    assert "NUL" in err.value.message and err.value.exit_code == 2
+
+
+def test_failure_4_every_limit_is_in_readmes_limits_table():
+    from kyb_cli.core.records import limits
+
+    table = (Path(__file__).resolve().parents[1] / "README.md").read_text().split("### Limits", 1)[1]
+    table = table.split("\n### ", 1)[0]
+    rows = {
+        limits.NAME_MAX_BYTES: "| one path component from a peer | 255 bytes",
+        limits.PATH_MAX_BYTES: "| a whole path from a peer | 1,024 bytes",
+        limits.TREE_DEPTH_MAX: "| directory depth from a peer | 16 |",
+        limits.FRONT_MATTER_MAX_BYTES: "| 64 KiB |",
+        limits.TAGS_MAX: "| 100 each |",
+        limits.JSON_DEPTH_MAX: "| 64 levels |",
+        limits.COMMIT_MAX_BYTES: "| 256 KiB |",
+        limits.SYNC_INCOMING_MAX_DEFAULT: "| 256 MiB (`KYB_SYNC_MAX_INCOMING`)",
+    }
+    assert [limits.NAME_MAX_BYTES, limits.PATH_MAX_BYTES, limits.TREE_DEPTH_MAX, limits.FRONT_MATTER_MAX_BYTES,
+            limits.TAGS_MAX, limits.JSON_DEPTH_MAX, limits.COMMIT_MAX_BYTES, limits.SYNC_INCOMING_MAX_DEFAULT] == [
+        255, 1024, 16, 64 * 1024, 100, 64, 256 * 1024, 256 * 1024 * 1024], "a limit moved: update README's table"
+    for value, row in rows.items():
+        assert row in table, (value, row)
+    assert "aliases" in table and "KYB_SYNC_MAX_BLOB" in table
 
 
 def test_failure_8_serve_imports_what_it_needs_before_accepting_a_connection():
