@@ -118,6 +118,20 @@ def test_failure_2_at_and_as_of_errors_do_not_echo_a_secret(text):
     assert "k3Jq9Z" not in err.value.message and "x" * 100 not in err.value.message
 
 
+@pytest.mark.parametrize("text", [GHP, "HEAD~" + GHP, "x" * 500])
+def test_failure_2_a_revision_that_is_no_revision_is_not_echoed_when_it_looks_like_a_secret(text, store_path):
+    from kyb_cli import api
+    from kyb_cli.core.errors import NotFound
+    from kyb_cli.core.times.parse import parse_time
+
+    with pytest.raises(UsageError) as err:
+        parse_time(text, bound="at", store_path=store_path)  # as_of, changed_between: through a store
+    assert "k3Jq9Z" not in err.value.message and "x" * 100 not in err.value.message
+    with pytest.raises(NotFound) as missing:
+        api.read(store_path, "k", at=text)  # get --at
+    assert "k3Jq9Z" not in missing.value.message and "x" * 100 not in missing.value.message
+
+
 # -- failure 1: records wedged (a name the filesystem cannot hold) ---------------------------------
 
 def _refused_paths(res) -> list[str]:
@@ -148,6 +162,13 @@ def test_failure_4_front_matter_over_the_limit_is_refused_locally_and_held_out_f
         validate(Record(key="k", title="t", extra={"notes": big}))
     assert "front matter" in err.value.message and "64 KiB" in err.value.message
     assert "front matter" in served.record_problem("knowledge/k.md", record_text("k", notes=big))
+    team.peer.write({"knowledge/big.md": (BLOB, record_text("big", notes=big, body="big body"))})
+    res = team.sync()
+    assert res.returncode == 0, res.stderr
+    assert [h["path"] for h in json.loads(res.stdout)["held_out"]] == ["knowledge/big.md"]
+    for args in (("get", "big"), ("export",)):
+        out = team.kyb(*args)
+        assert "x x x x" not in out.stdout and len(out.stdout) < 10_000, (args, len(out.stdout))
 
 
 def test_failure_4_tag_count_is_limited():
