@@ -201,8 +201,8 @@ def test_failure_4_json_depth_is_limited():
 
 
 def test_failure_4_total_incoming_size_per_sync_is_capped_with_what_to_do(team, monkeypatch):  # noqa: F811
-    blob = "z" * 4096
-    team.peer.write({f"attach/{i}.bin": (BLOB, blob + str(i)) for i in range(5)})
+    blob = "z" * 4096  # one blob under five paths: a small push, five copies in every clone
+    team.peer.write({f"attach/{i}.bin": (BLOB, blob) for i in range(5)})
     res = team.sync(extra={"KYB_SYNC_MAX_INCOMING": "10000"})
     assert res.returncode == 4 and res.stdout == "" and "KYB_SYNC_MAX_INCOMING" in res.stderr, res.stderr
     assert team.sync(extra={"KYB_SYNC_MAX_INCOMING": "100000"}).returncode == 0
