@@ -69,3 +69,12 @@ def test_failure_8_http_mcp_a_lone_surrogate_in_a_tool_argument_is_the_tool_erro
     assert status == 200 and reply["id"] == 5 and reply["result"]["isError"] is True, reply
     error = reply["result"]["structuredContent"]["error"]
     assert error["exit_code"] == 2 and "argument 'key'" in error["message"] and "surrogate" in error["message"]
+
+
+@pytest.mark.parametrize("media", ["text/plain", "application/x-www-form-urlencoded", ""])
+def test_failure_8_http_mcp_a_body_not_sent_as_json_is_the_usage_refusal_every_route_gives(client, media):
+    headers = {**HEADERS, "content-type": media} if media else {k: v for k, v in HEADERS.items() if k != "content-type"}
+    reply = client.post("/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', headers=headers)
+    assert reply.status_code == 400, reply.text
+    body = reply.json()
+    assert body["exit_code"] == 2 and body["kind"] == "usage" and "application/json" in body["error"], body

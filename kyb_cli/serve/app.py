@@ -24,7 +24,7 @@ from starlette.routing import Route as StarletteRoute
 from kyb_cli.api import KybError, UsageError
 from kyb_cli.serve.door import Door, answer_now
 from kyb_cli.serve.params import parse_body, parse_query
-from kyb_cli.serve.refusal import refusal
+from kyb_cli.serve.refusal import json_media_problem, refusal
 from kyb_cli.serve.routes import ROUTES, Route
 
 STATUS_OF_EXIT = {1: 404, 2: 400, 3: 422, 4: 503, 5: 502, 70: 500}
@@ -90,9 +90,9 @@ async def _json_body(request: Request) -> Any:
     raw = await request.body()
     if not raw.strip():
         return {}
-    media = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
-    if media != "application/json":
-        raise UsageError(f"send the body as application/json (got '{media or 'no content type'}')")
+    problem = json_media_problem(request.headers.get("content-type"))
+    if problem is not None:
+        raise UsageError(problem)
     from kyb_cli.api.limits import loads_json
 
     try:

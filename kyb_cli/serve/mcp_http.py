@@ -67,20 +67,20 @@ class McpEndpoint:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         wants_ro = self.readonly or query.get("readonly", ["0"])[-1].lower() in ("1", "true", "yes")
         if scope.get("method") == "POST":
-            receive = await _screened(receive, send)
+            receive = await _screened(scope, receive, send)
             if receive is None:
                 return
         await self.servers[wants_ro].session_manager.handle_request(scope, receive, send)
 
 
-async def _screened(receive, send):
+async def _screened(scope, receive, send):
     """`receive` with the body for the SDK, or None when the frame guard answered it already."""
     import json
 
     from kyb_cli.mcp.frames import check_body
     from kyb_cli.mcp.server import argument_error
-    from kyb_cli.serve.guard import replay_body
-    from kyb_cli.serve.refusal import refusal
+    from kyb_cli.serve.guard import Headers, replay_body
+    from kyb_cli.serve.refusal import json_media_problem, refusal
 
     chunks = []
     while True:
@@ -91,10 +91,13 @@ async def _screened(receive, send):
         if not message.get("more_body", False):
             break
     body = b"".join(chunks)
-    passed, reply = check_body(body, argument_error)
+    media = json_media_problem(Headers(scope).get("content-type"))
+    passed, reply = (False, None) if media else check_body(body, argument_error)
     if passed:
         return replay_body(body, receive)
-    if reply is None:
+    if media:
+        status, payload = 400, refusal(400, media)
+    elif reply is None:
         status, payload = 400, refusal(400, "the body holds no JSON-RPC request to answer: send one JSON-RPC "
                                             "object with jsonrpc \"2.0\", a method and an id")
     else:
