@@ -20,6 +20,8 @@ ALL_FUNCTIONS = [(area, f) for area in gen_api_docs.area_modules() for f in gen_
 
 # api function -> the core function it wraps, parameter for parameter (same names, kinds, defaults).
 WRAPS = {
+    "audit_label": "kyb_cli.core.canon.attribution:audit_label",
+    "io_error": "kyb_cli.core.canon.permissions:io_error",
     "write_incident": "kyb_cli.core.kinds.incidents:write_incident",
     "resolve_incident": "kyb_cli.core.kinds.incidents:resolve_incident",
     "write_task": "kyb_cli.core.kinds.tasks:write_task",

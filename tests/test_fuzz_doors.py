@@ -1,8 +1,9 @@
 """Issue 24, "every decoder total": one bounded hypothesis fuzz test per door, asserting only what is
 documented — the CLI's exit codes (0 ok, 1 not found, 2 usage, 3 rejected, 4 store, 5 remote; never
 70 internal), MCP stdio's JSON-RPC replies (a result, a tool error with a documented exit code, or
--32700/-32600/-32601/-32602; always a reply, never a hang), HTTP's 2xx/4xx (never 5xx) — and never a
-traceback. Slow lane: each spends a few seconds per example budget."""
+-32700/-32600/-32601/-32602; always a reply, never a hang), HTTP's 2xx/4xx (never 5xx), and the
+same frames as bodies to HTTP /mcp (a JSON-RPC reply or a 4xx refusal, never an empty answer to a
+request) — and never a traceback. Slow lane: each spends a few seconds per example budget."""
 
 from __future__ import annotations
 
@@ -204,3 +205,40 @@ def test_fuzz_http_post_answers_2xx_or_4xx_never_a_traceback(served, path, key, 
     reply = served.request("POST", url, raw=body, headers={"Content-Type": "application/json"})
     assert 200 <= reply.status < 500, (url, body[:200], reply.status, reply.raw[:500])
     assert b"Traceback" not in reply.raw
+
+
+# -- MCP over HTTP: the same frames as bodies to /mcp of `kyb serve`, in process --------------------
+
+@pytest.fixture(scope="module")
+def mcp_http(tmp_path_factory):
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from kyb_cli import api
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
+
+    store = tmp_path_factory.mktemp("fuzz-mcp-http") / "store"
+    api.init_store(store)
+    app = build_app(Door(store), bind_host="127.0.0.1", port_of=lambda: 8765, token=None)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield client
+
+
+@FUZZ
+@given(frame=FRAMES)
+def test_fuzz_mcp_http_every_body_gets_a_json_rpc_reply_or_a_4xx_refusal(mcp_http, frame):
+    reply = mcp_http.post("/mcp", content=frame, headers={
+        "host": "127.0.0.1:8765", "content-type": "application/json", "accept": "application/json, text/event-stream"})
+    assert reply.status_code < 500 and "Traceback" not in reply.text, (frame[:200], reply.status_code, reply.text[:500])
+    if reply.status_code == 202:  # a well-formed notification: accepted, nothing to answer (JSON-RPC)
+        assert not _wants_reply(frame), frame[:200]
+        return
+    body = reply.json()
+    if "jsonrpc" not in body:
+        assert 400 <= reply.status_code < 500 and body["exit_code"] in EXIT_CODES - {0} and body["kind"], body
+    elif "error" in body:
+        assert body["error"]["code"] in (-32700, -32600, -32601, -32602), (frame[:200], body)
+    elif isinstance(body["result"], dict) and body["result"].get("isError"):
+        error = (body["result"].get("structuredContent") or {}).get("error") or {}
+        assert error.get("exit_code") in EXIT_CODES - {0}, (frame[:200], body)

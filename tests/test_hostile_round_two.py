@@ -148,6 +148,13 @@ def test_failure_4_front_matter_over_the_limit_is_refused_locally_and_held_out_f
         validate(Record(key="k", title="t", extra={"notes": big}))
     assert "front matter" in err.value.message and "64 KiB" in err.value.message
     assert "front matter" in served.record_problem("knowledge/k.md", record_text("k", notes=big))
+    team.peer.write({"knowledge/big.md": (BLOB, record_text("big", notes=big, body="big body"))})
+    res = team.sync()
+    assert res.returncode == 0, res.stderr
+    assert [h["path"] for h in json.loads(res.stdout)["held_out"]] == ["knowledge/big.md"]
+    for args in (("get", "big"), ("export",)):
+        out = team.kyb(*args)
+        assert "x x x x" not in out.stdout and len(out.stdout) < 10_000, (args, len(out.stdout))
 
 
 def test_failure_4_tag_count_is_limited():
@@ -180,8 +187,8 @@ def test_failure_4_json_depth_is_limited():
 
 
 def test_failure_4_total_incoming_size_per_sync_is_capped_with_what_to_do(team, monkeypatch):  # noqa: F811
-    blob = "z" * 4096
-    team.peer.write({f"attach/{i}.bin": (BLOB, blob + str(i)) for i in range(5)})
+    blob = "z" * 4096  # one blob under five paths: a small push, five copies in every clone
+    team.peer.write({f"attach/{i}.bin": (BLOB, blob) for i in range(5)})
     res = team.sync(extra={"KYB_SYNC_MAX_INCOMING": "10000"})
     assert res.returncode == 4 and res.stdout == "" and "KYB_SYNC_MAX_INCOMING" in res.stderr, res.stderr
     assert team.sync(extra={"KYB_SYNC_MAX_INCOMING": "100000"}).returncode == 0
@@ -428,35 +435,41 @@ def test_failure_8_a_cli_argument_that_is_not_utf8_is_a_usage_error(store_path, 
     assert res.returncode == 2 and res.stdout == b"" and b"not valid UTF-8" in res.stderr, res.stderr
 
 
-@pytest.mark.slow
-def test_failure_8_http_bad_bodies_and_params_are_4xx_never_500(tmp_path):
-    pytest.importorskip("uvicorn")
-    import os
-    import subprocess
-    import sys
+@pytest.mark.parametrize("method,url,body", [
+    ("POST", "/knowledge", b"[" * 5000 + b"]" * 5000),
+    ("POST", "/knowledge", b'{"a":' * 1000 + b"1" + b"}" * 1000),
+    ("POST", "/knowledge", b'{"key": "s", "title": "\\ud800", "body": "b"}'),
+    ("POST", "/knowledge", json.dumps({"key": "tags", "title": "t", "body": "b",
+                                       "tags": [f"t{i}" for i in range(1001)]}).encode()),
+    ("GET", "/knowledge/x?at=%00", b""),
+    ("GET", "/search?q=a&as_of=%00", b""),
+    ("GET", "/knowledge/x%00y", b""),
+])
+def test_failure_8_http_bad_bodies_and_params_are_4xx_never_500(tmp_path, method, url, body):
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
 
-    from tests.support.serve_proc import Served
+    from kyb_cli import api
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
 
-    store = tmp_path / "store"
-    env = {**os.environ}
-    assert subprocess.run([sys.executable, "-m", "kyb_cli", "init", str(store)], env=env,
-                          capture_output=True).returncode == 0
-    server = Served.start(store, env=env)
-    try:
-        bad = [
-            server.request("POST", "/knowledge", raw=b"[" * 5000 + b"]" * 5000,
-                           headers={"Content-Type": "application/json"}),
-            server.request("POST", "/knowledge", raw=b'{"key": "s", "title": "\\ud800", "body": "b"}',
-                           headers={"Content-Type": "application/json"}),
-            server.post("/knowledge", {"key": "tags", "title": "t", "body": "b",
-                                       "tags": [f"t{i}" for i in range(1001)]}),
-            server.get("/records/x?at=%00"),
-        ]
-        for reply in bad:
-            assert 400 <= reply.status < 500, (reply.status, reply.raw[:300])
-            assert b"Traceback" not in reply.raw
-    finally:
-        server.stop()
+    api.init_store(tmp_path / "store")
+    app = build_app(Door(tmp_path / "store"), bind_host="127.0.0.1", port_of=lambda: 8765, token=None, mcp=False)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        reply = client.request(method, url, content=body or None,
+                               headers={"host": "127.0.0.1:8765", "content-type": "application/json"})
+    assert 400 <= reply.status_code < 500, (reply.status_code, reply.text[:300])
+    answer = reply.json()
+    assert answer["exit_code"] in (1, 2, 3) and "no route" not in answer["error"], answer  # the route answered
+    assert "Traceback" not in reply.text and "\x00" not in answer["error"], answer
+
+
+def test_failure_8_a_nul_in_any_git_argument_is_a_usage_error_not_a_crash(store_path):
+    from kyb_cli.core.canon import git
+
+    with pytest.raises(UsageError) as err:
+        git.run(["rev-parse", "--verify", "a\x00b"], cwd=store_path)
+    assert "NUL" in err.value.message and err.value.exit_code == 2
 
 
 def test_failure_8_serve_imports_what_it_needs_before_accepting_a_connection():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from support.hostile import BLOB, git, record_text
+from support.hostile import BLOB, git, kyb_bound, record_text
 from test_sync_hostile import team  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
 
 
@@ -37,34 +37,6 @@ def test_item_13_doctor_with_a_truncated_model_blames_the_model_not_the_cache(cl
     assert not any("another model" in line for line in said), said
 
 
-# -- permissions: a process that the file modes bind (root bypasses them; this drops that power) ----
-
-def _unprivileged() -> list[str]:
-    """A command prefix under which file modes bind: nothing for a normal user; for root,
-    `setpriv` without the capabilities that override them (CAP_DAC_OVERRIDE and friends)."""
-    import shutil
-
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: file modes cannot be made to bind")
-    return ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
-
-
-def _kyb_bound(home: Path | dict, store: Path, *args: str, input: str = "", extra: dict | None = None):
-    """`kyb ARGS` in a subprocess that file modes bind (the process boundary is the contract);
-    `home`: a home directory, or a ready environment (the team fixture's)."""
-    import subprocess
-    import sys
-
-    from support.hostile import kyb_env
-
-    base = home if isinstance(home, dict) else kyb_env(home)
-    env = {**base, "KYB_STORE": str(store), "KYB_BACKGROUND": "off", **(extra or {})}
-    return subprocess.run([*_unprivileged(), sys.executable, "-m", "kyb_cli", *args], input=input,
-                          capture_output=True, text=True, env=env, timeout=120)
-
-
 # -- failure 6: a read-only .git/kyb with no index -------------------------------------------------
 
 def _add(store, key: str, body: str) -> None:
@@ -85,12 +57,12 @@ def test_failure_6_a_read_only_kyb_dir_without_an_index_still_answers_reads(stor
     kyb_dir.chmod(0o555)
     try:
         for args in (("get", "k"), ("query", "port")):
-            res = _kyb_bound(home, store.path, *args)
+            res = kyb_bound(home, store.path, *args)
             assert res.returncode == 0 and "internal error" not in res.stderr, (args, res.returncode, res.stderr)
             if args[0] == "get":
                 assert json.loads(res.stdout)["body"] == "the port is 8080"
         assert not list(kyb_dir.glob("index.sqlite*"))
-        res = _kyb_bound(home, store.path, "add", "--key", "k2", "--title", "T", "--body", "b")
+        res = kyb_bound(home, store.path, "add", "--key", "k2", "--title", "T", "--body", "b")
         assert res.returncode == 4 and res.stdout == "" and "internal error" not in res.stderr, res.stderr
     finally:
         kyb_dir.chmod(0o755)
@@ -171,23 +143,24 @@ def test_failure_3_a_landed_sync_hitting_a_full_disk_says_it_landed_with_a_warni
 # -- failure 1: records wedged for good ------------------------------------------------------------
 
 def _wedge(team, check: bool = True) -> dict[str, str]:  # noqa: F811
-    """A peer adds three records and edits one; the victim's knowledge/ is read-only (EACCES) while
-    it syncs: the branch moves, the working tree cannot follow. Returns the peer's bodies by key."""
+    """A peer adds three records and edits one; the victim's knowledge/ turns read-only (EACCES)
+    once its sync moved the branch (a read-only knowledge/ before it is refused up front:
+    test_hostile_readonly_store.py): the working tree cannot follow. Returns the peer's bodies by key."""
     bodies = {"a": "alpha", "b": "bravo", "c": "charlie", "seed": "seed body, edited by the peer"}
     team.peer.write({f"knowledge/{k}.md": (BLOB, record_text(k, body=v)) for k, v in bodies.items()})
-    (team.store / "knowledge").chmod(0o555)
     try:
-        res = _kyb_bound(team.env, team.store, "sync")
+        res = kyb_bound(team.env, team.store, "sync", fault=("after-ref", "readonly-knowledge"))
         assert res.returncode == 0 and "the sync is committed" in res.stderr, (res.returncode, res.stderr)
         status = git("-C", str(team.store), "status", "--porcelain")
         assert "D  knowledge/a.md" in status  # the state the issue found: staged deletions nobody made
         if not check:
             return bodies
-        doc = _kyb_bound(team.env, team.store, "doctor")
+        doc = kyb_bound(team.env, team.store, "doctor")
         assert doc.returncode == 4 and "kyb doctor --fix" in doc.stderr, doc.stderr
         assert all(f"knowledge/{k}.md" in doc.stderr for k in bodies), doc.stderr
-        write = _kyb_bound(team.env, team.store, "add", "--key", "a", "--title", "A", "--body", "mine")
-        assert write.returncode == 4 and "Permission denied" in write.stderr and "fix that" in write.stderr, write.stderr
+        write = kyb_bound(team.env, team.store, "add", "--key", "a", "--title", "A", "--body", "mine")
+        said = write.stderr
+        assert write.returncode == 4 and f"chmod u+w {team.store / 'knowledge'}" in said and "Errno" not in said, said
     finally:
         (team.store / "knowledge").chmod(0o755)
     return bodies
@@ -197,31 +170,31 @@ def _whole(team, bodies: dict[str, str]) -> None:  # noqa: F811
     assert git("-C", str(team.store), "status", "--porcelain") == ""
     for key, body in bodies.items():
         assert body in (team.store / "knowledge" / f"{key}.md").read_text()
-    doc = _kyb_bound(team.env, team.store, "doctor")
+    doc = kyb_bound(team.env, team.store, "doctor")
     assert doc.returncode == 0, doc.stderr
 
 
 def test_failure_1_a_local_eacces_mid_update_is_reported_by_doctor_and_its_advice_repairs_it(team):  # noqa: F811
     bodies = _wedge(team)
-    doc = _kyb_bound(team.env, team.store, "doctor")
+    doc = kyb_bound(team.env, team.store, "doctor")
     advice = sorted({line.rsplit("fix: ", 1)[1] for line in doc.stderr.splitlines() if "fix: kyb" in line})
     assert advice == ["kyb doctor --fix"], doc.stderr
-    fixed = _kyb_bound(team.env, team.store, *advice[0].split()[1:])  # run the advice as printed
+    fixed = kyb_bound(team.env, team.store, *advice[0].split()[1:])  # run the advice as printed
     assert fixed.returncode == 0, fixed.stderr
     _whole(team, bodies)
     for key in bodies:
-        assert _kyb_bound(team.env, team.store, "add", "--key", key, "--title", key, "--body", "mine").returncode == 0
+        assert kyb_bound(team.env, team.store, "add", "--key", key, "--title", key, "--body", "mine").returncode == 0
 
 
 def test_failure_1_with_the_journal_lost_the_next_write_repairs_its_record_and_doctor_the_rest(team):  # noqa: F811
     bodies = _wedge(team, check=False)
     (team.store / ".git" / "kyb" / "pending.json").unlink()  # as a journal set aside, or an old kyb's
-    res = _kyb_bound(team.env, team.store, "add", "--key", "a", "--title", "A", "--body", "mine")
+    res = kyb_bound(team.env, team.store, "add", "--key", "a", "--title", "A", "--body", "mine")
     assert res.returncode == 0, res.stderr  # not exit 3 forever: nothing of anyone's was in the way
     assert "mine" in (team.store / "knowledge" / "a.md").read_text()
-    doc = _kyb_bound(team.env, team.store, "doctor")
+    doc = kyb_bound(team.env, team.store, "doctor")
     assert doc.returncode == 4 and "knowledge/b.md" in doc.stderr and "knowledge/a.md" not in doc.stderr
-    assert _kyb_bound(team.env, team.store, "doctor", "--fix").returncode == 0
+    assert kyb_bound(team.env, team.store, "doctor", "--fix").returncode == 0
     _whole(team, {**bodies, "a": "mine"})
 
 
@@ -233,10 +206,10 @@ def test_failure_1_a_real_hand_edit_in_a_wedged_store_is_kept_and_the_printed_di
     bodies = _wedge(team, check=False)
     (team.store / ".git" / "kyb" / "pending.json").unlink()
     (team.store / "knowledge" / "b.md").write_text("my own notes, never committed\n")
-    res = _kyb_bound(team.env, team.store, "add", "--key", "b", "--title", "B", "--body", "mine")
+    res = kyb_bound(team.env, team.store, "add", "--key", "b", "--title", "B", "--body", "mine")
     assert res.returncode == 3 and "will not overwrite" in res.stderr, res.stderr
     assert (team.store / "knowledge" / "b.md").read_text() == "my own notes, never committed\n"
-    doc = _kyb_bound(team.env, team.store, "doctor", "--fix")
+    doc = kyb_bound(team.env, team.store, "doctor", "--fix")
     assert "knowledge/b.md has uncommitted changes" in doc.stderr + doc.stdout
     assert (team.store / "knowledge" / "b.md").read_text() == "my own notes, never committed\n"
     discard = re.search(r"discard them \((git [^)]*)\)", res.stderr).group(1)

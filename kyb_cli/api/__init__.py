@@ -32,12 +32,12 @@ from kyb_cli.api.search import (
     index_status, keep_warm, query, rebuild_index, reset_history_state, semantic_available,
     semantic_off_message, semantic_missing_message, pending_vectors_message,
 )
-from kyb_cli.api.failure import InternalError, internal_error
+from kyb_cli.api.failure import InternalError, internal_error, io_error
 from kyb_cli.api.handlers import handle
 from kyb_cli.api.limits import loads_json
 from kyb_cli.api.operations import example, spelled
 from kyb_cli.api.preload import preload
-from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_store, store_path
+from kyb_cli.api.store import attribution, audit_label, git_dir, init_store, locate, open_store, store_path
 from kyb_cli.api.trust import today_arg, trust_of, verify
 from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
 from kyb_cli.api.tools import (

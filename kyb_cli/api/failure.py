@@ -19,3 +19,11 @@ class InternalError(KybError):
 def internal_error(exc: BaseException) -> InternalError:
     """`internal error: ZeroDivisionError: … (a bug: please report it)` for an unexpected exception."""
     return InternalError(internal_error_message(exc))
+
+
+def io_error(exc: OSError) -> KybError:
+    """The store error (exit 4) a door gives for an OSError that reached it: `I/O error: …`, or for
+    a permission error the path and the fix (`chmod u+w PATH`, or run kyb as its owner)."""
+    from kyb_cli.core.canon.permissions import io_error as worded
+
+    return worded(exc)

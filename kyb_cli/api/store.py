@@ -57,6 +57,14 @@ def git_dir(store_path: Path) -> Path:
     return core_git_dir(store_path)
 
 
+def audit_label(value: str) -> str:
+    """A caller's label as an audit line may keep it: the label, or a placeholder when it looks like
+    a secret (the scanner commits use). Raises nothing."""
+    from kyb_cli.core.canon.attribution import audit_label as kept
+
+    return kept(value)
+
+
 def attribution(transport: str = "cli", *, environ: dict[str, str] | None = None):
     """Who is writing, for the commit trailers: an Attribution (agent, session, workspace, transport)
     detected from `environ` (default: this process's environment). Raises nothing."""

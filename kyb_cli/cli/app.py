@@ -104,9 +104,8 @@ class LazyGroup(HintGroup):
             ctx.exit(0)
         except OSError as exc:  # disk full, permissions…: a store error (4), never a traceback
             from kyb_cli.cli.output import print_error
-            from kyb_cli.api import StoreError
 
-            print_error(StoreError(f"I/O error: {exc}"))
+            print_error(api.io_error(exc))
             ctx.exit(4)
         except (KeyboardInterrupt, click.Abort):
             sys.stderr.write("kyb: interrupted; a write in progress either finished or left the store as it was\n")

@@ -79,10 +79,10 @@ def parse_time(text: str, *, bound: str, store_path: Path | None = None, resolve
 def _revision_resolver(store_path: Path):
     def resolve(rev: str) -> int:
         from kyb_cli.core.canon import headfile
-        from kyb_cli.core.canon.git import run
+        from kyb_cli.core.canon.git import could_be_revision, run
 
-        bad = UsageError(f"'{rev}' is not a date (YYYY-MM-DD), an RFC 3339 datetime or a known revision")
-        if rev.startswith("-") or "\n" in rev:
+        bad = UsageError(f"'{shown(rev)}' is not a date (YYYY-MM-DD), an RFC 3339 datetime or a known revision")
+        if not could_be_revision(rev):
             raise bad
         headfile.git_dir(store_path)  # StoreError when there is no store
         res = run(["-C", str(store_path), "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}"],

@@ -1,9 +1,12 @@
-"""The stdio guard in front of the `mcp` SDK: every malformed frame gets a JSON-RPC error reply.
+"""The frame guard in front of the `mcp` SDK: every malformed frame gets a JSON-RPC error reply.
 
 The SDK's stdio reader drops a line it cannot validate (not JSON, not an object, no method, params
 of the wrong type, a batch, a lone surrogate its JSON parser refuses): the client waits forever for
-an answer. Each line is checked here first; what the SDK would drop is answered here instead, on
-the SDK's own outgoing stream (so replies never interleave with its writes):
+an answer. Over HTTP (`kyb serve` at /mcp) the SDK answers, but with a pydantic dump, the wrong
+code, no id, or an empty 202 for a request whose id is not a string or integer. Each frame — a
+stdio line, an HTTP body (`check_body`) — is checked here first by the one rule below; what the
+SDK would mishandle is answered here instead (on stdio, on the SDK's own outgoing stream, so
+replies never interleave with its writes):
 
   -32700 parse error      not JSON, or nested deeper than the JSON limit (README "Limits")
   -32600 invalid request  not an object, a batch (MCP has none), no `jsonrpc: "2.0"`, no or a non-string method
@@ -75,7 +78,7 @@ def check(line: str, tool_error: ToolError) -> tuple[str | None, dict | None]:
         surrogate = True  # valid JSON, not text: answered below, with the id (never given to the SDK)
         frame = json.loads(line)
     if isinstance(frame, list):
-        return None, _error(None, -32600, "Invalid request: batches are not supported (one JSON-RPC object per line)")
+        return None, _error(None, -32600, "Invalid request: batches are not supported (send one JSON-RPC object)")
     if not isinstance(frame, dict):
         return None, _error(None, -32600, "Invalid request: a frame must be a JSON object")
     rid = frame.get("id", _NO_ID)
@@ -92,6 +95,19 @@ def check(line: str, tool_error: ToolError) -> tuple[str | None, dict | None]:
     if "params" in frame and not isinstance(frame["params"], dict):
         return None, _error(rid, -32602, "Invalid params: params must be an object")
     return _passed(line, frame, rid, surrogate, tool_error)
+
+
+def check_body(raw: bytes, tool_error: ToolError) -> tuple[bool, dict | None]:
+    """The HTTP form of `check`: (True, None) when the SDK can take the body as it is, else (False,
+    the reply; None for a body that is blank or a malformed notification, which the caller refuses
+    as a usage error since an HTTP request must get an answer). A body that is not UTF-8 is a parse
+    error (over HTTP nothing is replaced: the bytes are what the client sent)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return False, _error(None, -32700, f"Parse error: the body is not UTF-8 ({exc.reason} at byte {exc.start})")
+    passed, reply = check(text, tool_error)
+    return passed is not None, reply
 
 
 def _passed(line: str, frame: dict, rid: Any, surrogate: bool,

@@ -14,7 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 
 from kyb_cli import __version__
-from kyb_cli.api import KybError, StoreError, UsageError
+from kyb_cli.api import KybError, UsageError
 
 INSTRUCTIONS = (
     "kyb is a local-first memory kept in Git: knowledge (stable keys), incident reports (inc-…) and tasks "
@@ -64,7 +64,7 @@ class Door:
         except KybError as exc:
             return error_result(exc)
         except OSError as exc:  # disk full, permissions…: a store error, as on the CLI
-            return error_result(StoreError(f"I/O error: {exc}"))
+            return error_result(api.io_error(exc))
         except Exception as exc:  # noqa: BLE001 — a bug: an error result saying so (exit 70), not a store error
             return error_result(api.internal_error(exc))
         if not isinstance(data, dict):

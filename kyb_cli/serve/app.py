@@ -21,10 +21,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 
-from kyb_cli.api import KybError, StoreError, UsageError
+from kyb_cli.api import KybError, UsageError
 from kyb_cli.serve.door import Door, answer_now
 from kyb_cli.serve.params import parse_body, parse_query
-from kyb_cli.serve.refusal import refusal
+from kyb_cli.serve.refusal import json_media_problem, refusal
 from kyb_cli.serve.routes import ROUTES, Route
 
 STATUS_OF_EXIT = {1: 404, 2: 400, 3: 422, 4: 503, 5: 502, 70: 500}
@@ -57,7 +57,9 @@ def _endpoint(route: Route, door: Door):
             except KybError as exc:
                 return exc
             except OSError as exc:  # disk full, permissions…: a store error, as on the CLI
-                return StoreError(f"I/O error: {exc}")
+                from kyb_cli import api
+
+                return api.io_error(exc)
             except Exception as exc:  # noqa: BLE001 — a bug: 500 with exit_code 70, kind internal
                 from kyb_cli import api
 
@@ -88,9 +90,9 @@ async def _json_body(request: Request) -> Any:
     raw = await request.body()
     if not raw.strip():
         return {}
-    media = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
-    if media != "application/json":
-        raise UsageError(f"send the body as application/json (got '{media or 'no content type'}')")
+    problem = json_media_problem(request.headers.get("content-type"))
+    if problem is not None:
+        raise UsageError(problem)
     from kyb_cli.api.limits import loads_json
 
     try:

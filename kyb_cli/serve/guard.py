@@ -153,7 +153,7 @@ class Guard:
                 return
             token = CALLER.set(caller)
             try:
-                await self.app(scope, _replay(body, receive), send_wrapper)
+                await self.app(scope, replay_body(body, receive), send_wrapper)
             finally:
                 CALLER.reset(token)
         finally:
@@ -193,9 +193,11 @@ class Guard:
         return b"".join(chunks), False
 
     def audit(self, method: str, path: str, status: int, started: float, agent: str) -> None:
+        from kyb_cli import api
+
         ts = datetime.fromtimestamp(int(time.time()), timezone.utc).isoformat()
         line = json.dumps({"ts": ts, "method": method, "path": path, "status": status,
-                           "ms": round((time.perf_counter() - started) * 1000, 1), "agent": agent},
+                           "ms": round((time.perf_counter() - started) * 1000, 1), "agent": api.audit_label(agent)},
                           ensure_ascii=False) + "\n"
         try:
             with self._audit_lock:
@@ -213,7 +215,8 @@ def _is_mcp(path: str) -> bool:
     return path == "/mcp" or path.startswith("/mcp/")
 
 
-def _replay(body: bytes, receive):
+def replay_body(body: bytes, receive):
+    """`receive` for the app behind: the body already read, in one message, then the client's own."""
     sent = {"done": False}
 
     async def replay():

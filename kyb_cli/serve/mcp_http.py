@@ -3,7 +3,11 @@
 Two servers share the registration: every tool, and the read-only subset (for `--readonly`, or
 `?readonly=1` on the URL). Both are stateless (each POST is a whole exchange, no session to keep)
 and answer JSON. Host, Origin and token are checked by the guard in front of them, so the SDK's own
-DNS-rebinding check is off here rather than done twice with other rules.
+DNS-rebinding check is off here rather than done twice with other rules. Every POST body passes
+the frame guard the stdio door uses (mcp/frames.py) before the SDK sees it: a malformed frame gets
+a JSON-RPC error (HTTP 400), a lone surrogate in a tool's argument the tool error naming it (200),
+and a body with nothing to answer (blank, a malformed notification) the usage refusal every other
+route gives — never a 500, an empty reply or a pydantic dump.
 """
 
 from __future__ import annotations
@@ -62,4 +66,44 @@ class McpEndpoint:
 
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         wants_ro = self.readonly or query.get("readonly", ["0"])[-1].lower() in ("1", "true", "yes")
+        if scope.get("method") == "POST":
+            receive = await _screened(scope, receive, send)
+            if receive is None:
+                return
         await self.servers[wants_ro].session_manager.handle_request(scope, receive, send)
+
+
+async def _screened(scope, receive, send):
+    """`receive` with the body for the SDK, or None when the frame guard answered it already."""
+    import json
+
+    from kyb_cli.mcp.frames import check_body
+    from kyb_cli.mcp.server import argument_error
+    from kyb_cli.serve.guard import Headers, replay_body
+    from kyb_cli.serve.refusal import json_media_problem, refusal
+
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    media = json_media_problem(Headers(scope).get("content-type"))
+    passed, reply = (False, None) if media else check_body(body, argument_error)
+    if passed:
+        return replay_body(body, receive)
+    if media:
+        status, payload = 400, refusal(400, media)
+    elif reply is None:
+        status, payload = 400, refusal(400, "the body holds no JSON-RPC request to answer: send one JSON-RPC "
+                                            "object with jsonrpc \"2.0\", a method and an id")
+    else:
+        status, payload = (200 if "result" in reply else 400), reply
+    data = json.dumps(payload, ensure_ascii=False).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+    return None

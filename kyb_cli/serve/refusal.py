@@ -24,3 +24,12 @@ def refusal(status: int, message: str) -> dict[str, Any]:
     """`{"error": message, "exit_code": n, "kind": k}` for an HTTP status the guard or the router answers."""
     code, kind = REFUSALS.get(status, (70, "internal") if status >= 500 else (2, "usage"))
     return {"error": message, "exit_code": code, "kind": kind}
+
+
+def json_media_problem(content_type: str | None) -> str | None:
+    """Why a body sent with `content_type` is refused (it must be application/json), or None: the
+    one rule of the API routes and /mcp."""
+    media = (content_type or "").split(";")[0].strip().lower()
+    if media == "application/json":
+        return None
+    return f"send the body as application/json (got '{media or 'no content type'}')"

@@ -6,8 +6,9 @@ kyb itself reads no environment variable for faults: its writes call `kyb_cli.co
 a no-op; this runner replaces that function before running `kyb` in the same process, so a fault
 can only happen where a test started this runner (never in a normal run).
 
-POINT is a step name (see STEPS); ACTION is `kill` (SIGKILL: a power cut for the process) or
-`enospc` (the step raises OSError 28, as a full disk does).
+POINT is a step name (see STEPS); ACTION is `kill` (SIGKILL: a power cut for the process),
+`enospc` (the step raises OSError 28, as a full disk does) or `readonly-knowledge` (the step makes
+$KYB_STORE/knowledge read-only and goes on: EACCES midway, in a process the file modes bind).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import sys
 STEPS = ("before-commit", "before-ref", "after-ref", "after-worktree")
 SYNC_STEPS = ("after-push",)  # sync's (sync/remote.py): the push landed, the tracking ref is not set
 FILLER_STEPS = ("filler-before-swap",)  # the background filler's (index/history.py): ARGS is the store
-ACTIONS = ("kill", "enospc")
+ACTIONS = ("kill", "enospc", "readonly-knowledge")
 
 
 def install(point: str, action: str) -> None:
@@ -36,6 +37,9 @@ def install(point: str, action: str) -> None:
             return
         if action == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if action == "readonly-knowledge":
+            os.chmod(os.path.join(os.environ["KYB_STORE"], "knowledge"), 0o555)
+            return
         raise OSError(errno.ENOSPC, "No space left on device")
 
     faults.step = step

@@ -209,3 +209,31 @@ def refused_report(stderr: str) -> list[dict]:
         assert set(item) == {"commit", "path", "reason"}, item
         assert isinstance(item["reason"], str) and item["reason"]
     return data["refused"]
+
+
+# -- permissions: a process that the file modes bind (root bypasses them; this drops that power) ----
+
+def unprivileged() -> list[str]:
+    """A command prefix under which file modes bind: nothing for a normal user; for root,
+    `setpriv` without the capabilities that override them (CAP_DAC_OVERRIDE and friends)."""
+    import shutil
+
+    import pytest
+
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: file modes cannot be made to bind")
+    return ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+
+
+def kyb_bound(home: Path | dict, store: Path, *args: str, input: str = "", extra: dict | None = None,
+              fault: tuple[str, str] | None = None):
+    """`kyb ARGS` in a subprocess that file modes bind (the process boundary is the contract);
+    `home`: a home directory, or a ready environment (the team fixture's); `fault`: (POINT, ACTION)
+    of the test-only fault runner (tests/support/faults.py)."""
+    base = home if isinstance(home, dict) else kyb_env(home)
+    env = {**base, "KYB_STORE": str(store), "KYB_BACKGROUND": "off", **(extra or {})}
+    runner = ["tests.support.faults", *fault] if fault else ["kyb_cli"]
+    return subprocess.run([*unprivileged(), sys.executable, "-m", *runner, *args], input=input,
+                          capture_output=True, text=True, env=env, timeout=120)

@@ -163,3 +163,14 @@ def _agent_in_process_tree(max_depth: int = 40) -> tuple[str, int] | None:
             return None
         pid = stat[0]
     return None
+
+
+WITHHELD = "(withheld: the label looks like a secret)"
+
+
+def audit_label(value: str) -> str:
+    """`value`, or WITHHELD when it looks like a secret: an audit line keeps a label only as a
+    commit would (the scanner of `trailers`), since the log is kept and read like history."""
+    from kyb_cli.core.records.secrets import first_secret
+
+    return WITHHELD if value and first_secret(value, "the agent label") is not None else value

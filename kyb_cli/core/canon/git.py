@@ -14,7 +14,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from kyb_cli.core.errors import RemoteError, StoreError
+from kyb_cli.core.errors import RemoteError, StoreError, UsageError
 
 # A hook, an IDE or a parent git process may export these; any of them would redirect our git.
 SCRUBBED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_PREFIX",
@@ -56,6 +56,12 @@ def environment() -> dict[str, str]:
     return env
 
 
+def could_be_revision(text: str) -> bool:
+    """False for what no revision name can be: empty, an option (`-…`), or holding a control
+    character (NUL, newline…: git refuses them in names, and a NUL cannot even reach a process)."""
+    return bool(text) and not text.startswith("-") and not any(ch < " " or ch == "\x7f" for ch in text)
+
+
 def run(args: list[str], cwd: Path, *, input: bytes | None = None, text: bool = False,
         network: bool = False, timeout: float | None = None,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -66,6 +72,8 @@ def run(args: list[str], cwd: Path, *, input: bytes | None = None, text: bool = 
     `env`: variables set on top of the scrubbed environment (sync's quarantined object directory).
     """
     error = RemoteError if network else StoreError
+    if any("\x00" in arg for arg in args):  # only input can put one there, and no process can take it
+        raise UsageError("an argument contains a NUL character; arguments are text — remove it")
     if timeout is None:
         timeout = network_timeout() if network else LOCAL_TIMEOUT
     if not Path(cwd).is_dir():

@@ -7,7 +7,8 @@ one ref move). Then the working tree and the Git index of the touched paths are 
 Other files, staged or not, are never touched. The rules (tests/test_faults.py):
 - writers are serialized by `lock.exclusive` (bounded wait, released by the kernel if a writer dies);
 - before the branch moves nothing is visible: a failure is a StoreError (exit 4), a full disk says
-  which store and what to free (canon/diskfull.py);
+  which store and what to free (canon/diskfull.py), a directory this user cannot write is refused
+  before the lock is taken, naming it and the fix (canon/permissions.py);
 - once it moved, the write happened: the answer is success; what could not be finished (the
   working tree, the journal) is a warning on stderr, and the next call finishes it (journal.py;
   a read too, index/fresh.py);
@@ -28,6 +29,7 @@ from kyb_cli.core.canon import durability, faults, journal
 from kyb_cli.core.canon import lock as store_lock
 from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.canon.diskfull import disk_full_error, is_disk_full, low_space
+from kyb_cli.core.canon.permissions import denied_path, denied_reason, permission_error, refuse_unwritable
 from kyb_cli.core.canon.tree import Entry, advance_head, apply_changes, blob_at, blob_entry, entries_at
 from kyb_cli.core.canon.worktree import refuse_hand_edits, remove_dead_temp_files, update_worktree
 from kyb_cli.core.errors import NotFound, Rejected, StoreError
@@ -58,11 +60,14 @@ def locked(store) -> Iterator[None]:
     what a writer or a sync that died left behind."""
     store.require_kyb_store()
     durability.configure_libgit2()
+    refuse_unwritable(store.path, store.git_dir)
     try:
         with store_lock.exclusive(store.kyb_dir / "write.lock"):
             try:
                 journal.recover(store.repo, store.kyb_dir)
             except (OSError, pygit2.GitError) as exc:
+                if denied_path(exc) is not None:
+                    raise permission_error(store.path, denied_path(exc)) from None
                 if not is_disk_full(exc):
                     raise StoreError(f"cannot finish an earlier interrupted write in {store.path}: {exc}") from None
                 # no room to finish the earlier write's files: this write can still be refused cleanly
@@ -70,6 +75,8 @@ def locked(store) -> Iterator[None]:
     except OSError as exc:
         if is_disk_full(exc):
             raise disk_full_error(store.path) from None
+        if denied_path(exc) is not None:
+            raise permission_error(store.path, denied_path(exc)) from None
         raise
 
 
@@ -111,6 +118,8 @@ def publish(store, old: pygit2.Commit | None, new: pygit2.Oid, changes: dict[str
             _forget_journal(store)
             if is_disk_full(exc, store.git_dir):
                 raise disk_full_error(store.path) from None
+            if denied_path(exc) is not None:
+                raise permission_error(store.path, denied_path(exc)) from None
             raise StoreError(f"{what} failed, nothing was written: {exc}") from None
     warnings: list[str] = []
     try:
@@ -123,7 +132,9 @@ def publish(store, old: pygit2.Commit | None, new: pygit2.Oid, changes: dict[str
     except (OSError, pygit2.GitError) as exc:
         if strict:
             raise
-        reason = "the disk is full" if is_disk_full(exc, store.git_dir) else str(exc)
+        denied = denied_path(exc)
+        reason = ("the disk is full" if is_disk_full(exc, store.git_dir) else
+                  denied_reason(store.path, denied) if denied is not None else str(exc))
         warnings.append(f"{what} is committed ({str(new)[:12]}), but kyb could not finish updating the "
                         f"store's working tree ({reason}); the next kyb command finishes it")
     for message in warnings:
@@ -271,6 +282,8 @@ class Transaction:
     def _unwritten(self, exc: BaseException) -> StoreError:
         if is_disk_full(exc, self.store.git_dir):
             return disk_full_error(self.store.path)
+        if denied_path(exc) is not None:
+            return permission_error(self.store.path, denied_path(exc))
         return StoreError(f"write failed, nothing was written: {exc}")
 
     def _commit(self, head: pygit2.Commit | None, path: str, blob: pygit2.Oid | None, verb: str,

@@ -220,7 +220,9 @@ def _snapshot_version(f, key: str, blob: str) -> Version:
 
 def _resolve(store_path: Path, at: str) -> str:
     """The commit sha `at` names (sha, short sha, HEAD~2, tag, branch); NotFound when none."""
-    if not at or at.startswith("-") or "\n" in at:
+    from kyb_cli.core.canon.git import could_be_revision
+
+    if not could_be_revision(at):
         raise NotFound(f"unknown revision '{shown(at)}'")
     ok, rev = _git_ok(store_path, "rev-parse", "--verify", "-q", "--end-of-options", f"{at}^{{commit}}")
     if not ok or not rev:

@@ -168,7 +168,9 @@ def fetch(store_path: Path, git_dir: Path, remote: str, branch: str, local: str 
     the store and `refs/remotes/<remote>/<branch>` points at the tip.
     """
     from kyb_cli.core.canon import lock
+    from kyb_cli.core.canon.permissions import refuse_unwritable
 
+    refuse_unwritable(store_path, git_dir)  # the quarantine, the objects, the refs: all written here
     # One fetch at a time per store: git writes the fetched tip to the store's FETCH_HEAD.
     with lock.exclusive(git_dir / "kyb" / "fetch.lock", timeout=max(lock.lock_timeout(), 3 * git.network_timeout())):
         return _fetch_locked(store_path, git_dir, remote, branch, local, said)
