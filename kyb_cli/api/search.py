@@ -57,10 +57,8 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
                       assignee=assignee, parent=parent)
     response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
                       limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
-                      min_strength=min_strength, also=also)
-    from kyb_cli.core.index.trust import annotate_hits
-
-    annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")
+                      min_strength=min_strength, also=also,
+                      annotate=True)  # `verified` and `stale` per hit (rule "verification"), same read
     return location.path, response
 
 

@@ -18,7 +18,7 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
            window: tuple[int, int] | None = None, filters: Filters | None = None, limit: int = 10,
            recent: bool = False, semantic: bool = False, explain: bool = False,
            as_of_event: int | None = None, min_strength: str | None = None,
-           also: list[str] | tuple[str, ...] = ()) -> dict:
+           also: list[str] | tuple[str, ...] = (), annotate: bool = False) -> dict:
     """The response `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors` when vectors ran).
 
     The question's operators (search/syntax.py) hold on both sides. With `semantic`, a question with
@@ -28,6 +28,8 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     graded (`strength`, `found_by`, search/relevance.py) and carries a `snippet`; `confident` is true
     when one hit is strong; `min_strength="strong"` keeps strong hits only. `also`: other phrasings
     of the same question, each searched the same way and fused into one answer (search/phrasings.py).
+    Snippets are cut for the hits kept only (not for every fusion candidate). `annotate`: each kept
+    hit also gets `verified` and `stale` (index/trust.py), read on the same index connection.
     """
     from kyb_cli.core.search.phrasings import checked, fuse_answers
 
@@ -39,11 +41,15 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         hits, out = fuse_answers(answers, mode) if len(answers) > 1 else answers[0]
         if strong_only:
             hits = [h for h in hits if h["strength"] == "strong"]
-        hits = hits[:limit]
+        hits = _snipped(hits[:limit])
         confident = any(h["strength"] == "strong" for h in hits)
         response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": mode, "head": f.head}
         if not f.history_complete:
             response["history_complete"] = False
+        if annotate:
+            from kyb_cli.core.index.trust import annotate_hits
+
+            annotate_hits(f.store_path, response, conn=f.conn)
         return response
 
     def one(f: Fresh, text: str) -> tuple[list[dict], dict]:
@@ -238,7 +244,7 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
         else:
             relevance.grade(hit, lexical=cover.get(i, 0.0) > 0, cover=cover.get(i, 0.0), whole=i in first,
                             sem_score=None if near is None else near.score, cal=cal)
-        hit["snippet"] = _snippet(hit.get("body", ""), words, None if near is None else near.part)
+        hit["snippet"] = _Snippet(words, None if near is None else near.part)  # cut once kept: _snipped
         if explain:
             hit["explain"] = _explain(near, lrank, vrank, bm25, fused_score, cover.get(i, 0.0), cal)
         hits.append(hit)
@@ -259,6 +265,26 @@ def _snippet_words(parsed) -> list[str]:
 
     out = [tok for term in parsed.positive for tok in term.tokens if not is_function_word([tok])]
     return out or [tok for term in parsed.positive for tok in term.tokens]
+
+
+class _Snippet:
+    """A hit's snippet not cut yet: the question's words and the best vector passage. Fusion keeps
+    ~35 candidates for 10 hits; cutting a snippet is the costliest step per hit, so only the hits
+    kept are cut (`_snipped`)."""
+
+    __slots__ = ("part", "words")
+
+    def __init__(self, words: list[str], part: int | None) -> None:
+        self.words, self.part = words, part
+
+
+def _snipped(hits: list[dict]) -> list[dict]:
+    """`hits` with each pending snippet cut from its body."""
+    for hit in hits:
+        todo = hit.get("snippet")
+        if isinstance(todo, _Snippet):
+            hit["snippet"] = _snippet(hit.get("body", ""), todo.words, todo.part)
+    return hits
 
 
 def _snippet(body: str, words: list[str], part: int | None) -> str:
