@@ -40,3 +40,19 @@ def test_query_path_does_not_import_the_record_rules_or_git():
             "'kyb_cli.core.records.model')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_importing_the_api_loads_only_the_areas_a_query_uses_and_the_rest_on_first_use():
+    """`import kyb_cli.api` (every `kyb query` does) leaves records, work, tools, trust, handlers and the
+    operations table unloaded; the first use of one of their names loads it, and it is that very object."""
+    import subprocess
+    import sys
+
+    lazy = ("kyb_cli.api.operations", "kyb_cli.api.records", "kyb_cli.api.work", "kyb_cli.api.tools",
+            "kyb_cli.api.trust", "kyb_cli.api.handlers")
+    code = ("import sys\nfrom kyb_cli import api\n"
+            f"print(sorted(m for m in {lazy!r} if m in sys.modules))\n"
+            "from kyb_cli.api.work import write_task\n"
+            "print(api.write_task is write_task, 'kyb_cli.api.work' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["[]", "True True"]
