@@ -56,3 +56,19 @@ def test_importing_the_api_loads_only_the_areas_a_query_uses_and_the_rest_on_fir
             "print(api.write_task is write_task, 'kyb_cli.api.work' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["[]", "True True"]
+
+
+def test_a_lexical_query_on_an_indexed_store_loads_no_model_registry_hashlib_threading_or_toml(store_path):
+    """The CLI's floor (issue 27): with the index built, a lexical query imports neither the model
+    registry and files, nor hashlib, threading or tomllib (no config file, no .kyb.toml here)."""
+    import subprocess
+    import sys
+
+    api.query(store_path, "word", semantic=False)  # builds the index (that may import anything)
+    heavy = ("kyb_cli.core.embed.files", "kyb_cli.core.embed.models", "hashlib", "threading", "tomllib",
+             "kyb_cli.api.operations")
+    code = (f"import sys\nfrom kyb_cli import api\napi.query({str(store_path)!r}, 'word', semantic=False)\n"
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=store_path).stdout
+    assert out.strip() == "[]"
