@@ -61,7 +61,7 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         hybrid = semantic and not recent and bool(words(parsed.positive_text))
         n = fusion_candidates(limit) if (hybrid or strong_only or len(phrasings) > 1) else limit
         ranked = lexical(f.conn, text, mode=mode, as_of=as_of, window=window, filters=filters,
-                         limit=n, recent=recent, as_of_event=as_of_event)
+                         limit=n, recent=recent, as_of_event=as_of_event, plan=plan)
         out: dict = {"semantic": False}
         side = None
         if hybrid:
