@@ -30,20 +30,23 @@ from kyb_cli.api.search import (
     semantic_off_message, semantic_missing_message, pending_vectors_message,
 )
 from kyb_cli.api.store import attribution, git_dir, init_store, locate, open_store, store_path
-from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync  # the function, not the module
+from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync  # sync: the function
 from kyb_cli.core.errors import (  # noqa: F401 - re-exported: the doors catch these
     EXIT_CODES, EXIT_INTERNAL, KybError, LockTimeout, NotFound, Rejected, RemoteError, StoreError, UsageError,
     internal_error_message,
 )
 
-# The names of the other areas, imported when first asked for (`api.write_task`, `from kyb_cli.api import handle`).
+# The other areas' names, imported when first asked for (`api.write_task`, `from kyb_cli.api import handle`).
 _LAZY = {name: area for area, names in {
-    "handlers": """handle""",
-    "limits": """loads_json""",
-    "operations": """example min_strength_arg spelled""",
-    "records": """add_knowledge check_knowledge_key diff edit_text event_time history is_date is_store read retract_knowledge save_edit split_list tags""",
-    "tools": """add_many apply_agent_changes check_paths check_store diagnose enclosing_store export_csv_lost export_media_type export_rows export_text found_agents import_records known_agents log model_import model_pull model_status plan_install plan_uninstall""",
-    "trust": """annotate_hits rules stale today_arg trust_of verify""",
+    "handlers": "handle",
+    "limits": "loads_json",
+    "operations": "example min_strength_arg spelled",
+    "records": """add_knowledge check_knowledge_key diff edit_text event_time history is_date is_store read
+                  retract_knowledge save_edit split_list tags""",
+    "tools": """add_many apply_agent_changes check_paths check_store diagnose enclosing_store export_csv_lost
+                export_media_type export_rows export_text found_agents import_records known_agents log
+                model_import model_pull model_status plan_install plan_uninstall""",
+    "trust": "annotate_hits rules stale today_arg trust_of verify",
     "work": """KEEP LISTING_MAX_LIMIT close_task dated_tasks deadlines deadlines_block deadlines_switched_off describe
                failing incident_template list_incidents list_tasks resolve_incident transition_task write_incident
                write_task""",
