@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from kyb_cli.core.plain import plain
 from pathlib import Path
 
 from kyb_cli.core.errors import StoreError
@@ -15,7 +15,7 @@ from kyb_cli.core.errors import StoreError
 WORKSPACE_FILE = ".kyb.toml"
 
 
-@dataclass(frozen=True)
+@plain(frozen=True)
 class StoreLocation:
     path: Path
     source: str  # "--store", "KYB_STORE", ".kyb.toml:<file>", "default"

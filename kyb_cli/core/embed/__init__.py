@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from kyb_cli.core.plain import Factory, plain
 from pathlib import Path
 
 from typing import TYPE_CHECKING
@@ -165,11 +165,11 @@ def query_vector(question: str, spec: ModelSpec | None = None) -> tuple[bytes | 
     return vector, None
 
 
-@dataclass
+@plain
 class PassageVectors:
     """Vectors by text hash, how many are still missing, and the fingerprint they belong to."""
 
-    vectors: dict[str, bytes] = field(default_factory=dict)
+    vectors: dict[str, bytes] = Factory(dict)
     pending: int = 0
     fingerprint: str | None = None
     reason: str | None = None
