@@ -21,6 +21,31 @@ class Factory:
         self.make = make
 
 
+def _init(name: str, names: tuple[str, ...], defaults: dict[str, Any]):
+    """An `__init__(self, a, b=..., c=<fresh>)` made from source, as dataclasses makes it: a call
+    binds its arguments in C, not through a loop over the fields (a query builds a few dozen)."""
+    scope: dict[str, Any] = {"_set": object.__setattr__, "_FRESH": _MISSING}
+    params, body = ["self"], []
+    for n in names:
+        d = defaults.get(n, _MISSING)
+        if d is _MISSING:
+            params.append(n)
+            body.append(f"_set(self, {n!r}, {n})")
+        elif isinstance(d, Factory):
+            scope[f"_make_{n}"] = d.make
+            params.append(f"{n}=_FRESH")
+            body.append(f"_set(self, {n!r}, _make_{n}() if {n} is _FRESH else {n})")
+        else:
+            scope[f"_default_{n}"] = d
+            params.append(f"{n}=_default_{n}")
+            body.append(f"_set(self, {n!r}, {n})")
+    source = f"def __init__({', '.join(params)}):\n    " + ("\n    ".join(body) or "pass") + "\n"
+    exec(source, scope)  # noqa: S102 - the source is made here from the class's own field names
+    init = scope["__init__"]
+    init.__qualname__ = f"{name}.__init__"
+    return init
+
+
 def plain(cls=None, *, frozen: bool = False):
     """Give `cls` the dataclass methods for its annotated fields (see the module docstring)."""
 
@@ -34,24 +59,7 @@ def plain(cls=None, *, frozen: bool = False):
                     delattr(cls, n)
             elif defaults:
                 raise TypeError(f"{cls.__name__}: field {n!r} without a default follows one with a default")
-        set_ = object.__setattr__
-
-        def __init__(self, *args, **kwargs):
-            if len(args) > len(names):
-                raise TypeError(f"{cls.__name__}() takes {len(names)} arguments, {len(args)} given")
-            values = dict(zip(names, args))
-            for k, v in kwargs.items():
-                if k not in names or k in values:
-                    raise TypeError(f"{cls.__name__}() got an unexpected or repeated argument {k!r}")
-                values[k] = v
-            for n in names:
-                if n in values:
-                    set_(self, n, values[n])
-                elif n in defaults:
-                    d = defaults[n]
-                    set_(self, n, d.make() if isinstance(d, Factory) else d)
-                else:
-                    raise TypeError(f"{cls.__name__}() missing argument {n!r}")
+        cls.__init__ = _init(cls.__name__, names, defaults)
 
         def __repr__(self) -> str:
             return f"{cls.__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in names)})"
@@ -61,7 +69,7 @@ def plain(cls=None, *, frozen: bool = False):
                 return NotImplemented
             return all(getattr(self, n) == getattr(other, n) for n in names)
 
-        cls.__init__, cls.__repr__, cls.__eq__ = __init__, __repr__, __eq__
+        cls.__repr__, cls.__eq__ = __repr__, __eq__
         cls.__match_args__ = names
         if frozen:
             def __setattr__(self, name, value):
