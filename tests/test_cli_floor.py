@@ -41,3 +41,35 @@ def test_query_path_does_not_import_the_record_rules_or_git():
             "'kyb_cli.core.records.model')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_importing_the_api_loads_only_the_areas_a_query_uses_and_the_rest_on_first_use():
+    """`import kyb_cli.api` (every `kyb query` does) leaves records, work, tools, trust, handlers and the
+    operations table unloaded; the first use of one of their names loads it, and it is that very object."""
+    import subprocess
+    import sys
+
+    lazy = ("kyb_cli.api.operations", "kyb_cli.api.records", "kyb_cli.api.work", "kyb_cli.api.tools",
+            "kyb_cli.api.trust", "kyb_cli.api.handlers")
+    code = ("import sys\nfrom kyb_cli import api\n"
+            f"print(sorted(m for m in {lazy!r} if m in sys.modules))\n"
+            "from kyb_cli.api.work import write_task\n"
+            "print(api.write_task is write_task, 'kyb_cli.api.work' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["[]", "True True"]
+
+
+def test_a_lexical_query_on_an_indexed_store_loads_no_model_registry_hashlib_threading_or_toml(store_path):
+    """The CLI's floor (issue 27): with the index built, a lexical query imports neither the model
+    registry and files, nor hashlib, threading or tomllib (no config file, no .kyb.toml here)."""
+    import subprocess
+    import sys
+
+    api.query(store_path, "word", semantic=False)  # builds the index (that may import anything)
+    heavy = ("kyb_cli.core.embed.files", "kyb_cli.core.embed.models", "hashlib", "threading", "tomllib",
+             "kyb_cli.api.operations")
+    code = (f"import sys\nfrom kyb_cli import api\napi.query({str(store_path)!r}, 'word', semantic=False)\n"
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=store_path).stdout
+    assert out.strip() == "[]"

@@ -175,3 +175,13 @@ def test_terminal_table_shows_the_snippet_dims_weak_hits_and_says_when_nothing_i
     text, styled = render(search(store_path, "kubernetes ingress controller replica certificates rotation"))
     assert "no strong hit" in text
     assert "\x1b[1;2mdb-primary" in styled  # the weak row is dim
+
+
+@pytest.mark.parametrize("kw", [{}, {"min_strength": "strong"}, {"also": ["replica failover"]}, {"limit": 1}],
+                         ids=["plain", "strong-only", "phrasings", "limit-1"])
+def test_every_kept_hit_carries_its_cut_snippet_text_and_nothing_pending(store_path, kw):
+    """Snippets are cut once the answer is known (pipeline._snipped), for exactly the hits kept."""
+    seed(store_path)
+    r = search(store_path, "primary database host", **kw)
+    assert r["hits"] and all(isinstance(h["snippet"], str) for h in r["hits"])
+    assert r["hits"][0]["snippet"].startswith("The primary database host is db-1")

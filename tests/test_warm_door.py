@@ -176,3 +176,16 @@ def test_warm_connections_are_never_shared_between_concurrent_requests(store_pat
     assert answers == [["db"] if i % 2 else ["svc"] for i in range(80)]
     assert clashes == []
     assert 1 <= len(_idle(store_path)) <= warm.IDLE_PER_INDEX
+
+
+def test_verification_written_by_another_process_is_in_the_next_warm_answer(store_path, warm_door):
+    """`verified` and `stale` are read on the search's own (kept, caught-up) connection: a verify
+    committed by another process shows in the very next answer, never the state before it."""
+    put(store_path, "svc", "Svc", "port 8080", T0)
+    _path, before = api.query(store_path, "port", semantic=False)
+    assert before["hits"][0]["verified"] is None and len(_idle(store_path)) == 1
+    code = ("import sys; from kyb_cli import api; api.verify(api.open_store(sys.argv[1]), 'svc', source='runbook', "
+            "attribution=api.attribution('other'))")
+    subprocess.run([sys.executable, "-c", code, str(store_path)], check=True, capture_output=True)
+    _path, after = api.query(store_path, "port", semantic=False)
+    assert after["hits"][0]["verified"]["source"] == "runbook" and after["hits"][0]["verified"]["current"] is True

@@ -12,7 +12,9 @@ Functions are grouped by area (records, work, search, sync, tools, store) and re
 Every operation of the table (api/operations.py) is `api.handle(name, door, fields)`, the call
 the doors make; a function here that only forwarded to the core for one of them is gone.
 Each imports core inside its body, so `import kyb_cli.api` stays light (the `kyb query` hot path
-loads no pygit2, numpy, onnxruntime, rich or platformdirs). The error classes come with it: every
+loads no pygit2, numpy, onnxruntime, rich or platformdirs), and the areas a query does not use
+(records, work, tools, trust, the operations table…) are imported on first use of one of their
+names (`_LAZY`, PEP 562): `kyb query` pays for search and store only (~5 ms of its floor, issue 27). The error classes come with it: every
 failure is a KybError with an exit code (docs/ARCHITECTURE.md, "Output contract").
 `help(api.write_task)` shows the call: every function has an explicit signature and a docstring
 saying what it returns and raises; docs/API.md is the reference, by area.
@@ -24,38 +26,50 @@ EXIT_CODES and EXIT_INTERNAL (with `internal_error_message`, what a door says of
 
 from types import ModuleType as _ModuleType
 
-from kyb_cli.api.records import (
-    add_knowledge, edit_text, history, is_store, read, retract_knowledge, save_edit, split_list,
-)
+from kyb_cli.api.failure import InternalError, internal_error, io_error
+from kyb_cli.api.preload import preload
 from kyb_cli.api.search import (
     context_hook_json, context_unavailable, embed_all, health, history_incomplete, history_wait_policy,
     index_status, keep_warm, query, rebuild_index, reset_history_state, semantic_available,
     semantic_off_message, semantic_missing_message, pending_vectors_message,
 )
-from kyb_cli.api.failure import InternalError, internal_error, io_error
-from kyb_cli.api.handlers import handle
-from kyb_cli.api.limits import loads_json
-from kyb_cli.api.operations import example, spelled
-from kyb_cli.api.preload import preload
 from kyb_cli.api.store import attribution, audit_label, git_dir, init_store, locate, open_store, store_path
-from kyb_cli.api.trust import today_arg, trust_of, verify
-from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync
-from kyb_cli.api.tools import (
-    apply_agent_changes, check_paths, check_store, enclosing_store, export_csv_lost, export_media_type,
-    export_text, found_agents, import_records, known_agents, model_import, model_pull, model_status,
-    plan_install, plan_uninstall,
-)
-from kyb_cli.api.work import (  # noqa: I001
-    KEEP, LISTING_MAX_LIMIT,
-    close_task, deadlines_block, deadlines_switched_off, describe,
-    failing, incident_template,
-    resolve_incident, transition_task, write_incident, write_task,
-)
+from kyb_cli.api.sync import REMOTE, background_sync, clone, remote_url, set_remote, sync  # sync: the function
 from kyb_cli.core.errors import (  # noqa: F401 - re-exported: the doors catch these
     EXIT_CODES, EXIT_INTERNAL, KybError, LockTimeout, NotFound, Rejected, RemoteError, StoreError, UsageError,
     internal_error_message,
 )
 
-# Everything imported above but the area modules themselves (`api.sync` is the function, not the module).
+# The other areas' names, imported when first asked for (`api.write_task`, `from kyb_cli.api import handle`).
+_LAZY = {name: area for area, names in {
+    "handlers": "handle",
+    "limits": "loads_json",
+    "operations": "example spelled",
+    "records": "add_knowledge edit_text history is_store read retract_knowledge save_edit split_list",
+    "tools": """apply_agent_changes check_paths check_store enclosing_store export_csv_lost export_media_type
+                export_text found_agents import_records known_agents model_import model_pull model_status
+                plan_install plan_uninstall""",
+    "trust": "today_arg trust_of verify",
+    "work": """KEEP LISTING_MAX_LIMIT close_task deadlines_block deadlines_switched_off describe failing
+               incident_template resolve_incident transition_task write_incident write_task""",
+}.items() for name in names.split()}
+
+# The public surface: everything imported above but the area modules themselves (`api.sync` is the
+# function, not the module), then the lazy areas' names.
 __all__ = [name for name, obj in dict(globals()).items()
-           if not name.startswith("_") and not isinstance(obj, _ModuleType)]
+           if not name.startswith("_") and not isinstance(obj, _ModuleType)] + list(_LAZY)
+
+
+def __getattr__(name: str):
+    area = _LAZY.get(name)
+    if area is None:
+        raise AttributeError(f"module 'kyb_cli.api' has no attribute '{name}'")
+    import importlib
+
+    value = getattr(importlib.import_module(f"kyb_cli.api.{area}"), name)
+    globals()[name] = value  # asked once: later reads are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

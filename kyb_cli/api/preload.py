@@ -8,13 +8,13 @@ costs a fraction of a second at start and removes the race.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 
 def preload(packages: tuple[str, ...] = ("kyb_cli.api", "kyb_cli.core")) -> list[str]:
     """Import each module under `packages`; the names that could not be imported (an optional
     dependency missing) are returned, not raised: those features report their own errors."""
+    import importlib
+    import pkgutil
+
     skipped: list[str] = []
     for name in packages:
         try:

@@ -58,16 +58,11 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     _ensure_default(location)
     filters = Filters(tags=list(tags), kind=kind, status=status, service=service, priority=priority,
                       assignee=assignee, parent=parent)
-    from kyb_cli.core.index.fresh import with_index
-    from kyb_cli.core.index.trust import annotate_hits
-
-    def answer(_f) -> dict[str, Any]:  # one answer, one index session: the search and its trust annotation
-        response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
-                          limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
-                          min_strength=min_strength, also=also, ordering=ordering)
-        return annotate_hits(location.path, response)  # `verified` and `stale` per hit (rule "verification")
-
-    return location.path, with_index(location.path, answer, history=mode != "current")
+    response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
+                      limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
+                      min_strength=min_strength, also=also, ordering=ordering,
+                      annotate=True)  # `verified` and `stale` per hit (rule "verification"), same read
+    return location.path, response
 
 
 def _bench_ordering():

@@ -173,6 +173,8 @@ async def guarded_stdio(tool_error: ToolError):
 
     from mcp.server.stdio import stdio_server
 
+    from kyb_cli.mcp import pipes
+
     try:
         private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -181,16 +183,23 @@ async def guarded_stdio(tool_error: ToolError):
     except OSError:
         private = None
     stream = os.fdopen(private if private is not None else 0, "rb", closefd=False)
-    guard = _GuardedStdin(anyio.wrap_file(stream), tool_error)
+    lines = await pipes.LoopLines.open(stream) if pipes.pipe_like(stream.fileno()) else anyio.wrap_file(stream)
+    out_fd = pipes.divert_stdout()  # a pipe: written on the loop (pipes.py); else the SDK claims fd 1
+    out = await pipes.LoopWriter.open(os.fdopen(out_fd, "wb", closefd=False)) if out_fd is not None else None
+    guard = _GuardedStdin(lines, tool_error)
     try:
-        async with stdio_server(stdin=guard) as (read_stream, write_stream):
+        async with stdio_server(stdin=guard, stdout=out) as (read_stream, write_stream):
             guard.out = write_stream
             guard.ready.set()
             yield read_stream, write_stream
     finally:
-        if private is not None:
+        if out is not None:
             try:
-                os.dup2(private, 0)
-            except OSError:
+                await out.flush()
+                out.close()
+            except OSError:  # the client is gone: nothing left to tell it
                 pass
+            pipes.restore(1, out_fd)
+        if private is not None:
+            pipes.restore(0, private)
 

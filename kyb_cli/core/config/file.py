@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,8 @@ def load_config() -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise StoreError(f"cannot read config {path}: {exc.strerror}") from None
+    import tomllib  # only when there is a file: most queries have none and skip the parser
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -7,8 +7,7 @@
 from __future__ import annotations
 
 import os
-import tomllib
-from dataclasses import dataclass
+from kyb_cli.core.plain import plain
 from pathlib import Path
 
 from kyb_cli.core.errors import StoreError
@@ -16,7 +15,7 @@ from kyb_cli.core.errors import StoreError
 WORKSPACE_FILE = ".kyb.toml"
 
 
-@dataclass(frozen=True)
+@plain(frozen=True)
 class StoreLocation:
     path: Path
     source: str  # "--store", "KYB_STORE", ".kyb.toml:<file>", "default"
@@ -65,6 +64,8 @@ def locate(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None =
     if start is not None:
         workspace = find_workspace_file(start)
         if workspace is not None:
+            import tomllib  # only with a .kyb.toml: a `kyb query --store P` does not pay for the parser
+
             try:
                 data = tomllib.loads(workspace.read_text(encoding="utf-8"))
             except (OSError, tomllib.TOMLDecodeError) as exc:

@@ -25,12 +25,38 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from kyb_cli.core.plain import Factory, plain
 from pathlib import Path
 
-from kyb_cli.core.embed.files import ModelLocation, locate_model
-from kyb_cli.core.embed.models import E5, MODELS, ModelSpec
+from typing import TYPE_CHECKING
+
 from kyb_cli.core.embed.recipe import passage_input, passage_text, query_input, text_hash
+
+if TYPE_CHECKING:
+    from kyb_cli.core.embed.files import ModelLocation
+    from kyb_cli.core.embed.models import ModelSpec
+
+# Imported on first use (PEP 562): the index imports this package for the recipe's version on every
+# `kyb query`, which needs neither the model files nor the registry (issue 27: the CLI's floor).
+_LAZY = {"ModelLocation": "files", "locate_model": "files", "E5": "models", "MODELS": "models",
+         "ModelSpec": "models"}
+
+
+def __getattr__(name: str):
+    area = _LAZY.get(name)
+    if area is None:
+        raise AttributeError(f"module 'kyb_cli.core.embed' has no attribute '{name}'")
+    import importlib
+
+    value = getattr(importlib.import_module(f"kyb_cli.core.embed.{area}"), name)
+    globals()[name] = value
+    return value
+
+
+def _e5():
+    from kyb_cli.core.embed.models import E5
+
+    return E5
 
 __all__ = [
     "ModelLocation", "locate_model", "passage_text", "passage_input", "query_input", "text_hash",
@@ -63,10 +89,11 @@ def open_cache():
     return _CACHE
 
 
-def current_fingerprint(spec: ModelSpec = E5) -> tuple[str | None, str | None, ModelLocation | None]:
-    """(fingerprint, reason, location): the fingerprint of model `spec`, or why there is none."""
-    from kyb_cli.core.embed.files import fingerprint
+def current_fingerprint(spec: ModelSpec | None = None) -> tuple[str | None, str | None, ModelLocation | None]:
+    """(fingerprint, reason, location): the fingerprint of model `spec` (default e5), or why there is none."""
+    from kyb_cli.core.embed.files import fingerprint, locate_model
 
+    spec = spec or _e5()
     location = locate_model(spec)
     if isinstance(location, str):
         return None, location, None
@@ -79,6 +106,8 @@ def current_fingerprint(spec: ModelSpec = E5) -> tuple[str | None, str | None, M
 def available() -> tuple[list[tuple[ModelSpec, str, ModelLocation]], dict[str, str]]:
     """The registry's models that are found here, in embedding order (e5 first), and for each
     model that is not, the one-line reason."""
+    from kyb_cli.core.embed.models import MODELS
+
     found, missing = [], {}
     for spec in MODELS:
         fp, reason, location = current_fingerprint(spec)
@@ -111,10 +140,12 @@ def _embed(location: ModelLocation, fingerprint: str, inputs: list[str]) -> list
     return _in_process(location, fingerprint).embed_bytes(inputs)
 
 
-def query_vector(question: str, spec: ModelSpec = E5) -> tuple[bytes | None, str | None]:
-    """The query's vector (float32 bytes) under `spec`, or (None, reason). A cached query costs no model load."""
+def query_vector(question: str, spec: ModelSpec | None = None) -> tuple[bytes | None, str | None]:
+    """The query's vector (float32 bytes) under `spec` (default e5), or (None, reason). A cached query
+    costs no model load."""
     from kyb_cli.core.embed.embedder import ModelLoadError
 
+    spec = spec or _e5()
     fp, reason, location = current_fingerprint(spec)
     if fp is None:
         return None, reason
@@ -134,18 +165,18 @@ def query_vector(question: str, spec: ModelSpec = E5) -> tuple[bytes | None, str
     return vector, None
 
 
-@dataclass
+@plain
 class PassageVectors:
     """Vectors by text hash, how many are still missing, and the fingerprint they belong to."""
 
-    vectors: dict[str, bytes] = field(default_factory=dict)
+    vectors: dict[str, bytes] = Factory(dict)
     pending: int = 0
     fingerprint: str | None = None
     reason: str | None = None
 
 
 def passage_vectors(texts: list[str], budget_s: float | None = None, batch: int = 16,
-                    progress=None, spec: ModelSpec = E5) -> PassageVectors:
+                    progress=None, spec: ModelSpec | None = None) -> PassageVectors:
     """Vectors for recipe texts under `spec`: cached ones at once, then missing ones in batches until the budget.
 
     Keys are text_hash(passage_input(text)) for every model (models.py: the passage's key, the
@@ -156,6 +187,7 @@ def passage_vectors(texts: list[str], budget_s: float | None = None, batch: int 
     """
     from kyb_cli.core.embed.embedder import ModelLoadError
 
+    spec = spec or _e5()
     fp, reason, location = current_fingerprint(spec)
     inputs = {text_hash(passage_input(t)): spec.passage_input(t) for t in texts}
     if fp is None:

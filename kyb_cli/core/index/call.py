@@ -9,11 +9,11 @@ reports only its own reads. A door starts a call with `begin()`; the core reads 
 from __future__ import annotations
 
 from contextvars import ContextVar
-from dataclasses import dataclass
+from kyb_cli.core.plain import plain
 from typing import Callable
 
 
-@dataclass
+@plain
 class Call:
     wait: bool = True
     # progress(done, total, stage) while waiting; None = silent

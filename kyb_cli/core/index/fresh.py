@@ -18,7 +18,7 @@ import re
 import sys
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from kyb_cli.core.plain import Factory, plain
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -30,7 +30,7 @@ from kyb_cli.core.index import schema, warm
 T = TypeVar("T")
 
 
-@dataclass
+@plain
 class Fresh:
     """An open index connection that reflects `head`, and what it took to get there."""
 
@@ -38,7 +38,7 @@ class Fresh:
     head: str | None
     store_path: Path
     git_dir: Path
-    work: dict = field(default_factory=dict)
+    work: dict = Factory(dict)
     history_complete: bool = True  # False: a snapshot of HEAD, the history is still being built
 
 

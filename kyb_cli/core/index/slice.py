@@ -14,12 +14,12 @@ the semantic side (vectors.py) ranks inside it, so fusion never mixes answers fr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from kyb_cli.core.plain import Factory, plain
 
 
-@dataclass
+@plain
 class Filters:
-    tags: list[str] = field(default_factory=list)
+    tags: list[str] = Factory(list)
     kind: str | None = None
     status: str | None = None
     service: str | None = None
@@ -104,14 +104,14 @@ def filter_sql(filters: Filters, params: dict) -> list[str]:
     return where
 
 
-@dataclass
+@plain
 class Slice:
     """The versions one query may answer with: a time mode plus the filters (as the lexical side)."""
 
     mode: str = "history"
     as_of: int | None = None
     window: tuple[int, int] | None = None
-    filters: Filters = field(default_factory=Filters)
+    filters: Filters = Factory(Filters)
     as_of_event: int | None = None
 
     def sql(self) -> tuple[str, str, dict]:

@@ -171,15 +171,17 @@ def staleness(a: dict[str, Any], *, days: int, today: date) -> str | None:
     return None
 
 
-def annotate_hits(store_path: Path, response: dict[str, Any], *, today: date | None = None) -> dict[str, Any]:
-    """Add `verified` and `stale` to every hit of a query response (one SQL, at most one cat-file)."""
+def annotate_hits(store_path: Path, response: dict[str, Any], *, today: date | None = None,
+                  conn=None) -> dict[str, Any]:
+    """Add `verified` and `stale` to every hit of a query response (one SQL, at most one cat-file).
+    `conn`: the index connection the query read (its answer's own state), else one is opened."""
     hits = response.get("hits") or []
     if not hits:
         return response
     from kyb_cli.core.index.fresh import with_index
 
-    def run(f):
-        versions = key_versions(f.conn, [h["key"] for h in hits])
+    def run(c):
+        versions = key_versions(c, [h["key"] for h in hits])
         out = []
         for h in hits:
             rows = versions.get(h["key"], [])
@@ -187,7 +189,7 @@ def annotate_hits(store_path: Path, response: dict[str, Any], *, today: date | N
             out.append(assess(rows, vid))
         return out
 
-    assessments = with_index(store_path, run)
+    assessments = run(conn) if conn is not None else with_index(store_path, lambda f: run(f.conn))
     attribute(store_path, assessments)
     days = days_or_default()
     today = today or date.today()

@@ -13,8 +13,8 @@ A connection is used by one thread at a time: `take` hands it out, `release` giv
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
 from pathlib import Path
 
 from kyb_cli.core.index import schema
@@ -22,7 +22,7 @@ from kyb_cli.core.index import schema
 IDLE_PER_INDEX = 4  # concurrent requests beyond this open their own connection and close it after
 
 _keeping = False
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # threading's Lock itself; importing threading costs a CLI query ~1 ms
 _idle: dict[str, list[tuple[object, tuple[int, int]]]] = {}
 _ident: dict[int, tuple[str, tuple[int, int]]] = {}  # id(conn) -> (index path, identity at open)
 

@@ -23,14 +23,17 @@ _HIDDEN_KEYS = frozenset(("key", "title", "kind", "body", "tags", "refs", "extra
 
 def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
             window: tuple[int, int] | None = None, filters: Filters | None = None,
-            limit: int = 10, recent: bool = False, as_of_event: int | None = None) -> list[tuple[int, dict]]:
-    """Ranked (version_id, hit) pairs for one question; an empty or wordless text lists newest first."""
+            limit: int = 10, recent: bool = False, as_of_event: int | None = None,
+            plan=None) -> list[tuple[int, dict]]:
+    """Ranked (version_id, hit) pairs for one question; an empty or wordless text lists newest first.
+    `plan`: the text's syntax.query_plan when the caller has it already (parsed once per question)."""
     filters = filters or Filters()
     params: dict = {"limit": max(0, min(int(limit), MAX_LIMIT))}
     time_params(mode, params, as_of=as_of, window=window, as_of_event=as_of_event)
-    from kyb_cli.core.search.syntax import query_plan
+    if plan is None:
+        from kyb_cli.core.search.syntax import query_plan
 
-    plan = query_plan(text)[1]
+        plan = query_plan(text)[1]
     expr = plan.match
     where = filter_sql(filters, params)
     if expr is None:  # nothing to rank by: list newest first (without the excluded words)

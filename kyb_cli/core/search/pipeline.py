@@ -5,13 +5,13 @@ Every door runs it through `kyb_cli.api.query` (time arguments -> slice -> lexic
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, NamedTuple
 
 from kyb_cli.core.index.fresh import Fresh, with_index
 from kyb_cli.core.search.lexical import lexical
 from kyb_cli.core.index.slice import Filters
+from kyb_cli.core.plain import plain
 
 
 class Ordering(NamedTuple):
@@ -22,7 +22,7 @@ class Ordering(NamedTuple):
     order: Callable[[dict, dict], list[tuple]]  # (lexical candidates, semantic candidates) -> order
 
 
-@dataclass(frozen=True)
+@plain(frozen=True)
 class Ask:
     """What one search asks, the same for each phrasing of it."""
 
@@ -44,7 +44,8 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
            window: tuple[int, int] | None = None, filters: Filters | None = None, limit: int = 10,
            recent: bool = False, semantic: bool = False, explain: bool = False,
            as_of_event: int | None = None, min_strength: str | None = None,
-           also: list[str] | tuple[str, ...] = (), ordering: Ordering | None = None) -> dict:
+           also: list[str] | tuple[str, ...] = (), ordering: Ordering | None = None,
+           annotate: bool = False) -> dict:
     """The response `{count, hits, confident, semantic, mode, head}` (+ `pending_vectors` when vectors ran).
 
     The question's operators (search/syntax.py) hold on both sides. With `semantic`, a question with
@@ -55,6 +56,8 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     when one hit is strong; `min_strength="strong"` keeps strong hits only. `also`: other phrasings
     of the same question, each searched the same way and fused into one answer (search/phrasings.py).
     `ordering`: the caller's order instead of fusion when the vector side ran (the bench's VECTORS).
+    Snippets are cut for the hits kept only (not for every fusion candidate). `annotate`: each kept
+    hit also gets `verified` and `stale` (index/trust.py), read on the same index connection.
     """
     from kyb_cli.core.search.phrasings import checked
 
@@ -64,7 +67,12 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
               wide=strong_only or len(phrasings) > 1, ordering=ordering)
 
     def run(f: Fresh) -> dict:
-        return _response(f, [_phrasing(f, q, ask) for q in phrasings], ask)
+        response = _response(f, [_phrasing(f, q, ask) for q in phrasings], ask)
+        if annotate:
+            from kyb_cli.core.index.trust import annotate_hits
+
+            annotate_hits(f.store_path, response, conn=f.conn)
+        return response
 
     response = with_index(store_path, run, history=mode != "current")  # the past waits (staged)
     response.update(_times_asked(mode, as_of, window, as_of_event))
@@ -78,7 +86,7 @@ def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask) -> dic
     hits, out = fuse_answers(answers, ask.mode) if len(answers) > 1 else answers[0]
     if ask.strong_only:
         hits = [h for h in hits if h["strength"] == "strong"]
-    hits = hits[:ask.limit]
+    hits = _snipped(hits[:ask.limit])
     confident = any(h["strength"] == "strong" for h in hits)
     response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": ask.mode, "head": f.head}
     if not f.history_complete:
@@ -95,7 +103,7 @@ def _phrasing(f: Fresh, text: str, ask: Ask) -> tuple[list[dict], dict]:
     hybrid = ask.semantic and not ask.recent and bool(words(parsed.positive_text))
     n = fusion_candidates(ask.limit) if (hybrid or ask.wide) else ask.limit
     ranked = lexical(f.conn, text, mode=ask.mode, as_of=ask.as_of, window=ask.window, filters=ask.filters,
-                     limit=n, recent=ask.recent, as_of_event=ask.as_of_event)
+                     limit=n, recent=ask.recent, as_of_event=ask.as_of_event, plan=plan)
     out: dict = {"semantic": False}
     side = _semantic(f, parsed, plan, ask, n, ranked, out) if hybrid else None
     order_by = None
@@ -281,7 +289,7 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
         else:
             relevance.grade(hit, lexical=cover.get(i, 0.0) > 0, cover=cover.get(i, 0.0), whole=i in first,
                             sem_score=None if near is None else near.score, cal=cal)
-        hit["snippet"] = _snippet(hit.get("body", ""), words, None if near is None else near.part)
+        hit["snippet"] = _Snippet(words, None if near is None else near.part)  # cut once kept: _snipped
         if explain:
             hit["explain"] = _explain(near, lrank, vrank, bm25, fused_score, cover.get(i, 0.0), cal)
         hits.append(hit)
@@ -302,6 +310,26 @@ def _snippet_words(parsed) -> list[str]:
 
     out = [tok for term in parsed.positive for tok in term.tokens if not is_function_word([tok])]
     return out or [tok for term in parsed.positive for tok in term.tokens]
+
+
+class _Snippet:
+    """A hit's snippet not cut yet: the question's words and the best vector passage. Fusion keeps
+    ~35 candidates for 10 hits; cutting a snippet is the costliest step per hit, so only the hits
+    kept are cut (`_snipped`)."""
+
+    __slots__ = ("part", "words")
+
+    def __init__(self, words: list[str], part: int | None) -> None:
+        self.words, self.part = words, part
+
+
+def _snipped(hits: list[dict]) -> list[dict]:
+    """`hits` with each pending snippet cut from its body."""
+    for hit in hits:
+        todo = hit.get("snippet")
+        if isinstance(todo, _Snippet):
+            hit["snippet"] = _snippet(hit.get("body", ""), todo.words, todo.part)
+    return hits
 
 
 def _snippet(body: str, words: list[str], part: int | None) -> str:

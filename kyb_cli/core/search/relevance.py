@@ -24,7 +24,7 @@ import json
 import math
 import re
 import struct
-from dataclasses import dataclass
+from kyb_cli.core.plain import plain
 from functools import lru_cache
 from pathlib import Path
 
@@ -40,7 +40,7 @@ DECISIVE_COVER = 0.67
 DECISIVE_VECTOR_RANK = 10
 
 
-@dataclass(frozen=True)
+@plain(frozen=True)
 class Calibration:
     floor: float | None                 # semantic score at or above which a vector match is strong
     center_q: bytes | None = None       # float32 mean of query vectors (None: not centred)

@@ -28,7 +28,7 @@ def _stem(token: str) -> str:
 
 
 def _pieces(body: str) -> list[str]:
-    out = [_norm(p) for p in _PIECES.findall(body)]
+    out = [" ".join(p.split()) for p in _PIECES.findall(body)]  # _norm, inlined: the costliest line per hit
     return [p for p in out if p]
 
 
@@ -70,16 +70,21 @@ def snippet(body: str, words: list[str], passage: str | None = None, limit: int 
     usable = sorted(w for w in wanted if _TOKEN.fullmatch(w))  # a stem with other characters never matches
     if usable:
         stems = [_held(p.lower(), usable) for p in pieces]
-        for i in range(len(pieces)):
+        sizes = [len(p) for p in pieces]
+        n, most = len(pieces), len(usable)
+        for i in range(n):
             found: set[str] = set()
             length = -1
-            for j in range(i, len(pieces)):
-                if length >= 0 and length + 1 + len(pieces[j]) > limit:
+            for j in range(i, n):
+                if length >= 0 and length + 1 + sizes[j] > limit:
                     break
-                length += 1 + len(pieces[j])
-                found |= stems[j] & wanted
-                if len(found) > best_score:
-                    best, best_score = (i, j), len(found)
+                length += 1 + sizes[j]
+                if stems[j]:
+                    found |= stems[j]
+                    if len(found) > best_score:
+                        best, best_score = (i, j), len(found)
+            if best_score == most:
+                break  # every word is held: no later window can do better
     if best is not None:
         i, j = best
         # widen with the following pieces while they fit: more context, same words

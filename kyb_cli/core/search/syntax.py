@@ -13,7 +13,7 @@ degrade to the words they hold. Every token reaching FTS5 is double-quoted (see 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from kyb_cli.core.plain import Factory, plain
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _PIECE = re.compile(r'([+-]?)"([^"]*)"(\*?)|(\S+)')
@@ -25,7 +25,7 @@ def fold(text: str) -> str:
     return text.lower().replace("ё", "е")
 
 
-@dataclass(frozen=True)
+@plain(frozen=True)
 class Term:
     """One searchable unit: a word's tokens (several = a phrase), optionally a prefix, or quoted."""
 
@@ -34,11 +34,11 @@ class Term:
     quoted: bool = False
 
 
-@dataclass
+@plain
 class Parsed:
-    should: list[Term] = field(default_factory=list)   # ranked any-match
-    must: list[Term] = field(default_factory=list)     # every one required
-    exclude: list[Term] = field(default_factory=list)  # none may appear
+    should: list[Term] = Factory(list)   # ranked any-match
+    must: list[Term] = Factory(list)     # every one required
+    exclude: list[Term] = Factory(list)  # none may appear
     positive_text: str = ""                             # what the vector side embeds
 
     @property
@@ -130,7 +130,7 @@ def parse(text: str) -> Parsed:
     return out
 
 
-@dataclass
+@plain
 class Plan:
     """FTS5 MATCH strings built from a Parsed query (every token quoted; None = no such part)."""
 

@@ -1,0 +1,64 @@
+"""`@plain` (core/plain.py) behaves as `@dataclass` does for what the query path's records use:
+fields in order with defaults, a fresh default per instance, repr, value equality, frozen + hash."""
+
+from __future__ import annotations
+
+import pytest
+
+from kyb_cli.core.plain import Factory, plain
+
+
+@plain
+class Box:
+    name: str
+    tags: list[str] = Factory(list)
+    size: int = 1
+
+
+@plain(frozen=True)
+class Point:
+    x: int
+    y: int = 0
+
+
+def test_fields_bind_in_order_by_keyword_and_take_their_defaults():
+    assert (Box("a").name, Box("a").tags, Box("a").size) == ("a", [], 1)
+    b = Box("b", ["t"], size=3)
+    assert (b.name, b.tags, b.size) == ("b", ["t"], 3)
+
+
+def test_a_factory_default_is_made_anew_for_each_instance():
+    one, two = Box("x"), Box("y")
+    one.tags.append("t")
+    assert two.tags == [] and "tags" not in Box.__dict__
+
+
+def test_repr_and_value_equality_as_a_dataclass():
+    assert repr(Box("a")) == "Box(name='a', tags=[], size=1)"
+    assert Box("a") == Box("a") and Box("a") != Box("b") and Box("a") != Point(1)
+    with pytest.raises(TypeError):
+        hash(Box("a"))  # mutable and compared by value: unhashable
+
+
+def test_frozen_refuses_assignment_and_hashes_by_value():
+    p = Point(1, 2)
+    with pytest.raises(AttributeError):
+        p.x = 3
+    with pytest.raises(AttributeError):
+        del p.y
+    assert {Point(1, 2), Point(1, 2)} == {p} and Point(1) == Point(1, 0)
+
+
+@pytest.mark.parametrize("call", [lambda: Box(), lambda: Box("a", [], 1, 2), lambda: Box("a", name="b"),
+                                  lambda: Box("a", colour="red")])
+def test_a_missing_extra_repeated_or_unknown_argument_is_a_type_error(call):
+    with pytest.raises(TypeError):
+        call()
+
+
+def test_a_field_without_default_after_one_with_is_refused():
+    with pytest.raises(TypeError):
+        @plain
+        class Bad:
+            a: int = 1
+            b: int
