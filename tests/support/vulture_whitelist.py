@@ -25,3 +25,6 @@ _.force_exit  # uvicorn Server attribute
 find_secret  # records/validate.py: the one-text scan, used by tests/test_canon_validate.py
 _.__signature__  # mcp/params.py: read by inspect.signature, which the MCP SDK builds the input schema from
 _.run_stdio_async  # MCPServer hook overridden (mcp/server.py), called by the SDK's run("stdio")
+__getattr__  # PEP 562 module hooks (api/__init__.py, core/embed/__init__.py): lazy areas, called by the import system
+__dir__
+_.__match_args__  # core/plain.py: what dataclasses sets, read by `match` statements
