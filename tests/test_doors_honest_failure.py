@@ -28,9 +28,9 @@ def _boom(*_a, **_k):
 
 
 def test_http_unexpected_exception_is_500_exit_70_internal(app, monkeypatch):
-    import kyb_cli.api.records
+    import kyb_cli.core.index.reads
 
-    monkeypatch.setattr(kyb_cli.api.records, "tags", _boom)  # what the tags handler calls
+    monkeypatch.setattr(kyb_cli.core.index.reads, "tags", _boom)  # what the tags handler calls
     status, body = asgi_call(app, "GET", "/tags")
     assert status == 500
     assert body == {"error": "internal error: ZeroDivisionError: synthetic bug (a bug: please report it)",
