@@ -40,6 +40,8 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         if strong_only:
             hits = [h for h in hits if h["strength"] == "strong"]
         hits = hits[:limit]
+        for h in hits:  # only the hits returned are snipped (a hybrid answer grades ~50 candidates)
+            h["snippet"] = _snippet(h.get("body", ""), *h.pop(_SNIPPET_OF))
         confident = any(h["strength"] == "strong" for h in hits)
         response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": mode, "head": f.head}
         if not f.history_complete:
@@ -238,7 +240,8 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
         else:
             relevance.grade(hit, lexical=cover.get(i, 0.0) > 0, cover=cover.get(i, 0.0), whole=i in first,
                             sem_score=None if near is None else near.score, cal=cal)
-        hit["snippet"] = _snippet(hit.get("body", ""), words, None if near is None else near.part)
+        hit["snippet"] = ""  # filled for the hits returned (search.run): here its place and inputs
+        hit[_SNIPPET_OF] = (words, None if near is None else near.part)
         if explain:
             hit["explain"] = _explain(near, lrank, vrank, bm25, fused_score, cover.get(i, 0.0), cal)
         hits.append(hit)
@@ -252,6 +255,9 @@ def _explain(near, lrank, vrank, bm25, fused_score, cover: float, cal) -> dict:
             "coverage": round(cover, 4),
             "semantic_score": None if near is None or near.score is None else round(near.score, 4),
             "semantic_floor": cal.floor, "passage": None if near is None else near.part}
+
+
+_SNIPPET_OF = "_snippet_of"  # a graded hit's snippet inputs until the answer is cut to its limit
 
 
 def _snippet_words(parsed) -> list[str]:
