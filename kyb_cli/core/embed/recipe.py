@@ -92,6 +92,22 @@ def _units(ch: str) -> float:
     return 0.25
 
 
+class _Quarters:
+    """The sequence 0, 0.25, 0.5, ... of length n for bisect: the units of a body without wide
+    characters, without walking it (a snippet cuts a long runbook's chunks on every hit it returns)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> float:
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return i * 0.25
+
+
 def _cut(text: str, start: int, end: int) -> int:
     """A cut point near `end` (a paragraph, line, sentence or word boundary in the last third)."""
     if end >= len(text):
@@ -121,7 +137,8 @@ def chunks(body: str) -> list[str]:
     wide = len(_WIDE.findall(body))
     if wide * 1.0 + (len(body) - wide) * 0.25 <= CHUNK_UNITS:  # the same sum, exact (quarters)
         return [body]  # most bodies: no per-character walk (it was ~0.25 ms a record, issue 27)
-    units = [0.0, *accumulate(map(_units, body))]
+    # units[i]: the units before body[i]; without wide characters that is i / 4, exactly (quarters)
+    units = _Quarters(len(body) + 1) if not wide else [0.0, *accumulate(map(_units, body))]
     out: list[str] = []
     start = 0
     import bisect
