@@ -191,3 +191,15 @@ def test_only_the_hits_returned_are_snipped(store_path, tiny, monkeypatch, also)
     assert r["count"] == 2 and len(calls) == 2
     assert all(h["snippet"] and set(h) == set(r["hits"][0]) for h in r["hits"])
     assert not any(k.startswith("_") for h in r["hits"] for k in h)
+
+
+def test_other_phrasings_reorder_but_only_the_question_as_asked_vouches(store_path, tiny):
+    """Rule "several phrasings": a hit only another phrasing found ranks in the fused answer but is
+    weak; one the question found keeps its grading there, so `confident` is the question's own."""
+    seed(store_path)
+    vague = search(store_path, "weekly plans", semantic=True, also=("cache worker drains the queue",))
+    hit = next(h for h in vague["hits"] if h["key"] == "cache-worker")
+    assert hit["strength"] == "weak" and vague["confident"] is False and vague["phrasings"] == 2
+    asked = search(store_path, "cache worker drains the queue", semantic=True, also=("weekly plans",))
+    assert asked["hits"][0]["key"] == "cache-worker" and asked["hits"][0]["strength"] == "strong"
+    assert asked["confident"] is True

@@ -35,7 +35,8 @@ class Tools(TrustTools):
         also: Annotated[list[str], Field(max_length=7, description=(
             "Other phrasings of the same question, fused with `text` into one answer with one `confident`: "
             "other words for it, the question in English when asked in another language, a likely "
-            "identifier. Cheap; use it when the records' wording is unknown or an answer was not confident."))] = [],  # noqa: B006
+            "identifier. Cheap; use it when the records' wording is unknown. They reorder the answer; "
+            "`strength` and `confident` stay the judgement of `text` as asked."))] = [],  # noqa: B006
         history: Annotated[bool, Field(description="Search every content version, current included.")] = False,
         as_of: Annotated[str | None, Field(description=(
             "Search the store as it was at T: RFC 3339 datetime (no offset = UTC), a date (end of that day, "

@@ -28,11 +28,13 @@ RECIPE_VERSION = 3
 CHUNK_UNITS = 240
 OVERLAP_UNITS = 48
 MAX_PASSAGES = 24
-# Texts per model run, and padded tokens per run. Long passages run alone: measured 11.4 vs 9.5
-# passages/s per core for ~300-token texts at batch 1 vs 16, and the int8 model quantises
-# activations with one scale per run, so a text alone gets the same vector whatever its
-# neighbours. Short texts still share a run (29-token texts: 311/s at 16 vs 188/s at 1).
-BATCH = 16
+# Texts per model run, and padded tokens per run: every text runs alone. The int8 models quantise
+# activations with one scale per run, so a text that shared a run got a vector that depended on
+# its run-mates (cosine 0.997 to itself alone), and with it the dev set's figures on who embedded
+# the store (docs/SEARCH.md "A second, English vector side in the pipeline"); alone, a text gets
+# the same vector whoever embeds it. Cost: short texts (29 tokens) 311/s at 16 a run vs 188/s
+# alone; ~300-token passages were faster alone already (11.4 vs 9.5 passages/s per core).
+BATCH = 1
 BATCH_TOKENS = 512
 
 # The fingerprint's recipe half: bump RECIPE_VERSION when passage_text changes shape.
