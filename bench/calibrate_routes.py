@@ -5,15 +5,16 @@
 
 e5 scores a question against a passage in another language lower than one in the same language
 (cross-lingual similarity is compressed further), so one floor fitted over all questions leaves
-non-English on-topic questions unconfident (dev set, hybrid: cross-language confident 41 of 55,
-while 24 of 26 non-English off-topic questions are already not confident) — the README's own
-Russian example scores 0.20 against the shared floor 0.254. This asks every dev-set question once
+non-English on-topic questions unconfident (dev set, hybrid: cross-language confident 0.67 fit /
+0.64 check at the shared floor 0.279, non-English off-topic not confident 1.00 / 0.92). This asks every dev-set question once
 through the real pipeline (bench/eval_devset.py's cached store, --explain), keeps each hit's
 evidence (semantic score, word coverage, lexical, identifier whole), and fits the floor of
 non-English questions on the FIT half only (the worse of on-topic confident / off-topic not
 confident, then their sum, then the floor nearest the shared one), reporting the CHECK half beside
-it; the English floor likewise. Evidence only: the check half did not confirm a second floor
-(docs/SEARCH.md "Issue 26, third session"), so the product keeps one floor.
+it; the English floor likewise. With batched vectors the check half did not confirm a second
+floor; with every text in its own run it did for non-English questions, which ship `floor_other`
+in kyb_cli/core/search/calibration.json (search/relevance.py for_question; docs/SEARCH.md "A floor
+per route"). The English floor stays the shared one (its fit lost off-topic on the check half).
 """
 
 from __future__ import annotations

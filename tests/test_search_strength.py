@@ -203,3 +203,20 @@ def test_other_phrasings_reorder_but_only_the_question_as_asked_vouches(store_pa
     asked = search(store_path, "cache worker drains the queue", semantic=True, also=("weekly plans",))
     assert asked["hits"][0]["key"] == "cache-worker" and asked["hits"][0]["strength"] == "strong"
     assert asked["confident"] is True
+
+
+def test_a_question_the_router_does_not_call_english_is_held_to_its_own_floor(store_path, tiny, monkeypatch):
+    """e5 scores across languages lower: a non-English question's meaning-only hits are judged by
+    `floor_other` (bench/calibrate_routes.py), an English question's by `floor`."""
+    from kyb_cli.core.search import relevance
+
+    seed(store_path)
+    monkeypatch.setattr(relevance, "calibration", lambda fp: relevance.Calibration(floor=9.0, floor_other=-2.0))
+    other = search(store_path, "где обедает команда", semantic=True, explain=True)
+    english = search(store_path, "where does the team eat", semantic=True, explain=True)
+    meaning_only = [h for h in other["hits"] if h["found_by"] == "semantic"]
+    assert meaning_only and all(h["strength"] == "strong" for h in meaning_only)
+    assert {h["explain"]["semantic_floor"] for h in other["hits"]} == {-2.0}
+    assert not any(h["strength"] == "strong" and h["found_by"] == "semantic" for h in english["hits"])
+    assert {h["explain"]["semantic_floor"] for h in english["hits"]} == {9.0}
+    assert relevance.for_question(relevance.Calibration(floor=0.25), english=False).floor == 0.25  # none kept
