@@ -21,7 +21,8 @@ from evalset import checks  # noqa: E402
 def load(path: str, prefix: str = "") -> tuple[list[str], dict]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     rows = {r["id"]: r for r in data["questions"]}
-    modes = [m for m in ("lexical", "vectors", "hybrid", "also") if all(m in r for r in rows.values())]
+    # a row's "also" is its list of other phrasings; the mode's answer is a dict
+    modes = [m for m in ("lexical", "vectors", "hybrid", "also") if all(isinstance(r.get(m), dict) for r in rows.values())]
     return [prefix + m for m in modes], {i: {prefix + m: r[m] for m in modes} | {"row": r} for i, r in rows.items()}
 
 

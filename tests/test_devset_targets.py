@@ -2,12 +2,13 @@
 hybrid top-3 at least the better of lexical-only and vectors-only for every kind (within TOLERANCE
 where docs/SEARCH.md says so), identifier top-1 hybrid = lexical (no loss) and 1.00, paraphrase
 top-3 >= 0.60, cross-language top-3 >= 0.95, off-topic `confident: false` and on-topic
-`confident: true` both >= 90 %.
+`confident: true` both >= 90 %, with several phrasings (`also`) as without.
 
 Needs the dev set's documents (public text kept outside the repository, bench/evalset/README.md)
 and both real models (KYB_MODEL / KYB_MODEL_EN, else ../shared/models/); skipped, saying why, where
-any is missing. Cost: one session embeds the 928 passages with both models into a tmp dir (~80 s
-e5, ~70 s bge at load 5) and asks 484 questions three ways (~150 s)."""
+any is missing. Cost: one session embeds the 928 passages with both models into a tmp dir (~8 min
+for both at load 5-8, each text in its own run) and asks 484 questions four ways (~2-3 min).
+Third session: paraphrase (0.56) and cross-language (51 / 55) do not hold yet (docs/SEARCH.md)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ pytestmark = [
 def result(tmp_path_factory):
     out = tmp_path_factory.mktemp("devset") / "r.json"
     env = dict(os.environ, KYB_BENCH_DIR=str(out.parent), KYB_DEADLINES="off", KYB_MODEL=MODEL, KYB_MODEL_EN=MODEL_EN)
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "eval_devset.py"), "--json", str(out)],
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "eval_devset.py"), "--json", str(out),
+                           "--modes", "lexical,vectors,hybrid,also"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(out.read_text())
@@ -66,18 +68,18 @@ def test_identifiers_stay_exact_top1(result):
     assert ident["hybrid"]["top1"] >= ident["lexical"]["top1"] - 1e-9, ident
 
 
-def test_confident_is_right_for_nine_in_ten_on_topic_and_off_topic(result):
+@pytest.mark.parametrize("mode", ["hybrid", "also"])
+def test_confident_is_right_for_nine_in_ten_on_topic_and_off_topic(result, mode):
     rows = result["questions"]
     on = [r for r in rows if r["kind"] != "off_topic"]
     off = [r for r in rows if r["kind"] == "off_topic"]
-    assert sum(bool(r["hybrid"]["confident"]) for r in on) / len(on) >= 0.90
-    assert sum(not r["hybrid"]["confident"] for r in off) / len(off) >= 0.90
+    assert sum(bool(r[mode]["confident"]) for r in on) / len(on) >= 0.90
+    assert sum(not r[mode]["confident"] for r in off) / len(off) >= 0.90
 
 
 def test_issue_26_paraphrases_languages_and_identifiers(result):
     kinds = result["summary"]["kinds"]
     assert kinds["paraphrase_en"]["hybrid"]["top3"] >= 0.60, kinds["paraphrase_en"]
-    # kept as it was before the English side (52 of 55; docs/SEARCH.md rounds it to 0.95): every
-    # non-English question is ranked by e5 alone
-    assert kinds["cross_language"]["hybrid"]["top3"] >= 52 / 55 - 1e-9, kinds["cross_language"]
+    # the issue's target; 51 of 55 = 0.93 in the third session (docs/SEARCH.md): not met yet
+    assert kinds["cross_language"]["hybrid"]["top3"] >= 0.95 - 1e-9, kinds["cross_language"]
     assert kinds["identifier"]["hybrid"]["top1"] >= 1.0 - 1e-9, kinds["identifier"]

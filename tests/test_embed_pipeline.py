@@ -188,10 +188,11 @@ def test_semantic_budget_leaves_pending_then_fills(tiny):
 def test_runs_cap_texts_and_padded_tokens():
     from kyb_cli.core.embed.embedder import runs
 
-    assert runs([29] * 20) == [list(range(16)), [16, 17, 18, 19]]  # short texts share runs of 16
-    assert runs([300, 300, 310]) == [[0], [1], [2]]                  # long ones run alone
-    assert runs([100, 200, 250, 250]) == [[0, 1], [2, 3]]            # width x texts <= 512
-    assert runs([900]) == [[0]]                                       # never an empty run
+    assert runs([29] * 3) == [[0], [1], [2]]                                  # the recipe: each text alone
+    assert runs([29] * 20, batch=16) == [list(range(16)), [16, 17, 18, 19]]  # at most `batch` texts
+    assert runs([300, 300, 310], batch=16) == [[0], [1], [2]]                # long ones alone
+    assert runs([100, 200, 250, 250], batch=16) == [[0, 1], [2, 3]]          # width x texts <= 512
+    assert runs([900]) == [[0]]                                               # never an empty run
 
 
 def test_run_shape_is_part_of_the_fingerprint():

@@ -48,3 +48,35 @@ def test_a_body_that_fits_one_chunk_is_one_chunk_without_walking_it_and_the_boun
         assert (chunks == [body]) == (_walked(body) <= limit), (wide, narrow)
     long = "word " * 2000 + "終わり"
     assert len(recipe.chunks(long)) > 1 and recipe.chunks(long)[-1].endswith("終わり")
+
+
+def _walked_chunks(body: str) -> list[str]:
+    """recipe.chunks the long way: every character's units summed, the windows found by bisect."""
+    import bisect
+
+    body = body[:recipe.MAX_PASSAGES * recipe.CHUNK_UNITS * 6]
+    units = [0.0, *itertools.accumulate(map(recipe._units, body))]
+    if units[-1] <= recipe.CHUNK_UNITS:
+        return [body]
+    out: list[str] = []
+    start = 0
+    while start < len(body) and len(out) < recipe.MAX_PASSAGES:
+        end = recipe._cut(body, start, max(bisect.bisect_right(units, units[start] + recipe.CHUNK_UNITS) - 1, start + 1))
+        out.append(body[start:end].strip())
+        if end >= len(body):
+            break
+        back = bisect.bisect_left(units, units[end] - recipe.OVERLAP_UNITS)
+        start = max(start + 1, recipe._restart(body, back, end))
+    return [c for c in out if c] or [body[:recipe.BODY_CHARS]]
+
+
+def test_a_long_body_without_wide_characters_is_cut_where_the_walk_cuts_it():
+    """Without CJK, kana or hangul a body's units are i / 4 exactly, so its chunks are found without
+    walking it (a snippet cuts a long runbook's chunks for every hit it returns)."""
+    rng = random.Random(26)
+    words = ["alert", "disk", "node-3", "journalctl --vacuum-size=500M", "Ärger", "проверьте", "\n", "\n\n", ". ", "; "]
+    for _ in range(200):
+        body = " ".join(rng.choice(words) for _ in range(rng.randint(50, 3000)))
+        if rng.random() < 0.3:
+            body = body[:len(body) // 2] + "日本" + body[len(body) // 2:]  # the walk, for comparison
+        assert recipe.chunks(body) == _walked_chunks(body)

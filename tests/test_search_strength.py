@@ -177,11 +177,46 @@ def test_terminal_table_shows_the_snippet_dims_weak_hits_and_says_when_nothing_i
     assert "\x1b[1;2mdb-primary" in styled  # the weak row is dim
 
 
-@pytest.mark.parametrize("kw", [{}, {"min_strength": "strong"}, {"also": ["replica failover"]}, {"limit": 1}],
-                         ids=["plain", "strong-only", "phrasings", "limit-1"])
-def test_every_kept_hit_carries_its_cut_snippet_text_and_nothing_pending(store_path, kw):
-    """Snippets are cut once the answer is known (pipeline._snipped), for exactly the hits kept."""
+@pytest.mark.parametrize("also", [(), ("database failover replica",)])
+def test_only_the_hits_returned_are_snipped(store_path, tiny, monkeypatch, also):
+    """A hybrid answer grades every candidate of both sides; the snippet (the costly part on long
+    bodies) is cut for the hits it returns only, once each, and nothing private is left on a hit."""
+    from kyb_cli.core.search import pipeline
+
     seed(store_path)
-    r = search(store_path, "primary database host", **kw)
-    assert r["hits"] and all(isinstance(h["snippet"], str) for h in r["hits"])
-    assert r["hits"][0]["snippet"].startswith("The primary database host is db-1")
+    calls = []
+    real = pipeline._snippet
+    monkeypatch.setattr(pipeline, "_snippet", lambda *a: calls.append(a) or real(*a))
+    r = search(store_path, "checkout writes node", semantic=True, limit=2, also=also)
+    assert r["count"] == 2 and len(calls) == 2
+    assert all(h["snippet"] and set(h) == set(r["hits"][0]) for h in r["hits"])
+    assert not any(k.startswith("_") for h in r["hits"] for k in h)
+
+
+def test_other_phrasings_reorder_but_only_the_question_as_asked_vouches(store_path, tiny):
+    """Rule "several phrasings": a hit only another phrasing found ranks in the fused answer but is
+    weak; one the question found keeps its grading there, so `confident` is the question's own."""
+    seed(store_path)
+    vague = search(store_path, "weekly plans", semantic=True, also=("cache worker drains the queue",))
+    hit = next(h for h in vague["hits"] if h["key"] == "cache-worker")
+    assert hit["strength"] == "weak" and vague["confident"] is False and vague["phrasings"] == 2
+    asked = search(store_path, "cache worker drains the queue", semantic=True, also=("weekly plans",))
+    assert asked["hits"][0]["key"] == "cache-worker" and asked["hits"][0]["strength"] == "strong"
+    assert asked["confident"] is True
+
+
+def test_a_question_the_router_does_not_call_english_is_held_to_its_own_floor(store_path, tiny, monkeypatch):
+    """e5 scores across languages lower: a non-English question's meaning-only hits are judged by
+    `floor_other` (bench/calibrate_routes.py), an English question's by `floor`."""
+    from kyb_cli.core.search import relevance
+
+    seed(store_path)
+    monkeypatch.setattr(relevance, "calibration", lambda fp: relevance.Calibration(floor=9.0, floor_other=-2.0))
+    other = search(store_path, "где обедает команда", semantic=True, explain=True)
+    english = search(store_path, "where does the team eat", semantic=True, explain=True)
+    meaning_only = [h for h in other["hits"] if h["found_by"] == "semantic"]
+    assert meaning_only and all(h["strength"] == "strong" for h in meaning_only)
+    assert {h["explain"]["semantic_floor"] for h in other["hits"]} == {-2.0}
+    assert not any(h["strength"] == "strong" and h["found_by"] == "semantic" for h in english["hits"])
+    assert {h["explain"]["semantic_floor"] for h in english["hits"]} == {9.0}
+    assert relevance.for_question(relevance.Calibration(floor=0.25), english=False).floor == 0.25  # none kept

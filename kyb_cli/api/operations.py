@@ -140,7 +140,8 @@ QUERY = Operation("query", "Search records: current state, history, as_of, as_of
     Field("also", "texts", [], (
         "Other phrasings of the same question (up to 7), fused with it into one answer with one `confident`. "
         "Give them when the words of the records are unknown: a paraphrase in other words, the question in "
-        "English when asked in another language, a likely identifier; or when a first answer was not confident."),
+        "English when asked in another language, a likely identifier; or when a first answer was not confident. "
+        "They reorder the answer; `strength` and `confident` stay the judgement of the question as asked."),
         example=["how is an order written to the database"], maximum=7, metavar="TEXT"),
     Field("limit", "integer", 10, "At most this many hits.", minimum=0, maximum=100),
     Field("tags", "strings", [], "Only records with all these tags (comma list; on the CLI repeatable too).",

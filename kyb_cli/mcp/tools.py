@@ -29,7 +29,6 @@ class Tools(TrustTools):
     def __init__(self, door) -> None:
         self.door = door
 
-
     @tool_params("query", today=(Day, None))
     def query(self, **a: Any) -> CallToolResult:
         """Search records. Modes (one at a time): current state (default: live and archived records,

@@ -27,11 +27,13 @@ RECIPE_VERSION = 3
 CHUNK_UNITS = 240
 OVERLAP_UNITS = 48
 MAX_PASSAGES = 24
-# Texts per model run, and padded tokens per run. Long passages run alone: measured 11.4 vs 9.5
-# passages/s per core for ~300-token texts at batch 1 vs 16, and the int8 model quantises
-# activations with one scale per run, so a text alone gets the same vector whatever its
-# neighbours. Short texts still share a run (29-token texts: 311/s at 16 vs 188/s at 1).
-BATCH = 16
+# Texts per model run, and padded tokens per run: every text runs alone. The int8 models quantise
+# activations with one scale per run, so a text that shared a run got a vector that depended on
+# its run-mates (cosine 0.997 to itself alone), and with it the dev set's figures on who embedded
+# the store (docs/SEARCH.md "A second, English vector side in the pipeline"); alone, a text gets
+# the same vector whoever embeds it. Cost: short texts (29 tokens) 311/s at 16 a run vs 188/s
+# alone; ~300-token passages were faster alone already (11.4 vs 9.5 passages/s per core).
+BATCH = 1
 BATCH_TOKENS = 512
 
 # The fingerprint's recipe half: bump RECIPE_VERSION when passage_text changes shape.
@@ -91,6 +93,22 @@ def _units(ch: str) -> float:
     return 0.25
 
 
+class _Quarters:
+    """The sequence 0, 0.25, 0.5, ... of length n for bisect: the units of a body without wide
+    characters, without walking it (a snippet cuts a long runbook's chunks on every hit it returns)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> float:
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return i * 0.25
+
+
 def _cut(text: str, start: int, end: int) -> int:
     """A cut point near `end` (a paragraph, line, sentence or word boundary in the last third)."""
     if end >= len(text):
@@ -120,7 +138,8 @@ def chunks(body: str) -> list[str]:
     wide = len(_WIDE.findall(body))
     if wide * 1.0 + (len(body) - wide) * 0.25 <= CHUNK_UNITS:  # the same sum, exact (quarters)
         return [body]  # most bodies: no per-character walk (it was ~0.25 ms a record, issue 27)
-    units = [0.0, *accumulate(map(_units, body))]
+    # units[i]: the units before body[i]; without wide characters that is i / 4, exactly (quarters)
+    units = _Quarters(len(body) + 1) if not wide else [0.0, *accumulate(map(_units, body))]
     out: list[str] = []
     start = 0
     import bisect

@@ -6,9 +6,13 @@ searched exactly as a question alone (its own lexical side, vector sides, fusion
 answers are then fused by reciprocal rank (RRF, k = RRF_K): a record that several phrasings put
 near the top comes first. Ranks, not scores: each phrasing's scores sit on its own level.
 
-A hit keeps the fields of the phrasing that ranked it best (the earlier phrasing on a tie),
-`strength` included, so a rephrasing that finds a record by its words or meaning makes it strong
-as that phrasing alone would. The answer's other fields
+Phrasings find; the question as asked vouches. A hit the original question also found is the
+original's hit (its `strength`, `found_by`, snippet); a hit only another phrasing found keeps that
+phrasing's fields but is `weak`. So `confident` is the original question's judgement over the fused
+order: each extra phrasing would otherwise be one more chance for a question about nothing stored
+to look strong somewhere. On the dev set (bench/exp_phrasings.py, docs/SEARCH.md "Several
+phrasings"), letting the phrasing that ranked a hit best grade it gave off-topic `confident: false`
+0.79 (on-topic `confident: true` 0.99); the original's grading 0.94 (on-topic 0.90). The answer's other fields
 (`semantic`, `pending_vectors`, `semantic_off`, `semantic_missing`) are the original question's;
 `phrasings` says how many were fused. Measured on the dev set with rephrasings written before
 measuring (bench/evalset/also.jsonl, docs/SEARCH.md "Several phrasings").
@@ -52,6 +56,14 @@ def fuse_answers(answers: list[tuple[list[dict], dict]], mode: str) -> tuple[lis
             if held is None or rank < held[0]:
                 best[i] = (rank, q, hit)
     order = sorted(score, key=lambda i: (-score[i], best[i][0], str(i)))
+    original = {_ident(mode, hit): hit for hit in answers[0][0]}
+    hits = []
+    for i in order:
+        hit = original.get(i)
+        if hit is None:  # found by another phrasing only: it ranks, it does not vouch
+            hit = best[i][2]
+            hit["strength"] = "weak"
+        hits.append(hit)
     out = dict(answers[0][1])
     out["phrasings"] = len(answers)
-    return [best[i][2] for i in order], out
+    return hits, out

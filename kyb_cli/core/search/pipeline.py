@@ -274,6 +274,10 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
     need = [(sem[i].vid, sem[i].state) for i, *_ in order if i not in lex]
     extra = hits_for(conn, need)
     cal = side.calibration if side is not None else relevance.NONE
+    if cal.floor_other is not None:
+        from kyb_cli.core.search.route import is_english
+
+        cal = relevance.for_question(cal, is_english(parsed.positive_text))
     words = _snippet_words(parsed)
     hits = []
     for i, lrank, vrank, fused_score in order:

@@ -51,6 +51,8 @@ class Calibration:
     agree_cover: float | None = None    # words and meaning agreeing: this much of the question's
     agree_floor: float | None = None    # weight held and a semantic score of at least this
     source: str = "none"
+    floor_other: float | None = None    # the floor for a question the router does not call English
+                                        # (search/route.py; None: `floor` for every question)
 
 
 NONE = Calibration(None)
@@ -78,7 +80,18 @@ def calibration(fingerprint: str | None) -> Calibration:
                        lexical_cover=float(entry.get("lexical_cover", LEXICAL_COVER)),
                        lexical_boost=float(entry.get("lexical_boost", 0.0)),
                        agree_cover=_float(entry.get("agree_cover")), agree_floor=_float(entry.get("agree_floor")),
-                       source=str(entry.get("source", "")))
+                       source=str(entry.get("source", "")), floor_other=_float(entry.get("floor_other")))
+
+
+def for_question(cal: Calibration, english: bool) -> Calibration:
+    """The calibration that grades one question: e5 scores a question against passages in another
+    language lower than in the same language, so a question the router does not call English is
+    held to `floor_other` when the calibration has one (bench/calibrate_routes.py)."""
+    if english or cal.floor_other is None:
+        return cal
+    from dataclasses import replace
+
+    return replace(cal, floor=cal.floor_other)
 
 
 def _float(value) -> float | None:

@@ -1,0 +1,138 @@
+"""How several phrasings should grade one answer: replay policies over each phrasing's own answer.
+
+    python bench/exp_phrasings.py [--split all|fit|check]   # models as bench/eval_devset.py finds them
+
+Issue 26: with `--also` (bench/evalset/also.jsonl) off-topic `confident: false` fell 0.91 -> 0.81,
+because a fused hit kept the strongest grading any phrasing gave it: two phrasings are two chances
+for an off-topic question to look strong somewhere. This asks every dev-set question that has other
+phrasings once through the real pipeline (bench/eval_devset.py's cached store), captures each
+phrasing's graded candidates before they are fused (search/phrasings.py fuse_answers), and replays
+grading policies over them: top-3 of the fused order and the confident rates per policy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
+import eval_devset as ev  # noqa: E402
+from evalset import checks  # noqa: E402
+
+LIMIT = ev.LIMIT
+CAPTURE = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-phrasings.json"
+
+
+def capture(store: Path, questions: list[dict]) -> list[dict]:
+    """Per question: each phrasing's candidates [(key, strength)] in its own order."""
+    from kyb_cli.core.search import phrasings
+
+    seen: list = []
+    real = phrasings.fuse_answers
+
+    def spy(answers, mode):
+        seen.append([[(h["key"], h["strength"]) for h in hits] for hits, _out in answers])
+        return real(answers, mode)
+
+    phrasings.fuse_answers = spy
+    search, _embed = ev.engine()
+    also = ev.also_phrasings()
+    rows = []
+    for q in questions:
+        others = also.get(q["id"], {}).get("also", [])
+        if not others:
+            continue
+        seen.clear()
+        search(store, q["query"], semantic=True, also=others)
+        rows.append({"id": q["id"], "kind": q["kind"], "relevant": q["relevant"], "split": checks.split_of(q),
+                     "seen": also[q["id"]].get("seen", False), "answers": seen[0]})
+    return rows
+
+
+def fused(answers: list[list[tuple[str, str]]], policy: str) -> list[tuple[str, bool]]:
+    """The fused top LIMIT [(key, strong)] under a grading policy (order: RRF, as phrasings.py)."""
+    k = 60
+    score: dict = {}
+    best: dict = {}
+    strong_in: dict = {}
+    for q, hits in enumerate(answers):
+        for rank, (key, strength) in enumerate(hits, 1):
+            score[key] = score.get(key, 0.0) + 1.0 / (k + rank)
+            if key not in best or rank < best[key][0]:
+                best[key] = (rank, q, strength)
+            strong_in.setdefault(key, set())
+            if strength == "strong":
+                strong_in[key].add(q)
+    order = sorted(score, key=lambda i: (-score[i], best[i][0], i))[:LIMIT]
+    n = len(answers)
+
+    def strong(key: str) -> bool:
+        s = strong_in[key]
+        if policy == "best-phrasing":  # shipped before: the grading of the phrasing that ranked it best
+            return best[key][2] == "strong"
+        if policy == "any":
+            return bool(s)
+        if policy == "original":  # only the question as asked grades
+            return 0 in s
+        if policy == "original-or-all":  # the original, or every phrasing agrees
+            return 0 in s or len(s) == n
+        if policy == "two":  # at least two phrasings (or the only one)
+            return len(s) >= min(2, n)
+        if policy == "original-or-two-others":
+            return 0 in s or len(s - {0}) >= 2
+        raise ValueError(policy)
+
+    return [(key, strong(key)) for key in order]
+
+
+POLICIES = ("best-phrasing", "any", "original", "original-or-all", "two")
+
+
+def report(rows: list[dict]) -> None:
+    print(f"{len(rows)} questions with other phrasings "
+          f"({sum(not r['relevant'] for r in rows)} off-topic)")
+    print("| policy | on-topic confident:true | off-topic confident:false | strong hits that are right | top-3 |")
+    print("|---|---|---|---|---|")
+    for policy in POLICIES:
+        on = off = n_on = n_off = strong = right = top3 = 0
+        for r in rows:
+            hits = fused(r["answers"], policy)
+            conf = any(s for _k, s in hits)
+            if r["relevant"]:
+                n_on += 1
+                on += conf
+                top3 += any(k in r["relevant"] for k, _s in hits[:3])
+                strong += sum(s for _k, s in hits)
+                right += sum(s and k in r["relevant"] for k, s in hits)
+            else:
+                n_off += 1
+                off += not conf
+        print(f"| {policy} | {on / n_on:.3f} ({n_on}) | {off / n_off:.3f} ({n_off}) | "
+              f"{right / max(strong, 1):.2f} | {top3 / n_on:.3f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--split", choices=("all", "fit", "check"), default="all")
+    ap.add_argument("--replay", action="store_true", help=f"replay the last capture ({CAPTURE}) only")
+    args = ap.parse_args()
+    if not args.replay:
+        for env, name in (("KYB_MODEL", "multilingual-e5-small"), ("KYB_MODEL_EN", "bge-small-en-v1.5")):
+            if not os.environ.get(env):
+                os.environ[env] = str(ROOT.parent / "shared" / "models" / name)
+        docs = checks.load(checks.DOCS)
+        store, _s = ev.prepare(docs, rebuild=False)
+        CAPTURE.write_text(json.dumps(capture(store, checks.load(checks.QUESTIONS))))
+    rows = json.loads(CAPTURE.read_text())
+    if args.split != "all":
+        rows = [r for r in rows if r["split"] == args.split]
+    report(rows)
+
+
+if __name__ == "__main__":
+    main()
