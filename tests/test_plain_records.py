@@ -62,3 +62,17 @@ def test_a_field_without_default_after_one_with_is_refused():
         class Bad:
             a: int = 1
             b: int
+
+
+def test_replace_copies_a_plain_record_with_changes_as_dataclasses_replace_does():
+    """relevance.for_question swaps the floor of a @plain Calibration: dataclasses.replace refuses
+    a class that is not a dataclass, so @plain has its own `replace`."""
+    from kyb_cli.core.plain import replace
+    from kyb_cli.core.search.relevance import Calibration, for_question
+
+    cal = Calibration(floor=0.3, floor_other=0.25, source="fit")
+    moved = replace(cal, floor=0.1)
+    assert (moved.floor, moved.floor_other, moved.source, cal.floor) == (0.1, 0.25, "fit", 0.3)
+    assert for_question(cal, english=False).floor == 0.25 and for_question(cal, english=True) is cal
+    with pytest.raises(TypeError):
+        replace(cal, no_such_field=1)

@@ -87,3 +87,8 @@ def plain(cls=None, *, frozen: bool = False):
         return cls
 
     return wrap if cls is None else wrap(cls)
+
+
+def replace(obj, **changes):
+    """A copy of a `@plain` instance with `changes` (dataclasses.replace for these classes)."""
+    return obj.__class__(**{n: changes.pop(n, getattr(obj, n)) for n in obj.__match_args__}, **changes)

@@ -89,7 +89,7 @@ def for_question(cal: Calibration, english: bool) -> Calibration:
     held to `floor_other` when the calibration has one (bench/calibrate_routes.py)."""
     if english or cal.floor_other is None:
         return cal
-    from dataclasses import replace
+    from kyb_cli.core.plain import replace
 
     return replace(cal, floor=cal.floor_other)
 
