@@ -41,7 +41,8 @@ def result(tmp_path_factory):
     env = dict(os.environ, KYB_BENCH_DIR=str(out.parent), KYB_DEADLINES="off", KYB_MODEL=MODEL, KYB_MODEL_EN=MODEL_EN)
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "eval_devset.py"), "--json", str(out),
                            "--modes", "lexical,vectors,hybrid,also"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)  # ~8-15 min at load: a hang guard, not a budget
+                          cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=1800)  # ~8-15 min at load: a hang guard, not a budget
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(out.read_text())
 
