@@ -375,22 +375,32 @@ def test_a_bad_stale_days_is_a_usage_error_for_stale_and_never_breaks_reads(cli,
     assert cli("query", "alpha", "--no-semantic").json["hits"][0]["stale"] is False
 
 
+def _import_docs(cli, tmp_path, docs):
+    """Import `docs` (dicts) as one JSONL file, as a user's `kyb import docs.jsonl`."""
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    assert cli("import", str(path)).code == 0
+
+
+def _rewrite(cli, key, title, body):
+    """`kyb add` over an existing key (the update whose retired phrases are looked for elsewhere)."""
+    res = cli("add", "--key", key, "--title", title, "--body", body)
+    assert res.code == 0, res.stderr
+    return res
+
+
 def test_a_port_change_after_importing_docs_names_no_document_that_uses_the_port_for_something_else(cli, tmp_path):
     """Issue 25 item 9: with a docs folder imported, every port change named unrelated runbooks that
     mention 8080 (three stderr lines), so users learned to ignore the hint. A bare number is the same
     instruction only where it is said about the same subject."""
-    docs = tmp_path / "docs.jsonl"
-    docs.write_text("\n".join(json.dumps(d) for d in [
+    _import_docs(cli, tmp_path, [
         {"key": "cadvisor-metrics", "title": "cAdvisor", "body": "cAdvisor exposes container metrics on :8080."},
         {"key": "grafana-proxy", "title": "Grafana behind a proxy", "body": "Point the proxy at localhost:8080."},
         {"key": "jenkins-agents", "title": "Jenkins agents", "body": "Agents connect to port 8080 of the controller."},
-    ]) + "\n")
-    assert cli("import", str(docs)).code == 0
+    ])
     add(cli, "checkout-port", "The checkout API listens on port 8080.")
     add(cli, "checkout-restart", "Restart the checkout API, then wait until it answers on 8080.")
-    res = cli("add", "--key", "checkout-port", "--title", "Checkout port",
-              "--body", "The checkout API listens on port 9090.")
-    assert res.code == 0
+    res = _rewrite(cli, "checkout-port", "Checkout port", "The checkout API listens on port 9090.")
     assert res.json["retired_elsewhere"] == [{"key": "checkout-restart", "phrase": "8080"}]
     assert [line for line in res.stderr.splitlines() if "still says" in line] == [
         'kyb: checkout-restart still says "8080", which this update removed from checkout-port']
@@ -400,13 +410,10 @@ def test_a_port_change_names_no_document_whose_only_shared_word_is_part_of_a_hos
     """Issue 25 item 9, met again in the new-user trial: README's own example (svc-checkout on node-3,
     port 9090 → 8080) named Prometheus' Node Exporter guide, which opens localhost:9090 — the "node" of
     `node-3` is a host name, not a subject the two share. A runbook naming node-3 is still found."""
-    docs = tmp_path / "docs.jsonl"
-    docs.write_text(json.dumps({"key": "prom-node-exporter", "title": "Monitoring Linux host metrics with the Node Exporter",
-                                "body": "Navigate to `localhost:9090/graph` in your browser to enter expressions."}) + "\n")
-    assert cli("import", str(docs)).code == 0
+    _import_docs(cli, tmp_path, [{"key": "prom-node-exporter", "title": "Monitoring Linux host metrics with the Node Exporter",
+                                  "body": "Navigate to `localhost:9090/graph` in your browser to enter expressions."}])
     add(cli, "checkout-write-path", "Checkout writes go through svc-checkout on node-3, port 9090.")
     add(cli, "payments-runbook", "If payments stall, restart the proxy on node-3, port 9090.")
-    res = cli("add", "--key", "checkout-write-path", "--title", "Checkout write path",
-              "--body", "Checkout writes go through svc-checkout on node-3, port 8080.")
-    assert res.code == 0
+    res = _rewrite(cli, "checkout-write-path", "Checkout write path",
+                   "Checkout writes go through svc-checkout on node-3, port 8080.")
     assert res.json["retired_elsewhere"] == [{"key": "payments-runbook", "phrase": "9090"}]

@@ -49,7 +49,7 @@ _LAZY = {name: area for area, names in {
     "tools": """apply_agent_changes check_paths check_store enclosing_store export_csv_lost export_media_type
                 export_text found_agents import_records known_agents model_import model_pull model_status
                 plan_install plan_uninstall""",
-    "trust": "today_arg trust_of verify",
+    "trust": "reader_day today_arg trust_of verify",
     "work": """KEEP LISTING_MAX_LIMIT close_task deadlines_block deadlines_switched_off describe failing
                incident_template resolve_incident transition_task write_incident write_task""",
 }.items() for name in names.split()}

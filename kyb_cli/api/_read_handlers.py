@@ -9,15 +9,9 @@ handlers.py dispatches to them. `door.path()` is the store to read; nothing here
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any, Callable
 
-
-def _today(value: str | None) -> date:
-    """The reader's day: `today` checked (UsageError naming `today`), else the local date."""
-    from kyb_cli.api.trust import today_arg
-
-    return today_arg(value) or date.today()
+from kyb_cli.api.trust import reader_day
 
 
 def _tasks(door, a: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +111,7 @@ def _export(door, a: dict[str, Any]) -> dict[str, Any]:
 def _deadlines(door, a: dict[str, Any]) -> dict[str, Any]:
     from kyb_cli.core.kinds.deadlines import dated_tasks, deadlines
 
-    day = _today(a["today"])
+    day = reader_day(a["today"])
     items = deadlines(dated_tasks(door.path()), day)
     return {"today": day.isoformat(), "count": len(items), "deadlines": items}
 
@@ -126,7 +120,7 @@ def _context(door, a: dict[str, Any]) -> dict[str, Any]:
     """The digest's data with its `text` (about 1900 tokens, or about 50 with `brief`)."""
     from kyb_cli.core.tools.context import gather, render, render_brief
 
-    data = gather(door.path(), days=a["days"], today=_today(a["today"]))
+    data = gather(door.path(), days=a["days"], today=reader_day(a["today"]))
     data["text"] = render_brief(data) if a["brief"] else render(data)
     return data
 

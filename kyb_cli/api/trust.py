@@ -37,3 +37,8 @@ def today_arg(value: str | None) -> date | None:
     from kyb_cli.core.records.validate import day_arg
 
     return day_arg(value or None)
+
+
+def reader_day(value: str | None) -> date:
+    """The reader's day: `today` checked (as `today_arg`), else the local date (the reader's calendar)."""
+    return today_arg(value) or date.today()

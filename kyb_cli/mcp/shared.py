@@ -1,5 +1,5 @@
-"""What the MCP tools share: the reader's day, and the helpers that
-apply the CLI's rules (the reader's day, the deadlines block riding along)."""
+"""What the MCP tools share: the reader's day as a parameter type, and the helpers that
+apply the CLI's rules (the deadlines block riding along)."""
 
 from datetime import date
 from typing import Any
@@ -8,13 +8,6 @@ from kyb_cli.api.operations import TODAY
 from kyb_cli.mcp.params import annotation
 
 Day = annotation(TODAY)  # the reader's day of the deadlines block: the table's `today`
-
-
-def _today(value: str | None) -> date:
-    """The reader's day: `today` checked by the core (api.today_arg), else the local date."""
-    from kyb_cli import api
-
-    return api.today_arg(value) or date.today()
 
 
 def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, Any]:

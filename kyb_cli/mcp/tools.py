@@ -11,7 +11,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from kyb_cli.mcp.params import tool_params
-from kyb_cli.mcp.shared import Day, _today, _with_deadlines
+from kyb_cli.mcp.shared import Day, _with_deadlines
 from kyb_cli.mcp.trust_tools import TrustTools
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -45,11 +45,8 @@ class Tools(TrustTools):
             from kyb_cli import api
 
             fields = dict(a)
-            today = fields.pop("today")
-            if today is not None:
-                _today(today)  # a bad `today` is a usage error before anything is created
-            response = api.handle("query", self.door, fields)
-            return _with_deadlines(response, self.door.path(), _today(today))
+            day = api.reader_day(fields.pop("today"))  # a bad `today` is a usage error before anything is created
+            return _with_deadlines(api.handle("query", self.door, fields), self.door.path(), day)
 
         return self.door.call(run)
 
@@ -62,7 +59,7 @@ class Tools(TrustTools):
             from kyb_cli import api
 
             fields = dict(a)
-            day = _today(fields.pop("today"))
+            day = api.reader_day(fields.pop("today"))
             return _with_deadlines(api.handle("get", self.door, fields), self.door.path(), day)
 
         return self.door.call(run)
@@ -197,7 +194,7 @@ class Tools(TrustTools):
             from kyb_cli import api
 
             fields = dict(a)
-            day = _today(fields.pop("today"))
+            day = api.reader_day(fields.pop("today"))
             return _with_deadlines(api.handle("tasks", self.door, fields), self.door.path(), day)
 
         return self.door.call(run)
@@ -210,7 +207,7 @@ class Tools(TrustTools):
             from kyb_cli import api
 
             fields = dict(a)
-            day = _today(fields.pop("today"))
+            day = api.reader_day(fields.pop("today"))
             return _with_deadlines(api.handle("incidents", self.door, fields), self.door.path(), day)
 
         return self.door.call(run)

@@ -171,10 +171,9 @@ def staleness(a: dict[str, Any], *, days: int, today: date) -> str | None:
     return None
 
 
-def annotate_hits(store_path: Path, response: dict[str, Any], *, today: date | None = None,
-                  conn=None) -> dict[str, Any]:
+def annotate_hits(store_path: Path, response: dict[str, Any], *, today: date | None = None) -> dict[str, Any]:
     """Add `verified` and `stale` to every hit of a query response (one SQL, at most one cat-file).
-    `conn`: the index connection the query read (its answer's own state), else one is opened."""
+    Inside the query's own `with_index` it reads on that session's connection (fresh.joined)."""
     hits = response.get("hits") or []
     if not hits:
         return response
@@ -189,7 +188,7 @@ def annotate_hits(store_path: Path, response: dict[str, Any], *, today: date | N
             out.append(assess(rows, vid))
         return out
 
-    assessments = run(conn) if conn is not None else with_index(store_path, lambda f: run(f.conn))
+    assessments = with_index(store_path, lambda f: run(f.conn))
     attribute(store_path, assessments)
     days = days_or_default()
     today = today or date.today()

@@ -71,7 +71,7 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         if annotate:
             from kyb_cli.core.index.trust import annotate_hits
 
-            annotate_hits(f.store_path, response, conn=f.conn)
+            annotate_hits(f.store_path, response)  # joins this answer's index session
         return response
 
     response = with_index(store_path, run, history=mode != "current")  # the past waits (staged)
