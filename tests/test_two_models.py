@@ -55,7 +55,41 @@ def test_fused_meaning_is_on_e5_scale_and_a_missing_side_counts_as_its_weakest()
     fused = fused_meaning(base, english, ["a", "b", "c"])
     assert min(fused.values()) >= 0.7 and max(fused.values()) <= 0.9  # e5's scale, not z units
     assert fused["a"] > fused["b"]  # the English side outweighs e5's small lead of b
-    assert fused_meaning(base, {}, ["a"]) == base
+    assert fused_meaning(base, {}, ["a", "b", "c"]) == base
+    # one side with no vector at all yet: the other stands alone, for the idents it has
+    assert fused_meaning(base, {}, ["a", "new"]) == {"a": 0.80}
+    assert fused_meaning({}, english, ["a", "c"]) == {"a": 0.70}
+
+
+def test_a_write_then_a_query_at_once_with_both_models_answers_while_the_english_side_is_pending(
+        store_path, both, cli, monkeypatch):
+    """Issue 37.1: with e5's vectors complete and the English model's all pending (a fresh store right
+    after a write), a lexical hit with no vector on either side crashed `combine` (KeyError)."""
+    from kyb_cli.core import embed
+    from kyb_cli.core.canon import headfile
+    from kyb_cli.core.embed.models import BGE, E5
+    from kyb_cli.core.index import vectors
+    from kyb_cli.core.index.fresh import fresh
+
+    seed(store_path)
+    monkeypatch.setattr(vectors, "BACKGROUND_BATCH", 1)
+    fp_e5 = embed.current_fingerprint(E5)[0]
+    fp_en = embed.current_fingerprint(BGE)[0]
+    f = fresh(store_path)
+    try:  # the filler embeds e5 first: stop once e5 is complete, before any English vector
+        count = lambda fp: f.conn.execute("SELECT count(*) FROM vectors WHERE fingerprint = ?", (fp,)).fetchone()[0]
+        while count(fp_e5) < 2 and vectors.fill_background(f.conn, headfile.git_dir(store_path)):
+            pass
+        assert count(fp_e5) == 2 and count(fp_en) == 0
+    finally:
+        f.conn.close()
+    added = cli("add", "--key", "sprocket-job", "--title", "Sprocket job", "--body", "the sprocketR job runs nightly")
+    assert added.code == 0, added.stderr
+    res = cli("query", "when does the sprocketR job run")
+    assert res.code == 0, res.stderr
+    r = res.json
+    assert r["semantic"] is True and "sprocket-job" in [h["key"] for h in r["hits"]], r["hits"]
+    assert r["pending_vectors"] >= 3  # the new version on both sides, the two old ones on the English side
 
 
 def test_store_with_e5_alone_answers_and_says_what_it_lacks(store_path, tiny, cli):

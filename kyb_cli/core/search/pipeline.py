@@ -160,7 +160,9 @@ def _english_side(conn, text: str, sl, n: int, plan, side, ranked, out: dict):
     if english.ranked is None:
         out["semantic_missing"] = {spec.name: english.reason}
         return side
-    return combine(conn, side, english, sl, [vid for vid, _h in ranked])
+    fused = combine(conn, side, english, sl, [vid for vid, _h in ranked])
+    out["pending_vectors"] = fused.pending  # what either model still lacks (the answer uses what exists)
+    return fused
 
 
 def fusion_candidates(limit: int) -> int:

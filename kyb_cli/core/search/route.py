@@ -60,11 +60,12 @@ def _z(scores: dict) -> tuple[dict, float, float]:
 
 def fused_meaning(base: dict, english: dict, idents: list) -> dict:
     """One meaning score per ident from e5's (`base`) and the English side's scores: the sum of the
-    two z-scores, on e5's scale. An ident missing on a side counts as that side's weakest."""
-    if not base:
-        return dict(english)
-    if not english:
-        return dict(base)
+    two z-scores, on e5's scale. An ident missing on a side counts as that side's weakest. While one
+    side has no vector at all yet (its model's vectors pending), the other side's scores stand alone,
+    and only for the idents it has: a version with no vector on any side has no meaning score."""
+    if not base or not english:
+        alone = base or english
+        return {i: alone[i] for i in idents if i in alone}
     zb, mean, sd = _z(base)
     ze, _m, _s = _z(english)
     low_b, low_e = min(zb.values()), min(ze.values())
@@ -96,8 +97,9 @@ def combine(conn, base, english, s, lexical_vids: list[int]):
         x = e5.get(v)
         if x is None:  # no e5 vector yet: the English side's hit, without a calibrated score
             x = en[v]._replace(score=None)
-        near.append(x._replace(meaning=fused[v]))
+        near.append(x._replace(meaning=fused.get(v, x.meaning)))
     near.sort(key=lambda x: (-x.meaning, x.key, -x.vid))
-    return SemanticSide(near, base.pending, None,
+    # pending counts both sides: a query with one model's vectors lagging starts the filler too
+    return SemanticSide(near, base.pending + english.pending, None,
                         base.calibration, base.qvec, base.fingerprint,
-                        meanings={v: fused[v] for v in outside}, centre=base.centre)
+                        meanings={v: fused[v] for v in outside if v in fused}, centre=base.centre)
