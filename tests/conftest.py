@@ -1,8 +1,10 @@
 """Shared fixtures: every test gets its own store and its own config/data/cache dirs.
 
-`kyb` runs the real CLI in a subprocess (`python -m kyb_cli`), the way agents and hooks call it;
-`cli` runs it in-process through Click's runner for fast contract checks; `tiny` points KYB_MODEL
-at the tests' own tiny model.
+`kyb` runs the real command line (`python -m kyb_cli`'s entry point, fast path included) in this
+process, with its own argv, environment, cwd and pipes (tests/support/inprocess.py); `kyb_process`
+runs it as a child process, for the tests whose contract is the process boundary (exit codes on a
+real pipe, signals, locking between processes, inherited descriptors); `cli` runs Click's runner;
+`tiny` points KYB_MODEL at the tests' own tiny model.
 """
 
 from __future__ import annotations
@@ -114,20 +116,24 @@ class Result:
         return json.loads(self.stdout)
 
 
-class Kyb:
+class KybProcess:
     """Runs `python -m kyb_cli` against one store, as a separate process."""
 
     def __init__(self, store_path: Path, env: dict[str, str]):
         self.store_path = store_path
         self.env = env
 
-    def __call__(self, *args: str, input: str | None = None, env: dict[str, str] | None = None,
-                 cwd: str | Path | None = None, timeout: float = 60) -> Result:
+    def _env(self, env: dict[str, str] | None) -> dict[str, str]:
         full_env = dict(self.env)
         if self.store_path is not None:
             full_env["KYB_STORE"] = str(self.store_path)
         if env:
             full_env.update(env)
+        return full_env
+
+    def __call__(self, *args: str, input: str | None = None, env: dict[str, str] | None = None,
+                 cwd: str | Path | None = None, timeout: float = 60) -> Result:
+        full_env = self._env(env)
         proc = subprocess.run(
             [sys.executable, "-m", "kyb_cli", *args],
             input=input if input is not None else "",
@@ -136,9 +142,25 @@ class Kyb:
         return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+class Kyb(KybProcess):
+    """Runs the `kyb` command line against one store in this process, as a child would run it."""
+
+    def __call__(self, *args: str, input: str | None = None, env: dict[str, str] | None = None,
+                 cwd: str | Path | None = None, timeout: float = 60) -> Result:
+        from tests.support.inprocess import run_inprocess
+
+        return Result(*run_inprocess(args, self._env(env), cwd=cwd, input=input))
+
+
 @pytest.fixture
 def kyb(store_path, isolated_dirs) -> Kyb:
     return Kyb(store_path, dict(os.environ))
+
+
+@pytest.fixture
+def kyb_process(store_path, isolated_dirs) -> KybProcess:
+    """kyb as a child process: only where the process boundary is what the test checks."""
+    return KybProcess(store_path, dict(os.environ))
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each runs a benchmark script as a process: the slow lane
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -33,7 +35,6 @@ def test_reads_benchmark_runs(tmp_path):
     assert rows, "bench_reads printed no result"
 
 
-@pytest.mark.slow
 def test_faults_benchmark_runs_and_loses_nothing(tmp_path):
     rows = _bench("bench_faults.py", "--writers", "2", "--writes", "6", "--kills", "2", tmp_path=tmp_path)
     concurrency, kills = rows
@@ -41,7 +42,6 @@ def test_faults_benchmark_runs_and_loses_nothing(tmp_path):
     assert (concurrency["lost"], concurrency["broken"], kills["lost"], kills["broken"]) == (0, [], 0, [])
 
 
-@pytest.mark.slow
 def test_fsync_benchmark_runs(tmp_path):
     rows = _bench("bench_fsync.py", "--writes", "3", "--cli", "1", tmp_path=tmp_path)
     assert {(r["bench"], r["fsync"]) for r in rows} == {
@@ -67,7 +67,6 @@ def test_import_benchmark_runs(tmp_path):
     assert rows[0]["created"] == 20 and rows[0]["reimport_commits"] == 0
 
 
-@pytest.mark.slow
 def test_growth_benchmark_runs_every_stage_with_peak_memory(tmp_path):
     rows = _bench("bench_large.py", "--keys", "300", "--runs", "1", "--sync-records", "5", "--import-docs", "8",
                   "--out", str(tmp_path / "growth.jsonl"), "--table", tmp_path=tmp_path)

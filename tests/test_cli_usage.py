@@ -29,15 +29,16 @@ def test_usage_errors_are_one_kyb_line_with_exit_2(kyb):
         assert res.stderr.startswith("kyb: ") and res.stderr.count("\n") == 1, res.stderr
 
 
-def test_internal_errors_are_one_line_and_exit_70(kyb, tmp_path):
-    """A bug never shows a traceback, nor exits 1 ('not found') or 4 ('your store is broken')."""
+def test_internal_errors_are_one_line_and_exit_70(kyb_process, tmp_path):
+    """A bug never shows a traceback, nor exits 1 ('not found') or 4 ('your store is broken').
+    A process: the bug is planted by a sitecustomize that only a new interpreter reads."""
     boom = tmp_path / "sitecustomize.py"
     boom.write_text(
         "import kyb_cli.core.records.validate as v\n"
         "def _boom(*a, **k):\n    raise ZeroDivisionError('synthetic bug')\n"
         "v.validate = _boom\n")
     path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
-    res = kyb("add", "--key", "k", "--title", "t", input="b", env={"PYTHONPATH": path})
+    res = kyb_process("add", "--key", "k", "--title", "t", input="b", env={"PYTHONPATH": path})
     assert (res.code, res.stdout) == (70, "")
     assert res.stderr == "kyb: internal error: ZeroDivisionError: synthetic bug (a bug: please report it)\n"
 

@@ -10,7 +10,8 @@ import pytest
 from tests.conftest import SHARED_MODEL
 
 MODEL = Path(os.environ.get("KYB_MODEL") or SHARED_MODEL)
-pytestmark = pytest.mark.skipif(not (MODEL / "model.onnx").is_file(), reason="real model not present")
+pytestmark = [pytest.mark.slow,  # a real model: the slow lane (the fast lane needs no model)
+              pytest.mark.skipif(not (MODEL / "model.onnx").is_file(), reason="real model not present")]
 
 
 def test_model_understands_cross_language_question(monkeypatch):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from support.hostile import kyb_bound
-from test_sync_hostile import team  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
+from test_sync_hostile import team, team_template  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
 
 READ_ONLY = [".git/kyb", "knowledge", ".git/objects", ".git", ".git/refs/heads", "(root, tasks/ not made yet)"]
 

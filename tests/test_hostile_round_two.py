@@ -13,7 +13,7 @@ from kyb_cli.core.records import secrets
 from kyb_cli.core.records.model import Record
 from kyb_cli.core.records.validate import validate
 from support.hostile import BLOB, record_text
-from test_sync_hostile import team  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
+from test_sync_hostile import team, team_template  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
 
 CORPUS = Path(__file__).resolve().parent / "data" / "secrets_corpus_round2.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]

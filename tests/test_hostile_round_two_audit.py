@@ -11,7 +11,7 @@ import pytest
 from kyb_cli.core.errors import UsageError
 from support.hostile import BLOB
 from test_hostile_round_two import GHP, PEER_FIELDS
-from test_sync_hostile import team  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
+from test_sync_hostile import team, team_template  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
 
 SECRET_PART = GHP[6:20]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from support.hostile import BLOB, git, kyb_bound, record_text
-from test_sync_hostile import team  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
+from test_sync_hostile import team, team_template  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
 
 
 # -- issue 25 item 13: doctor with a broken model blames the model, not the cache -----------------

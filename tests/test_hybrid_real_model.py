@@ -12,7 +12,8 @@ from tests.conftest import SHARED_MODEL
 from tests.support.index_helpers import T0, fill_in_background_now, put
 
 MODEL = Path(os.environ.get("KYB_MODEL") or SHARED_MODEL)
-pytestmark = pytest.mark.skipif(not (MODEL / "model.onnx").is_file(), reason="real model not present")
+pytestmark = [pytest.mark.slow,  # a real model: the slow lane (the fast lane needs no model)
+              pytest.mark.skipif(not (MODEL / "model.onnx").is_file(), reason="real model not present")]
 QUESTION = "куда пишет оформление заказа"
 
 

@@ -12,7 +12,8 @@ from tests.conftest import SHARED_MODEL
 from tests.support.index_helpers import T0, fill_in_background_now, put, remove
 
 MODEL = Path(os.environ.get("KYB_MODEL") or SHARED_MODEL)
-pytestmark = pytest.mark.skipif(not (MODEL / "model.onnx").is_file(), reason="real model not present")
+pytestmark = [pytest.mark.slow,  # a real model: the slow lane (the fast lane needs no model)
+              pytest.mark.skipif(not (MODEL / "model.onnx").is_file(), reason="real model not present")]
 
 RECORDS = [
     ("checkout-write-path", "Checkout write path", "Checkout writes go through svc-checkout on node-3, port 9090."),

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import json
 from pathlib import Path
 
@@ -25,6 +23,8 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Pyt
 from tests.support.console_world import build  # noqa: E402
 from tests.support.serve_proc import Served  # noqa: E402
 from tests.test_serve_http import world  # noqa: E402
+
+pytestmark = pytest.mark.slow  # a real browser: the slow lane (the fast lane needs no Chromium)
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -59,10 +59,11 @@ def page(site):
 
 def kyb_json(site, *args: str):
     server, _b, _k, env = site
-    proc = subprocess.run([sys.executable, "-m", "kyb_cli", *args], capture_output=True, text=True,
-                          env=dict(env, KYB_STORE=str(server.store_path)), timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    from tests.support.inprocess import run_inprocess  # in this process: the server is the other one
+
+    code, out, err = run_inprocess(args, dict(env, KYB_STORE=str(server.store_path)))
+    assert code == 0, err
+    return json.loads(out)
 
 
 def hits(page) -> list[str]:

@@ -34,9 +34,12 @@ class Cli:
         self.store, self.env = store, env
 
     def __call__(self, *args: str, input: str = "", env: dict[str, str] | None = None):
+        """`kyb ARGS` in this process, as a child would run it (the server is the other process)."""
+        from tests.support.inprocess import run_inprocess
+
         full = dict(self.env, KYB_STORE=str(self.store), **(env or {}))
-        return subprocess.run([sys.executable, "-m", "kyb_cli", *args], input=input, capture_output=True,
-                              text=True, env=full, timeout=60)
+        code, out, err = run_inprocess(args, full, input=input)
+        return subprocess.CompletedProcess(["kyb", *args], code, out, err)
 
     def json(self, *args: str, input: str = ""):
         proc = self(*args, input=input)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -34,9 +35,7 @@ class Team:
 
     def __init__(self, root: Path, home: Path) -> None:
         self.root = root
-        self.env = kyb_env(home)
-        self.env.update(GIT_AUTHOR_NAME="victim", GIT_AUTHOR_EMAIL="victim@example.invalid",
-                        GIT_COMMITTER_NAME="victim", GIT_COMMITTER_EMAIL="victim@example.invalid")
+        self.env = self._env(home)
         self.remote = root / "remote.git"
         git("init", "--quiet", "--bare", "-b", "main", str(self.remote))
         self.outside = root / "outside"
@@ -49,6 +48,23 @@ class Team:
         assert self.kyb("task", "--key", "task-a", "--title", "Task A", "--body", "do a").returncode == 0
         assert self.sync().returncode == 0
         self.peer = Peer(self.remote)
+
+    @classmethod
+    def copied(cls, root: Path, home: Path) -> "Team":
+        """The Team of a world copied to `root` (see the `team` fixture), without building it again."""
+        team = cls.__new__(cls)
+        team.root, team.env = root, cls._env(home)
+        team.remote, team.outside, team.store = root / "remote.git", root / "outside", root / "victim"
+        git("-C", str(team.store), "remote", "set-url", "origin", str(team.remote))
+        team.peer = Peer(team.remote)
+        return team
+
+    @staticmethod
+    def _env(home: Path) -> dict[str, str]:
+        env = kyb_env(home)
+        env.update(GIT_AUTHOR_NAME="victim", GIT_AUTHOR_EMAIL="victim@example.invalid",
+                   GIT_COMMITTER_NAME="victim", GIT_COMMITTER_EMAIL="victim@example.invalid")
+        return env
 
     def kyb(self, *args: str, store: Path | None | str = "victim", input: str = "", extra=None):
         target = self.store if store == "victim" else store
@@ -65,9 +81,39 @@ class Team:
                                               self.root / "again", self.root / "empty"))
 
 
+def _levels():
+    import pygit2
+
+    return (pygit2.enums.ConfigLevel.GLOBAL, pygit2.enums.ConfigLevel.XDG, pygit2.enums.ConfigLevel.SYSTEM)
+
+
+_GIT_LEVELS = _levels()
+
+
+@pytest.fixture(scope="module")
+def team_template(tmp_path_factory):
+    """The team world built once per module (init --clone, two writes, a sync); each test copies it."""
+    import pygit2
+
+    home = tmp_path_factory.mktemp("team-home")
+    saved = {level: pygit2.settings.search_path[level] for level in _GIT_LEVELS}
+    for level in _GIT_LEVELS:  # hermetic like conftest's isolated_dirs, which runs only per test
+        pygit2.settings.search_path[level] = str(home / "no-git-config")
+    root = tmp_path_factory.mktemp("team")
+    try:
+        Team(root, home)
+    finally:
+        for level, path in saved.items():
+            pygit2.settings.search_path[level] = path
+    return root
+
+
 @pytest.fixture
-def team(tmp_path, isolated_dirs):
-    return Team(tmp_path, isolated_dirs)
+def team(team_template, tmp_path, isolated_dirs):
+    """A copy of the module's team world in this test's tmp_path (a cp -a: milliseconds), its
+    victim's origin pointed at the copied remote, run with this test's HOME."""
+    shutil.copytree(team_template, tmp_path, symlinks=True, dirs_exist_ok=True)
+    return Team.copied(tmp_path, isolated_dirs)
 
 
 def _assert_refused(team: Team, res, commit: str, path: str) -> list[dict]:

@@ -189,11 +189,19 @@ def kyb_env(home: Path) -> dict[str, str]:
 
 
 def run_kyb(env: dict[str, str], *args: str, store: Path | None = None, input: str = "",
-            timeout: float = 120, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+            timeout: float = 120, extra: dict[str, str] | None = None,
+            process: bool = False) -> subprocess.CompletedProcess[str]:
+    """`kyb ARGS` with `env` as the whole environment: in this process as a child would run it
+    (tests/support/inprocess.py), or as a child process with `process=True`."""
     full = dict(env)
     if store is not None:
         full["KYB_STORE"] = str(store)
     full.update(extra or {})
+    if not process:
+        from tests.support.inprocess import run_inprocess
+
+        code, out, err = run_inprocess(args, full, input=input)
+        return subprocess.CompletedProcess(["kyb", *args], code, out, err)
     return subprocess.run([sys.executable, "-m", "kyb_cli", *args], input=input, capture_output=True,
                           text=True, env=full, timeout=timeout)
 
