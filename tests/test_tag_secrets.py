@@ -60,6 +60,16 @@ def test_private_key_in_a_tag_is_refused_on_the_cli_nothing_written_nothing_echo
     assert head(store_path) == before
 
 
+def test_a_secret_split_across_a_comma_of_the_tag_list_is_refused_on_the_cli(cli, store_path):
+    url = "postgres://app:" + "Xk29,dLqp7Zm4" + "@db-3.internal:5432/orders"  # a password holding a comma
+    before = head(store_path)
+    res = cli("add", "--key", "k", "--title", "T", "--tags", f"infra,{url}", input="b")
+    assert (res.code, res.stdout) == (3, "")
+    assert res.stderr.startswith("kyb: tags look like a secret (rule url-credentials)")
+    assert "dLqp7Zm4" not in res.stderr and "Xk29" not in res.stderr
+    assert head(store_path) == before
+
+
 @pytest.mark.parametrize("args", [
     ["task", "--key", "task-x", "--title", "T"],
     ["incident", "--key", "inc-x", "--title", "T", "--service", "s", "--severity", "low"],

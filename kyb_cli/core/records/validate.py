@@ -99,13 +99,15 @@ def tag_problem(tags: list[str]) -> str | None:
 
 
 def fold_tags(tags: list[str]) -> list[str]:
-    """The caller's tags as stored, from the tags exactly as sent: each is scanned for secrets and
-    checked to be one line BEFORE anything is normalised (the scan must see `-----BEGIN RSA PRIVATE
+    """The caller's tags as stored, from the tags exactly as sent: each (and the list joined back
+    with commas, as a door's comma list was sent) is scanned for secrets and checked to be one line
+    BEFORE anything is normalised (the scan must see `-----BEGIN RSA PRIVATE
     KEY-----`, not its lowercase), then folded: tags are case-insensitive (`kyb tags` lists them
     lowercased), so `Infra,INFRA,infra` is one tag, stored once, lowercased, in the order first given.
     The one way a write takes tags from a caller (knowledge, incidents, tasks)."""
     for tag in tags:
         check_no_secret("tags", tag)  # a PEM block has line breaks: say it is a secret first
+    check_no_secret("tags", ",".join(tags))  # a comma list split by a door: a secret across a comma
     problem = tag_problem(tags)
     if problem is not None:
         raise UsageError(f"tags: {problem}", field="tags")
