@@ -130,3 +130,27 @@ def test_mixed_case_tags_are_still_folded_once_lowercased(store, store_path):
     text = subprocess.run(["git", "-C", str(store_path), "show", "HEAD:knowledge/k.md"], capture_output=True,
                           text=True, check=True).stdout
     assert parse(text, path="knowledge/k.md").tags == ["infra", "redis"]
+
+
+@pytest.mark.parametrize("tags,code", [([RSA], 3), (["infra", "two\nlines"], 2)], ids=["rsa", "newline"])
+def test_mcp_and_http_refuse_a_key_or_a_line_break_in_a_tag_through_the_same_core_rule(store_path, tags, code):
+    pytest.importorskip("mcp")
+    import anyio
+    from starlette.testclient import TestClient
+
+    from kyb_cli.mcp.server import build_server
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
+
+    before = head(store_path)
+    fields = {"key": "k", "title": "T", "body": "b", "tags": tags}
+    reply = anyio.run(build_server(str(store_path)).call_tool, "add", fields)
+    assert reply.is_error and reply.structured_content["error"]["exit_code"] == code
+    assert "tags" in reply.content[0].text and "two\nlines" not in reply.content[0].text
+    _no_echo(RSA, reply.content[0].text)
+    app = build_app(Door(store_path), bind_host="127.0.0.1", port_of=lambda: 8765, token=None, mcp=False)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        got = client.post("/knowledge", json=fields, headers={"host": "127.0.0.1:8765"})
+    assert got.status_code == {3: 422, 2: 400}[code] and got.json()["exit_code"] == code, got.text
+    _no_echo(RSA, got.text)
+    assert head(store_path) == before
