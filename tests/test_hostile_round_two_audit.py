@@ -39,7 +39,7 @@ def test_failure_2_a_peers_held_out_secret_is_not_served_by_get_mcp_or_http(team
     for key in _keys():
         reply = anyio.run(server.call_tool, "get", {"key": key})
         assert SECRET_PART not in repr(reply), (key, reply)
-    for args in ({"q": "f"}, {"q": "inc"}, {"q": "task"}):
+    for args in ({"text": "f"}, {"text": "inc"}, {"text": "task"}):
         reply = anyio.run(server.call_tool, "query", args)
         assert SECRET_PART not in repr(reply)
     assert SECRET_PART not in repr(anyio.run(server.call_tool, "export", {}))

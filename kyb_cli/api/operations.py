@@ -419,3 +419,25 @@ def spelled(exc: Any, door: str) -> str:
         message = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", lambda _m, n=name: _spelling(n, door),
                          message, count=1)
     return message
+
+
+def check_arguments(where: str, given: Any, known: Any) -> None:
+    """UsageError (exit 2) when `given` holds a name `where` does not take: the door that has no
+    parser of its own to say so (MCP) names the argument, lists the known ones and, when one is close,
+    asks `did you mean` (difflib, as Click does on the CLI). A misspelled `att` or `limt` is refused,
+    never ignored: ignoring it answers another question than the one asked."""
+    import difflib
+
+    from kyb_cli.core.errors import UsageError
+    from kyb_cli.core.records.secrets import shown
+
+    names = list(known)
+    unknown = [name for name in given if name not in names]
+    if not unknown:
+        return
+    name = str(unknown[0])
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f" — did you mean '{close[0]}'?" if close else ""
+    more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+    raise UsageError(f"{where}: unknown argument '{shown(name)}'{more}{hint} "
+                     f"Known: {', '.join(names) or 'none'}.")

@@ -4,6 +4,9 @@
 input schema from it (type, default, description, bounds, allowed values), so a tool takes exactly
 what the table says. The method itself takes `**a` and gets every argument, defaults filled in.
 `extra` adds a door-only argument (the reader's `today` for the deadlines block) with its type.
+The schema is closed (`seal`): `required` lists the table's required fields and
+`additionalProperties: false` says an argument the table does not name is refused (server.py's
+`call_tool` refuses it with the known ones before the SDK sees the call).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ def tool_params(operation: str, **extra: tuple[Any, Any]) -> Callable[[Callable[
     for name, (kind, default) in extra.items():
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind))
     signature = inspect.Signature(params, return_annotation=CallToolResult)
+    required = [f.name for f in OPERATIONS[operation].fields_of("mcp") if f.required]
 
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
@@ -68,6 +72,20 @@ def tool_params(operation: str, **extra: tuple[Any, Any]) -> Callable[[Callable[
             return method(self, **arguments)
 
         tool.__signature__ = signature  # type: ignore[attr-defined]
+        tool.required = required  # type: ignore[attr-defined]
         return tool
 
     return decorate
+
+
+def seal(tool: Any, required: list[str]) -> None:
+    """Close a registered tool's input schema: `required` from the table (present even when empty)
+    and `additionalProperties: false`; its argument model refuses an extra argument too, so no way
+    into the tool ignores a misspelled name."""
+    from pydantic import ConfigDict
+
+    tool.parameters["required"] = list(required)
+    tool.parameters["additionalProperties"] = False
+    model = tool.fn_metadata.arg_model
+    tool.fn_metadata.arg_model = type(model.__name__, (model,), {
+        "model_config": ConfigDict(**{**model.model_config, "extra": "forbid"}), "__module__": model.__module__})

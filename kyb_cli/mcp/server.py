@@ -94,11 +94,18 @@ class KybServer(MCPServer):
         from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
         from pydantic import ValidationError
 
+        from kyb_cli.api import check_arguments
         from kyb_cli.mcp.frames import argument_message, bad_text
 
         found = bad_text(arguments)  # NUL or a lone surrogate: the same refusal in every tool
         if found is not None:
             return error_result(UsageError(argument_message(name, found[0] or "arguments", found[1])))
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:  # an argument the tool does not take is refused, never ignored
+            try:
+                check_arguments(name, arguments or {}, tool.parameters.get("properties", {}))
+            except UsageError as exc:
+                return error_result(exc)
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from kyb_cli.mcp.params import tool_params
+from kyb_cli.mcp.params import seal, tool_params
 from kyb_cli.mcp.shared import Day, _with_deadlines
 from kyb_cli.mcp.trust_tools import TrustTools
 
@@ -293,4 +293,6 @@ def register(server, door, *, readonly: bool = False) -> None:
     for name, annotations in TOOLS.items():
         if readonly and annotations is not READ:
             continue
-        server.tool(annotations=annotations)(getattr(tools, name))
+        method = getattr(tools, name)
+        server.tool(annotations=annotations)(method)
+        seal(server._tool_manager.get_tool(name), method.required)

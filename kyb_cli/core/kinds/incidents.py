@@ -7,7 +7,7 @@ now, `mitigated_at` and `resolved_at` are stamped by kyb and never taken from th
 
 from __future__ import annotations
 
-from kyb_cli.core.records.model import fold_tags
+from kyb_cli.core.records.validate import fold_tags
 
 from typing import Any
 

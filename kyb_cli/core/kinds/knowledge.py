@@ -8,11 +8,11 @@ from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.kinds import wording
 from kyb_cli.core.markers import KEEP
 from kyb_cli.core.records.lists import split_list  # noqa: F401 - re-exported: the one list rule
-from kyb_cli.core.records.model import Record, RecordFormatError, fold_tags
+from kyb_cli.core.records.model import Record, RecordFormatError
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.canon.transaction import WriteResult
 from kyb_cli.core.errors import NotFound
-from kyb_cli.core.records.validate import check_key_for_kind, check_no_secret
+from kyb_cli.core.records.validate import check_key_for_kind, check_no_secret, fold_tags
 
 
 def add_knowledge(store: Store, *, key: str, title: str, body: str, tags: list[str], refs: list[str],

@@ -7,7 +7,7 @@ allowed and reported. Tags and deadline fields a rewrite omits are kept; an expl
 
 from __future__ import annotations
 
-from kyb_cli.core.records.model import fold_tags
+from kyb_cli.core.records.validate import fold_tags
 
 from datetime import date
 from typing import Any

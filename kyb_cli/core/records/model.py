@@ -73,17 +73,6 @@ KIND_FIELDS = {"knowledge": ("review_by", "verified"), "incident": INCIDENT_FIEL
 _CLOSE_RE = re.compile(r"^\+\+\+[ \t]*\r?$", re.MULTILINE)
 
 
-def fold_tags(tags: list[str]) -> list[str]:
-    """Tags are case-insensitive (`kyb tags` lists them lowercased): `Infra,INFRA,infra` is one tag,
-    stored once, lowercased, in the order first given."""
-    out: list[str] = []
-    for tag in tags:
-        low = tag.strip().lower()
-        if low and low not in out:
-            out.append(low)
-    return out
-
-
 def normalize_body(body: str) -> str:
     """Bodies are stored without leading blank lines or trailing whitespace (as the original did)."""
     return body.lstrip("\r\n").rstrip()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from kyb_cli.core.records.keys import is_record_candidate, path_problem
 from kyb_cli.core.records.model import RecordFormatError, parse
 from kyb_cli.core.records.limits import record_problem as size_problem
-from kyb_cli.core.records.validate import BODY_MAX_BYTES, secret_in, secret_message
+from kyb_cli.core.records.validate import BODY_MAX_BYTES, secret_in, secret_message, tag_problem
 
 
 def load(path: str, data: bytes | str):
@@ -46,7 +46,10 @@ def _protective_rules(record) -> str | None:
     if too_big is not None:
         return too_big
     found = secret_in(record)
-    return secret_message(found) if found is not None else None
+    if found is not None:
+        return secret_message(found)
+    bad_tag = tag_problem(record.tags)
+    return f"tags: {bad_tag}" if bad_tag is not None else None
 
 
 def record_problem(path: str, data: bytes | str) -> str | None:

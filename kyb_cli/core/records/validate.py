@@ -7,8 +7,9 @@ original's message text, so agents that learnt those messages keep understanding
 from __future__ import annotations
 
 import re
+import unicodedata
 
-from kyb_cli.core.errors import Rejected
+from kyb_cli.core.errors import Rejected, UsageError
 from kyb_cli.core.records.keys import KEY_MAX, KEY_MESSAGE, is_valid_key  # noqa: F401 (re-exported)
 from kyb_cli.core.records.model import Record
 from kyb_cli.core.records.fields import stored_fields
@@ -85,6 +86,39 @@ def check_no_secret(field_name: str, text: str) -> None:
         raise Rejected(secret_message(found))
 
 
+def tag_problem(tags: list[str]) -> str | None:
+    """Why `tags` are not labels: a tag is one line of text, so a line break or another control
+    character in one is refused (the tag is not quoted: it may be part of a secret)."""
+    for n, tag in enumerate(tags, 1):
+        for ch in tag:
+            if unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+                name = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab"}.get(ch, "a control character")
+                return (f"tag {n} holds {name} (U+{ord(ch):04X}): a tag is one line of text — "
+                        "give each tag as a short label")
+    return None
+
+
+def fold_tags(tags: list[str]) -> list[str]:
+    """The caller's tags as stored, from the tags exactly as sent: each (and the list joined back
+    with commas, as a door's comma list was sent) is scanned for secrets and checked to be one line
+    BEFORE anything is normalised (the scan must see `-----BEGIN RSA PRIVATE
+    KEY-----`, not its lowercase), then folded: tags are case-insensitive (`kyb tags` lists them
+    lowercased), so `Infra,INFRA,infra` is one tag, stored once, lowercased, in the order first given.
+    The one way a write takes tags from a caller (knowledge, incidents, tasks)."""
+    for tag in tags:
+        check_no_secret("tags", tag)  # a PEM block has line breaks: say it is a secret first
+    check_no_secret("tags", ",".join(tags))  # a comma list split by a door: a secret across a comma
+    problem = tag_problem(tags)
+    if problem is not None:
+        raise UsageError(f"tags: {problem}", field="tags")
+    out: list[str] = []
+    for tag in tags:
+        low = tag.strip().lower()
+        if low and low not in out:
+            out.append(low)
+    return out
+
+
 def secret_in(record: Record) -> Finding | None:
     """The first secret-looking value in any stored field of `record` (rule and field, never the text)."""
     return scan_fields(stored_fields(record))
@@ -125,6 +159,9 @@ def validate(record: Record) -> None:
     if too_big is not None:
         raise Rejected(too_big + " — keep records small and put a pointer to the rest in refs")
     check_secrets(record)
+    bad_tag = tag_problem(record.tags)  # a record read from a file or a row (import, add_many)
+    if bad_tag is not None:
+        raise Rejected(f"tags: {bad_tag}")
 
     _validate_trust(record)
     if kind != "task":
