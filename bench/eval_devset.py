@@ -144,6 +144,8 @@ def prepare(docs: list[dict], rebuild: bool, embed: bool = True) -> tuple[Path, 
     store = base / "store"
     for name, sub in (("XDG_CACHE_HOME", "cache"), ("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data")):
         os.environ[name] = str(base / sub)
+    if os.environ.get("KYB_BENCH_VECTORS"):  # a vector cache kept across runs (keyed by model fingerprint and text)
+        os.environ["XDG_CACHE_HOME"] = os.environ["KYB_BENCH_VECTORS"]
     os.environ.setdefault("KYB_EMBED_HELPER", "0")
     os.environ["KYB_DEADLINES"] = "off"
     done = base / "built"

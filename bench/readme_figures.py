@@ -4,7 +4,7 @@
     python bench/readme_figures.py                # write that count into README
     python bench/readme_figures.py --check        # exit 1 when README's count is off by more than TOLERANCE
     python bench/readme_figures.py --write TIME   # write a measured time ("15 min", "14 min 20 s") into README
-    python bench/readme_figures.py --run          # run the suite as README says; write count, time and load
+    python bench/readme_figures.py --run          # run the lanes as README says; write count, times and load
 
 Why: README's "about 740 tests, about a minute" went stale while the suite grew to 1,600; a figure a
 command writes cannot drift silently, and tests/test_readme_figures.py fails when the count drifts.
@@ -61,12 +61,24 @@ def machine(load: float) -> str:
             f"{dt.date.today().isoformat()}")
 
 
+def _took(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60} min {seconds % 60} s" if seconds >= 60 else f"{seconds} s"
+
+
 def timed_run() -> tuple[str, str]:
+    """Run the lanes as README's test command does (tests/lanes.py) and word their figures."""
+    import json
+    import tempfile
+
     load = os.getloadavg()[0]
     start = time.monotonic()
-    subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-q"], cwd=ROOT)
-    took = int(time.monotonic() - start)
-    return f"{took // 60} min {took % 60} s", machine(load)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "lanes.json"
+        subprocess.run([sys.executable, "-m", "tests.lanes", "--json", str(out)], cwd=ROOT)
+        lanes = json.loads(out.read_text()) if out.exists() else []
+    per = "; ".join(f"{r['lane']} {_took(r['wall_s'])} wall, {r['cpu_s']:.0f} CPU-s" for r in lanes)
+    return f"{_took(time.monotonic() - start)} ({per})", machine(load)
 
 
 def main() -> int:

@@ -6,8 +6,9 @@ top-3 >= 0.60, cross-language top-3 >= 0.95, off-topic `confident: false` and on
 
 Needs the dev set's documents (public text kept outside the repository, bench/evalset/README.md)
 and both real models (KYB_MODEL / KYB_MODEL_EN, else ../shared/models/); skipped, saying why, where
-any is missing. Cost: one session embeds the 928 passages with both models into a tmp dir (~8 min
-for both at load 5-8, each text in its own run) and asks 484 questions four ways (~2-3 min).
+any is missing. Cost: the first run embeds the 928 passages with both models (~1 min at load 2.5;
+the vectors stay in the user's cache directory, vector_cache()) and every run asks 484 questions
+four ways (~35 s). Its own lane: python -m tests.lanes devset.
 Third session: paraphrase (0.56) and cross-language (51 / 55) do not hold yet (docs/SEARCH.md)."""
 
 from __future__ import annotations
@@ -28,17 +29,27 @@ MODEL = os.environ.get("KYB_MODEL") or str(SHARED / "multilingual-e5-small")
 MODEL_EN = os.environ.get("KYB_MODEL_EN") or str(SHARED / "bge-small-en-v1.5")
 
 pytestmark = [
-    pytest.mark.slow,
+    pytest.mark.devset,  # its own lane (tests/lanes.py): an evaluation gate, not a unit test
     pytest.mark.skipif(not checks.DOCS.exists(), reason="the dev set's documents are not here (bench/evalset/README.md)"),
     pytest.mark.skipif(not (Path(MODEL) / "model.onnx").exists(), reason="needs KYB_MODEL (the real model)"),
     pytest.mark.skipif(not (Path(MODEL_EN) / "model.onnx").exists(), reason="needs KYB_MODEL_EN (bge-small-en-v1.5)"),
 ]
 
 
+def vector_cache() -> Path:
+    """Where the dev set's vectors stay between runs: the user's cache directory (never the repository),
+    or KYB_DEVSET_CACHE. Vectors are keyed by model fingerprint and text, so a changed model or recipe
+    embeds again and an unchanged one costs nothing: a second run skips ~1 min of embedding."""
+    import platformdirs
+
+    return Path(os.environ.get("KYB_DEVSET_CACHE") or Path(platformdirs.user_cache_dir("kyb")) / "devset-vectors")
+
+
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     out = tmp_path_factory.mktemp("devset") / "r.json"
-    env = dict(os.environ, KYB_BENCH_DIR=str(out.parent), KYB_DEADLINES="off", KYB_MODEL=MODEL, KYB_MODEL_EN=MODEL_EN)
+    env = dict(os.environ, KYB_BENCH_DIR=str(out.parent), KYB_DEADLINES="off", KYB_MODEL=MODEL, KYB_MODEL_EN=MODEL_EN,
+               KYB_BENCH_VECTORS=str(vector_cache()))
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "eval_devset.py"), "--json", str(out),
                            "--modes", "lexical,vectors,hybrid,also"],
                           cwd=ROOT, env=env, capture_output=True, text=True,

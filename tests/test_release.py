@@ -66,7 +66,7 @@ def test_dev_script_sets_up_a_venv_with_the_mcp_and_test_extras():
     dev = (ROOT / "dev").read_text()
     assert os.access(ROOT / "dev", os.X_OK)
     assert 'python3 -m venv "$VENV"' in dev and 'pip install --quiet -e ".[mcp,test]"' in dev
-    assert 'pytest -n 2 -q "$@"' in dev and '-m "not slow"' in dev
+    assert '-m tests.lanes "$@"' in dev and '-m tests.lanes "$lane" "$@"' in dev
     dev_section = README.split("## Development", 1)[1]
     assert "./dev setup" in dev_section and "./dev test" in dev_section
 
@@ -82,7 +82,10 @@ def test_dev_rejects_an_unknown_command():
     assert res.returncode == 2 and "unknown command" in res.stderr
 
 
-def test_slow_marker_is_registered_for_the_fast_lane():
+def test_slow_and_devset_markers_are_registered_and_the_lanes_select_by_them():
+    from tests.lanes import LANES
+
     text = (ROOT / "pyproject.toml").read_text()
-    assert re.search(r'markers = \[\n\s+"slow: ', text) and "--strict-markers" in text
-    assert 'python -m pytest -n 2 -q -m "not slow"' in README
+    assert re.search(r'markers = \[\n\s+"slow: ', text) and '"devset: ' in text and "--strict-markers" in text
+    assert LANES["fast"].markers == "not slow and not devset" and LANES["devset"].markers == "devset"
+    assert "python -m tests.lanes fast" in README

@@ -91,6 +91,8 @@ def tag_problem(tags: list[str]) -> str | None:
     character in one is refused (the tag is not quoted: it may be part of a secret)."""
     for n, tag in enumerate(tags, 1):
         for ch in tag:
+            if ch == "\x00":
+                continue  # a NUL byte: the rule every field shares words it (exit 3, "NUL byte")
             if unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
                 name = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab"}.get(ch, "a control character")
                 return (f"tag {n} holds {name} (U+{ord(ch):04X}): a tag is one line of text — "

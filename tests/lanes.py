@@ -1,0 +1,92 @@
+"""The suite's lanes and their budgets, declared here once:  python -m tests.lanes [LANE ...] [--json FILE]
+
+    fast    every test not marked `slow` or `devset`: no real model, no browser (run it on every change)
+    slow    real models, the browser console, builds (zipapp, wheels), kill and disk-full matrices
+    devset  the dev-set evaluation (tests/test_devset_targets.py): search quality with both real models
+
+With no LANE, all three run in that order: the README's test command and CI's. Each lane is one pytest
+run; this prints its wall time and CPU seconds (user + system of pytest and everything it waited
+for) and pytest's 25 slowest tests, and fails when a lane's CPU seconds are over its budget: CPU,
+not wall, so that the machine's load does not decide. A lane over budget names itself and the
+budget; the 25 slowest tests above it are what grew. `--json FILE` keeps the figures
+(bench/readme_figures.py --run writes them into README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Lane:
+    name: str
+    markers: str
+    workers: int
+    budget_cpu_s: float  # a lane over this many CPU seconds fails, whatever the load
+    why: str
+
+
+LANES = {lane.name: lane for lane in (
+    # Budgets: about 1.3x the CPU seconds measured on the 2-core machine (docs/BENCHMARKS.md "Suite").
+    Lane("fast", "not slow and not devset", 2, 200, "every change"),
+    Lane("slow", "slow and not devset", 2, 200, "before a commit that touches a process, a model or the console"),
+    Lane("devset", "devset", 1, 200, "a change to search, ranking or the models"),
+)}
+
+
+def _cpu() -> float:
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def run(lane: Lane, extra: list[str]) -> dict:
+    """One lane as one pytest run: its exit code, wall and CPU seconds, the load when it started."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-m", lane.markers, "--durations=25", *extra]
+    if lane.workers > 1:
+        cmd[3:3] = ["-n", str(lane.workers)]
+    load, cpu0, t0 = os.getloadavg()[0], _cpu(), time.monotonic()
+    print(f"lanes: {lane.name} lane ({lane.why}): {' '.join(cmd[1:])}", flush=True)
+    code = subprocess.run(cmd, cwd=ROOT).returncode
+    figures = {"lane": lane.name, "exit": code, "wall_s": round(time.monotonic() - t0, 1),
+               "cpu_s": round(_cpu() - cpu0, 1), "budget_cpu_s": lane.budget_cpu_s, "load": round(load, 1)}
+    if code == 5:  # pytest: no test selected (e.g. the dev set's documents or models are absent)
+        figures["exit"] = 0
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.lanes", description=__doc__.split("\n")[0])
+    parser.add_argument("lanes", nargs="*", metavar="LANE", help=f"one or more of {', '.join(LANES)} (default: all)")
+    parser.add_argument("--json", type=Path, help="write each lane's figures to this file")
+    args, extra = parser.parse_known_args(argv)
+    unknown = [name for name in args.lanes if name not in LANES]
+    if unknown:
+        parser.error(f"unknown lane {unknown[0]!r} (lanes: {', '.join(LANES)})")
+    results = [run(LANES[name], extra) for name in (args.lanes or list(LANES))]
+    failed = False
+    for r in results:
+        over = r["cpu_s"] > r["budget_cpu_s"]
+        verdict = "tests failed" if r["exit"] else "over budget" if over else "ok"
+        print(f"lanes: {r['lane']:<6} {r['wall_s']:7.1f} s wall  {r['cpu_s']:7.1f} CPU-s "
+              f"(budget {r['budget_cpu_s']:g})  load {r['load']:.1f} at the start  {verdict}")
+        if over:
+            print(f"lanes: the {r['lane']} lane took {r['cpu_s']:.0f} CPU-s, over its budget of "
+                  f"{r['budget_cpu_s']:g} (tests/lanes.py LANES): its 25 slowest tests are listed above")
+        failed |= bool(r["exit"]) or over
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
