@@ -1,0 +1,190 @@
+"""The index's catch-up in-process through pygit2, when only a few commits are new.
+
+After a write the index has one or two commits to read; through the `git` program that was ~5
+processes (rev-list x2, log, cat-file, merge-base) at ~2 ms each, ~10-20 ms of every `kyb add`,
+while the write already has pygit2 loaded and answers these in microseconds. So: when pygit2 is
+already imported (importing it just for this costs 70-110 ms, more than the processes) and at
+most SMALL commits are to be read, `source` answers with `Walk` (pygit2); otherwise with
+`gitlog.Program` (the `git` program, ~10x faster at diffing the large trees of a long history).
+`KYB_CATCHUP=git` forces the program (A/B in bench/bench_catchup.py).
+
+Every answer is the git path's, exactly (tests/test_index_catchup_pygit2.py checks them against
+each other): the order is git's `--topo-order` (commit.c sort_in_topological_order, re-done
+here), a commit's changes are `git log --raw --diff-merges=separate` (a merge: paths that differ
+from any parent, with the merged blob), paths git would quote are dropped as git's caller drops
+them, and key_of_path keeps only record paths.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Iterator
+
+from kyb_cli.core.index import gitlog
+from kyb_cli.core.index.gitlog import Commit
+from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path
+from kyb_cli.core.timestamps import clamp_epoch
+
+SMALL = 200  # new commits read in-process at most; a catch-up after writes or a small sync is far below
+
+
+def source(store_path: Path, since: str | None, head: str | None):
+    """Walk (pygit2) for at most SMALL commits after `since` when pygit2 is loaded, else the program."""
+    program = gitlog.Program(store_path)
+    if not head or os.environ.get("KYB_CATCHUP", "").strip().lower() == "git" or "pygit2" not in sys.modules:
+        return program
+    try:
+        walk = Walk(store_path)
+        if walk.new(head, since) is None:
+            return program
+    except Exception:  # noqa: BLE001 - anything odd (a missing object, a damaged repository): the program decides
+        return program
+    return walk
+
+
+class Walk:
+    """gitlog's questions answered through one pygit2.Repository (see the module docstring)."""
+
+    def __init__(self, store_path: Path) -> None:
+        import pygit2
+
+        self.pygit2 = pygit2
+        self.repo = pygit2.Repository(str(store_path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+        self._new: dict[tuple[str, str | None], list | None] = {}
+
+    def new(self, head: str, since: str | None) -> list | None:
+        """The commits reachable from `head` and not from `since` (unordered), None above SMALL."""
+        if (head, since) not in self._new:
+            walker = self.repo.walk(self.repo[head].id, self.pygit2.enums.SortMode.NONE)
+            if since is not None:
+                walker.hide(self.repo[since].id)
+            found = []
+            for commit in walker:
+                found.append(commit)
+                if len(found) > SMALL:
+                    found = None
+                    break
+            self._new[(head, since)] = found
+        return self._new[(head, since)]
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        """`git merge-base --is-ancestor old new` (a commit is its own ancestor)."""
+        try:
+            a, b = self.repo[old].peel(self.pygit2.Commit).id, self.repo[new].peel(self.pygit2.Commit).id
+            return a == b or self.repo.descendant_of(b, a)
+        except (KeyError, ValueError, self.pygit2.GitError):
+            return False
+
+    def revisions(self, head: str, since: str | None = None) -> list[tuple[str, int]]:
+        """gitlog.revisions: `rev-list --topo-order --reverse --timestamp`."""
+        return [(str(c.id), clamp_epoch(c.commit_time)) for c in self._ordered(head, since)]
+
+    def _ordered(self, head: str, since: str | None) -> list:
+        """The new commits parents first, in git's --topo-order: commit.c's sort_in_topological_order
+        with its LIFO queue (graph order); the one tip is `head`, so the walk's own order is irrelevant."""
+        found = self.new(head, since)
+        if found is None:
+            raise ValueError("more commits than a catch-up reads in-process")
+        by_id = {c.id: c for c in found}
+        indegree = dict.fromkeys(by_id, 1)
+        for c in found:
+            for p in c.parent_ids:
+                if indegree.get(p):
+                    indegree[p] += 1
+        stack = [c.id for c in found if indegree[c.id] == 1]
+        out = []
+        while stack:
+            cid = stack.pop()
+            for p in by_id[cid].parent_ids:
+                if not indegree.get(p):
+                    continue
+                indegree[p] -= 1
+                if indegree[p] == 1:
+                    stack.append(p)
+            indegree[cid] = 0
+            out.append(by_id[cid])
+        out.reverse()
+        return out
+
+    def first_parent_line(self, head: str, since: str | None = None) -> list[tuple[str, int]] | None:
+        """gitlog.first_parent_line, for a `since` that is an ancestor of `head` (catch_up checks it)."""
+        found = self.new(head, since)
+        if found is None:
+            raise ValueError("more commits than a catch-up reads in-process")
+        members = {c.id for c in found}
+        line = []
+        commit = self.repo[head].peel(self.pygit2.Commit)
+        if commit.id not in members:
+            return []
+        while commit.id in members:
+            line.append((str(commit.id), clamp_epoch(commit.commit_time)))
+            if not commit.parent_ids:
+                return None if since is not None else list(reversed(line))
+            commit = self.repo[commit.parent_ids[0]]
+        if since is not None and str(commit.id) != since:
+            return None
+        return list(reversed(line))
+
+    def commits(self, head: str, since: str | None = None,
+                order: list[tuple[str, int]] | None = None) -> Iterator[Commit]:
+        """gitlog.commits: each new commit, parents first, with its record changes."""
+        for c in self._ordered(head, since):
+            parents = [self.repo[p] for p in c.parent_ids]
+            changes: dict[str, str | None] = {}
+            if not parents:
+                changes = self._changes(None, c.tree)
+            for parent in parents:  # a merge: the paths that differ from any parent (git's -m)
+                changes.update(self._changes(parent.tree, c.tree))
+            yield Commit(str(c.id), clamp_epoch(c.commit_time), [str(p) for p in c.parent_ids], changes)
+
+    def _changes(self, old, new) -> dict[str, str | None]:
+        """Record path -> new blob (None: deleted) between two trees, one record folder at a time."""
+        out: dict[str, str | None] = {}
+        for folder in RECORD_DIRS:
+            a, b = _subtree(old, folder), _subtree(new, folder)
+            if (a.id if a is not None else None) == (b.id if b is not None else None):
+                continue
+            if a is None and b is None:
+                continue
+            if a is None:
+                diff = b.diff_to_tree(swap=True)
+            elif b is None:
+                diff = a.diff_to_tree()
+            else:
+                diff = a.diff_to_tree(b)
+            for delta in diff.deltas:
+                gone = delta.status == self.pygit2.enums.DeltaStatus.DELETED
+                raw = (delta.old_file if gone else delta.new_file).raw_path
+                if any(ch < 0x20 or ch in (0x22, 0x5C, 0x7F) for ch in raw):
+                    continue  # git quotes these ("..."), and gitlog's parser then sees no record path
+                path = f"{folder}/" + raw.decode("utf-8", errors="replace")
+                if key_of_path(path) is None:
+                    continue
+                if gone:
+                    out.setdefault(path, None)
+                else:  # a type change comes as a delete and an add: the add wins, as git's T shows it
+                    out[path] = str(delta.new_file.id)
+        return out
+
+    def blobs(self, shas: list[str]) -> dict[str, bytes]:
+        """gitlog.blobs: contents by sha (any object type, as `git cat-file --batch`); missing ones left out."""
+        out = {}
+        for sha in shas:
+            try:
+                out[sha] = self.repo.odb.read(sha)[1]
+            except (KeyError, ValueError, self.pygit2.GitError):
+                continue
+        return out
+
+
+def _subtree(tree, folder: str):
+    """The tree at `folder`, or None (absent, or not a directory: git -r shows no record path there)."""
+    if tree is None:
+        return None
+    try:
+        entry = tree[folder]
+    except KeyError:
+        return None
+    return entry if entry.type_str == "tree" else None
