@@ -178,3 +178,25 @@ def test_a_write_then_a_read_spawns_no_git_process_to_catch_up(store, monkeypatc
     assert [a for a in spawned if "git" in str(a[0]) and catch_up & set(a)] == []
     # what is left is the read's own `git cat-file` of the commit it shows (reads.py), one per read
     assert len([a for a in spawned if "git" in str(a[0])]) <= 2
+
+
+def test_object_count_in_process_equals_git_count_objects_loose_and_packed(tmp_path):
+    _repo, made = _history(tmp_path / "s", 7)
+    objects = tmp_path / "s" / ".git" / "objects"
+    assert walk.object_count(objects) == gitlog.object_count(tmp_path / "s")
+    subprocess.run(["git", "-C", str(tmp_path / "s"), "repack", "-q", "-d"], check=True, capture_output=True)
+    _history_more = pygit2.Repository(str(tmp_path / "s")).create_blob(b"one more loose object")
+    assert walk.object_count(objects) == gitlog.object_count(tmp_path / "s") > 0
+
+
+def test_big_history_in_process_equals_the_git_program_at_every_threshold(tmp_path, monkeypatch):
+    from kyb_cli.core.index import fresh
+
+    _repo, made = _history(tmp_path / "s", 8)
+    gdir = tmp_path / "s" / ".git"
+    for at in (0, 1, 10, 40, 41, 60, 150, 400):
+        commits = gitlog.count(tmp_path / "s", made[-1])
+        want = commits >= at or gitlog.object_count(tmp_path / "s") - 3 * commits >= at
+        assert walk.big_history(tmp_path / "s", gdir, made[-1], at) == want, at
+        monkeypatch.setenv("KYB_STAGE_AT", str(at))
+        assert fresh.big_history(tmp_path / "s", made[-1]) == want, at

@@ -188,3 +188,48 @@ def _subtree(tree, folder: str):
     except KeyError:
         return None
     return entry if entry.type_str == "tree" else None
+
+
+def big_history(store_path: Path, git_dir: Path, head: str, at: int) -> bool | None:
+    """fresh.big_history's answer without `git rev-list --count` and `git count-objects`, when pygit2
+    is loaded; None (ask the program) for anything but a plain local object store."""
+    if os.environ.get("KYB_CATCHUP", "").strip().lower() == "git" or "pygit2" not in sys.modules:
+        return None
+    try:
+        walk = Walk(store_path)
+        commits = 0
+        for _commit in walk.repo.walk(walk.repo[head].id, walk.pygit2.enums.SortMode.NONE):
+            commits += 1
+            if commits >= at:
+                return True
+        objects = object_count(git_dir / "objects")
+    except Exception:  # noqa: BLE001 - anything odd: the program decides
+        return None
+    return None if objects is None else objects - 3 * commits >= at
+
+
+def object_count(objects: Path) -> int | None:
+    """`git count-objects -v`'s count + in-pack: loose objects and each local pack's .idx header.
+    None where git would look further (alternates, a multi-pack-index) or an index looks odd."""
+    import string
+
+    if (objects / "info" / "alternates").exists() or (objects / "pack" / "multi-pack-index").exists():
+        return None
+    hexdigits = set(string.hexdigits.lower()) - set("ABCDEF")
+    total = 0
+    for sub in objects.iterdir():
+        if len(sub.name) == 2 and set(sub.name) <= hexdigits and sub.is_dir():
+            total += sum(1 for f in sub.iterdir() if len(f.name) == 38 and set(f.name) <= hexdigits)
+    pack_dir = objects / "pack"
+    for idx in (pack_dir.iterdir() if pack_dir.is_dir() else ()):
+        if not idx.name.endswith(".idx") or not idx.with_suffix(".pack").is_file():
+            continue
+        data = idx.read_bytes()[:8 + 1024]
+        fanout = data[8:] if data[:8] == b"\xfftOc\x00\x00\x00\x02" else None
+        if fanout is None or len(fanout) != 1024:
+            return None  # a version-1 or damaged index: git's own reading decides
+        count = int.from_bytes(fanout[-4:], "big")
+        if idx.stat().st_size < 8 + 1024 + count * 28 + 40:
+            return None
+        total += count
+    return total
