@@ -200,3 +200,32 @@ def test_big_history_in_process_equals_the_git_program_at_every_threshold(tmp_pa
         assert walk.big_history(tmp_path / "s", gdir, made[-1], at) == want, at
         monkeypatch.setenv("KYB_STAGE_AT", str(at))
         assert fresh.big_history(tmp_path / "s", made[-1]) == want, at
+
+
+def test_ordinary_histories_are_read_in_process(tmp_path):
+    _repo, made = _history(tmp_path / "s", 2)
+    assert isinstance(walk.source(tmp_path / "s", made[-6], made[-1]), walk.Walk)
+    assert isinstance(walk.source(tmp_path / "s", None, made[-1]), walk.Walk)
+
+
+def _raw_commit(repo: pygit2.Repository, parent: str, committer_date: bytes) -> str:
+    raw = (b"tree " + str(repo[parent].tree_id).encode() + b"\nparent " + parent.encode()
+           + b"\nauthor a <a@x> 1700000000 +0000\ncommitter a <a@x> " + committer_date + b"\n\nodd date\n")
+    return str(repo.odb.write(pygit2.enums.ObjectType.COMMIT, raw))
+
+
+@pytest.mark.parametrize("date", [b"99999999999999999999 +0000", b"-5 +0000", b"1700000000", b"17e8 +0000"])
+def test_a_commit_date_git_and_libgit2_may_read_apart_goes_to_the_git_program(tmp_path, date):
+    repo, made = _history(tmp_path / "s", 4)
+    odd = _raw_commit(repo, made[-1], date)
+    assert isinstance(walk.source(tmp_path / "s", made[-1], odd), gitlog.Program)
+
+
+def test_replace_refs_and_shallow_clones_go_to_the_git_program(tmp_path):
+    repo, made = _history(tmp_path / "s", 4)
+    repo.references.create(f"refs/replace/{made[-2]}", made[-3])
+    assert isinstance(walk.source(tmp_path / "s", made[-3], made[-1]), gitlog.Program)
+    repo.references.delete(f"refs/replace/{made[-2]}")
+    assert isinstance(walk.source(tmp_path / "s", made[-3], made[-1]), walk.Walk)
+    (tmp_path / "s" / ".git" / "shallow").write_text(made[-3] + "\n")
+    assert isinstance(walk.source(tmp_path / "s", made[-3], made[-1]), gitlog.Program)

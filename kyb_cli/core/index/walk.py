@@ -18,6 +18,7 @@ them, and key_of_path keeps only record paths.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Iterator
@@ -37,11 +38,26 @@ def source(store_path: Path, since: str | None, head: str | None):
         return program
     try:
         walk = Walk(store_path)
-        if walk.new(head, since) is None:
+        if not walk.plain() or walk.new(head, since) is None or not all(map(_ordinary, walk.new(head, since))):
             return program
     except Exception:  # noqa: BLE001 - anything odd (a missing object, a damaged repository): the program decides
         return program
     return walk
+
+
+_COMMITTER = re.compile(rb"^committer [^\n<]*<[^\n>]*> ([0-9]{1,12}) [+-][0-9]{4}$", re.M)
+
+
+def _ordinary(commit) -> bool:
+    """A commit both readers read alike: one committer line of the standard form, whose time libgit2
+    read as git does (a hostile date git and libgit2 would parse apart goes to the program), and no
+    parent twice."""
+    raw = commit.read_raw()
+    header = raw.split(b"\n\n", 1)[0]
+    found = _COMMITTER.findall(header)
+    parents = commit.parent_ids
+    return (len(found) == 1 and header.count(b"\ncommitter ") == 1 and int(found[0]) == commit.commit_time
+            and len(set(parents)) == len(parents))
 
 
 class Walk:
@@ -53,6 +69,16 @@ class Walk:
         self.pygit2 = pygit2
         self.repo = pygit2.Repository(str(store_path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
         self._new: dict[tuple[str, str | None], list | None] = {}
+
+    def plain(self) -> bool:
+        """No history rewriting that git honours and libgit2 does not: shallow, grafts, replace refs."""
+        gdir = Path(self.repo.path)
+        if (gdir / "shallow").exists() or (gdir / "info" / "grafts").exists():
+            return False
+        if (gdir / "refs" / "replace").is_dir() and any((gdir / "refs" / "replace").iterdir()):
+            return False
+        packed = gdir / "packed-refs"
+        return not packed.exists() or b" refs/replace/" not in packed.read_bytes()
 
     def new(self, head: str, since: str | None) -> list | None:
         """The commits reachable from `head` and not from `since` (unordered), None above SMALL."""
