@@ -2,13 +2,14 @@
 program (`KYB_CATCHUP=git`, the old path): issue 35, lever C.
 
     python bench/bench_catchup.py                  # 100 in-process writes + 21 CLI writes per mode
-    python bench/bench_catchup.py --writes 40 --cli 11 --keys 500
+    python bench/bench_catchup.py --writes 40 --cli 11 --keys 500 --spans 1,50,200,400
 
 Each write is `api.add_knowledge` (in-process) or a `python -m kyb_cli add` process, on a store seeded
 with --keys records; every write catches the index up (the similar-key check reads it). The modes
 alternate write by write, so drift in the machine's load hits both alike. Also counted: `git`
 processes spawned per in-process write. One JSON line per mode and kind: p50 / p95 / mean ms, the
-ratio, and the machine load.
+ratio, and the machine load. First, the catch-up alone over --spans commits per mode (where the
+in-process path stops paying: walk.SMALL and walk.WORK, raised for this part so that every pygit2 row is pygit2).
 """
 
 from __future__ import annotations
@@ -104,11 +105,45 @@ def cli(store: Path, runs: int) -> dict[str, list[float]]:
     return out
 
 
+def spans(store: Path, work: Path, sizes: list[int], repeat: int = 5) -> None:
+    """The catch-up alone over n new commits, each mode, on copies of an index built n commits back:
+    where the in-process path stops paying (walk.SMALL)."""
+    import pygit2
+
+    from kyb_cli.core.index import build, schema, walk
+
+    small, budget = walk.SMALL, walk.WORK
+    walk.SMALL, walk.WORK = max(walk.SMALL, *sizes), 10**12  # here the pygit2 rows are pygit2 even above the default's cut
+    repo = pygit2.Repository(str(store))
+    head = repo.head.peel(pygit2.Commit)
+    for n in sizes:
+        old = head
+        for _ in range(n):
+            old = old.parents[0]
+        base = work / f"index-{n}.sqlite"
+        build.build_file(store, base, str(old.id), note=False)
+        for mode in MODES:
+            set_mode(mode)
+            times = []
+            for r in range(repeat):
+                copy = work / f"copy-{n}-{mode}-{r}.sqlite"
+                shutil.copyfile(base, copy)
+                conn = schema.connect(copy)
+                started = time.perf_counter()
+                work_done = build.catch_up(conn, store, str(old.id), str(head.id))
+                times.append(time.perf_counter() - started)
+                conn.close()
+                assert work_done and work_done["commits"] == n, work_done
+            print(json.dumps(summary(f"catch-up of {n} commits", mode, times)), flush=True)
+    walk.SMALL, walk.WORK = small, budget
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--writes", type=int, default=100)
     parser.add_argument("--cli", type=int, default=21)
     parser.add_argument("--keys", type=int, default=200, help="records in the store before timing")
+    parser.add_argument("--spans", default="1,20,200", help="catch-ups of this many commits, timed alone")
     args = parser.parse_args()
     base = Path(os.environ.get("KYB_BENCH_DIR", tempfile.gettempdir()))
     base.mkdir(parents=True, exist_ok=True)
@@ -122,6 +157,8 @@ def main() -> None:
         for i in range(args.keys):
             api.add_knowledge(s, key=f"seed-{i}", title=f"Seed {i}", body=f"seed record {i} " * 10, tags=["seed"],
                               refs=[], attribution=who)
+        if args.spans:
+            spans(store, work, [int(n) for n in args.spans.split(",") if int(n) < args.keys])
         timed = in_process(store, args.writes)
         p50 = {m: pct(t, 0.5) for m, (t, _n, _c) in timed.items()}
         c50 = {m: pct(c, 0.5) for m, (_t, _n, c) in timed.items()}

@@ -229,3 +229,14 @@ def test_replace_refs_and_shallow_clones_go_to_the_git_program(tmp_path):
     assert isinstance(walk.source(tmp_path / "s", made[-3], made[-1]), walk.Walk)
     (tmp_path / "s" / ".git" / "shallow").write_text(made[-3] + "\n")
     assert isinstance(walk.source(tmp_path / "s", made[-3], made[-1]), gitlog.Program)
+
+
+def test_many_record_entries_times_new_commits_go_to_the_git_program(tmp_path, monkeypatch):
+    """libgit2's tree diff is slower than git's: a big folder diffed many times is the program's work."""
+    _repo, made = _history(tmp_path / "s", 5)
+    inproc = walk.Walk(tmp_path / "s")
+    n = len(inproc.new(made[-1], made[-4]))
+    monkeypatch.setattr(walk, "WORK", n * inproc.entries(made[-1]))
+    assert isinstance(walk.source(tmp_path / "s", made[-4], made[-1]), walk.Walk)
+    monkeypatch.setattr(walk, "WORK", n * inproc.entries(made[-1]) - 1)
+    assert isinstance(walk.source(tmp_path / "s", made[-4], made[-1]), gitlog.Program)

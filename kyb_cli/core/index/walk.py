@@ -3,10 +3,11 @@
 After a write the index has one or two commits to read; through the `git` program that was ~5
 processes (rev-list x2, log, cat-file, merge-base) at ~2 ms each, ~10-20 ms of every `kyb add`,
 while the write already has pygit2 loaded and answers these in microseconds. So: when pygit2 is
-already imported (importing it just for this costs 70-110 ms, more than the processes) and at
-most SMALL commits are to be read, `source` answers with `Walk` (pygit2); otherwise with
-`gitlog.Program` (the `git` program, ~10x faster at diffing the large trees of a long history).
-`KYB_CATCHUP=git` forces the program (A/B in bench/bench_catchup.py).
+already imported (importing it just for this costs 70-110 ms, more than the processes), at most
+SMALL commits are to be read and their tree diffs stay within WORK, `source` answers with `Walk`
+(pygit2); otherwise with `gitlog.Program` (the `git` program: its tree diffs are faster, which
+wins over a long history or a big folder). `KYB_CATCHUP=git` forces the program (A/B in
+bench/bench_catchup.py).
 
 Every answer is the git path's, exactly (tests/test_index_catchup_pygit2.py checks them against
 each other): the order is git's `--topo-order` (commit.c sort_in_topological_order, re-done
@@ -29,16 +30,22 @@ from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path
 from kyb_cli.core.timestamps import clamp_epoch
 
 SMALL = 200  # new commits read in-process at most; a catch-up after writes or a small sync is far below
+# ...and at most this many record-folder entries diffed (new commits x entries in HEAD's record folders):
+# libgit2 diffs a 1,000-entry folder in ~0.9 ms, git in ~0.55 ms, and the program's ~5 processes cost
+# ~11 ms (idle) to ~27 ms (load 4), so at 1,000 keys the in-process path wins up to ~40 commits and loses
+# at 200 (145 vs 117 ms; bench/bench_catchup.py --keys 1000 --spans 1,200,800, docs/BENCHMARKS.md).
+WORK = 30_000
 
 
 def source(store_path: Path, since: str | None, head: str | None):
-    """Walk (pygit2) for at most SMALL commits after `since` when pygit2 is loaded, else the program."""
+    """Walk (pygit2) for a few commits after `since` when pygit2 is loaded, else the program."""
     program = gitlog.Program(store_path)
     if not head or os.environ.get("KYB_CATCHUP", "").strip().lower() == "git" or "pygit2" not in sys.modules:
         return program
     try:
         walk = Walk(store_path)
-        if not walk.plain() or walk.new(head, since) is None or not all(map(_ordinary, walk.new(head, since))):
+        found = walk.new(head, since) if walk.plain() else None
+        if found is None or len(found) * walk.entries(head) > WORK or not all(map(_ordinary, found)):
             return program
     except Exception:  # noqa: BLE001 - anything odd (a missing object, a damaged repository): the program decides
         return program
@@ -79,6 +86,11 @@ class Walk:
             return False
         packed = gdir / "packed-refs"
         return not packed.exists() or b" refs/replace/" not in packed.read_bytes()
+
+    def entries(self, head: str) -> int:
+        """Entries in HEAD's record folders: what each commit's tree diff walks."""
+        tree = self.repo[head].peel(self.pygit2.Commit).tree
+        return sum(len(sub) for sub in (_subtree(tree, folder) for folder in RECORD_DIRS) if sub is not None)
 
     def new(self, head: str, since: str | None) -> list | None:
         """The commits reachable from `head` and not from `since` (unordered), None above SMALL."""
@@ -155,7 +167,8 @@ class Walk:
 
     def commits(self, head: str, since: str | None = None,
                 order: list[tuple[str, int]] | None = None) -> Iterator[Commit]:
-        """gitlog.commits: each new commit, parents first, with its record changes."""
+        """gitlog.commits: each new commit, parents first, with its record changes (`order` is the
+        program's shortcut past a second rev-list; here the order is computed once anyway)."""
         for c in self._ordered(head, since):
             parents = [self.repo[p] for p in c.parent_ids]
             changes: dict[str, str | None] = {}
