@@ -31,9 +31,9 @@ from kyb_cli.core.timestamps import clamp_epoch
 
 SMALL = 200  # new commits read in-process at most; a catch-up after writes or a small sync is far below
 # ...and at most this many record-folder entries diffed (new commits x entries in HEAD's record folders):
-# libgit2 diffs a 1,000-entry folder in ~0.9 ms, git in ~0.55 ms, and the program's ~5 processes cost
-# ~11 ms (idle) to ~27 ms (load 4), so at 1,000 keys the in-process path wins up to ~40 commits and loses
-# at 200 (145 vs 117 ms; bench/bench_catchup.py --keys 1000 --spans 1,200,800, docs/BENCHMARKS.md).
+# libgit2's tree diff is slower than git's, so the processes' fixed cost is won back only for a few
+# commits: at 1,000 keys, 20 commits 26.7 ms in-process vs 29.9 ms, 50 commits 53.4 vs 49.3 ms
+# (bench/bench_catchup.py --keys 1000 --spans 1,20,50,200, docs/BENCHMARKS.md).
 WORK = 30_000
 
 
