@@ -1,7 +1,8 @@
 """Read commits and blobs through the `git` program: `git log --raw` and `git cat-file --batch`.
 
 A full rebuild needs one tree diff per commit (streamed, see `commits`); git's diff of large trees out of a packfile is ~10x
-faster than pygit2's, and the catch-up path then needs no pygit2 import at all (70-110 ms).
+faster than pygit2's, and the catch-up path then needs no pygit2 import at all (70-110 ms). A process that
+has pygit2 loaded already (a write) catches up a few commits in-process instead: walk.py, same answers.
 """
 
 from __future__ import annotations
