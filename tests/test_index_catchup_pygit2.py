@@ -240,3 +240,18 @@ def test_many_record_entries_times_new_commits_go_to_the_git_program(tmp_path, m
     assert isinstance(walk.source(tmp_path / "s", made[-4], made[-1]), walk.Walk)
     monkeypatch.setattr(walk, "WORK", n * inproc.entries(made[-1]) - 1)
     assert isinstance(walk.source(tmp_path / "s", made[-4], made[-1]), gitlog.Program)
+
+
+def test_a_missing_tree_goes_to_the_program_and_is_a_store_error_either_way(tmp_path):
+    from kyb_cli.core.errors import StoreError
+
+    repo, made = _history(tmp_path / "s", 6)
+    tree = str(repo[made[-1]].tree_id)
+    if tree == str(repo[made[-2]].tree_id):
+        pytest.skip("the last commit kept its parent's tree")
+    (tmp_path / "s" / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    assert isinstance(walk.source(tmp_path / "s", made[-2], made[-1]), gitlog.Program)  # seen up front
+    with pytest.raises(StoreError):
+        list(walk.Walk(tmp_path / "s").commits(made[-1], made[-2]))
+    with pytest.raises(StoreError):
+        list(gitlog.Program(tmp_path / "s").commits(made[-1], made[-2]))

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
+from kyb_cli.core.errors import StoreError
 from kyb_cli.core.index import gitlog
 from kyb_cli.core.index.gitlog import Commit
 from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path
@@ -170,12 +171,15 @@ class Walk:
         """gitlog.commits: each new commit, parents first, with its record changes (`order` is the
         program's shortcut past a second rev-list; here the order is computed once anyway)."""
         for c in self._ordered(head, since):
-            parents = [self.repo[p] for p in c.parent_ids]
             changes: dict[str, str | None] = {}
-            if not parents:
-                changes = self._changes(None, c.tree)
-            for parent in parents:  # a merge: the paths that differ from any parent (git's -m)
-                changes.update(self._changes(parent.tree, c.tree))
+            try:
+                parents = [self.repo[p] for p in c.parent_ids]
+                if not parents:
+                    changes = self._changes(None, c.tree)
+                for parent in parents:  # a merge: the paths that differ from any parent (git's -m)
+                    changes.update(self._changes(parent.tree, c.tree))
+            except (KeyError, ValueError, self.pygit2.GitError) as exc:  # a damaged repository: as `git log` failing
+                raise StoreError(f"cannot read commit {c.id} of the store: {exc}") from None
             yield Commit(str(c.id), clamp_epoch(c.commit_time), [str(p) for p in c.parent_ids], changes)
 
     def _changes(self, old, new) -> dict[str, str | None]:
