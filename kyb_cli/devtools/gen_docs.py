@@ -67,7 +67,7 @@ ENVIRONMENT: dict[str, str] = {
     "XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME":
         "Base directories for config, data (the default store, models) and cache on Linux.",
 }
-INTERNAL_ENVIRONMENT = {"KYB_FAULT", "KYB_TEST_DEADLINES", "KYB_SEARCH_RANKING", "KYB_FAST"}  # test and bench hooks, not for users
+INTERNAL_ENVIRONMENT = {"KYB_FAULT", "KYB_TEST_DEADLINES", "KYB_SEARCH_RANKING", "KYB_FAST", "KYB_CATCHUP"}  # test and bench hooks, not for users
 
 
 def environment_names_in_source(root: Path = PROJECT_ROOT / "kyb_cli") -> set[str]:

@@ -4,7 +4,8 @@ Revision order: commits are taken parents-before-children (`git rev-list --topo-
 and a catch-up appends the new commits after the ones already indexed. A commit contributes one
 event per record path whose blob differs from that key's previous event; for a merge the candidate
 paths are those that differ from any parent, so after the last commit every key's last event equals
-HEAD's tree. Commits and blobs come from the `git` program (see gitlog.py); no pygit2 here.
+HEAD's tree. Commits and blobs come from the `git` program (gitlog.py), or in-process through an
+already loaded pygit2 when only a few commits are to be read (walk.py).
 
 as-of-first-parent (docs/ARCHITECTURE.md): only commits on HEAD's first-parent line move a key's
 state, each with its net change against its first parent, at its own commit time, so
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from kyb_cli.core.embed.recipe import passage_hashes
-from kyb_cli.core.index import gitlog, schema
+from kyb_cli.core.index import gitlog, schema, walk
 from kyb_cli.core.records.keys import KIND_DIRS, key_of_path, kind_of_key
 from kyb_cli.core.records.served import load
 from kyb_cli.core.records.model import Record, RecordFormatError
@@ -72,8 +73,9 @@ class KeyState:
 class Builder:
     """Applies commits, in revision order, to an open index connection (inside a transaction)."""
 
-    def __init__(self, conn, store_path: Path, line: dict[str, int] | None = None) -> None:
+    def __init__(self, conn, store_path: Path, line: dict[str, int] | None = None, source=None) -> None:
         self.conn = conn
+        self.source = source if source is not None else gitlog.Program(store_path)  # walk.source
         self.line = line  # first-parent commit -> effective time; None: every commit is on the line
         self.store_path = store_path
         self.keys: dict[str, KeyState | None] = {}
@@ -160,7 +162,7 @@ class Builder:
         return row[0] if row and row[0] is not None else None
 
     def _versions(self) -> tuple[list[tuple], list[tuple], list[tuple], list[tuple]]:
-        contents = gitlog.blobs(self.store_path, sorted({p[4] for p in self.pending}))
+        contents = self.source.blobs(sorted({p[4] for p in self.pending}))
         rows, fts, vtext, unreadable = [], [], [], []
         for vid, key, sha, when, blob in self.pending:
             path = f"{KIND_DIRS[kind_of_key(key)]}/{key}.md"
@@ -266,7 +268,8 @@ def build_file(store_path: Path, path: Path, head: str | None,
     started = time.perf_counter()
     for stale in (path, Path(f"{path}-journal")):
         stale.unlink(missing_ok=True)
-    order = gitlog.revisions(store_path, head) if head else []
+    src = walk.source(store_path, None, head)  # pygit2 in-process for a short history (walk.py)
+    order = src.revisions(head) if head else []
     if note and progress is None and len(order) >= NOTE_REBUILD_AT:
         # A read that has to rebuild a big index says so, instead of sitting silent for seconds.
         sys.stderr.write(f"kyb: index: building the search index from Git ({len(order):,} commits); "
@@ -276,10 +279,10 @@ def build_file(store_path: Path, path: Path, head: str | None,
     try:
         conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")
         schema.create(conn)
-        line = dict(gitlog.first_parent_line(store_path, head) or []) if head else {}
-        builder = Builder(conn, store_path, line)
+        line = dict(src.first_parent_line(head) or []) if head else {}
+        builder = Builder(conn, store_path, line, src)
         with conn:
-            commits = gitlog.commits(store_path, head, order=order) if head else iter(())
+            commits = src.commits(head, order=order) if head else iter(())
             builder.run(commits, progress, len(order))
             _set_head(conn, head)
         conn.execute("PRAGMA journal_mode=DELETE")
@@ -293,15 +296,18 @@ def build_file(store_path: Path, path: Path, head: str | None,
 
 def catch_up(conn, store_path: Path, indexed: str | None, head: str | None) -> dict | None:
     """Append the commits after `indexed`; None when HEAD is not a descendant (caller rebuilds)."""
-    if not head or not indexed or not gitlog.is_ancestor(store_path, indexed, head):
+    if not head or not indexed:
         return None
-    line = gitlog.first_parent_line(store_path, head, since=indexed)
+    src = walk.source(store_path, indexed, head)  # pygit2 in-process for a few new commits (walk.py)
+    if not src.is_ancestor(indexed, head):
+        return None
+    line = src.first_parent_line(head, since=indexed)
     if line is None:  # HEAD's first-parent line does not pass through what was indexed: rebuild
         return None
     started = time.perf_counter()
-    builder = Builder(conn, store_path, dict(line))
+    builder = Builder(conn, store_path, dict(line), src)
     with conn:  # one write transaction: readers see the old state or the new one
-        count = builder.run(gitlog.commits(store_path, head, since=indexed))
+        count = builder.run(src.commits(head, since=indexed))
         _set_head(conn, head)
     return {"head": head, "commits": count, "skipped": builder.skipped, "rebuilt": False,
             "seconds": round(time.perf_counter() - started, 3)}

@@ -86,9 +86,12 @@ def big_history(store_path: Path, head: str) -> bool:
     as many versions in fewer commits (imports, merges of a peer's batch: 100k keys in 1,100
     commits were one 369k-version build before the first answer; issue 27). Versions are estimated
     from the object count: every commit adds itself, a root tree and a directory tree."""
-    from kyb_cli.core.index import gitlog, staged
+    from kyb_cli.core.index import gitlog, staged, walk
 
     at = staged.stage_at()
+    known = walk.big_history(store_path, headfile.git_dir(store_path), head, at)  # in-process, if it can
+    if known is not None:
+        return known
     commits = gitlog.count(store_path, head)
     return commits >= at or gitlog.object_count(store_path) - 3 * commits >= at
 

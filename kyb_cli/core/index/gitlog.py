@@ -1,7 +1,8 @@
 """Read commits and blobs through the `git` program: `git log --raw` and `git cat-file --batch`.
 
 A full rebuild needs one tree diff per commit (streamed, see `commits`); git's diff of large trees out of a packfile is ~10x
-faster than pygit2's, and the catch-up path then needs no pygit2 import at all (70-110 ms).
+faster than pygit2's, and the catch-up path then needs no pygit2 import at all (70-110 ms). A process that
+has pygit2 loaded already (a write) catches up a few commits in-process instead: walk.py, same answers.
 """
 
 from __future__ import annotations
@@ -223,3 +224,26 @@ def blobs(store_path: Path, shas: list[str]) -> dict[str, bytes]:
     if res.returncode != 0:
         raise StoreError(f"git cat-file failed: {res.stderr.decode(errors='replace').strip()}")
     return {obj[0]: obj[2] for obj in git.parse_batch(res.stdout, len(shas)) if obj is not None}
+
+
+class Program:
+    """This module's catch-up questions bound to one store: the `git` program's side of walk.source."""
+
+    def __init__(self, store_path: Path) -> None:
+        self.store_path = store_path
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        return is_ancestor(self.store_path, old, new)
+
+    def revisions(self, head: str, since: str | None = None) -> list[tuple[str, int]]:
+        return revisions(self.store_path, head, since)
+
+    def first_parent_line(self, head: str, since: str | None = None) -> list[tuple[str, int]] | None:
+        return first_parent_line(self.store_path, head, since)
+
+    def commits(self, head: str, since: str | None = None,
+                order: list[tuple[str, int]] | None = None) -> Iterator[Commit]:
+        return commits(self.store_path, head, since, order)
+
+    def blobs(self, shas: list[str]) -> dict[str, bytes]:
+        return blobs(self.store_path, shas)
