@@ -23,6 +23,9 @@ KINDS = ("knowledge", "incident", "task")
 TASK_STATUSES = ("open", "in_progress", "blocked", "done", "dropped")
 PRIORITIES = ("low", "medium", "high", "critical")
 STRENGTHS = ("weak", "strong")
+# Tags one search may filter by: a record holds at most 100 (core.records.limits.TAGS_MAX, a test holds
+# them equal), so a longer list could never match; more is a usage error in every door (exit 2 / HTTP 400).
+FILTER_TAGS_MAX = 100
 
 
 @dataclass(frozen=True)
@@ -144,8 +147,9 @@ QUERY = Operation("query", "Search records: current state, history, as_of, as_of
         "They reorder the answer; `strength` and `confident` stay the judgement of the question as asked."),
         example=["how is an order written to the database"], maximum=7, metavar="TEXT"),
     Field("limit", "integer", 10, "At most this many hits.", minimum=0, maximum=100),
-    Field("tags", "strings", [], "Only records with all these tags (comma list; on the CLI repeatable too).",
-          aliases=("--tag",), multiple=True, metavar="TAG[,TAG]"),
+    Field("tags", "strings", [], f"Only records with all these tags (comma list; on the CLI repeatable too; at most "
+          f"{FILTER_TAGS_MAX}, repeats counted once).", aliases=("--tag",), multiple=True, metavar="TAG[,TAG]",
+          maximum=FILTER_TAGS_MAX),
     Field("kind", description="Only this kind.", enum=KINDS),
     Field("history", "boolean", False, "Search every content version, current included."),
     Field("as_of", description="Search the store as it was at T: RFC 3339, a date (end of day UTC) or a revision.",
