@@ -2,7 +2,7 @@
 
 - A date that is not a date is a usage error (exit 2 / HTTP 400 / MCP exit 2) for every calendar-date
   field (`review_by`, `due`, `expected`, `due_before`, `today`), as it was for `effective_at`; before,
-  `--review-by` and `--due` said exit 3 (the write rule). One rule: api.handlers.check_dates, for every
+  `--review-by` and `--due` said exit 3 (the write rule). One rule: api.handlers._check_dates, for every
   field the table marks DATE.
 - A limit is 1 to its maximum in every door: `--limit 0` was accepted (and answered nothing) while
   `--limit 101` was refused; now 0 is a usage error naming the range (the table's LIMIT_MIN)."""

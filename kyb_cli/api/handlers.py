@@ -159,11 +159,11 @@ def handle(operation: str, door: _Door, fields: dict[str, Any]) -> dict[str, Any
     `store()`, `path()` and `attribution()` (and `store_arg`, the store as the caller named it, for query); `body`/`resolution` may be a callable that reads them
     (called once the other fields are checked, so a bad flag never waits for stdin). Returns the JSON answer every door renders. Raises the
     operation's KybErrors, each naming its field (`exc.fields`) so the door can spell it its own way."""
-    check_dates(operation, fields)
+    _check_dates(operation, fields)
     return HANDLERS[operation](door, fields)
 
 
-def check_dates(operation: str, fields: dict[str, Any]) -> None:
+def _check_dates(operation: str, fields: dict[str, Any]) -> None:
     """Every calendar-date field of the table (metavar DATE: `due`, `expected`, `review_by`, `due_before`,
     `today`) read by one rule before anything else: a value that is not a date YYYY-MM-DD is a
     UsageError naming the field (exit 2 / HTTP 400) in every door — the same class as `effective_at`,

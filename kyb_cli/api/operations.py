@@ -47,7 +47,7 @@ class Field:
     http: str | None = None  # the HTTP name when it is not `name`
     cli: str | None = None  # the Click parameter name when it is not `name`
     positional: bool = False  # a CLI argument (KEY, query's TEXT), not an option; a path segment where a route says
-    metavar: str | None = None  # the CLI's placeholder (DATE, REV, N); DATE also says: a calendar date, one rule (api.check_dates)
+    metavar: str | None = None  # the CLI's placeholder (DATE, REV, N); DATE also says: a calendar date, one rule (api.handlers._check_dates)
     aliases: tuple[str, ...] = ()  # further CLI spellings kept for old scripts (`--parent-task`)
     doors: tuple[str, ...] = ("cli", "mcp", "http")  # a field one door lacks says so here, with why
     multiple: bool = False  # a repeatable CLI option (`--exclude A`, `--tag a --tag b,c`): every value as given

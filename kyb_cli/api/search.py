@@ -54,7 +54,7 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
                              field=("as_of_event", "as_of", "history", "changed_between"))
         event_t = parse_time(as_of_event, bound=END, store_path=location.path)
         mode = "as_of_event"
-    tags = filter_tags(tags)
+    tags = _filter_tags(tags)
     ordering = _bench_ordering()  # read before anything is created, as the time arguments are
     _ensure_default(location)
     filters = Filters(tags=tags, kind=kind, status=status, service=service, priority=priority,
@@ -66,7 +66,7 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     return location.path, response
 
 
-def filter_tags(tags: list[str] | tuple[str, ...]) -> list[str]:
+def _filter_tags(tags: list[str] | tuple[str, ...]) -> list[str]:
     """The tags a search filters by, lower-cased, each once; more than the table's bound (as sent,
     repeats included) is a UsageError naming `tags` (exit 2 / HTTP 400), never an SQL error."""
     from kyb_cli.api.operations import FILTER_TAGS_MAX
