@@ -132,7 +132,7 @@ def test_limit_default_ten_max_hundred(cli, store_path):
     for i in range(12):
         put(store_path, f"k{i}", f"K{i}", "common words", T0 + i)
     assert cli("query", "common").json["count"] == 10
-    assert cli("query", "common", "--limit", "0").json["count"] == 0
+    assert cli("query", "common", "--limit", "0").code == 2  # limits are 1..max (issue 37, item 5)
     assert cli("query", "common", "--limit", "100").json["count"] == 12
     assert cli("query", "common", "--limit", "101").code == 2
 

@@ -81,10 +81,10 @@ def test_get_of_a_task_shows_what_it_blocks(kyb):
     assert kyb("get", "task-b").json["blocks"] == []
 
 
-def test_an_unknown_blocker_is_reported_and_blocks_nothing(kyb):
-    reply = task(kyb, "task-b", "--blocked-by", "task-nowhere")
-    assert reply["unknown_blockers"] == ["task-nowhere"]
-    assert ready(kyb) == ["task-b"]
+def test_an_unknown_blocker_is_refused_as_not_found_nothing_written(kyb):
+    res = kyb("task", "--key", "task-b", "--title", "b", "--body", "", "--blocked-by", "task-nowhere")
+    assert (res.code, res.stdout) == (1, "") and "task-nowhere" in res.stderr
+    assert ready(kyb) == []
 
 
 def test_blocked_by_is_a_task_only_field_of_task_keys(kyb):

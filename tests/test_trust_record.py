@@ -132,7 +132,7 @@ def test_review_by_is_kept_when_omitted_and_cleared_by_an_empty_value(cli):
     add(cli, "tls-expiry", "Cert renews in March 2027.", extra=("--review-by", ""))
     assert cli("get", "tls-expiry").json["review_by"] == ""
     bad = cli("add", "--key", "tls-expiry", "--title", "x", "--body", "y", "--review-by", "March")
-    assert bad.code == 3 and bad.stdout == ""
+    assert bad.code == 2 and bad.stdout == ""  # a date that is not a date: usage, every field (issue 37, item 5)
 
 
 def test_stale_when_review_by_passed(cli):

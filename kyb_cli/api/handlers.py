@@ -159,4 +159,21 @@ def handle(operation: str, door: _Door, fields: dict[str, Any]) -> dict[str, Any
     `store()`, `path()` and `attribution()` (and `store_arg`, the store as the caller named it, for query); `body`/`resolution` may be a callable that reads them
     (called once the other fields are checked, so a bad flag never waits for stdin). Returns the JSON answer every door renders. Raises the
     operation's KybErrors, each naming its field (`exc.fields`) so the door can spell it its own way."""
+    _check_dates(operation, fields)
     return HANDLERS[operation](door, fields)
+
+
+def _check_dates(operation: str, fields: dict[str, Any]) -> None:
+    """Every calendar-date field of the table (metavar DATE: `due`, `expected`, `review_by`, `due_before`,
+    `today`) read by one rule before anything else: a value that is not a date YYYY-MM-DD is a
+    UsageError naming the field (exit 2 / HTTP 400) in every door — the same class as `effective_at`,
+    never the write rule's exit 3. Empty or null keeps its meaning (clear / keep)."""
+    from kyb_cli.api.operations import OPERATIONS
+
+    dated = [f.name for f in OPERATIONS[operation].fields if f.metavar == "DATE"]
+    given = [(name, fields[name]) for name in dated if isinstance(fields.get(name), str) and fields[name].strip()]
+    if given:
+        from kyb_cli.core.records.validate import day_arg
+
+        for name, value in given:
+            day_arg(value.strip(), name)

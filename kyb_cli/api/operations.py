@@ -23,6 +23,12 @@ KINDS = ("knowledge", "incident", "task")
 TASK_STATUSES = ("open", "in_progress", "blocked", "done", "dropped")
 PRIORITIES = ("low", "medium", "high", "critical")
 STRENGTHS = ("weak", "strong")
+# Tags one search may filter by: a record holds at most 100 (core.records.limits.TAGS_MAX, a test holds
+# them equal), so a longer list could never match; more is a usage error in every door (exit 2 / HTTP 400).
+FILTER_TAGS_MAX = 100
+# Every `limit` takes 1 to its maximum, in every door (exit 2 / HTTP 400 / MCP error result otherwise):
+# 0 is refused, never "no rows" nor "no limit" (README "Limits").
+LIMIT_MIN = 1
 
 
 @dataclass(frozen=True)
@@ -41,7 +47,7 @@ class Field:
     http: str | None = None  # the HTTP name when it is not `name`
     cli: str | None = None  # the Click parameter name when it is not `name`
     positional: bool = False  # a CLI argument (KEY, query's TEXT), not an option; a path segment where a route says
-    metavar: str | None = None  # the CLI's placeholder (DATE, REV, N)
+    metavar: str | None = None  # the CLI's placeholder (DATE, REV, N); DATE also says: a calendar date, one rule (api.handlers._check_dates)
     aliases: tuple[str, ...] = ()  # further CLI spellings kept for old scripts (`--parent-task`)
     doors: tuple[str, ...] = ("cli", "mcp", "http")  # a field one door lacks says so here, with why
     multiple: bool = False  # a repeatable CLI option (`--exclude A`, `--tag a --tag b,c`): every value as given
@@ -143,9 +149,10 @@ QUERY = Operation("query", "Search records: current state, history, as_of, as_of
         "English when asked in another language, a likely identifier; or when a first answer was not confident. "
         "They reorder the answer; `strength` and `confident` stay the judgement of the question as asked."),
         example=["how is an order written to the database"], maximum=7, metavar="TEXT"),
-    Field("limit", "integer", 10, "At most this many hits.", minimum=0, maximum=100),
-    Field("tags", "strings", [], "Only records with all these tags (comma list; on the CLI repeatable too).",
-          aliases=("--tag",), multiple=True, metavar="TAG[,TAG]"),
+    Field("limit", "integer", 10, "At most this many hits.", minimum=LIMIT_MIN, maximum=100),
+    Field("tags", "strings", [], f"Only records with all these tags (comma list; on the CLI repeatable too; at most "
+          f"{FILTER_TAGS_MAX}, repeats counted once).", aliases=("--tag",), multiple=True, metavar="TAG[,TAG]",
+          maximum=FILTER_TAGS_MAX),
     Field("kind", description="Only this kind.", enum=KINDS),
     Field("history", "boolean", False, "Search every content version, current included."),
     Field("as_of", description="Search the store as it was at T: RFC 3339, a date (end of day UTC) or a revision.",
@@ -222,7 +229,7 @@ TASKS = Operation("tasks", "Tasks: live ones first by status, then most recently
     Field("all", "boolean", False, "Include archived (done/dropped) tasks.", cli="include_all"),
     Field("ready", "boolean", False, "Only open tasks none of whose blockers is still live: what can start now."),
     Field("due_before", description="Only tasks due on or before YYYY-MM-DD.", example="2026-12-31", metavar="DATE"),
-    Field("limit", "integer", 50, f"At most N rows (max {LISTING_MAX_LIMIT}).", metavar="N", minimum=0, maximum=LISTING_MAX_LIMIT),
+    Field("limit", "integer", 50, f"At most N rows (max {LISTING_MAX_LIMIT}).", metavar="N", minimum=LIMIT_MIN, maximum=LISTING_MAX_LIMIT),
 ), example="kyb tasks --ready")
 
 LOG_LIMIT = 1000  # = core.tools.activity.MAX_LIMIT (the api imports the core lazily; a test keeps them equal)
@@ -305,7 +312,7 @@ INCIDENTS = Operation("incidents", "Incident reports: open, mitigated, resolved,
     Field("service", default="", description="Only this service (any case)."),
     Field("open_followups", "boolean", False, "Only reports with open `- [ ]` follow-ups (archived too)."),
     Field("all", "boolean", False, "Include archived (resolved) reports.", cli="include_all"),
-    Field("limit", "integer", 50, f"At most N rows (max {LISTING_MAX_LIMIT}).", metavar="N", minimum=0, maximum=LISTING_MAX_LIMIT),
+    Field("limit", "integer", 50, f"At most N rows (max {LISTING_MAX_LIMIT}).", metavar="N", minimum=LIMIT_MIN, maximum=LISTING_MAX_LIMIT),
 ), example="kyb incidents --service checkout --all")
 
 DEADLINES = Operation("deadlines", "Open tasks overdue or due within their reminder window: overdue first, hard "
@@ -344,7 +351,7 @@ LOG = Operation("log", "The store's activity, newest first: every commit with wh
     Field("author", default="", description="Only commits whose author name or email contains AUTHOR."),
     Field("kind", description="Only commits touching records of this kind.", enum=KINDS, metavar="KIND"),
     Field("key", default="", description="Only commits touching this record."),
-    Field("limit", "integer", 50, "At most N commits.", metavar="N", minimum=0, maximum=LOG_LIMIT),
+    Field("limit", "integer", 50, "At most N commits.", metavar="N", minimum=LIMIT_MIN, maximum=LOG_LIMIT),
 ), example="kyb log --since 2026-11-30 --agent claude", doors=("cli", "mcp"))
 
 CONTEXT = Operation("context", "The session-start digest: what changed recently, open incidents, deadlines, most "

@@ -54,15 +54,29 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
                              field=("as_of_event", "as_of", "history", "changed_between"))
         event_t = parse_time(as_of_event, bound=END, store_path=location.path)
         mode = "as_of_event"
+    tags = _filter_tags(tags)
     ordering = _bench_ordering()  # read before anything is created, as the time arguments are
     _ensure_default(location)
-    filters = Filters(tags=list(tags), kind=kind, status=status, service=service, priority=priority,
+    filters = Filters(tags=tags, kind=kind, status=status, service=service, priority=priority,
                       assignee=assignee, parent=parent)
     response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
                       limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
                       min_strength=min_strength, also=also, ordering=ordering,
                       annotate=True)  # `verified` and `stale` per hit (rule "verification"), same read
     return location.path, response
+
+
+def _filter_tags(tags: list[str] | tuple[str, ...]) -> list[str]:
+    """The tags a search filters by, lower-cased, each once; more than the table's bound (as sent,
+    repeats included) is a UsageError naming `tags` (exit 2 / HTTP 400), never an SQL error."""
+    from kyb_cli.api.operations import FILTER_TAGS_MAX
+    from kyb_cli.core.errors import UsageError
+
+    given = [t.strip().lower() for t in tags if t.strip()]
+    if len(given) > FILTER_TAGS_MAX:
+        raise UsageError(f"tags: {len(given):,} given; a search filters by at most {FILTER_TAGS_MAX} tags",
+                         field="tags")
+    return list(dict.fromkeys(given))
 
 
 def _bench_ordering():

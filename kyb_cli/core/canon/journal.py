@@ -113,7 +113,10 @@ def recover(repo: pygit2.Repository, kyb_dir: Path) -> None:
     except Exception as exc:  # noqa: BLE001 - whatever it is, the next write must not die on it
         from kyb_cli.core.canon.diskfull import disk_full_error, is_disk_full
 
-        if is_disk_full(exc):  # transient: keep the journal, the next call finishes the working tree
+        # transient: keep the journal, the next call finishes the working tree. The store's own
+        # filesystem is asked too: libgit2 may report a full disk with a stale error text, and a
+        # journal set aside for it would leave the files it lists out of line with HEAD
+        if is_disk_full(exc, git_dir):
             raise disk_full_error(git_dir.parent) from None
         if isinstance(exc, PermissionError) and raw is not None:  # transient too: the cause can be fixed
             from kyb_cli.core.errors import StoreError

@@ -26,6 +26,7 @@ from typing import Any, Iterator
 import pygit2
 
 from kyb_cli.core.canon import durability, faults, journal
+from kyb_cli.core.canon.mend import mend_after_set_aside
 from kyb_cli.core.canon import lock as store_lock
 from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.canon.diskfull import disk_full_error, is_disk_full, low_space
@@ -71,6 +72,7 @@ def locked(store) -> Iterator[None]:
                 if not is_disk_full(exc):
                     raise StoreError(f"cannot finish an earlier interrupted write in {store.path}: {exc}") from None
                 # no room to finish the earlier write's files: this write can still be refused cleanly
+            mend_after_set_aside(store)  # a journal set aside: every record file an interrupted write left
             yield
     except OSError as exc:
         if is_disk_full(exc):

@@ -14,6 +14,8 @@ the semantic side (vectors.py) ranks inside it, so fusion never mixes answers fr
 
 from __future__ import annotations
 
+import json
+
 from kyb_cli.core.plain import Factory, plain
 
 
@@ -89,9 +91,11 @@ def time_params(mode: str, params: dict, *, as_of: int | None, window: tuple[int
 def filter_sql(filters: Filters, params: dict) -> list[str]:
     """WHERE conditions (on versions `v`) for the filters; their values go into `params`."""
     where: list[str] = []
-    for n, tag in enumerate(filters.tags):
-        params[f"tag{n}"] = tag.strip().lower()
-        where.append(f"EXISTS (SELECT 1 FROM json_each(v.tags_lc) WHERE value = :tag{n})")
+    tags = sorted({tag.strip().lower() for tag in filters.tags})
+    if tags:  # one condition however many tags: every wanted tag is among the version's (all must match)
+        params["tags"] = json.dumps(tags)
+        where.append("NOT EXISTS (SELECT 1 FROM json_each(:tags) w "
+                     "WHERE w.value NOT IN (SELECT value FROM json_each(v.tags_lc)))")
     for name, column in (("kind", "v.kind"), ("status", "v.status"), ("priority", "v.priority"),
                          ("assignee", "v.assignee"), ("parent", "v.parent_task")):
         value = getattr(filters, name)

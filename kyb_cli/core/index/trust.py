@@ -90,16 +90,30 @@ def assess(versions: list[tuple[int, str, int, dict]], vid: int | None = None) -
             current = table["content"] == content_digest(doc.get("title", ""), doc.get("body", ""))
         else:
             current = _text(origin[3]) == text
-        verified = {"by": None, "at": rfc3339(origin[2]), "source": table.get("source", ""),
+        at = _stamped_at(table) or origin[2]  # an imported verification keeps who and when (table by/at)
+        verified = {"by": table.get("by") or None, "at": rfc3339(at), "source": table.get("source", ""),
                     "rev": table.get("rev", ""), "note": table.get("note", ""), "sha": origin[1],
-                    "current": current, "_at": origin[2]}
+                    "current": current, "_at": at}
     return {"verified": verified, "changed_at": changed_at, "review_by": doc.get("review_by", "") or "",
             "kind": doc.get("kind", "knowledge")}
 
 
+def _stamped_at(table: dict) -> int | None:
+    """The Unix time of an imported verification's `at` (RFC 3339), None when absent or unreadable."""
+    text = str(table.get("at") or "")
+    if not text:
+        return None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return int((when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp())
+
+
 def attribute(store_path: Path, assessments: list[dict[str, Any]]) -> None:
-    """Fill `by` of each verification from its commit (one `git cat-file --batch` for all)."""
-    blocks = [a["verified"] for a in assessments if a.get("verified")]
+    """Fill `by` of each verification from its commit (one `git cat-file --batch` for all), unless the
+    table names it (an imported verification)."""
+    blocks = [a["verified"] for a in assessments if a.get("verified") and not a["verified"].get("by")]
     shas = sorted({b["sha"] for b in blocks})
     if not shas:
         return

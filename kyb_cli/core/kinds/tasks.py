@@ -82,6 +82,20 @@ def check_blocker_graph(tx, key: str, blockers: list[str]) -> None:
         stack += [(n, path + [n]) for n in found[0].blocked_by]
 
 
+def check_blockers_exist(tx, blockers: list[str], kept: list[str]) -> None:
+    """Rule "task rules": a blocker named in this write is a task that exists (live or archived); one
+    that does not is NotFound (exit 1, HTTP 404) naming it, nothing written — a misspelled blocker
+    would otherwise block nothing and the task would count as ready. A blocker the stored version
+    already lists (a peer's, an older write's) is kept as it is: it never locks the task."""
+    missing = [b for b in blockers if b not in kept and stored_version(tx, b) is None]
+    if missing:
+        from kyb_cli.core.errors import NotFound
+
+        names = ", ".join(f"'{b}'" for b in missing)
+        raise NotFound(f"blocked_by: no task {names} — a blocker is a task that exists (write it first)",
+                       field="blocked_by")
+
+
 def past_due_warning(record: Record, prev: Record | None, today: date | None = None) -> str | None:
     """A live task written with a due date already behind today (new, or its date just changed) is
     overdue from its first commit: say so, never refuse (a late entry is still worth recording)."""
@@ -156,6 +170,7 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
             record.resolved_at = live.resolved_at if live is not None and live.resolved_at else now_utc_z()
         validate(record)
         check_parent_chain(tx, key, record.parent_task)
+        check_blockers_exist(tx, record.blocked_by, prev.blocked_by if prev else [])
         check_blocker_graph(tx, key, record.blocked_by)
         reply = write_and_close(tx, record, verb=None, closed=is_closed(record))
         warning = past_due_warning(record, prev, today) if reply.get("changed") else None

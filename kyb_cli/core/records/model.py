@@ -58,7 +58,8 @@ FIELD_TYPES: dict[str, str] = {
     "verified": "verified",
 }
 
-VERIFIED_FIELDS = ("source", "rev", "note", "content")  # the `[verified]` table (kyb verify)
+VERIFIED_FIELDS = ("source", "rev", "note", "content", "by", "at")  # the `[verified]` table (kyb verify;
+# `by`/`at` only on an imported verification: who verified it and when, kept from the export)
 
 INCIDENT_FIELDS = (
     "service", "hosts", "severity", "status", "knowledge", "resolution", "detection", "affected",

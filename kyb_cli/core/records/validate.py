@@ -265,8 +265,11 @@ def _validate_trust(record: Record) -> None:
     if record.verified:
         if not str(record.verified.get("source", "")).strip():
             raise Rejected("a verification names its source (what the fact was checked against)")
-        for name in ("source", "rev", "note"):
+        for name in ("source", "rev", "note", "by"):
             check_no_secret(f"verified {name}", str(record.verified.get(name, "")))
+        stamped = str(record.verified.get("at", ""))
+        if stamped and not is_event_time(stamped):  # an imported verification's time (`by`/`at` kept)
+            raise Rejected(f"verified at must be an RFC 3339 time (got '{shown(stamped)}')")
 
 
 def is_date(value: str) -> bool:

@@ -27,6 +27,22 @@ def _row(conn, vid: int, state: str, ended_sha: str | None, ended_at: int | None
     return row
 
 
+def _stamp_verifications(f: Fresh, rows: list[tuple[int, dict]]) -> None:
+    """Write who verified a row and when into its `verified` table (`by`, `at`), so `kyb import`
+    keeps them instead of stamping the importer and the import time."""
+    from kyb_cli.core.index import trust
+
+    dated = [(vid, row) for vid, row in rows if isinstance(row.get("verified"), dict) and row["verified"]]
+    if not dated:
+        return
+    versions = trust.key_versions(f.conn, [row["key"] for _vid, row in dated])
+    found = [(row, trust.assess(versions[row["key"]], vid)) for vid, row in dated]
+    trust.attribute(f.store_path, [a for _row, a in found])
+    for row, a in found:
+        if a["verified"] is not None:
+            row["verified"] = {**row["verified"], "by": a["verified"]["by"] or "", "at": a["verified"]["at"]}
+
+
 def _reason(repo, sha: str) -> str:
     """The `Kyb-Reason` trailer of the retracting commit ('' when it has none or is gone)."""
     from kyb_cli.core.records.trailers import parse_trailers
@@ -49,19 +65,21 @@ def export_rows(store_path: Path, at: str | None = None) -> tuple[str | None, li
     def run(f: Fresh) -> tuple[str | None, list[dict]]:
         if at is None:
             repo = _repo(f.store_path)
-            rows = [
-                _row(f.conn, vid, state, ended_sha, ended_at, repo)
+            pairs = [
+                (vid, _row(f.conn, vid, state, ended_sha, ended_at, repo))
                 for _key, vid, state, ended_sha, ended_at in f.conn.execute(
                     "SELECT key, version_id, state, ended_sha, ended_at FROM keys WHERE version_id NOT IN "
                     "(SELECT version_id FROM unreadable) ORDER BY key").fetchall()
             ]
-            return f.head, rows
-        return _rows_at(f, at)
+        else:
+            head, pairs = _rows_at(f, at)
+        _stamp_verifications(f, pairs)
+        return (f.head if at is None else head), [row for _vid, row in pairs]
 
     return with_index(store_path, run, history=at is not None)
 
 
-def _rows_at(f: Fresh, at: str) -> tuple[str, list[dict]]:
+def _rows_at(f: Fresh, at: str) -> tuple[str, list[tuple[int, dict]]]:
     """State at REV: present in REV's tree = active; else the last event among REV's ancestors."""
     import pygit2
 
@@ -88,19 +106,19 @@ def _rows_at(f: Fresh, at: str) -> tuple[str, list[dict]]:
             "JOIN commits c ON c.seq = e.seq ORDER BY e.id"):
         if sha in ancestors:
             last[key] = (action, vid, blob, sha, when)
-    rows: list[dict] = []
+    rows: list[tuple[int, dict]] = []
     for key in sorted(set(last) | set(present)):
         if key in present:
             vid = _version_with_blob(conn, key, present[key], ancestors)
             if vid is None:
                 continue  # unreadable file at REV
-            rows.append(_row(conn, vid, "active", None, None))
+            rows.append((vid, _row(conn, vid, "active", None, None)))
             continue
         action, vid, _blob, sha, when = last[key]
         if conn.execute("SELECT 1 FROM unreadable WHERE version_id = ?", (vid,)).fetchone():
             continue  # a held-out version is never exported
         state = "retracted" if not (key.startswith("inc-") or key.startswith("task-")) else "archived"
-        rows.append(_row(conn, vid, state, sha if action == "deleted" else None, when, store.repo))
+        rows.append((vid, _row(conn, vid, state, sha if action == "deleted" else None, when, store.repo)))
     return str(commit.id), rows
 
 

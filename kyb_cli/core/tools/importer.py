@@ -246,6 +246,9 @@ def _add_hints(store, hinted: list) -> None:
         pass
 
 
+EMPTY_BODY = "the body is empty: knowledge is its text (an empty file is not a record)"
+
+
 def _check_rules(item: Item) -> None:
     from kyb_cli.core.records.validate import validate
 
@@ -253,6 +256,9 @@ def _check_rules(item: Item) -> None:
         validate(item.record)
     except Rejected as exc:
         item.skip = exc.message
+        return
+    if item.record.kind == "knowledge" and item.state == "active" and not item.record.body.strip():
+        item.skip = EMPTY_BODY  # as `kyb add` refuses one: an empty file is no record
 
 
 def _ended_versions(store, items: list[Item], at_base: dict) -> dict[str, tuple[str, str]]:

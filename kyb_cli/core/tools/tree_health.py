@@ -15,70 +15,14 @@ compares, for every record path, HEAD's blob with the Git index entry and the fi
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pygit2
-
 from kyb_cli.core.canon import journal
-from kyb_cli.core.canon.nofollow import read_file
+from kyb_cli.core.canon.mend import inspect
 from kyb_cli.core.canon.tree import entries_at
-from kyb_cli.core.canon.worktree import known_version, update_worktree
-from kyb_cli.core.records.keys import RECORD_DIRS, unsafe_path
+from kyb_cli.core.canon.worktree import update_worktree
+
+__all__ = ["FIX", "inspect", "lines", "repair"]
 
 FIX = "kyb doctor --fix"
-
-
-def _head_paths(head: pygit2.Commit | None) -> set[str]:
-    out: set[str] = set()
-    if head is None:
-        return out
-    for directory in RECORD_DIRS:
-        try:
-            tree = head.tree[directory]
-        except KeyError:
-            continue
-        if tree.type_str == "tree":
-            out.update(f"{directory}/{e.name}" for e in tree if e.type_str == "blob")
-    return out
-
-
-def inspect(store) -> list[dict]:
-    """One row `{path, state, fixable}` per record path whose file or index entry is not HEAD's."""
-    repo = store.repo
-    if repo.workdir is None:
-        return []
-    head = store.head_commit()
-    index = repo.index
-    index.read()
-    staged = {e.path: e.id for e in index if e.path.split("/", 1)[0] in RECORD_DIRS}
-    paths = sorted(_head_paths(head) | set(staged))
-    committed = entries_at(head, paths) if head is not None else {}
-    root = Path(repo.workdir)
-    rows: list[dict] = []
-    for path in paths:
-        if unsafe_path(path) is not None:
-            continue
-        h = committed.get(path)
-        h_id = h[0] if h else None
-        i_id = staged.get(path)
-        try:
-            data = read_file(root, path)
-        except OSError:
-            data = b""  # unreadable or in the way: it is reported, never overwritten blindly
-        w_id = None if data is None else pygit2.hash(data)
-        if h_id == i_id == w_id:
-            continue
-        if h_id is not None and w_id is None:
-            state = "missing" if i_id == h_id else "missing_staged"
-        elif i_id != h_id:
-            state = "staged_wrong" if h_id is not None else "not_in_head"
-        else:
-            state = "old_version"
-        fixable = known_version(repo, path, w_id) and known_version(repo, path, i_id)
-        if not fixable:
-            state = "hand_edit"
-        rows.append({"path": path, "state": state, "fixable": fixable})
-    return rows
 
 
 _SAYS = {"missing": "the file is missing from the working tree",
