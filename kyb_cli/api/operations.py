@@ -17,15 +17,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kyb_cli.api.search import FILTER_TAGS_MAX  # declared beside its check (a query needs no table)
 from kyb_cli.api.work import LISTING_MAX_LIMIT
 
 KINDS = ("knowledge", "incident", "task")
 TASK_STATUSES = ("open", "in_progress", "blocked", "done", "dropped")
 PRIORITIES = ("low", "medium", "high", "critical")
 STRENGTHS = ("weak", "strong")
-# Tags one search may filter by: a record holds at most 100 (core.records.limits.TAGS_MAX, a test holds
-# them equal), so a longer list could never match; more is a usage error in every door (exit 2 / HTTP 400).
-FILTER_TAGS_MAX = 100
 # Every `limit` takes 1 to its maximum, in every door (exit 2 / HTTP 400 / MCP error result otherwise):
 # 0 is refused, never "no rows" nor "no limit" (README "Limits").
 LIMIT_MIN = 1

@@ -66,10 +66,15 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     return location.path, response
 
 
+# Tags one search may filter by: a record holds at most 100 (core.records.limits.TAGS_MAX, a test holds
+# them equal), so a longer list could never match; more is a usage error in every door (exit 2 / HTTP
+# 400). Declared here, beside the check, so a query need not import the operation table; the table reads it.
+FILTER_TAGS_MAX = 100
+
+
 def _filter_tags(tags: list[str] | tuple[str, ...]) -> list[str]:
     """The tags a search filters by, lower-cased, each once; more than the table's bound (as sent,
     repeats included) is a UsageError naming `tags` (exit 2 / HTTP 400), never an SQL error."""
-    from kyb_cli.api.operations import FILTER_TAGS_MAX
     from kyb_cli.core.errors import UsageError
 
     given = [t.strip().lower() for t in tags if t.strip()]
