@@ -99,6 +99,7 @@ def test_lock_held_past_timeout_exits_4_with_clear_message(kyb, store_path):
 
 
 def test_lock_wait_succeeds_when_released_in_time(kyb, store_path):
+    """A process: the writer lock is held by another process while this one waits."""
     lock = store_path / ".git" / "kyb" / "write.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     holder = subprocess.Popen([sys.executable, "-c", HOLDER.replace("time.sleep(60)", "time.sleep(0.7)"),

@@ -102,6 +102,7 @@ def test_author_from_git_config(kyb, store_path, tmp_path):
 
 
 def test_author_defaults_to_kyb_without_git_config(tmp_path):
+    """Processes: libgit2 fixes its config search path at first use, so only a new process sees no git config."""
     env = _clean_git_env(tmp_path)
     env["KYB_STORE"] = str(tmp_path / "s")
     subprocess.run([sys.executable, "-m", "kyb_cli", "init"], env=env, check=True, capture_output=True)

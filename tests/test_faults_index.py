@@ -98,6 +98,7 @@ def test_index_deleted_while_queries_run_never_surfaces_an_internal_error(kyb, i
 
 @pytest.mark.slow
 def test_rebuilds_racing_readers_never_surface_an_internal_error(kyb, indexed):
+    """Processes: rebuilds and readers race as separate processes, as users' commands do."""
     env = {**kyb.env, "KYB_STORE": str(indexed)}
     procs = []
     for i in range(12):

@@ -365,6 +365,7 @@ def test_failure_10_a_peer_planted_kyb_toml_in_the_store_does_not_redirect_kyb(s
 
 
 def test_failure_10_init_clone_with_a_relative_path_works(team, monkeypatch):  # noqa: F811
+    """Processes: a relative path is resolved against the process's own working directory."""
     team.peer.write({"knowledge/rel.md": (BLOB, record_text("rel", body="relative"))})
     monkeypatch.chdir(team.remote.parent)
     from support.hostile import git  # noqa: F401

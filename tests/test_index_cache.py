@@ -146,6 +146,7 @@ def test_merge_commit_catch_up_matches_head_tree_and_rebuild(store_path):
 
 
 def test_concurrent_readers_catch_up_without_failing(store_path, kyb):
+    """Processes: readers racing each other's catch-up through the file system is the contract."""
     for i in range(30):
         put(store_path, f"key-{i}", f"Key {i}", f"body {i} common", T0 + i)
     procs = [subprocess.Popen([sys.executable, "-m", "kyb_cli", "query", "common", "--limit", "100"],

@@ -146,6 +146,7 @@ def test_a_signal_stops_the_server_cleanly(tmp_path, sig):
 
 
 def test_a_port_in_use_is_a_one_line_usage_error(tmp_path):
+    """Processes: a second server on a bound port, and its exit code on a real pipe."""
     import socket
     import subprocess
     import sys
