@@ -12,6 +12,7 @@ import sys
 import time
 
 from kyb_cli.core.index.staged import FILLER_MODULE
+from kyb_cli.core.timestamps import rfc3339
 from tests.support.index_helpers import T0, fill_in_background_now, put, remove
 
 DAY = 86_400
@@ -45,7 +46,7 @@ def wait_until(check, timeout=30.0):
 
 
 def test_a_new_index_answers_current_questions_from_heads_snapshot(kyb, store_path):
-    seed(store_path)
+    v = seed(store_path)
     res = kyb("query", "checkout", "--no-semantic", env=STAGED)
     assert res.code == 0, res.stderr
     d = res.json
@@ -53,9 +54,10 @@ def test_a_new_index_answers_current_questions_from_heads_snapshot(kyb, store_pa
     assert {h["key"] for h in d["hits"]} == {"checkout-path"}
     hit = d["hits"][0]
     assert "node 4" in hit["body"] and hit["is_head"] is True
-    assert hit["sha"] is None and hit["committed_at"] is None  # the writing commit is not indexed yet
+    # the writing commit is not indexed yet, and is named all the same (never sha: null)
+    assert hit["sha"] == v["a2"] and hit["committed_at"] == rfc3339(T0 + DAY)
     got = kyb("get", "checkout-path", env=STAGED)
-    assert got.code == 0 and got.json["history_complete"] is False and got.json["sha"] is None
+    assert got.code == 0 and got.json["history_complete"] is False and got.json["sha"] == v["a2"]
     assert "node 4" in got.json["body"]
     tags = kyb("tags", env=STAGED)
     assert tags.code == 0 and tags.json["history_complete"] is False
@@ -273,3 +275,26 @@ def test_a_history_of_few_commits_but_many_versions_answers_from_a_snapshot_firs
     monkeypatch.setenv("KYB_BACKGROUND", "off")
     _path, res = api.query(str(store_path), "checkout", semantic=False)
     assert res["history_complete"] is False and res["count"] > 0
+
+
+def test_the_version_id_is_never_null_right_after_a_plain_git_clone(kyb, store_path, tmp_path):
+    """Issue 36: `get` and query hits on a fresh clone (history not indexed yet) name the sha and
+    commit time of the version they show, the same the complete index names afterwards."""
+    seed(store_path)
+    for n in range(30):
+        put(store_path, f"note-{n:02d}", f"Note {n}", f"filler note {n}", T0 + 3 * DAY + n)
+    put(store_path, "checkout-path", "Checkout path", "checkout writes go through node 5", T0 + 4 * DAY)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(store_path), str(clone)], check=True)
+    env = dict(STAGED, KYB_STORE=str(clone))
+    early = {k: kyb("get", k, "--no-wait", env=env).json for k in ("checkout-path", "db-primary", "note-07")}
+    hits = kyb("query", "checkout", "--no-semantic", "--no-wait", env=env).json
+    assert all(e["history_complete"] is False for e in early.values()) and hits["history_complete"] is False
+    fill_in_background_now(clone)
+    for key, before in early.items():
+        after = kyb("get", key, env=env).json
+        assert "history_complete" not in after
+        assert (before["sha"], before["committed_at"]) == (after["sha"], after["committed_at"]), key
+        assert before["sha"] is not None
+    full = {h["key"]: (h["sha"], h["committed_at"]) for h in kyb("query", "checkout", "--no-semantic", env=env).json["hits"]}
+    assert {h["key"]: (h["sha"], h["committed_at"]) for h in hits["hits"]} == full and full

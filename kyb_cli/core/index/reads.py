@@ -211,11 +211,29 @@ def _read(f, key: str, at: str | None) -> Version:
 
 
 def _snapshot_version(f, key: str, blob: str) -> Version:
-    """A live key of a snapshot (history not in yet): HEAD's text; its commit is not known yet."""
+    """A live key of a snapshot (history not in yet): HEAD's text, and the commit that wrote it found
+    for this one path (`git log -1 -- PATH`, as `_origin` answers merges): the version id is never
+    null for a record that has one, even before the history is indexed."""
+    path = path_of_key(key)
     objs = cat_file(f.store_path, [blob])
     if not objs or objs[0] is None or objs[0][1] != "blob":
         raise Unanswerable("version blob missing")
-    return Version(_served(path_of_key(key), objs[0][2], "HEAD"), None, None, "active")  # type: ignore[arg-type]
+    origin = _origin(f.store_path, f.head, path) if f.head else None
+    sha, when = origin if origin is not None else (None, None)
+    return Version(_served(path, objs[0][2], sha or "HEAD"), sha, None if when is None else rfc3339(when),  # type: ignore[arg-type]
+                   "active")
+
+
+def fill_snapshot_origins(f, hits: list[dict]) -> None:
+    """Hits read from a snapshot carry `sha: null`: name the commit that wrote each (see
+    `_snapshot_version`). Only while the history is not in; a few `git log -1 -- PATH` at most."""
+    if f.history_complete or not f.head:
+        return
+    for hit in hits:
+        if hit.get("sha") is None and hit.get("key"):
+            origin = _origin(f.store_path, f.head, path_of_key(hit["key"]))
+            if origin is not None:
+                hit["sha"], hit["committed_at"] = origin[0], rfc3339(origin[1])
 
 
 def _resolve(store_path: Path, at: str) -> str:
