@@ -298,3 +298,18 @@ def test_the_version_id_is_never_null_right_after_a_plain_git_clone(kyb, store_p
         assert before["sha"] is not None
     full = {h["key"]: (h["sha"], h["committed_at"]) for h in kyb("query", "checkout", "--no-semantic", env=env).json["hits"]}
     assert {h["key"]: (h["sha"], h["committed_at"]) for h in hits["hits"]} == full and full
+
+
+def test_listings_and_export_of_a_fresh_clone_name_every_version(kyb, store_path, tmp_path):
+    """Issue 36: `tasks` on a snapshot names each task's commit as `get` does; `export` waits for the
+    history (a snapshot lacks archived keys), so its rows carry their shas too."""
+    assert kyb("task", "--key", "task-one", "--title", "One", "--body", "do it").code == 0
+    seed(store_path)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(store_path), str(clone)], check=True)
+    env = dict(STAGED, KYB_STORE=str(clone))
+    listed = kyb("tasks", env=env).json
+    sha = kyb("history", "task-one", env=dict(env, KYB_STORE=str(store_path))).json["versions"][0]["sha"]
+    assert [t["sha"] for t in listed["tasks"]] == [sha]
+    rows = [json.loads(line) for line in kyb("export", env=env).stdout.splitlines()]
+    assert rows and all(r["sha"] for r in rows) and "old-cache" in {r["key"] for r in rows}

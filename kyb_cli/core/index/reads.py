@@ -441,7 +441,25 @@ def _catalog(f, kind: str) -> list[CatalogEntry]:
             entry.archived = True
             entry.archived_sha, entry.archived_at = ended_sha, rfc3339(ended_at)
         out.append(entry)
+    if not f.history_complete:
+        _name_snapshot_versions(f, out)
     return out
+
+
+SNAPSHOT_ORIGINS_MAX = 200  # a listing of a snapshot names at most this many versions' commits (one git log each)
+
+
+def _name_snapshot_versions(f, entries: list[CatalogEntry]) -> None:
+    """A listing read from a snapshot names each version's commit as `get` does (`_origin`), for up to
+    SNAPSHOT_ORIGINS_MAX entries; beyond that they stay null until the history is in (history_complete:
+    false says so) rather than one `git log` per record on a big fresh clone."""
+    unnamed = [e for e in entries if e.sha is None]
+    if not f.head or len(unnamed) > SNAPSHOT_ORIGINS_MAX:
+        return
+    for entry in unnamed:
+        origin = _origin(f.store_path, f.head, path_of_key(entry.record.key))
+        if origin is not None:
+            entry.sha, entry.committed_at = origin[0], rfc3339(origin[1])
 
 
 def _unreadable(key: str, data: dict) -> bool:

@@ -76,7 +76,8 @@ def export_rows(store_path: Path, at: str | None = None) -> tuple[str | None, li
         _stamp_verifications(f, pairs)
         return (f.head if at is None else head), [row for _vid, row in pairs]
 
-    return with_index(store_path, run, history=at is not None)
+    # always the complete history: a snapshot lacks the archived and retracted keys and the versions' shas
+    return with_index(store_path, run, history=True)
 
 
 def _rows_at(f: Fresh, at: str) -> tuple[str, list[tuple[int, dict]]]:
