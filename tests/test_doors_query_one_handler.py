@@ -108,3 +108,13 @@ def test_a_bad_mode_combination_names_the_callers_own_spelling(seeded, cli):
     assert error["error"]["message"] == "as_of_event combines with as_of only (not history or changed_between)"
     status, body = asgi_call(_app(seeded), "GET", "/search", query="q=pool&as_of_event=2026-01-01&history=true")
     assert status == 400 and body["error"].startswith("as_of_event combines with as_of only")
+
+
+def test_the_answer_says_why_semantic_search_is_off_in_every_door(seeded, cli):
+    """Issue 36 drift 3: HTTP dropped `semantic_off`; an answer is the same in every door."""
+    by_cli = json.loads(cli("query", "pool").stdout)
+    by_mcp = _mcp(seeded, text="pool")
+    by_http = _http(seeded, "q=pool")
+    assert by_cli["semantic"] is False and by_cli["semantic_off"]
+    assert by_cli["semantic_off"] == by_mcp["semantic_off"] == by_http["semantic_off"]
+    assert set(by_cli) == set(by_http) and set(by_cli) <= set(by_mcp)
