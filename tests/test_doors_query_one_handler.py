@@ -118,3 +118,18 @@ def test_the_answer_says_why_semantic_search_is_off_in_every_door(seeded, cli):
     assert by_cli["semantic"] is False and by_cli["semantic_off"]
     assert by_cli["semantic_off"] == by_mcp["semantic_off"] == by_http["semantic_off"]
     assert set(by_cli) == set(by_http) and set(by_cli) <= set(by_mcp)
+
+
+def test_context_has_one_answer_shape_in_every_door(seeded, cli):
+    """Issue 36 drift 1: the CLI answered {brief, digest, text}, MCP and HTTP a flat digest + text."""
+    from kyb_cli.mcp.server import Door
+    from kyb_cli.mcp.tools import Tools
+
+    by_cli = json.loads(cli("context").stdout)
+    by_mcp = Tools(Door(str(seeded))).context().structured_content
+    status, by_http = asgi_call(_app(seeded), "GET", "/context")
+    assert status == 200
+    assert set(by_cli) == set(by_mcp) == set(by_http) == {"text", "brief", "digest"}
+    assert by_cli["digest"]["counts"] == by_mcp["digest"]["counts"] == by_http["digest"]["counts"]
+    brief = json.loads(cli("context", "--brief").stdout)
+    assert set(brief) == set(Tools(Door(str(seeded))).context(brief=True).structured_content) == {"text", "brief"}

@@ -226,9 +226,10 @@ def test_export_and_context_answer_from_the_same_store(mcp):
     result = mcp.call("context", brief=True)
     assert not result.is_error
     assert result.content[0].text.startswith("kyb store: ")
-    assert "open_incident_total" in result.structured_content
+    assert result.structured_content["brief"] is True and "digest" not in result.structured_content
     full = mcp.call("context")
     assert "<kyb-records>" in full.content[0].text and "export-me" in full.content[0].text
+    assert "open_incident_total" in full.structured_content["digest"]  # the CLI's shape: {text, brief, digest}
 
 
 def test_kyb_mcp_without_the_sdk_exits_4(cli, monkeypatch):

@@ -117,12 +117,14 @@ def _deadlines(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _context(door, a: dict[str, Any]) -> dict[str, Any]:
-    """The digest's data with its `text` (about 1900 tokens, or about 50 with `brief`)."""
+    """`{text, brief, digest}`: the digest as text (about 1900 tokens) with its data; with `brief`
+    `{text, brief}`, about 50 tokens (brief in every format). One shape in every door."""
     from kyb_cli.core.tools.context import gather, render, render_brief
 
     data = gather(door.path(), days=a["days"], today=reader_day(a["today"]))
-    data["text"] = render_brief(data) if a["brief"] else render(data)
-    return data
+    if a["brief"]:
+        return {"text": render_brief(data), "brief": True}
+    return {"text": render(data), "brief": False, "digest": data}
 
 
 def _doctor(door, a: dict[str, Any]) -> dict[str, Any]:

@@ -89,7 +89,7 @@ ROUTES: tuple[Route, ...] = (
           "Open tasks overdue or due within their reminder window: overdue first, hard first (kyb deadlines).",
           _args("deadlines"), tag="tasks", op="deadlines"),
     Route("GET", "/context", backend.context,
-          "The session-start digest (kyb context): its data and `text`, as the MCP `context` tool answers.",
+          "The session-start digest (kyb context): `{text, brief, digest}` (brief: `{text, brief}`), as every door answers.",
           _args("context"), op="context"),
 )
 

@@ -53,8 +53,8 @@ def context_cmd(brief: bool, hook: bool, days: int) -> None:
     from kyb_cli import api
 
     try:
-        data = api.handle("context", LocatedDoor(), {"brief": brief, "days": days, "today": given_today()})
-        text = data.pop("text")
+        reply = api.handle("context", LocatedDoor(), {"brief": brief, "days": days, "today": given_today()})
+        text = reply["text"]
     except Exception as exc:  # noqa: BLE001 — a session start must never fail because of kyb
         _give_note(hook, getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}")
         return
@@ -63,7 +63,5 @@ def context_cmd(brief: bool, hook: bool, days: int) -> None:
         return
     from kyb_cli.cli.output import emit
 
-    # --brief is brief in every format: its JSON is the short text, not the whole digest beside it
-    reply = {"text": text, "brief": True} if brief else {"text": text, "brief": False, "digest": data}
     emit(reply, lambda c, d: c.print(d["text"].rstrip("\n"), markup=False,
                                                                             highlight=False))
