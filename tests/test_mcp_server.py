@@ -152,7 +152,7 @@ def test_a_validation_error_is_a_tool_error_with_the_cli_text(mcp, cli):
 
 
 @pytest.mark.parametrize("name, arguments, says", [
-    ("query", {"text": "x", "limit": 101}, "kyb: query: limit: input should be less than or equal to 100"),
+    ("query", {"text": "x", "limit": 101}, "kyb: limit: must be at most 100 (1 to 100)"),  # the core's wording (issue 36)
     ("retract", {"key": "anything"}, "kyb: retract: reason: required"),
     ("query", {"text": 5}, "kyb: query: text: input should be a valid string"),
     ("no_such_tool", {}, "kyb: unknown tool 'no_such_tool'"),

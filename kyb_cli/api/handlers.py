@@ -160,7 +160,32 @@ def handle(operation: str, door: _Door, fields: dict[str, Any]) -> dict[str, Any
     (called once the other fields are checked, so a bad flag never waits for stdin). Returns the JSON answer every door renders. Raises the
     operation's KybErrors, each naming its field (`exc.fields`) so the door can spell it its own way."""
     _check_dates(operation, fields)
+    _check_bounds(operation, fields)
     return HANDLERS[operation](door, fields)
+
+
+def _check_bounds(operation: str, fields: dict[str, Any]) -> None:
+    """The table's bounds and choices, checked here for every door and every Python caller (the doors'
+    own checks say the same earlier, in their words): an integer outside minimum..maximum, or a value
+    not among a field's `enum`, is a UsageError naming the field (exit 2 / HTTP 400 / MCP exit 2).
+    None keeps its meaning (the default, or keep)."""
+    from kyb_cli.api.operations import OPERATIONS, out_of_bounds
+    from kyb_cli.core.errors import UsageError
+    from kyb_cli.core.records.secrets import shown
+
+    for f in OPERATIONS[operation].fields:
+        value = fields.get(f.name)
+        if value is None:
+            continue
+        if f.type == "integer" and (f.minimum is not None or f.maximum is not None):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise UsageError(f"{f.name}: wants a whole number (got '{shown(str(value))}')", field=f.name)
+            problem = out_of_bounds(f.minimum, f.maximum, value)
+            if problem:
+                raise UsageError(f"{f.name}: {problem}", field=f.name)
+        if f.enum and f.type == "string" and value != "" and value not in f.enum:
+            raise UsageError(f"{f.name}: must be one of {', '.join(f.enum)} (got '{shown(str(value))}')",
+                             field=f.name)
 
 
 def _check_dates(operation: str, fields: dict[str, Any]) -> None:

@@ -416,6 +416,16 @@ def _spelling(name: str, door: str) -> str:
     return "--" + name.replace("_", "-") if door == "cli" else name
 
 
+def out_of_bounds(minimum: int | None, maximum: int | None, number: int) -> str | None:
+    """Why `number` is outside minimum..maximum, in the one wording every door shows, or None."""
+    span = f" ({minimum} to {maximum})" if minimum is not None and maximum is not None else ""
+    if minimum is not None and number < minimum:
+        return f"must be at least {minimum}{span}"
+    if maximum is not None and number > maximum:
+        return f"must be at most {maximum}{span}"
+    return None
+
+
 def spelled(exc: Any, door: str) -> str:
     """The message of a KybError with each parameter it names in the caller's spelling: the core says
     `remind_days`, the CLI shows `--remind-days`, MCP and HTTP keep `remind_days`."""

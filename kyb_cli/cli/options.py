@@ -33,6 +33,20 @@ def cli_help(field: Field) -> str:
     return text
 
 
+class _Bounded(click.IntRange):
+    """An integer option with the table's bounds, refused in the wording every door uses
+    (api.operations.out_of_bounds), not Click's `0<=x<=200`."""
+
+    def convert(self, value, param, ctx):
+        number = click.INT.convert(value, param, ctx)  # not a number: Click's own message
+        from kyb_cli.api.operations import out_of_bounds
+
+        problem = out_of_bounds(self.min, self.max, number)
+        if problem:
+            self.fail(problem, param, ctx)
+        return number
+
+
 def make_param(field: Field, **override: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The click.option (or click.argument) of one field."""
     name = field.cli or field.name
@@ -57,7 +71,7 @@ def make_param(field: Field, **override: Any) -> Callable[[Callable[..., Any]], 
         kw["required"] = field.required
         if field.type == "integer":
             bounded = field.minimum is not None or field.maximum is not None
-            kw["type"] = click.IntRange(field.minimum, field.maximum) if bounded else int
+            kw["type"] = _Bounded(field.minimum, field.maximum) if bounded else int
         elif field.enum:
             kw["type"] = click.Choice(list(field.enum))
         if field.multiple or field.type == "texts":

@@ -38,8 +38,10 @@ def annotation(field: Field) -> Any:
     if field.nullable or (field.default is None and not field.required):
         kind = Optional[kind]  # noqa: UP045 - a runtime type built from a variable
     listed = field.type in ("strings", "texts", "objects")  # a list's bounds are its length
-    bounds = {k: v for k, v in (("min_length" if listed else "ge", field.minimum),
-                                ("max_length" if listed else "le", field.maximum)) if v is not None}
+    if not listed:  # a number's bounds: advertised in the schema, checked by the core (api.handle), one wording
+        extra = {k: v for k, v in (("minimum", field.minimum), ("maximum", field.maximum)) if v is not None}
+        return Annotated[kind, Schema(description=field.description, json_schema_extra=extra or None)]
+    bounds = {k: v for k, v in (("min_length", field.minimum), ("max_length", field.maximum)) if v is not None}
     return Annotated[kind, Schema(description=field.description, **bounds)]
 
 

@@ -84,12 +84,11 @@ def _default(spec: P) -> Any:
 
 
 def _bounded(spec: P, number: int) -> int:
-    both = spec.minimum is not None and spec.maximum is not None
-    span = f" ({spec.minimum} to {spec.maximum})" if both else ""
-    if spec.minimum is not None and number < spec.minimum:
-        raise UsageError(f"{spec.name}: must be at least {spec.minimum}{span}")
-    if spec.maximum is not None and number > spec.maximum:
-        raise UsageError(f"{spec.name}: must be at most {spec.maximum}{span}")
+    from kyb_cli.api.operations import out_of_bounds
+
+    problem = out_of_bounds(spec.minimum, spec.maximum, number)
+    if problem:
+        raise UsageError(f"{spec.name}: {problem}")
     return number
 
 
