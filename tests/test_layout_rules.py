@@ -28,7 +28,7 @@ def test_doors_import_no_core_module_only_the_api():
 
 def test_api_functions_import_core_lazily():
     """`import kyb_cli.api` loads no core module beyond the error classes (the query hot path)."""
-    allowed = {"kyb_cli.core.errors", "kyb_cli.core.markers"}
+    allowed = {"kyb_cli.core.errors", "kyb_cli.core.markers", "kyb_cli.core.plain"}  # plain: the table's records, no imports
     for path in sorted((PKG / "api").glob("*.py")):
         top = [n for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, (ast.Import, ast.ImportFrom))]
         names = [n.module for n in top if isinstance(n, ast.ImportFrom) and n.module]

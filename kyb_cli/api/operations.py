@@ -14,7 +14,7 @@ it on, and the MCP/Click signature growing the same name (the parity test says w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from kyb_cli.core.plain import plain, replace  # not dataclasses: a `kyb query` imports this table (issue 36)
 from typing import Any
 
 from kyb_cli.api.search import FILTER_TAGS_MAX  # declared beside its check (a query needs no table)
@@ -29,7 +29,7 @@ STRENGTHS = ("weak", "strong")
 LIMIT_MIN = 1
 
 
-@dataclass(frozen=True)
+@plain(frozen=True)
 class Field:
     name: str
     type: str = "string"  # string | integer | boolean | strings | texts | objects | any
@@ -99,7 +99,7 @@ class Field:
         return replace(self, name=self.http) if self.http else self
 
 
-@dataclass(frozen=True)
+@plain(frozen=True)
 class Operation:
     name: str
     summary: str
