@@ -71,3 +71,26 @@ def test_fast_path_imports_no_click(seeded, kyb, kyb_process):
     assert res.code == 0
     imported = {line.split("|")[-1].strip().split(".")[0] for line in res.stderr.splitlines() if "|" in line}
     assert "click" not in imported and "kyb_cli" in imported
+
+
+def test_a_failing_fast_path_query_runs_once_and_is_worded_as_click_words_it(seeded, kyb, monkeypatch):
+    """Issue 36 drift 7: the fast path handed any failure to Click, which asked the question again."""
+    from kyb_cli.api import handlers
+    from kyb_cli.core.errors import StoreError
+
+    calls = []
+    real = handlers.HANDLERS["query"]
+
+    def failing(door, fields):
+        calls.append(fields["text"])
+        raise StoreError("synthetic store failure")
+
+    monkeypatch.setitem(handlers.HANDLERS, "query", failing)
+    res = kyb("query", "checkout")
+    assert (res.code, res.stdout, res.stderr) == (4, "", "kyb: synthetic store failure\n")
+    assert calls == ["checkout"]
+    monkeypatch.setitem(handlers.HANDLERS, "query", lambda door, fields: 1 / 0)
+    bug = kyb("query", "checkout")
+    assert (bug.code, bug.stdout) == (70, "") and "internal error: ZeroDivisionError" in bug.stderr
+    monkeypatch.setitem(handlers.HANDLERS, "query", real)
+    assert kyb("query", "checkout").code == 0

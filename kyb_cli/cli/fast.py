@@ -186,8 +186,8 @@ def query(argv: list[str]) -> int | None:
     except KeyboardInterrupt:
         sys.stderr.write("kyb: interrupted; a write in progress either finished or left the store as it was\n")
         return 130
-    except Exception:  # noqa: BLE001 - a KybError or a bug
-        return None  # Click runs it again and words the error (or the internal error) as it always does
+    except Exception as exc:  # noqa: BLE001 - worded here as the Click door words it (cli/app.py): never run twice
+        return _failed(exc)
     try:
         if response.get("semantic_off"):
             sys.stderr.write(f"kyb: {api.semantic_off_message(response['semantic_off'])}\n")
@@ -208,6 +208,28 @@ def query(argv: list[str]) -> int | None:
 
     print_deadlines_block(path, today=opts.get("today"), off=bool(opts.get("no_deadlines")))
     return 0
+
+
+def _failed(exc: Exception) -> int:
+    """A failed fast-path query, worded and classed as cli/app.py's envelope does (the call already
+    ran: handing it to Click would ask the question twice): a KybError its own line and exit code,
+    an OSError a store error (4), anything else a bug (70; the traceback with KYB_DEBUG=1)."""
+    from kyb_cli import api
+    from kyb_cli.cli.output import print_error
+    from kyb_cli.core.errors import KybError
+
+    if isinstance(exc, KybError):
+        error = exc
+    elif isinstance(exc, BrokenPipeError):
+        return 0
+    elif isinstance(exc, OSError):
+        error = api.io_error(exc)
+    else:
+        if os.environ.get("KYB_DEBUG"):
+            raise exc
+        error = api.internal_error(exc)
+    print_error(error)
+    return error.exit_code
 
 
 def main() -> None:
