@@ -236,3 +236,21 @@ def test_block_reads_only_tasks_that_carry_a_date(store_path):
     (tasks / "task-broken.md").write_text('+++\ndue = \n+++\n')
     assert [t.key for t in dated_tasks(store_path)] == ["task-quoted"]
     assert [i["key"] for i in block(dated_tasks(store_path), date(2026, 2, 1))["tasks"]] == ["task-quoted"]
+
+
+@pytest.mark.parametrize("path", ["/knowledge/unrelated", "/tasks", "/incidents", "/search?q=nothing"])
+def test_http_answers_carry_the_deadlines_block_as_mcp_does(due_store, path):
+    """Issue 36 drift 4: the block is a parameter of get, query, tasks and incidents in every door
+    (the CLI prints it on stderr; MCP and now HTTP add `deadlines`), with the same `today`."""
+    pytest.importorskip("starlette")
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
+    from tests.support.asgi_call import asgi_call
+
+    app = build_app(Door(due_store.path), bind_host="127.0.0.1", port_of=lambda: 8765, token=None, mcp=False)
+    path, _, query = path.partition("?")
+    status, body = asgi_call(app, "GET", path, query="&".join(filter(None, [query, "today=2026-12-13"])))
+    assert status == 200, body
+    assert keys(body["deadlines"]["tasks"]) == ["task-late", "task-cert"] and body["deadlines"]["today"] == "2026-12-13"
+    status, bad = asgi_call(app, "GET", path, query="&".join(filter(None, [query, "today=tomorrow"])))
+    assert status == 400 and "today" in bad["error"]

@@ -14,7 +14,7 @@ import pytest
 
 from kyb_cli.api.operations import OPERATIONS
 
-DEADLINES_DAY = "the day of the deadlines block the CLI prints on stderr and MCP adds as `deadlines`"
+DEADLINES_DAY = "the day of the deadlines block the CLI prints on stderr and MCP and HTTP add as `deadlines`"
 DOOR_ONLY: dict[str, dict[str, str]] = {
     "cli": {
         "as_json": "--json: JSON instead of readable output on a terminal (other doors always answer JSON)",
@@ -28,7 +28,7 @@ DOOR_ONLY: dict[str, dict[str, str]] = {
         "background": "--background (hidden): the detached automatic sync a write starts, not a caller's option",
     },
     "mcp": {"today": DEADLINES_DAY},
-    "http": {},
+    "http": {"today": DEADLINES_DAY},
 }
 
 

@@ -51,7 +51,7 @@ _LAZY = {name: area for area, names in {
                 plan_install plan_uninstall""",
     "trust": "reader_day today_arg trust_of verify",
     "work": """KEEP LISTING_MAX_LIMIT close_task deadlines_block deadlines_switched_off describe failing
-               incident_template resolve_incident transition_task write_incident write_task""",
+               incident_template resolve_incident transition_task with_deadlines write_incident write_task""",
 }.items() for name in names.split()}
 
 # The public surface: everything imported above but the area modules themselves (`api.sync` is the

@@ -140,6 +140,21 @@ def deadlines_block(store: Any, today: date, size: int = 5) -> dict[str, Any]:
     return block(dated_tasks(store), today, size)
 
 
+def with_deadlines(data: dict[str, Any], store: Any, today: date) -> dict[str, Any]:
+    """`data` with the deadlines block riding along as `deadlines` when it has items: what MCP and
+    HTTP answer where the CLI prints the block on stderr (get, query, tasks, incidents). The answer
+    stands without it when the block is off (KYB_DEADLINES) or cannot be read."""
+    try:
+        if deadlines_switched_off():
+            return data
+        found = deadlines_block(store, today)
+    except Exception:  # noqa: BLE001 — the answer stands without the block, as on the CLI
+        return data
+    if found["tasks"]:
+        data["deadlines"] = found
+    return data
+
+
 def deadlines_switched_off() -> bool:
     """True when KYB_DEADLINES is off (off, 0, false, no): no deadlines block after answers, on any door."""
     from kyb_cli.core.kinds.deadlines import switched_off as core

@@ -11,15 +11,7 @@ Day = annotation(TODAY)  # the reader's day of the deadlines block: the table's 
 
 
 def _with_deadlines(data: dict[str, Any], store_path, today: date) -> dict[str, Any]:
-    """The deadlines block the CLI prints on stderr rides along as `deadlines` when it has items."""
-    try:
-        from kyb_cli import api
+    """The deadlines block the CLI prints on stderr rides along as `deadlines` (api.with_deadlines)."""
+    from kyb_cli import api
 
-        if api.deadlines_switched_off():
-            return data
-        found = api.deadlines_block(store_path, today)
-    except Exception:  # noqa: BLE001 — the answer stands without the block, as on the CLI
-        return data
-    if found["tasks"]:
-        data["deadlines"] = found
-    return data
+    return api.with_deadlines(data, store_path, today)

@@ -23,13 +23,21 @@ def health(door, a: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _deadlined(operation: str, door, a: dict[str, Any]) -> dict[str, Any]:
+    """get, search, tasks and incidents: the deadlines block rides along as `deadlines`, as over MCP
+    (the reader's day `today`, a door parameter of these four in every door; the CLI prints it)."""
+    fields = dict(a)
+    day = api.reader_day(fields.pop("today", None))  # a bad `today` is a usage error before anything runs
+    return api.with_deadlines(api.handle(operation, door, fields), door.path(), day)
+
+
 def search(door, a: dict[str, Any]) -> dict[str, Any]:
     # `q` is the table's `text`; the answer is the one every door gives (semantic_off included)
-    return api.handle("query", door, OPERATIONS["query"].named(a, "http"))
+    return _deadlined("query", door, {**OPERATIONS["query"].named(a, "http"), "today": a.get("today")})
 
 
 def get(door, a: dict[str, Any]) -> dict[str, Any]:
-    return api.handle("get", door, a)
+    return _deadlined("get", door, a)
 
 
 def history(door, a: dict[str, Any]) -> dict[str, Any]:
@@ -59,7 +67,7 @@ def tags(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def incidents(door, a: dict[str, Any]) -> dict[str, Any]:
-    return api.handle("incidents", door, a)
+    return _deadlined("incidents", door, a)
 
 
 def incident(door, a: dict[str, Any]) -> dict[str, Any]:
@@ -71,7 +79,7 @@ def resolve(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def tasks(door, a: dict[str, Any]) -> dict[str, Any]:
-    return api.handle("tasks", door, a)
+    return _deadlined("tasks", door, a)
 
 
 def task(door, a: dict[str, Any]) -> dict[str, Any]:

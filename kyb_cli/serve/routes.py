@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from kyb_cli.api.operations import OPERATIONS
+from kyb_cli.api.operations import OPERATIONS, TODAY
 from kyb_cli.serve import backend
 from kyb_cli.serve.params import P
 
@@ -39,16 +39,22 @@ def _args(operation: str, path: str = "") -> tuple[P, ...]:
     return OPERATIONS[operation].http_fields(path)
 
 
+def _dated(operation: str, path: str = "") -> tuple[P, ...]:
+    """`_args` plus `today`, the reader's day of the deadlines block that rides along (get, search,
+    tasks, incidents: the same door parameter MCP's four tools take; the CLI prints the block)."""
+    return _args(operation, path) + (TODAY.for_http(),)
+
+
 ROUTES: tuple[Route, ...] = (
     Route("GET", "/healthz", backend.health,
           "Liveness and what the store holds: version, head, counts, history_complete, pending_vectors, "
           "capabilities.", tag="server"),
     Route("GET", "/search", backend.search,
-          "Search (kyb query): current state by default, or history, as_of, changed_between.", _args("query"),
+          "Search (kyb query): current state by default, or history, as_of, changed_between.", _dated("query"),
           op="query"),
     Route("GET", "/knowledge/{key}", backend.get,
           "A record with its state, version sha and commit time (kyb get); `at` reads it at a revision.",
-          _args("get", "/knowledge/{key}"), op="get"),
+          _dated("get", "/knowledge/{key}"), op="get"),
     Route("GET", "/knowledge/{key}/history", backend.history,
           "Every change of the key, newest first, with who wrote it (kyb history).", op="history"),
     Route("GET", "/knowledge/{key}/diff", backend.diff,
@@ -66,7 +72,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/tags", backend.tags, "Tags of live records with counts, most used first (kyb tags).", op="tags"),
     Route("GET", "/incidents", backend.incidents,
           "Incident reports: open, mitigated, resolved, then most recently written first (kyb incidents).",
-          _args("incidents"), tag="incidents", op="incidents"),
+          _dated("incidents"), tag="incidents", op="incidents"),
     Route("POST", "/incidents", backend.incident,
           "Write an incident report (kyb incident); `hints` say what a good report still lacks.",
           body=_args("incident"), write=True, tag="incidents", op="incident"),
@@ -75,7 +81,7 @@ ROUTES: tuple[Route, ...] = (
           body=_args("resolve", "/incidents/{key}/resolve"), write=True, tag="incidents", op="resolve"),
     Route("GET", "/tasks", backend.tasks,
           "Tasks: live ones first by status, then most recently written first (kyb tasks).",
-          _args("tasks"), tag="tasks", op="tasks"),
+          _dated("tasks"), tag="tasks", op="tasks"),
     Route("POST", "/tasks", backend.task,
           "Write a task (kyb task): a rewrite replaces it, but omitted tags and deadline fields are kept.",
           body=_args("task"), write=True, tag="tasks", op="task"),
