@@ -216,9 +216,8 @@ def _failed(exc: Exception) -> int:
     an OSError a store error (4), anything else a bug (70; the traceback with KYB_DEBUG=1)."""
     from kyb_cli import api
     from kyb_cli.cli.output import print_error
-    from kyb_cli.core.errors import KybError
 
-    if isinstance(exc, KybError):
+    if isinstance(exc, api.KybError):
         error = exc
     elif isinstance(exc, BrokenPipeError):
         return 0
