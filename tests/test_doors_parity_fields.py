@@ -97,3 +97,19 @@ def test_every_list_limit_of_the_table_is_bounded():
         for f in op.fields:
             if f.name == "limit":
                 assert f.minimum == 1 and f.maximum, (name, f.minimum, f.maximum)
+
+
+def test_every_http_route_of_the_table_is_described_by_the_tables_summary():
+    """One description per operation: /openapi.json reads the table's `summary` (the MCP and HTTP
+    copies of query's had lost `as_of_event`)."""
+    pytest.importorskip("starlette")
+    from kyb_cli.serve.openapi import openapi
+    from kyb_cli.serve.routes import ROUTES
+
+    spec = openapi(ROUTES)
+    for route in ROUTES:
+        if route.op:
+            assert route.about == ""
+            summary = spec["paths"][route.path][route.method.lower()]["summary"]
+            assert summary.startswith(OPERATIONS[route.op].summary), route.path
+    assert "as_of_event" in spec["paths"]["/search"]["get"]["summary"]

@@ -21,7 +21,7 @@ class Route:
     method: str
     path: str
     call: Callable
-    summary: str
+    about: str  # what a route outside the operation table is (/healthz); a table route says "" (see summary)
     query: tuple[P, ...] = ()
     body: tuple[P, ...] = ()
     write: bool = False
@@ -32,6 +32,13 @@ class Route:
     @property
     def name(self) -> str:
         return self.call.__name__
+
+    @property
+    def summary(self) -> str:
+        """The operation's one description (the table's `summary`, which every door reads), or `about`."""
+        if not self.op:
+            return self.about
+        return f"{OPERATIONS[self.op].summary} (`kyb {self.op}`)"
 
 
 def _args(operation: str, path: str = "") -> tuple[P, ...]:
@@ -49,53 +56,37 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/healthz", backend.health,
           "Liveness and what the store holds: version, head, counts, history_complete, pending_vectors, "
           "capabilities.", tag="server"),
-    Route("GET", "/search", backend.search,
-          "Search (kyb query): current state by default, or history, as_of, changed_between.", _dated("query"),
+    Route("GET", "/search", backend.search, "", _dated("query"),
           op="query"),
-    Route("GET", "/knowledge/{key}", backend.get,
-          "A record with its state, version sha and commit time (kyb get); `at` reads it at a revision.",
+    Route("GET", "/knowledge/{key}", backend.get, "",
           _dated("get", "/knowledge/{key}"), op="get"),
-    Route("GET", "/knowledge/{key}/history", backend.history,
-          "Every change of the key, newest first, with who wrote it (kyb history).", op="history"),
-    Route("GET", "/knowledge/{key}/diff", backend.diff,
-          "Unified diff of fields and body between two versions (kyb diff); default: previous vs latest.",
+    Route("GET", "/knowledge/{key}/history", backend.history, "", op="history"),
+    Route("GET", "/knowledge/{key}/diff", backend.diff, "",
           _args("diff", "/knowledge/{key}/diff"), op="diff"),
-    Route("POST", "/knowledge", backend.add,
-          "Write knowledge (kyb add): an upsert; an identical write makes no commit.",
+    Route("POST", "/knowledge", backend.add, "",
           body=_args("add"), write=True, op="add"),
-    Route("DELETE", "/knowledge/{key}", backend.retract,
-          "Retract knowledge that was wrong (kyb rm); `reason` is recorded in the commit.",
+    Route("DELETE", "/knowledge/{key}", backend.retract, "",
           _args("rm", "/knowledge/{key}"), write=True, op="rm"),
-    Route("GET", "/export", backend.export,
-          "A snapshot, one row per key that existed by `at` (kyb export).", _args("export"),
+    Route("GET", "/export", backend.export, "", _args("export"),
           media="application/x-ndjson", op="export"),
-    Route("GET", "/tags", backend.tags, "Tags of live records with counts, most used first (kyb tags).", op="tags"),
-    Route("GET", "/incidents", backend.incidents,
-          "Incident reports: open, mitigated, resolved, then most recently written first (kyb incidents).",
+    Route("GET", "/tags", backend.tags, "", op="tags"),
+    Route("GET", "/incidents", backend.incidents, "",
           _dated("incidents"), tag="incidents", op="incidents"),
-    Route("POST", "/incidents", backend.incident,
-          "Write an incident report (kyb incident); `hints` say what a good report still lacks.",
+    Route("POST", "/incidents", backend.incident, "",
           body=_args("incident"), write=True, tag="incidents", op="incident"),
-    Route("POST", "/incidents/{key}/resolve", backend.resolve,
-          "Resolve (or mitigate) an incident (kyb resolve); resolving archives it.",
+    Route("POST", "/incidents/{key}/resolve", backend.resolve, "",
           body=_args("resolve", "/incidents/{key}/resolve"), write=True, tag="incidents", op="resolve"),
-    Route("GET", "/tasks", backend.tasks,
-          "Tasks: live ones first by status, then most recently written first (kyb tasks).",
+    Route("GET", "/tasks", backend.tasks, "",
           _dated("tasks"), tag="tasks", op="tasks"),
-    Route("POST", "/tasks", backend.task,
-          "Write a task (kyb task): a rewrite replaces it, but omitted tags and deadline fields are kept.",
+    Route("POST", "/tasks", backend.task, "",
           body=_args("task"), write=True, tag="tasks", op="task"),
-    Route("POST", "/tasks/{key}/transition", backend.transition,
-          "Move a task between open, in_progress and blocked, changing only what is named (kyb task-status).",
+    Route("POST", "/tasks/{key}/transition", backend.transition, "",
           body=_args("task-status", "/tasks/{key}/transition"), write=True, tag="tasks", op="task-status"),
-    Route("POST", "/tasks/{key}/resolve", backend.close,
-          "Close a task as done or dropped with a resolution (kyb done); closing archives it.",
+    Route("POST", "/tasks/{key}/resolve", backend.close, "",
           body=_args("done", "/tasks/{key}/resolve"), write=True, tag="tasks", op="done"),
-    Route("GET", "/deadlines", backend.deadlines,
-          "Open tasks overdue or due within their reminder window: overdue first, hard first (kyb deadlines).",
+    Route("GET", "/deadlines", backend.deadlines, "",
           _args("deadlines"), tag="tasks", op="deadlines"),
-    Route("GET", "/context", backend.context,
-          "The session-start digest (kyb context): `{text, brief, digest}` (brief: `{text, brief}`), as every door answers.",
+    Route("GET", "/context", backend.context, "",
           _args("context"), op="context"),
 )
 
