@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from support.hostile import BLOB, record_text
+from support.hostile import BLOB, Entry, record_text
 from test_sync_hostile import team, team_template  # noqa: F401 (fixtures)
 
 SECRET = "ghp_" + "k3Jq9ZpX2mVt7RwL5nYc8Hs4Fd6Gb1Ae0UoQ"
@@ -92,3 +92,26 @@ def test_commit_text_redacted_in_log_history_and_mcp(team):
     assert not is_error and SECRET not in text and "redacted" in text
     is_error, text, _code = mcp_call(team.store, "history", {"key": "peer-note"})
     assert not is_error and SECRET not in text
+
+
+# -- refuse-unsafe: a remote branch that is not a commit ---------------------------------------------
+
+@pytest.mark.parametrize("what", ["tree", "blob"])
+def test_refuse_unsafe_remote_branch_pointing_at_a_tree_or_blob(team, what):
+    from support.hostile import snapshot
+    from test_sync_hostile import _assert_refused
+
+    blob = team.peer.blob(record_text("peer-x", body="x"))
+    target = blob if what == "blob" else team.peer.tree({"knowledge/peer-x.md": Entry(BLOB, blob)})
+    (team.remote / "refs" / "heads" / "main").write_text(target + "\n")  # git update-ref refuses this
+    before = snapshot(team.store)
+    for _ in range(2):  # every sync says the same, nothing is half-applied
+        res = team.sync()
+        refused = _assert_refused(team, res, target, "")
+        assert f"points at a {what}" in refused[0]["reason"]
+        assert "internal error" not in res.stderr and "diff-tree" not in res.stderr
+        assert snapshot(team.store) == before
+    clone = team.clone()
+    _assert_refused(team, clone, target, "")
+    assert not (team.root / "fresh").exists()
+    assert team.kyb("add", "--key", "after", "--title", "A", "--body", "still works").returncode == 0
