@@ -208,6 +208,7 @@ def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, loc
                 q.drop()
                 q = Quarantine(git_dir)
                 raise Refused(_name_fsck_failures(q, store_path, remote, branch, local, failed))
+            _refuse_disk_full(store_path, git_dir, err)
             text = subprocess.CompletedProcess(proc.args, proc.returncode, _text(proc.stdout), err)
             raise RemoteError(
                 f"cannot reach remote '{remote}': {said(text)} — local reads and writes keep working; "
@@ -228,6 +229,15 @@ def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, loc
         return Incoming(tip, held)
     finally:
         q.drop()
+
+
+def _refuse_disk_full(store_path: Path, git_dir: Path, err: str) -> None:
+    """A fetch that failed because the local disk is full is not an unreachable remote: the store
+    error (exit 4) that names the store and what to free (canon/diskfull.py); the quarantine is dropped."""
+    from kyb_cli.core.canon.diskfull import disk_full_error, is_disk_full
+
+    if is_disk_full(RuntimeError(err), git_dir):
+        raise disk_full_error(store_path)
 
 
 def _not_a_commit(q: Quarantine, cwd: Path, tip: str, branch: str) -> Problem | None:
