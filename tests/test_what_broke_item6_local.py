@@ -2,6 +2,8 @@
 
 - fetch-disk-full-is-said: a full local disk during the fetch is the store error that names the
   store and what to free (exit 4), not "cannot reach remote" (exit 5); nothing is changed.
+- remote-url-on-read-only-store: `kyb remote URL` on a store whose `.git` cannot be written is the
+  documented store error (exit 4, the path and the fix), not exit 5; the config is unchanged.
 """
 
 from __future__ import annotations
@@ -42,3 +44,23 @@ def test_fetch_disk_full_is_said(team, tiny_fs):
     assert subprocess.run(["git", "-C", str(store), "rev-parse", "HEAD"], capture_output=True,
                           text=True).stdout == head
     assert not [p for p in (store / ".git" / "kyb").iterdir() if p.name.startswith("quarantine-")]
+
+
+def test_remote_url_on_read_only_store(team):
+    import shlex
+
+    from support.hostile import kyb_bound
+
+    config = (team.store / ".git" / "config").read_text()
+    target = team.store / ".git"
+    target.chmod(0o555)
+    try:
+        res = kyb_bound(team.env, team.store, "remote", "/elsewhere/remote.git")
+        assert (res.returncode, res.stdout) == (4, ""), (res.returncode, res.stderr)
+        assert f"chmod u+w {shlex.quote(str(target))}" in res.stderr and "Errno" not in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    finally:
+        target.chmod(0o755)
+    assert (team.store / ".git" / "config").read_text() == config
+    ok = kyb_bound(team.env, team.store, "remote", "/elsewhere/remote.git")
+    assert ok.returncode == 0, ok.stderr
