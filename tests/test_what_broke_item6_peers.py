@@ -115,3 +115,14 @@ def test_refuse_unsafe_remote_branch_pointing_at_a_tree_or_blob(team, what):
     _assert_refused(team, clone, target, "")
     assert not (team.root / "fresh").exists()
     assert team.kyb("add", "--key", "after", "--title", "A", "--body", "still works").returncode == 0
+
+
+def test_commit_text_redacted_in_a_retraction_reason(team):
+    commit = team.peer.write({"knowledge/seed.md": None},
+                             message=f"kyb: retract seed\n\nKyb-Action: retract\nKyb-Reason: token {SECRET}\n")
+    assert team.sync().returncode == 0
+    got = team.kyb("get", "seed")
+    assert got.returncode == 1 and got.stdout == "", (got.returncode, got.stderr)
+    assert SECRET not in got.stderr and "redacted" in got.stderr and commit[:7] in got.stderr, got.stderr
+    hist = team.kyb("history", "seed")
+    assert hist.returncode == 0 and SECRET not in hist.stdout and "redacted" in hist.stdout
