@@ -16,10 +16,11 @@ _SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
 def git_dir(store_path: Path) -> Path:
-    """The store's Git directory (`.git/`, or where a `.git` file's `gitdir:` points)."""
+    """The store's Git directory (`.git/`, or where a `.git` file's `gitdir:` points); a StoreError
+    when its `kyb/` is a symbolic link (`refuse_linked_kyb_dir`)."""
     dot = Path(store_path) / ".git"
     if dot.is_dir():
-        return dot
+        return refuse_linked_kyb_dir(dot, store_path)
     if dot.is_file():
         try:
             text = dot.read_text(encoding="utf-8").strip()
@@ -27,10 +28,29 @@ def git_dir(store_path: Path) -> Path:
             text = ""
         if text.startswith("gitdir:"):
             target = Path(text[len("gitdir:"):].strip())
-            return target if target.is_absolute() else (dot.parent / target)
+            return refuse_linked_kyb_dir(target if target.is_absolute() else (dot.parent / target), store_path)
     if not Path(store_path).exists():
         raise StoreError(f"no store at {store_path} — create one with `kyb init {store_path}`")
     raise StoreError(f"{store_path} is not a kyb store (no Git repository) — create one with `kyb init {store_path}`")
+
+
+def refuse_linked_kyb_dir(gdir: Path, store_path: Path | str = "") -> Path:
+    """`gdir`, unless its `kyb/` (index, locks, journal, quarantine) is a symbolic link: kyb writes
+    nothing through a link, so the index and locks would land outside the store (issue 37 item 6).
+    A StoreError (exit 4) naming the link and the fix, before anything is written there."""
+    import os
+
+    kyb = Path(gdir) / "kyb"
+    if os.path.islink(kyb):
+        try:
+            target = f" (to {os.readlink(kyb)})"
+        except OSError:
+            target = ""
+        raise StoreError(f"{kyb} is a symbolic link{target}: kyb keeps its index, locks and journal inside "
+                         f"the store and never writes through a link — nothing was written; fix: remove the "
+                         f"link (rm {kyb}; its target is left as it is, kyb makes a fresh directory), then "
+                         f"try again", path=str(store_path or gdir))
+    return Path(gdir)
 
 
 def _read_ref(gdir: Path, ref: str) -> str | None:

@@ -73,7 +73,9 @@ class Store:
             if repo.is_bare:
                 raise StoreError(f"{self.path} is a bare Git repository; a kyb store needs a working tree")
         self.repo = repo
-        self.git_dir = Path(repo.path)
+        from kyb_cli.core.canon.headfile import refuse_linked_kyb_dir
+
+        self.git_dir = refuse_linked_kyb_dir(Path(repo.path), self.path)  # never write through a link
         self.kyb_dir = self.git_dir / "kyb"
 
     # -- revisions --------------------------------------------------------------------------------

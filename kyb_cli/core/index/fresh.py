@@ -117,6 +117,7 @@ def _fresh(store_path: Path, force_rebuild: bool, progress) -> Fresh:
     if os.path.exists(gdir / "kyb" / "pending.json"):
         finish_interrupted_write(store_path, gdir)
     db = schema.index_path(gdir)
+    _remove_dead_temp_files(db)  # a rebuild killed mid-way: its files go on the next read, fresh or not
     head = headfile.head_sha(gdir)
     if not force_rebuild and head is not None:
         opened = warm.take(db)  # a long-lived door's idle connection, else a new one

@@ -32,7 +32,8 @@ from pathlib import Path
 
 from kyb_cli.core.embed.recipe import RECIPE_VERSION
 
-SCHEMA_VERSION = f"9.r{RECIPE_VERSION}"  # 8: docs carry review_by and [verified] (issue 15); 9: `unreadable`, first-parent events
+SCHEMA_VERSION = f"10.r{RECIPE_VERSION}"  # 8: docs carry review_by and [verified] (issue 15); 9: `unreadable`, first-parent events
+# 10: a typed field of the wrong type makes a version unreadable (issue 37 item 6): indexes built before rebuild
 FTS_COLUMNS = ("title", "tags", "keytext", "fields", "body")
 # BM25 weights in FTS_COLUMNS order: title above tags, key and kind fields, above body.
 FTS_WEIGHTS = (3.0, 1.5, 1.5, 1.5, 1.0)

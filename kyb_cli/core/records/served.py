@@ -8,14 +8,16 @@ from __future__ import annotations
 from kyb_cli.core.records.keys import is_record_candidate, path_problem
 from kyb_cli.core.records.model import RecordFormatError, parse
 from kyb_cli.core.records.limits import record_problem as size_problem
-from kyb_cli.core.records.validate import BODY_MAX_BYTES, secret_in, secret_message, tag_problem
+from kyb_cli.core.records.validate import (BODY_MAX_BYTES, secret_in, secret_message, tag_problem,
+                                           typed_field_problem)
 
 
 def load(path: str, data: bytes | str):
     """The record stored at `path` if kyb may serve it; RecordFormatError (`.reason`) otherwise.
 
     Served means: a record path, a file that parses, the front matter's key equal to the path's,
-    no field that looks like a secret and a body within the size limit — the write rules `kyb add`
+    no field that looks like a secret, typed fields (dates, closed sets) of their type and a body
+    within the size limit — the write rules `kyb add`
     enforces that protect a reader. (Kind-field rules such as an incident's service are `kyb
     check`'s business: a hand-written record missing one is still served.) A version that fails is
     unreadable: never served by any door, listed by sync as held out, never winning a conflict.
@@ -37,8 +39,9 @@ def load(path: str, data: bytes | str):
 
 
 def _protective_rules(record) -> str | None:
-    """The write rules that keep a reader safe: size, the limits, and no secret-looking text in any
-    field (the same scanner over the same fields as a local write)."""
+    """The write rules that keep a reader safe: size, the limits, no secret-looking text in any
+    field (the same scanner over the same fields as a local write), tags one line each, and the
+    typed fields (dates, closed sets) holding what their type allows (validate.typed_field_problem)."""
     size = len(record.body.encode("utf-8"))
     if size > BODY_MAX_BYTES:
         return f"body is {size:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB)"
@@ -49,7 +52,9 @@ def _protective_rules(record) -> str | None:
     if found is not None:
         return secret_message(found)
     bad_tag = tag_problem(record.tags)
-    return f"tags: {bad_tag}" if bad_tag is not None else None
+    if bad_tag is not None:
+        return f"tags: {bad_tag}"
+    return typed_field_problem(record)  # dates and closed sets: the rule a local write runs
 
 
 def record_problem(path: str, data: bytes | str) -> str | None:

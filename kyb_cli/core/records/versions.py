@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kyb_cli.core.records.trailers import parse_trailers
+from kyb_cli.core.records.trailers import parse_trailers, served_text
 from kyb_cli.core.errors import NotFound
 from kyb_cli.core.records.keys import kind_of_key
 from kyb_cli.core.records.model import Record
@@ -109,19 +109,20 @@ def change_of(blob: Any, parent_blobs: list[Any]) -> str | None:
 
 
 def history_row(sha: str, commit_time: int, change: str, message: str, author: str) -> HistoryRow:
-    """A history row from one commit: its first message line and attribution labels from its trailers."""
+    """A history row from one commit: its first message line and attribution labels from its trailers
+    (each as served: a secret-looking value is redacted, records/trailers.py)."""
     trailers = parse_trailers(message)
     labels = {
         "agent": trailers.get("Kyb-Agent", ""),
         "session": trailers.get("Kyb-Session", ""),
         "workspace": trailers.get("Kyb-Workspace", ""),
         "transport": trailers.get("Kyb-Transport", ""),
-        "author": author,
+        "author": served_text(author, "author"),
     }
     if "Kyb-Reason" in trailers:
         labels["reason"] = trailers["Kyb-Reason"]
     return HistoryRow(sha=sha, committed_at=rfc3339(commit_time), change=change,
-                      message=message.split("\n", 1)[0], labels=labels)
+                      message=served_text(message.split("\n", 1)[0], "message"), labels=labels)
 
 
 def ranked_tags(counts: dict[str, int]) -> list[dict[str, Any]]:

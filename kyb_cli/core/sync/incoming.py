@@ -208,6 +208,7 @@ def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, loc
                 q.drop()
                 q = Quarantine(git_dir)
                 raise Refused(_name_fsck_failures(q, store_path, remote, branch, local, failed))
+            _refuse_disk_full(store_path, git_dir, err)
             text = subprocess.CompletedProcess(proc.args, proc.returncode, _text(proc.stdout), err)
             raise RemoteError(
                 f"cannot reach remote '{remote}': {said(text)} — local reads and writes keep working; "
@@ -215,6 +216,9 @@ def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, loc
         tip = _fetch_head(git_dir)
         if tip is None:  # seen with a shallow remote: git takes nothing and says nothing
             raise RemoteError(SHALLOW.format(remote=remote), remote=remote)
+        not_commit = _not_a_commit(q, store_path, tip, branch)
+        if not_commit is not None:
+            raise Refused([not_commit])
         problems, held = check_tip(q, store_path, tip, local)
         if problems:
             raise Refused(problems)
@@ -225,6 +229,27 @@ def _fetch_locked(store_path: Path, git_dir: Path, remote: str, branch: str, loc
         return Incoming(tip, held)
     finally:
         q.drop()
+
+
+def _refuse_disk_full(store_path: Path, git_dir: Path, err: str) -> None:
+    """A fetch that failed because the local disk is full is not an unreachable remote: the store
+    error (exit 4) that names the store and what to free (canon/diskfull.py); the quarantine is dropped."""
+    from kyb_cli.core.canon.diskfull import disk_full_error, is_disk_full
+
+    if is_disk_full(RuntimeError(err), git_dir):
+        raise disk_full_error(store_path)
+
+
+def _not_a_commit(q: Quarantine, cwd: Path, tip: str, branch: str) -> Problem | None:
+    """refuse-unsafe: a branch names a commit; a remote `main` pointing at a tree, a blob or a tag
+    object is refused (nothing written) instead of failing deep in the merge."""
+    res = q.run(cwd, "cat-file", "-t", tip)
+    kind = _text(res.stdout).strip() if res.returncode == 0 else ""
+    if kind == "commit":
+        return None
+    what = f"a {kind}" if kind else "an object that cannot be read"
+    return Problem(tip, "", f"the remote's branch '{branch}' points at {what}, not a commit — a branch "
+                            "holds commits; the remote must be repaired (point it at a commit)")
 
 
 def _name_fsck_failures(q: Quarantine, cwd: Path, remote: str, branch: str, local: str | None,

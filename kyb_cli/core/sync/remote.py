@@ -65,15 +65,24 @@ def set_remote(store: Store, url: str, name: str = REMOTE) -> dict[str, Any]:
     if not url:
         raise UsageError("the remote URL is empty — give one (ssh, https or a path), e.g. kyb remote git@host:team/store.git")
     store.require_kyb_store()  # only stores are written, their config included
+    import os
+
+    from kyb_cli.core.canon.permissions import denied_path, permission_error
+
+    if not os.access(store.git_dir, os.W_OK | os.X_OK):  # git writes config.lock there, then renames
+        raise permission_error(Path(store.path), store.git_dir)  # a read-only store: exit 4, as documented
     repo = store.repo
     try:
         if remote_url(store, name) is None:
             repo.remotes.create(name, url)
         else:
             repo.remotes.set_url(name, url)
-    except (ValueError, pygit2.GitError) as exc:
+        track(store, name)
+    except (ValueError, pygit2.GitError, OSError) as exc:
+        denied = denied_path(exc)
+        if denied is not None:
+            raise permission_error(Path(store.path), denied if str(denied) not in ("", ".") else store.git_dir) from None
         raise RemoteError(f"cannot set remote {name}: {exc}") from None
-    track(store, name)
     return {"remote": name, "url": url}
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from kyb_cli.core.errors import UsageError
 from kyb_cli.core.records.keys import KIND_DIRS, key_of_path, kind_of_key, path_of_key
-from kyb_cli.core.records.trailers import parse_trailers
+from kyb_cli.core.records.trailers import parse_trailers, served_text
 from kyb_cli.core.timestamps import rfc3339
 
 MAX_LIMIT = 1000
@@ -86,7 +86,8 @@ def row(chunk: str, sep: str = "\x1f") -> dict[str, Any]:
     `action` is the commit's `Kyb-Action` trailer (add, update, retract, archive, sync, …); a commit
     without one is `merge` when it has several parents, else `hand` (made with plain git). `key` is
     the record the commit is about (from kyb's subject line, else the one record file it touched);
-    `keys` lists every record file it touched, for hand commits that touched several.
+    `keys` lists every record file it touched, for hand commits that touched several. A subject,
+    author or trailer value that looks like a secret is redacted (records/trailers.py, `served_text`).
     """
     sha, ct, parents, author, rest = chunk.split(sep, 4)
     message, _sep, names = rest.partition(sep)
@@ -115,5 +116,5 @@ def row(chunk: str, sep: str = "\x1f") -> dict[str, Any]:
         "sha": sha, "committed_at": rfc3339(int(ct)), "action": action, "key": key,
         "kind": kind_of_key(key) if key else "", "agent": trailers.get("Kyb-Agent", ""),
         "session": trailers.get("Kyb-Session", ""), "transport": trailers.get("Kyb-Transport", ""),
-        "author": author, "message": subject, "keys": keys,
+        "author": served_text(author, "author"), "message": served_text(subject, "message"), "keys": keys,
     }
