@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from kyb_cli.core.index.staged import FILLER_MODULE
 from kyb_cli.core.timestamps import rfc3339
 from tests.support.index_helpers import T0, fill_in_background_now, put, remove
@@ -313,3 +315,23 @@ def test_listings_and_export_of_a_fresh_clone_name_every_version(kyb, store_path
     assert [t["sha"] for t in listed["tasks"]] == [sha]
     rows = [json.loads(line) for line in kyb("export", env=env).stdout.splitlines()]
     assert rows and all(r["sha"] for r in rows) and "old-cache" in {r["key"] for r in rows}
+
+
+@pytest.mark.slow
+def test_get_after_a_plain_git_clone_of_3000_records_names_the_version(kyb, tmp_path, monkeypatch):
+    """Issue 36's check: a 3,000-record store (11k commits, bench/gen_store.py) cloned by plain git;
+    the first `get` answers from HEAD's snapshot and names the commit that wrote the version."""
+    monkeypatch.setenv("KYB_BENCH_DIR", str(tmp_path))
+    from bench.gen_store import generate
+
+    source = generate(3000, path=tmp_path / "source")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
+    files = sorted((clone / "knowledge").glob("*.md"))
+    assert len(files) > 1000
+    for path in (files[0], files[len(files) // 2], files[-1]):
+        res = kyb("get", path.stem, "--no-wait", env={"KYB_STORE": str(clone), "KYB_BACKGROUND": "off"})
+        assert res.code == 0, res.stderr
+        want = subprocess.run(["git", "-C", str(clone), "log", "-1", "--format=%H", "--", f"knowledge/{path.name}"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        assert res.json["history_complete"] is False and res.json["sha"] == want and res.json["committed_at"]

@@ -446,7 +446,7 @@ def _catalog(f, kind: str) -> list[CatalogEntry]:
     return out
 
 
-SNAPSHOT_ORIGINS_MAX = 200  # a listing of a snapshot names at most this many versions' commits (one git log each)
+SNAPSHOT_ORIGINS_MAX = 50  # a listing of a snapshot names at most this many versions' commits (one git log each, ~20 ms at 11k commits)
 
 
 def _name_snapshot_versions(f, entries: list[CatalogEntry]) -> None:
