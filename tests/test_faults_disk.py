@@ -15,21 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.tmpfs import tiny_tmpfs
+
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def tiny_fs(tmp_path):
-    mnt = tmp_path / "tiny"
-    mnt.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): {proc.stderr.strip()}")
-    try:
+    with tiny_tmpfs(tmp_path, "3m") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def run(env, *args, input=""):

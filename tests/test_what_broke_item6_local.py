@@ -14,22 +14,16 @@ import subprocess
 
 import pytest
 
+from tests.support.tmpfs import tiny_tmpfs
+
 from support.hostile import BLOB, run_kyb
 from test_sync_hostile import team, team_template  # noqa: F401 (fixtures)
 
 
 @pytest.fixture
 def tiny_fs(tmp_path):
-    mnt = tmp_path / "tiny"
-    mnt.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): {proc.stderr.strip()}")
-    try:
+    with tiny_tmpfs(tmp_path, "4m") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def test_fetch_disk_full_is_said(team, tiny_fs):

@@ -16,9 +16,7 @@ compares, for every record path, HEAD's blob with the Git index entry and the fi
 from __future__ import annotations
 
 from kyb_cli.core.canon import journal
-from kyb_cli.core.canon.mend import inspect
-from kyb_cli.core.canon.tree import entries_at
-from kyb_cli.core.canon.worktree import update_worktree
+from kyb_cli.core.canon.mend import inspect, mend
 
 __all__ = ["FIX", "inspect", "lines", "repair"]
 
@@ -54,9 +52,4 @@ def repair(store) -> list[str]:
     the writer lock. Returns the paths repaired; a cause still there (EACCES, a full disk) is the
     StoreError the journal gives, saying what to fix first."""
     with store.locked():  # runs journal.recover first
-        rows = [r for r in inspect(store) if r["fixable"]]
-        if rows:
-            head = store.head_commit()
-            update_worktree(store.repo, entries_at(head, [r["path"] for r in rows]) if head is not None
-                            else {r["path"]: None for r in rows})
-    return [r["path"] for r in rows]
+        return mend(store)
