@@ -8,22 +8,11 @@ import pytest
 
 from kyb_cli import api
 from kyb_cli.core.errors import UsageError
+from tests.support.doors import StoreDoor
 
 
-class _Door:
-    def __init__(self, path):
-        self._path = path
-
-    def path(self):
-        return self._path
-
-    def store(self):
-        return api.open_store(self._path)
-
-    def attribution(self):
-        return api.attribution("test")
-
-    store_arg = None
+def _Door(store):
+    return StoreDoor(store, "test")
 
 
 def _defaults(operation: str) -> dict:

@@ -13,20 +13,11 @@ import pytest
 
 from kyb_cli import api
 from kyb_cli.api.operations import OPERATIONS
+from tests.support.doors import StoreDoor
 
 
-class _Door:
-    def __init__(self, store):
-        self._store = store
-
-    def store(self):
-        return self._store
-
-    def path(self):
-        return self._store.path
-
-    def attribution(self):
-        return api.attribution("test")
+def _Door(store):
+    return StoreDoor(store, "test")
 
 
 def _fields(operation: str, **given):

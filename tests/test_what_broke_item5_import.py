@@ -15,6 +15,7 @@ import pytest
 from kyb_cli import api
 from kyb_cli.core.tools.export import export_rows
 from tests.support.three_doors import head
+from tests.support.doors import StoreDoor
 
 
 def test_an_empty_file_is_skipped_on_import_with_the_reason(cli, store_path, tmp_path):
@@ -43,18 +44,8 @@ def test_an_empty_body_row_is_skipped_by_add_many_as_add_refuses_it(store_path):
     assert head(store_path) == before
 
 
-class _Door:
-    def __init__(self, store):
-        self._store = store
-
-    def store(self):
-        return self._store
-
-    def path(self):
-        return self._store.path
-
-    def attribution(self):
-        return api.attribution("mcp")
+def _Door(store):
+    return StoreDoor(store, "mcp")
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "json"])  # CSV has no verified column (csv_cannot_carry says so)
