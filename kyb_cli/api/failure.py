@@ -27,3 +27,15 @@ def io_error(exc: OSError) -> KybError:
     from kyb_cli.core.canon.permissions import io_error as worded
 
     return worded(exc)
+
+
+def as_error(exc: Exception) -> KybError:
+    """The one mapping every door's call envelope uses for an exception that reached it: a KybError
+    stands, an OSError (disk full, permissions…) is the store error `io_error` words (exit 4),
+    anything else is a bug (`internal_error`, exit 70). KeyboardInterrupt and BrokenPipeError are
+    the doors' own (a signal, a closed pipe), not errors of the call."""
+    if isinstance(exc, KybError):
+        return exc
+    if isinstance(exc, OSError):
+        return io_error(exc)
+    return internal_error(exc)

@@ -95,18 +95,14 @@ class LazyGroup(HintGroup):
         api.reset_history_state()  # one process, several calls (tests, embedding): each starts afresh
         try:
             return super().invoke(ctx)
-        except KybError as exc:
-            from kyb_cli.cli.output import print_error
-
-            print_error(exc)
-            ctx.exit(exc.exit_code)
         except BrokenPipeError:
             ctx.exit(0)
-        except OSError as exc:  # disk full, permissions…: a store error (4), never a traceback
+        except (KybError, OSError) as exc:  # OSError: disk full, permissions…: a store error (4), never a traceback
             from kyb_cli.cli.output import print_error
 
-            print_error(api.io_error(exc))
-            ctx.exit(4)
+            error = api.as_error(exc)
+            print_error(error)
+            ctx.exit(error.exit_code)
         except (KeyboardInterrupt, click.Abort):
             sys.stderr.write("kyb: interrupted; a write in progress either finished or left the store as it was\n")
             ctx.exit(130)
@@ -119,7 +115,7 @@ class LazyGroup(HintGroup):
                 raise
             from kyb_cli.cli.output import print_error
 
-            bug = api.internal_error(exc)
+            bug = api.as_error(exc)
             print_error(bug)
             ctx.exit(bug.exit_code)
 

@@ -211,22 +211,16 @@ def query(argv: list[str]) -> int | None:
 
 
 def _failed(exc: Exception) -> int:
-    """A failed fast-path query, worded and classed as cli/app.py's envelope does (the call already
-    ran: handing it to Click would ask the question twice): a KybError its own line and exit code,
-    an OSError a store error (4), anything else a bug (70; the traceback with KYB_DEBUG=1)."""
+    """A failed fast-path query, worded and classed by the one mapping every door uses (api.as_error;
+    the call already ran: handing it to Click would ask the question twice)."""
     from kyb_cli import api
     from kyb_cli.cli.output import print_error
 
-    if isinstance(exc, api.KybError):
-        error = exc
-    elif isinstance(exc, BrokenPipeError):
+    if isinstance(exc, BrokenPipeError):
         return 0
-    elif isinstance(exc, OSError):
-        error = api.io_error(exc)
-    else:
-        if os.environ.get("KYB_DEBUG"):
-            raise exc
-        error = api.internal_error(exc)
+    if not isinstance(exc, (api.KybError, OSError)) and os.environ.get("KYB_DEBUG"):
+        raise exc
+    error = api.as_error(exc)
     print_error(error)
     return error.exit_code
 

@@ -61,12 +61,8 @@ class Door:
         api.reset_history_state()  # a long-lived door: each call says only what its own reads saw
         try:
             data = fn()
-        except KybError as exc:
-            return error_result(exc)
-        except OSError as exc:  # disk full, permissions…: a store error, as on the CLI
-            return error_result(api.io_error(exc))
-        except Exception as exc:  # noqa: BLE001 — a bug: an error result saying so (exit 70), not a store error
-            return error_result(api.internal_error(exc))
+        except Exception as exc:  # noqa: BLE001 — api.as_error: the store error, the bug (70), as every door
+            return error_result(api.as_error(exc))
         if not isinstance(data, dict):
             data = {"result": data}
         if api.history_incomplete() and "history_complete" not in data:

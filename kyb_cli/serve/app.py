@@ -54,16 +54,10 @@ def _endpoint(route: Route, door: Door):
             answer_now()
             try:
                 data = route.call(door, args)
-            except KybError as exc:
-                return exc
-            except OSError as exc:  # disk full, permissions…: a store error, as on the CLI
+            except Exception as exc:  # noqa: BLE001 — api.as_error: the store error, the bug (500, exit 70)
                 from kyb_cli import api
 
-                return api.io_error(exc)
-            except Exception as exc:  # noqa: BLE001 — a bug: 500 with exit_code 70, kind internal
-                from kyb_cli import api
-
-                return api.internal_error(exc)
+                return api.as_error(exc)
             if isinstance(data, dict) and "history_complete" not in data and history_incomplete():
                 data = {**data, "history_complete": False}  # answered before a new index's history was in
             return data
