@@ -32,7 +32,8 @@ class Tools(TrustTools):
     @tool_params("query", today=(Day, None))
     def query(self, **a: Any) -> CallToolResult:
         """Search records. Modes (one at a time): current state (default: live and archived records,
-        never retracted ones), `history`, `as_of`, `changed_between`. Times are write (commit) times.
+        never retracted ones), `history`, `as_of`, `as_of_event` (what was true in the world at T, by
+        event time), `changed_between`. Times are write (commit) times.
         Each hit has `is_head`: true only when it is the key's current version, `strength` (strong |
         weak), `found_by` (lexical | semantic | both) and a `snippet`; the answer's `confident` is true
         only when a hit is strong (false: nothing stored matches; do not treat weak hits as answers).
