@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol
 
 from kyb_cli.api._read_handlers import READS
+from kyb_cli.api._store_handlers import STORE_HANDLERS
 from kyb_cli.api.records import split_list
 from kyb_cli.api.work import (
     KEEP, close_task, resolve_incident, transition_task, write_incident, write_task,
@@ -149,7 +150,7 @@ WRITES: dict[str, Callable[[_Door, dict[str, Any]], dict[str, Any]]] = {
     "add": _add, "add-many": _add_many, "rm": _rm, "verify": _verify, "task": _task, "incident": _incident,
     "task-status": _task_status, "done": _done, "resolve": _resolve,
 }
-HANDLERS: dict[str, Callable[[_Door, dict[str, Any]], dict[str, Any]]] = {**WRITES, **READS}
+HANDLERS: dict[str, Callable[[_Door, dict[str, Any]], dict[str, Any]]] = {**WRITES, **READS, **STORE_HANDLERS}
 
 
 def handle(operation: str, door: _Door, fields: dict[str, Any]) -> dict[str, Any]:

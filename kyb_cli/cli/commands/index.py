@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.options import table_options
 from kyb_cli.api.operations import example
@@ -25,9 +25,10 @@ def index_cmd(embed: bool) -> None:
     """
     from kyb_cli import api
 
-    store = open_store()
+    door = CliDoor()
+    door.store()  # the store must exist (the default store is made on first use, as on every write)
     if not embed:
-        emit(api.index_status(store.path), _view)
+        emit(api.handle("index", door, {"embed": False}), _view)
         return
     if sys.stderr.isatty():
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -37,9 +38,10 @@ def index_cmd(embed: bool) -> None:
         with Progress("embedding", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                       console=console(stderr=True), transient=True) as bar:
             task = bar.add_task("embedding", total=None)
-            result = api.embed_all(store.path, progress=lambda n, total: bar.update(task, completed=n, total=total))
+            door.progress = lambda n, total: bar.update(task, completed=n, total=total)
+            result = api.handle("index", door, {"embed": True})
     else:
-        result = api.embed_all(store.path)
+        result = api.handle("index", door, {"embed": True})
     emit(result, _view)
 
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.options import table_options
 from kyb_cli.api.operations import example
@@ -19,17 +19,18 @@ def reindex_cmd() -> None:
     """Rebuild the search index from every commit; prints counts and the time it took."""
     from kyb_cli import api
 
-    store = open_store()
+    door = CliDoor()
+    door.store()  # the store must exist (the default store is made on first use, as on every write)
     if sys.stderr.isatty():
         from rich.progress import Progress
 
         with Progress(transient=True) as progress:
             task = progress.add_task("indexing commits", total=None)
-            work = api.rebuild_index(store.path, progress=lambda n, total: progress.update(task, completed=n, total=total))
+            door.progress = lambda n, total: progress.update(task, completed=n, total=total)
+            data = api.handle("reindex", door, {})
     else:
-        work = api.rebuild_index(store.path)
-    emit({k: work[k] for k in ("head", "commits", "keys", "versions", "events", "seconds") if k in work}
-         | {"skipped": len(work.get("skipped", []))}, reindex_view)
+        data = api.handle("reindex", door, {})
+    emit(data, reindex_view)
 
 
 def reindex_view(c, d) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kyb_cli.cli.common import common_options, open_store
+from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.options import table_options
 from kyb_cli.api.operations import example
@@ -17,9 +17,5 @@ def remote_cmd(url: str | None) -> None:
     """Show the remote `kyb sync` uses, or set it to URL (any Git URL: ssh, https, a path)."""
     from kyb_cli import api
 
-    store = open_store()
-    if url is None:
-        data = {"remote": api.REMOTE, "url": api.remote_url(store)}
-    else:
-        data = {**api.set_remote(store, url), "changed": True}
+    data = api.handle("remote", CliDoor(), {"url": url})
     emit(data, lambda c, d: c.print(f"{d['remote']}: {d['url'] or '[dim](none — kyb remote URL sets it)[/dim]'}"))
