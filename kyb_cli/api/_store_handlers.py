@@ -1,6 +1,7 @@
-"""Handlers of the store operations the CLI alone offers (index, reindex, remote): one per table
+"""Handlers of the store operations the CLI alone offers (index, reindex, remote, sync): one per table
 operation, so the command does what every door does — api.handle with the table's fields — and
-renders the answer. A long job reports through the door's `progress(done, total)` when it has one."""
+renders the answer. A long job reports through the door's `progress` when it has one
+(`progress(done, total)`; sync: `progress(message)`)."""
 
 from __future__ import annotations
 
@@ -39,4 +40,11 @@ def _remote(door, a: dict[str, Any]) -> dict[str, Any]:
     return {**set_remote(store, a["url"], REMOTE), "changed": True}
 
 
-STORE_HANDLERS = {"index": _index, "reindex": _reindex, "remote": _remote}
+def _sync(door, a: dict[str, Any]) -> dict[str, Any]:
+    """Fetch, integrate record by record, push: what happened (api.sync's reply)."""
+    from kyb_cli.api.sync import sync
+
+    return sync(door.store(), attribution=door.attribution(), progress=_progress(door))
+
+
+STORE_HANDLERS = {"index": _index, "reindex": _reindex, "remote": _remote, "sync": _sync}

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from kyb_cli.cli.common import attribution, common_options, open_store
+from kyb_cli.cli.common import CliDoor, attribution, common_options, open_store
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.options import table_options
 from kyb_cli.api.operations import example
@@ -66,12 +66,13 @@ def sync_cmd(background: bool) -> None:
     if background:
         api.background_sync(store, attribution("auto-sync"))
         return
+    door = CliDoor()
     if sys.stderr.isatty():
         from kyb_cli.cli.output import console
 
         with console(stderr=True).status("syncing") as status:
-            result = api.sync(store, attribution=attribution(),
-                              progress=lambda msg: status.update(msg))
+            door.progress = status.update
+            result = api.handle("sync", door, {})
     else:
-        result = api.sync(store, attribution=attribution())
+        result = api.handle("sync", door, {})
     emit(result, sync_view)
