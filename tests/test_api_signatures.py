@@ -106,7 +106,7 @@ def test_every_api_function_is_either_checked_against_core_or_composed_in_the_ap
                 "query", "semantic_off_message", "semantic_missing_message", "pending_vectors_message", "context_unavailable", "context_hook_json",
                 "locate", "open_store", "store_path", "git_dir", "incident_template", "handle",
                 "deadlines_switched_off", "model_status", "semantic_available", "export_media_type",
-                "history_wait_policy", "history_incomplete", "reset_history_state", "keep_warm",
+                "history_wait_policy", "history_incomplete", "with_history_flag", "reset_history_state", "keep_warm",
                 "trust_of", "today_arg", "reader_day", "deadlines_block",
                 "preload", "internal_error", "loads_json", "example", "spelled", "check_arguments", "out_of_bounds", "with_deadlines", "as_error"}
     functions = {f.__name__ for _area, f in ALL_FUNCTIONS}

@@ -30,7 +30,7 @@ from kyb_cli.api.failure import InternalError, as_error, internal_error, io_erro
 from kyb_cli.api.preload import preload
 from kyb_cli.api.search import (
     context_hook_json, context_unavailable, embed_all, health, history_incomplete, history_wait_policy,
-    index_status, keep_warm, query, rebuild_index, reset_history_state, semantic_available,
+    index_status, keep_warm, query, rebuild_index, reset_history_state, semantic_available, with_history_flag,
     semantic_off_message, semantic_missing_message, pending_vectors_message,
 )
 from kyb_cli.api.store import attribution, audit_label, git_dir, init_store, locate, open_store, store_path

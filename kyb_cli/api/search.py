@@ -211,6 +211,14 @@ def history_incomplete() -> bool:
     return call is not None and not call.current().history_complete  # type: ignore[attr-defined]
 
 
+def with_history_flag(data: Any) -> Any:
+    """An answer as every door gives it: `"history_complete": false` added when a read of this call
+    answered from an index whose history is still being read (unless the answer says it already)."""
+    if isinstance(data, dict) and "history_complete" not in data and history_incomplete():
+        return {**data, "history_complete": False}
+    return data
+
+
 def reset_history_state() -> None:
     """A new call in this context (tests, a long-lived door, a request thread): waiting on, nothing
     seen yet. Other threads' and requests' calls are untouched (index/call.py)."""

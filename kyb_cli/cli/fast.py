@@ -176,7 +176,7 @@ def query(argv: list[str]) -> int | None:
 
     try:
         from kyb_cli import api
-        from kyb_cli.cli.waiting import history_flag, set_policy
+        from kyb_cli.cli.waiting import set_policy
 
         set_policy(bool(opts.get("no_wait")))
         door = _Door(opts.get("store"))
@@ -198,8 +198,7 @@ def query(argv: list[str]) -> int | None:
         pending = api.pending_vectors_message(response)
         if pending:
             sys.stderr.write(f"kyb: {pending}\n")
-        if "history_complete" not in response:
-            response = {**response, **history_flag()}
+        response = api.with_history_flag(response)
         sys.stdout.write(json.dumps(response, ensure_ascii=False) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:

@@ -39,10 +39,9 @@ def emit(data: Any, human: Callable[[Any, Any], None] | None = None) -> None:
     With `--fields a,b` the rows of the answer keep only those fields, and a terminal shows them as
     the table's columns (agents pay for every token). An answer from an index whose history is still being read says
     `"history_complete": false`."""
-    if isinstance(data, dict) and "history_complete" not in data:
-        from kyb_cli.cli.waiting import history_flag
+    from kyb_cli import api
 
-        data = {**data, **history_flag()}
+    data = api.with_history_flag(data)
     ctx = click.get_current_context(silent=True)
     fields = ctx.meta.get("kyb.fields") if ctx is not None else None
     if fields:

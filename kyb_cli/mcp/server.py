@@ -65,8 +65,7 @@ class Door:
             return error_result(api.as_error(exc))
         if not isinstance(data, dict):
             data = {"result": data}
-        if api.history_incomplete() and "history_complete" not in data:
-            data = {**data, "history_complete": False}  # answered before a new index's history was in
+        data = api.with_history_flag(data)  # answered before a new index's history was in: it says so
         body = text(data) if text else json.dumps(data, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=data)
 

@@ -58,9 +58,9 @@ def _endpoint(route: Route, door: Door):
                 from kyb_cli import api
 
                 return api.as_error(exc)
-            if isinstance(data, dict) and "history_complete" not in data and history_incomplete():
-                data = {**data, "history_complete": False}  # answered before a new index's history was in
-            return data
+            from kyb_cli import api
+
+            return api.with_history_flag(data)  # answered before a new index's history was in: it says so
 
         result = await run_in_threadpool(run)
         if isinstance(result, KybError):
@@ -72,12 +72,6 @@ def _endpoint(route: Route, door: Door):
 
     endpoint.__name__ = route.name
     return endpoint
-
-
-def history_incomplete() -> bool:
-    from kyb_cli import api
-
-    return api.history_incomplete()
 
 
 async def _json_body(request: Request) -> Any:
