@@ -37,10 +37,12 @@ class Lane:
 
 
 LANES = {lane.name: lane for lane in (
-    # Budgets: about 1.3x the CPU seconds measured on the 2-core machine (docs/BENCHMARKS.md "Suite").
-    Lane("fast", "not slow and not devset", 2, 200, "every change"),
-    Lane("slow", "slow and not devset", 2, 200, "before a commit that touches a process, a model or the console"),
-    Lane("devset", "devset", 1, 200, "a change to search, ranking or the models"),
+    # Budgets: about 1.6x the most CPU seconds measured on the 2-core machine (docs/BENCHMARKS.md
+    # "Suite": fast 109-158, slow 120-136 without Chromium, dev set 162 cold): room for a loaded CI box,
+    # none for a lane that doubles. Raise one only with the figures that say why.
+    Lane("fast", "not slow and not devset", 2, 250, "every change"),
+    Lane("slow", "slow and not devset", 2, 250, "before a commit that touches a process, a model or the console"),
+    Lane("devset", "devset", 1, 260, "a change to search, ranking or the models"),
 )}
 
 
