@@ -292,8 +292,9 @@ def test_console_task_form_clears_after_creating_and_shows_dependencies_and_read
     page.reload()
     page.wait_for_selector("#record[data-key='task-prepare-the-cut-over']")
     assert "task-cut-over" in page.text_content("#record")  # and what it blocks
-    page.check("#task-ready")
-    page.wait_for_function("() => document.querySelector(\"#tasks tr[data-key='task-prepare-the-cut-over']\")")
+    page.check("#task-ready")  # the list is fetched again: wait for the ready one without the blocked one
+    page.wait_for_function("() => document.querySelector(\"#tasks tr[data-key='task-prepare-the-cut-over']\")"
+                           " && !document.querySelector(\"#tasks tr[data-key='task-cut-over']\")")
     assert page.locator("#tasks tr[data-key='task-cut-over']").count() == 0
 
 
