@@ -39,3 +39,11 @@ def as_error(exc: Exception) -> KybError:
     if isinstance(exc, OSError):
         return io_error(exc)
     return internal_error(exc)
+
+
+def shown(value: object) -> str:
+    """`value` as an error may quote it (the core's rule, records/secrets.py): never when it looks like
+    a secret or is long enough to hide one, never with control characters."""
+    from kyb_cli.core.records.secrets import shown as core
+
+    return core(value)
