@@ -55,9 +55,21 @@ def _one_line(value: str) -> str:
     return " ".join(value.split())
 
 
+def _check_labels(env) -> None:
+    """KYB_AGENT, KYB_SESSION and KYB_WORKSPACE are text: bytes that are not UTF-8 (they arrive as lone
+    surrogates) are a usage error naming the variable, never its bytes, never an internal error at the commit."""
+    for name in ("KYB_AGENT", "KYB_SESSION", "KYB_WORKSPACE"):
+        value = env.get(name, "")
+        if any("\udc80" <= ch <= "\udcff" for ch in value):
+            from kyb_cli.core.errors import UsageError
+
+            raise UsageError(f"{name} is not valid UTF-8: set it to a UTF-8 label (or unset it)")
+
+
 def detect(transport: str = "cli", *, environ: dict[str, str] | None = None) -> Attribution:
     """Attribution for a write made now by this process."""
     env = os.environ if environ is None else environ
+    _check_labels(env)
     agent = env.get("KYB_AGENT", "").strip()
     session = env.get("KYB_SESSION", "").strip()
     found = None if agent else _agent_in_process_tree()
