@@ -148,7 +148,8 @@ def render(rows: list[dict], fmt: str) -> str:
     import io
 
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    # QUOTE_ALL: with lineterminator "\n" a lone CR in a field would go unquoted and end the row on read
+    writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
     writer.writerow(CSV_COLUMNS)
     for r in rows:
         writer.writerow([",".join(r.get(c) or []) if c == "tags" else (r.get(c) or "") for c in CSV_COLUMNS])

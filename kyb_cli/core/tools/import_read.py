@@ -270,20 +270,51 @@ def read_rows(text: str, source: str, fmt: str) -> list[Item]:
     """JSONL, JSON (a list of rows) or CSV as `kyb export` writes them, one Item per row."""
     from kyb_cli.core.records.limits import loads_json
 
+    if fmt == "jsonl":
+        return _jsonl_items(text, source)
     try:
-        if fmt == "jsonl":
-            rows = [(n, loads_json(line)) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-        elif fmt == "json":
+        if fmt == "json":
             data = loads_json(text)
             if not isinstance(data, list):
                 raise ValueError("a JSON import is a list of rows, as `kyb export --format json` writes")
             rows = list(enumerate(data, 1))
         else:
-            reader = csv.DictReader(io.StringIO(text))
-            rows = [(n, _csv_row(r)) for n, r in enumerate(reader, 2)]
+            rows = _csv_rows(text)
     except (ValueError, csv.Error) as exc:
         return [Item(source=source, skip=f"not {fmt.upper()}: {' '.join(str(exc).split())[:160]}")]
     return [row_item(row, f"{source}:{n}") for n, row in rows]
+
+
+def _jsonl_items(text: str, source: str) -> list[Item]:
+    """A row a line, lines split at "\n" only (JSON escapes every other line break, so U+2028, U+0085
+    or a CR inside a string is the string's own); a line that is not JSON is skipped alone, by number."""
+    from kyb_cli.core.records.limits import loads_json
+
+    items = []
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = loads_json(line)
+        except ValueError as exc:
+            items.append(Item(source=f"{source}:{n}", skip=f"not JSON: {' '.join(str(exc).split())[:160]}"))
+            continue
+        items.append(row_item(row, f"{source}:{n}"))
+    return items
+
+
+def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
+    """CSV rows as `kyb export` writes them: a field up to a record body's size (the csv module's
+    128 KiB default would refuse a long body), line breaks inside quoted fields kept as written."""
+    from kyb_cli.core.records.validate import BODY_MAX_BYTES
+
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, 2 * BODY_MAX_BYTES))
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        return [(reader.line_num, _csv_row(r)) for r in reader]
+    finally:
+        csv.field_size_limit(limit)
 
 
 def _csv_row(r: dict[str, str | None]) -> dict[str, Any]:
