@@ -51,6 +51,20 @@ class Attribution:
         ]
 
 
+def _label_var(env, name: str) -> str:
+    """A label from the environment, stripped; UsageError (exit 2) naming the variable when its bytes
+    are not UTF-8 (Python hands them over as surrogate escapes that no commit can hold). The value
+    itself is never quoted."""
+    value = env.get(name, "")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        from kyb_cli.core.errors import UsageError
+
+        raise UsageError(f"{name} is not valid UTF-8 text; set it to a plain label (or unset it)") from None
+    return value.strip()
+
+
 def _one_line(value: str) -> str:
     return " ".join(value.split())
 
@@ -58,8 +72,8 @@ def _one_line(value: str) -> str:
 def detect(transport: str = "cli", *, environ: dict[str, str] | None = None) -> Attribution:
     """Attribution for a write made now by this process."""
     env = os.environ if environ is None else environ
-    agent = env.get("KYB_AGENT", "").strip()
-    session = env.get("KYB_SESSION", "").strip()
+    agent = _label_var(env, "KYB_AGENT")
+    session = _label_var(env, "KYB_SESSION")
     found = None if agent else _agent_in_process_tree()
     if not agent and found is None and not Path("/proc/self").exists():
         agent = _agent_from_env_markers(env)  # no /proc (macOS): the agents' own markers
@@ -72,7 +86,7 @@ def detect(transport: str = "cli", *, environ: dict[str, str] | None = None) -> 
             agent = "human"
     if not session:
         session = _session_from_env(agent, env) or ""
-    workspace = env.get("KYB_WORKSPACE", "").strip() or _workspace()
+    workspace = _label_var(env, "KYB_WORKSPACE") or _workspace()
     return Attribution(_one_line(agent), _one_line(session), _one_line(workspace), transport)
 
 
@@ -97,7 +111,7 @@ def _session_from_env(agent: str, env: os._Environ[str] | dict[str, str]) -> str
         if label == agent:
             for var in variables:
                 if env.get(var):
-                    return env[var]
+                    return _label_var(env, var)
     return ""
 
 
