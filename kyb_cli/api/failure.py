@@ -27,3 +27,21 @@ def io_error(exc: OSError) -> KybError:
     from kyb_cli.core.canon.permissions import io_error as worded
 
     return worded(exc)
+
+
+def argument_shown(value: str) -> str:
+    """A stray argument as a usage error may quote it: itself when it is short, printable and passes
+    the secret scan, else `<N characters, not shown>` (a pasted token or PEM block never echoes)."""
+    from kyb_cli.core.records.secrets import SHOWN_MAX, scan
+
+    clean = value.isprintable() and len(value) <= SHOWN_MAX and next(scan(value, anywhere=True), None) is None
+    return value if clean else f"<{len(value)} characters, not shown>"
+
+
+def argument_shown_in(message: str) -> str:
+    """`message` cut where a secret-looking value starts (what is left of an argument Click quoted
+    in another spelling), with `<not shown>` in its place."""
+    from kyb_cli.core.records.secrets import scan
+
+    found = next(scan(message, anywhere=True), None)
+    return message if found is None else message[:found.start] + "<not shown>"
