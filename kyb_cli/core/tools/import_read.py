@@ -109,7 +109,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     lines = rest.split("\n")
     for n, line in enumerate(lines):
         if line.rstrip("\r").rstrip() == fence:
-            head = "\n".join(lines[:n])
+            head = "\n".join(line.removesuffix("\r") for line in lines[:n])  # CRLF front matter too
             body = "\n".join(lines[n + 1:])
             break
     else:
