@@ -50,4 +50,4 @@ def test_one_bad_jsonl_row_is_skipped_alone_with_its_line(kyb, tmp_path):
     reply = res.json
     assert sorted(c["key"] for c in reply["created"]) == ["good-one", "good-two"]
     assert [s["path"].rsplit(":", 1)[-1] for s in reply["skipped"]] == ["2"]
-    assert reply["skipped"][0]["reason"].startswith("not JSON: ")
+    assert reply["skipped"][0]["reason"].startswith("not JSONL: ")

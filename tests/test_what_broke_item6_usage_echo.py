@@ -27,17 +27,3 @@ def test_a_plain_stray_argument_is_still_named(kyb):
     res = kyb("get", "a", "extra")
     assert res.code == 2 and "(extra)" in res.stderr
 
-
-@pytest.mark.parametrize("name", ["KYB_AGENT", "KYB_SESSION", "KYB_WORKSPACE"])
-def test_a_label_variable_that_is_not_utf8_is_a_usage_error_naming_it(kyb_process, store_path, name):
-    """Issue 37, item 6: a non-UTF-8 KYB_AGENT made every write an internal error. A process: the
-    environment's bytes are the contract (they arrive as lone surrogates)."""
-    import os
-    import subprocess
-
-    res = kyb_process("add", "--key", "labelled", "--title", "T", "--body", "b",
-                      env={name: os.fsdecode(b"agent-\xff")})
-    assert (res.code, res.stdout) == (2, "")
-    assert res.stderr == f"kyb: {name} is not valid UTF-8: set it to a UTF-8 label (or unset it)\n"
-    log = subprocess.run(["git", "-C", str(store_path), "log", "--oneline"], capture_output=True, text=True)
-    assert "labelled" not in log.stdout

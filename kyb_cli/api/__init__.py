@@ -26,7 +26,9 @@ EXIT_CODES and EXIT_INTERNAL (with `internal_error_message`, what a door says of
 
 from types import ModuleType as _ModuleType
 
-from kyb_cli.api.failure import InternalError, as_error, internal_error, io_error, shown
+from kyb_cli.api.failure import (
+    InternalError, argument_shown, argument_shown_in, as_error, internal_error, io_error,
+)
 from kyb_cli.api.preload import preload
 from kyb_cli.api.search import (
     context_hook_json, context_unavailable, embed_all, health, history_incomplete, history_wait_policy,

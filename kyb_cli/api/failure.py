@@ -41,9 +41,19 @@ def as_error(exc: Exception) -> KybError:
     return internal_error(exc)
 
 
-def shown(value: object) -> str:
-    """`value` as an error may quote it (the core's rule, records/secrets.py): never when it looks like
-    a secret or is long enough to hide one, never with control characters."""
-    from kyb_cli.core.records.secrets import shown as core
+def argument_shown(value: str) -> str:
+    """A stray argument as a usage error may quote it: itself when it is short, printable and passes
+    the secret scan, else `<N characters, not shown>` (a pasted token or PEM block never echoes)."""
+    from kyb_cli.core.records.secrets import SHOWN_MAX, scan
 
-    return core(value)
+    clean = value.isprintable() and len(value) <= SHOWN_MAX and next(scan(value, anywhere=True), None) is None
+    return value if clean else f"<{len(value)} characters, not shown>"
+
+
+def argument_shown_in(message: str) -> str:
+    """`message` cut where a secret-looking value starts (what is left of an argument Click quoted
+    in another spelling), with `<not shown>` in its place."""
+    from kyb_cli.core.records.secrets import scan
+
+    found = next(scan(message, anywhere=True), None)
+    return message if found is None else message[:found.start] + "<not shown>"

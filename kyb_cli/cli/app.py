@@ -139,18 +139,18 @@ def cli(ctx: click.Context) -> None:
         ctx.exit(0)
 
 
-def guarded(message: str, argv: list[str]) -> str:
-    """A usage error as one line that quotes no secret: an argument Click echoes (a stray one, a bad
-    value) is shown only as the core would quote it (api.shown: not when it is long or looks like a
-    secret), and a line break in the message is a space."""
+def _worded(message: str, args: list[str]) -> str:
+    """A Click usage message as kyb says it: an argument it quotes is shown only when short and
+    clean of secrets (api.argument_shown), else `<N characters, not shown>`; always one line."""
     from kyb_cli import api
 
-    for arg in sorted({a for a in argv if isinstance(a, str) and a}, key=len, reverse=True):
-        quoted = api.shown(arg)
-        if quoted != arg:
-            for form in (arg, repr(arg)[1:-1]):  # as given, or as Click quotes it (`\n` for a line break)
-                message = message.replace(form, quoted)
-    return " ".join(message.splitlines())
+    for arg in sorted({a for a in args if isinstance(a, str) and a}, key=len, reverse=True):
+        shown = api.argument_shown(arg)
+        if shown == arg:
+            continue
+        for spelled in (arg, repr(arg)[1:-1]):  # Click quotes some names with repr (`'\\n'` for a newline)
+            message = message.replace(spelled, shown)
+    return api.argument_shown_in(" ".join(message.split()))
 
 
 def main() -> None:
@@ -158,7 +158,7 @@ def main() -> None:
     try:
         code = cli.main(prog_name="kyb", standalone_mode=False)
     except click.exceptions.ClickException as exc:
-        sys.stderr.write(f"kyb: {guarded(exc.format_message(), sys.argv[1:])} (see {help_hint(exc)})\n")
+        sys.stderr.write(f"kyb: {_worded(exc.format_message(), sys.argv[1:])} (see {help_hint(exc)})\n")
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         sys.stderr.write("kyb: interrupted\n")

@@ -51,27 +51,29 @@ class Attribution:
         ]
 
 
+def _label_var(env, name: str) -> str:
+    """A label from the environment, stripped; UsageError (exit 2) naming the variable when its bytes
+    are not UTF-8 (Python hands them over as surrogate escapes that no commit can hold). The value
+    itself is never quoted."""
+    value = env.get(name, "")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        from kyb_cli.core.errors import UsageError
+
+        raise UsageError(f"{name} is not valid UTF-8 text; set it to a plain label (or unset it)") from None
+    return value.strip()
+
+
 def _one_line(value: str) -> str:
     return " ".join(value.split())
-
-
-def _check_labels(env) -> None:
-    """KYB_AGENT, KYB_SESSION and KYB_WORKSPACE are text: bytes that are not UTF-8 (they arrive as lone
-    surrogates) are a usage error naming the variable, never its bytes, never an internal error at the commit."""
-    for name in ("KYB_AGENT", "KYB_SESSION", "KYB_WORKSPACE"):
-        value = env.get(name, "")
-        if any("\udc80" <= ch <= "\udcff" for ch in value):
-            from kyb_cli.core.errors import UsageError
-
-            raise UsageError(f"{name} is not valid UTF-8: set it to a UTF-8 label (or unset it)")
 
 
 def detect(transport: str = "cli", *, environ: dict[str, str] | None = None) -> Attribution:
     """Attribution for a write made now by this process."""
     env = os.environ if environ is None else environ
-    _check_labels(env)
-    agent = env.get("KYB_AGENT", "").strip()
-    session = env.get("KYB_SESSION", "").strip()
+    agent = _label_var(env, "KYB_AGENT")
+    session = _label_var(env, "KYB_SESSION")
     found = None if agent else _agent_in_process_tree()
     if not agent and found is None and not Path("/proc/self").exists():
         agent = _agent_from_env_markers(env)  # no /proc (macOS): the agents' own markers
@@ -84,7 +86,7 @@ def detect(transport: str = "cli", *, environ: dict[str, str] | None = None) -> 
             agent = "human"
     if not session:
         session = _session_from_env(agent, env) or ""
-    workspace = env.get("KYB_WORKSPACE", "").strip() or _workspace()
+    workspace = _label_var(env, "KYB_WORKSPACE") or _workspace()
     return Attribution(_one_line(agent), _one_line(session), _one_line(workspace), transport)
 
 
@@ -109,7 +111,7 @@ def _session_from_env(agent: str, env: os._Environ[str] | dict[str, str]) -> str
         if label == agent:
             for var in variables:
                 if env.get(var):
-                    return env[var]
+                    return _label_var(env, var)
     return ""
 
 

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from kyb_cli.core.errors import EXIT_CODES, UsageError
+from kyb_cli.core.errors import EXIT_CODES, Rejected, UsageError
 from kyb_cli.core.tools import sections
 
 BEGIN = "<!-- kyb:begin — managed by `kyb agents install`; `kyb agents uninstall` removes it -->"
@@ -173,11 +173,45 @@ def _legacy_skills(agent: Agent, project: Path | None) -> list[Path]:
 
 
 def _read(path: Path) -> str | None:
+    """The file's text; None when absent. A FIFO, socket or device is refused before it is opened
+    (opening a FIFO waits for a writer), and so is a file that is not UTF-8 (Rejected, nothing written)."""
+    import stat
+
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read()
+        mode = os.stat(path).st_mode  # follows a symlink: a linked file is edited through its link
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise Rejected(f"{_shown_path(path)}: cannot read it ({exc.strerror}); nothing was changed") from None
+    if not stat.S_ISREG(mode):
+        raise Rejected(f"{_shown_path(path)} is not a regular file (a FIFO, socket or device); kyb will not "
+                       "open it, nothing was changed")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise Rejected(f"{_shown_path(path)}: cannot read it ({exc.strerror}); nothing was changed") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Rejected(f"{_shown_path(path)} is not UTF-8 text; kyb will not edit it, nothing was changed") from None
+
+
+def _shown_path(path: Path) -> str:
+    """A path as an error shows it: one line, no raw control or undecodable bytes."""
+    text = str(path)
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch) & 0xff:02x}" if ord(ch) < 256 or 0xdc80 <= ord(ch) <= 0xdcff
+                   else f"\\u{ord(ch):04x}" for ch in text)
+
+
+def _section_checked(path: Path, text: str | None) -> None:
+    """Refuse (nothing written) a file whose kyb markers are not one complete section."""
+    if text is None:
+        return
+    try:
+        sections.find_block(text, BEGIN, END)
+    except sections.SectionError as exc:
+        raise Rejected(f"{_shown_path(path)}: {exc}") from None
 
 
 def _find_block(text: str, begin: str = BEGIN, end_mark: str = END) -> tuple[int, int] | None:
@@ -241,6 +275,7 @@ def plan_install(agents: list[Agent], project: Path | None = None, *, mcp: bool 
     for agent in agents:
         instructions, skill = _targets(agent, project)
         if instructions is not None and skill is not None:
+            _section_checked(instructions, plan.text(instructions))
             plan.set(instructions, with_section(plan.text(instructions), pointer_text(str(skill))))
             skill_before = plan.text(skill)
             if skill_before is not None and SKILL_MARK not in skill_before:
@@ -271,6 +306,7 @@ def plan_uninstall(agents: list[Agent], project: Path | None = None,
         instructions, skill = _targets(agent, project)
         if instructions is not None:
             before = plan.text(instructions)
+            _section_checked(instructions, before)
             if before is not None and _find_block(before) is not None:
                 plan.set(instructions, without_section(before))
         for path in ([skill] if skill is not None else []) + _legacy_skills(agent, project):
@@ -291,6 +327,13 @@ def plan_uninstall(agents: list[Agent], project: Path | None = None,
 def apply(changes: list[Change]) -> None:
     """Write the planned changes; a removed skill takes the directories install made, if empty."""
     for change in changes:
+        # a symlinked file (CLAUDE.md linked from a dotfiles repo) is written through: the target
+        # changes, the link stays
+        target = Path(os.path.realpath(change.path)) if change.path.is_symlink() else change.path
+        if change.after is None and target != change.path:
+            change = Change(target, change.before, "")
+        elif target != change.path:
+            change = Change(target, change.before, change.after, change.prune)
         if change.after is None:
             change.path.unlink(missing_ok=True)
             for directory in change.path.parents[:change.prune]:

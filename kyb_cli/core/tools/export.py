@@ -148,11 +148,14 @@ def render(rows: list[dict], fmt: str) -> str:
     import io
 
     out = io.StringIO()
-    # QUOTE_ALL: with lineterminator "\n" a lone CR in a field would go unquoted and end the row on read
-    writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    writer = csv.writer(out, lineterminator="\n")
+    # the csv module quotes a field holding a line terminator's character, and ours is "\n": a row
+    # with a CR anywhere is written with every field quoted, so the CR stays inside its field
+    quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
     writer.writerow(CSV_COLUMNS)
     for r in rows:
-        writer.writerow([",".join(r.get(c) or []) if c == "tags" else (r.get(c) or "") for c in CSV_COLUMNS])
+        fields = [",".join(r.get(c) or []) if c == "tags" else (r.get(c) or "") for c in CSV_COLUMNS]
+        (quoted if any("\r" in str(f) for f in fields) else writer).writerow(fields)
     return out.getvalue()
 
 

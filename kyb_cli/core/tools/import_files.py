@@ -37,18 +37,40 @@ class Source:
     direct: bool = False  # named on the command line (followed if a symlink: the user chose it)
 
 
+NOT_REGULAR = "not a regular file (a FIFO, socket or device is never opened)"
+
+
+def shown_name(path: str) -> str:
+    """A path as the reply shows it: valid UTF-8 on one line. Bytes that are not UTF-8 (surrogate
+    escapes) become `\\xNN`, control characters (a newline in a name) `\\n`, `\\t`, `\\xNN`."""
+    out = []
+    for ch in path:
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif ch in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch])
+        elif not ch.isprintable() or 0xD800 <= o <= 0xDFFF:
+            out.append(f"\\x{o:02x}" if o < 256 else f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def sources(paths: list[str], fmt: str, excludes: list[str]) -> list[Source]:
     """Every file under `paths` in a stable order (sorted by path within each argument)."""
     out: list[Source] = []
     for arg in paths:
         p = Path(arg)
         if p.is_symlink() and not p.exists():
-            out.append(Source(shown=arg, rel=p.name, root=str(p.parent.resolve()), skip="a broken symlink"))
+            out.append(Source(shown=shown_name(arg), rel=p.name, root=str(p.parent.resolve()), skip="a broken symlink"))
         elif p.is_dir():
             out.extend(_walk(p, arg, fmt, excludes))
+        elif not p.is_file():
+            out.append(Source(shown=shown_name(arg), rel=p.name, root=str(p.resolve().parent), skip=NOT_REGULAR))
         else:
             rel = p.name
-            out.append(Source(shown=arg, rel=rel, root=str(p.resolve().parent), path=p,
+            out.append(Source(shown=shown_name(arg), rel=rel, root=str(p.resolve().parent), path=p,
                               fmt=_format_of(p.name, fmt, direct=True), direct=True))
     return out
 
@@ -88,7 +110,7 @@ def _walk(top: Path, shown_top: str, fmt: str, excludes: list[str]) -> list[Sour
         return verdict
 
     def shown(rel: str) -> str:
-        return os.path.join(shown_top, rel)
+        return shown_name(os.path.join(shown_top, rel))
 
     def visit(directory: Path, rel_dir: str) -> None:
         gi = directory / ".gitignore"
@@ -101,7 +123,7 @@ def _walk(top: Path, shown_top: str, fmt: str, excludes: list[str]) -> list[Sour
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
-            out.append(Source(shown=shown(rel_dir) if rel_dir else shown_top, rel=rel_dir, root=str(root),
+            out.append(Source(shown=shown(rel_dir) if rel_dir else shown_name(shown_top), rel=rel_dir, root=str(root),
                               skip=f"cannot read the folder: {exc.strerror}"))
             return
         for entry in entries:
@@ -117,7 +139,10 @@ def _walk(top: Path, shown_top: str, fmt: str, excludes: list[str]) -> list[Sour
                 if not ignored(rel, True):
                     visit(Path(entry.path), rel)
                 continue
-            if not entry.is_file() or ignored(rel, False) or entry.name == ".gitignore":
+            if ignored(rel, False) or entry.name == ".gitignore":
+                continue
+            if not entry.is_file():  # a FIFO, socket or device: listed, never opened
+                out.append(Source(shown=shown(rel), rel=rel, root=str(root), skip=NOT_REGULAR))
                 continue
             f = _format_of(entry.name, fmt, direct=False)
             if not f:
@@ -163,13 +188,20 @@ def read_text(src: Source) -> tuple[str | None, str | None]:
     assert src.path is not None
     import errno
 
-    flags = os.O_RDONLY | (0 if src.direct else getattr(os, "O_NOFOLLOW", 0))
+    import stat
+
+    # O_NONBLOCK: a file swapped for a FIFO after the walk does not wait for a writer (fstat refuses it)
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if src.direct else getattr(os, "O_NOFOLLOW", 0))
     try:
         fd = os.open(src.path, flags)  # a file swapped for a symlink after the walk is not followed
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return None, "symlink not followed"
         return None, f"cannot read it: {exc.strerror}"
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None, NOT_REGULAR
+    os.set_blocking(fd, True)
     limit = READ_LIMIT if src.fmt == "md" else None
     try:
         with os.fdopen(fd, "rb") as f:

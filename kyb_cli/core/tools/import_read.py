@@ -109,7 +109,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     lines = rest.split("\n")
     for n, line in enumerate(lines):
         if line.rstrip("\r").rstrip() == fence:
-            head = "\n".join(lines[:n])
+            head = "\n".join(line.removesuffix("\r") for line in lines[:n])  # CRLF front matter too
             body = "\n".join(lines[n + 1:])
             break
     else:
@@ -267,52 +267,70 @@ def _toml_safe(value: Any) -> Any:
 # -- rows (what `kyb export` writes) ------------------------------------------------------------------
 
 def read_rows(text: str, source: str, fmt: str) -> list[Item]:
-    """JSONL, JSON (a list of rows) or CSV as `kyb export` writes them, one Item per row."""
+    """JSONL, JSON (a list of rows) or CSV as `kyb export` writes them, one Item per row.
+
+    A row that cannot be read is skipped with its line number and the reason; the other rows import.
+    JSONL lines end at "\n" only (U+2028, U+2029, U+0085 and a lone CR are text inside a row); CSV
+    is read as the csv module asks (newline="", so a CR in a quoted field survives) with the field
+    size limit raised to the file's size (a body may be longer than the module's 128 KiB default)."""
     from kyb_cli.core.records.limits import loads_json
 
-    if fmt == "jsonl":
-        return _jsonl_items(text, source)
-    try:
-        if fmt == "json":
+    if fmt == "json":
+        try:
             data = loads_json(text)
             if not isinstance(data, list):
                 raise ValueError("a JSON import is a list of rows, as `kyb export --format json` writes")
-            rows = list(enumerate(data, 1))
-        else:
-            rows = _csv_rows(text)
-    except (ValueError, csv.Error) as exc:
-        return [Item(source=source, skip=f"not {fmt.upper()}: {' '.join(str(exc).split())[:160]}")]
-    return [row_item(row, f"{source}:{n}") for n, row in rows]
-
-
-def _jsonl_items(text: str, source: str) -> list[Item]:
-    """A row a line, lines split at "\n" only (JSON escapes every other line break, so U+2028, U+0085
-    or a CR inside a string is the string's own); a line that is not JSON is skipped alone, by number."""
-    from kyb_cli.core.records.limits import loads_json
-
-    items = []
-    for n, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            row = loads_json(line)
         except ValueError as exc:
-            items.append(Item(source=f"{source}:{n}", skip=f"not JSON: {' '.join(str(exc).split())[:160]}"))
-            continue
-        items.append(row_item(row, f"{source}:{n}"))
-    return items
+            return [Item(source=source, skip=f"not JSON: {_one_line(exc)}")]
+        return [row_item(row, f"{source}:{n}") for n, row in enumerate(data, 1)]
+    if fmt == "jsonl":
+        items = []
+        for n, line in enumerate(text.split("\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                row = loads_json(line)
+            except ValueError as exc:
+                items.append(Item(source=f"{source}:{n}", skip=f"not JSONL: {_one_line(exc)}"))
+                continue
+            items.append(row_item(row, f"{source}:{n}"))
+        return items
+    return _read_csv(text, source)
 
 
-def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
-    """CSV rows as `kyb export` writes them: a field up to a record body's size (the csv module's
-    128 KiB default would refuse a long body), line breaks inside quoted fields kept as written."""
-    from kyb_cli.core.records.validate import BODY_MAX_BYTES
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:160]
 
+
+def _read_csv(text: str, source: str) -> list[Item]:
     limit = csv.field_size_limit()
-    csv.field_size_limit(max(limit, 2 * BODY_MAX_BYTES))
+    csv.field_size_limit(max(limit, len(text) + 1))
     try:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        return [(reader.line_num, _csv_row(r)) for r in reader]
+        reader = csv.reader(io.StringIO(text, newline=""))
+        items: list[Item] = []
+        header: list[str] | None = None
+        while True:
+            start = reader.line_num + 1
+            try:
+                fields = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                if header is None:
+                    return [Item(source=source, skip=f"not CSV: {_one_line(exc)}")]
+                items.append(Item(source=f"{source}:{start}", skip=f"not CSV: {_one_line(exc)}"))
+                continue
+            if header is None:
+                header = fields
+                continue
+            if not any(fields):
+                continue
+            if len(fields) > len(header):
+                items.append(Item(source=f"{source}:{start}",
+                                  skip=f"not CSV: {len(fields)} fields where the header names {len(header)}"))
+                continue
+            items.append(row_item(_csv_row(dict(zip(header, fields))), f"{source}:{start}"))
+        return items
     finally:
         csv.field_size_limit(limit)
 

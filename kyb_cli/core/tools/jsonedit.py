@@ -39,7 +39,7 @@ class Node:
     def value(self, text: str) -> Any:
         try:
             return json.loads(text[self.start:self.end])
-        except ValueError:
+        except (ValueError, RecursionError):
             return _NOT_JSON
 
 
@@ -139,7 +139,10 @@ class _Scanner:
 
 def parse(text: str) -> Node:
     scanner = _Scanner(text)
-    root = scanner.value(0)
+    try:
+        root = scanner.value(0)
+    except RecursionError:
+        raise JsonEditError("nested too deeply") from None
     if scanner.ws(root.end) != len(text):
         raise JsonEditError("text after the JSON value")
     return root

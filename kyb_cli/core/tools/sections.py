@@ -5,14 +5,24 @@ config files (wiring.py), so neither imports the other."""
 from __future__ import annotations
 
 
+class SectionError(ValueError):
+    """The markers are not one complete begin..end section (a lone marker, two sections): kyb
+    changes nothing rather than guess which lines are its own."""
+
+
 def find_block(text: str, begin: str, end_mark: str) -> tuple[int, int] | None:
-    """(start, end) of our block including its trailing newline, or None."""
+    """(start, end) of our block including its trailing newline; None when neither marker is there.
+    SectionError when the markers do not make exactly one complete section."""
+    begins, ends = text.count(begin), text.count(end_mark)
+    if begins == 0 and ends == 0:
+        return None
     start = text.find(begin)
-    if start < 0:
-        return None
-    end = text.find(end_mark, start)
-    if end < 0:
-        return None
+    end = text.find(end_mark, start + len(begin)) if start >= 0 else -1
+    if begins != 1 or ends != 1 or end < 0:
+        what = ("a begin marker with no end marker" if begins > ends else
+                "an end marker with no begin marker" if ends > begins else
+                "more than one kyb section" if begins > 1 else "the end marker before the begin marker")
+        raise SectionError(f"kyb's markers are broken ({what}); fix or remove them by hand, nothing was changed")
     end += len(end_mark)
     if text.startswith("\r\n", end):
         end += 2

@@ -143,9 +143,11 @@ def _add_toml(text: str | None, edit: Edit) -> tuple[str | None, str | None]:
         data = tomllib.loads(text or "")
     except tomllib.TOMLDecodeError as exc:
         return text, f"{edit.path}: not edited (TOML error: {exc}); add [mcp_servers.kyb] by hand"
-    if text is not None and TOML_BEGIN in text:
-        new = sections.with_section(text, _toml_block(edit), TOML_BEGIN, TOML_END)
-        return new, None
+    if text is not None and (TOML_BEGIN in text or TOML_END in text):
+        try:
+            return sections.with_section(text, _toml_block(edit), TOML_BEGIN, TOML_END), None
+        except sections.SectionError as exc:
+            return text, f"{edit.path}: not edited ({exc})"
     existing = data.get(edit.container[0], {}).get(edit.key) if isinstance(data.get(edit.container[0]), dict) else None
     if existing is not None:
         return text, f"{edit.path}: [mcp_servers.{edit.key}] is already there and is not kyb's block; left as it is"
@@ -160,4 +162,7 @@ def _add_toml(text: str | None, edit: Edit) -> tuple[str | None, str | None]:
 def _remove_toml(text: str | None) -> str | None | bool:
     if text is None or TOML_BEGIN not in text:
         return False
-    return sections.without_section(text, TOML_BEGIN, TOML_END)
+    try:
+        return sections.without_section(text, TOML_BEGIN, TOML_END)
+    except sections.SectionError:
+        return False  # a broken kyb block is left as it is (install says why)
