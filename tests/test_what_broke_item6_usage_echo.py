@@ -27,3 +27,18 @@ def test_a_plain_stray_argument_is_still_named(kyb):
     res = kyb("get", "a", "extra")
     assert res.code == 2 and "(extra)" in res.stderr
 
+
+
+@pytest.mark.parametrize("query", [f"q=x&limit={TOKEN}", f"q=x&{TOKEN}=1", f"q=x&kind={TOKEN}",
+                                   f"q=x&semantic={TOKEN}"])
+def test_an_http_usage_error_never_echoes_a_secret(store_path, query):
+    """The same rule at the HTTP door: a bad value or an unknown parameter is quoted only when short
+    and clean (api.argument_shown)."""
+    pytest.importorskip("starlette")
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
+    from tests.support.asgi_call import asgi_call
+
+    app = build_app(Door(store_path), bind_host="127.0.0.1", port_of=lambda: 8765, token=None, mcp=False)
+    status, body = asgi_call(app, "GET", "/search", query=query)
+    assert status == 400 and TOKEN not in body["error"] and "not shown" in body["error"], body

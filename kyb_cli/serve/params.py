@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kyb_cli.api import UsageError
+from kyb_cli.api import UsageError, argument_shown
 from kyb_cli.api.operations import Field
 
 TRUE = {"true", "1", "yes", "on"}
@@ -35,12 +35,12 @@ def from_query(spec: P, raw: str) -> Any:
             return True
         if value in FALSE:
             return False
-        raise UsageError(f"{spec.name}: '{raw}' is not true or false")
+        raise UsageError(f"{spec.name}: '{argument_shown(raw)}' is not true or false")
     if spec.type == "integer":
         try:
             number = int(raw)
         except ValueError:
-            raise UsageError(f"{spec.name}: '{raw}' is not a whole number") from None
+            raise UsageError(f"{spec.name}: '{argument_shown(raw)}' is not a whole number") from None
         return _bounded(spec, number)
     if spec.type == "strings":
         return _split(raw)
@@ -94,7 +94,7 @@ def _bounded(spec: P, number: int) -> int:
 
 def _choice(spec: P, value: str) -> str:
     if spec.enum and value not in spec.enum:
-        raise UsageError(f"{spec.name}: '{value}' is not one of {', '.join(spec.enum)}")
+        raise UsageError(f"{spec.name}: '{argument_shown(value)}' is not one of {', '.join(spec.enum)}")
     return value
 
 
@@ -105,7 +105,7 @@ def parse_query(specs: tuple[P, ...], items: list[tuple[str, str]]) -> dict[str,
     for name, raw in items:
         spec = known.get(name)
         if spec is None:
-            raise UsageError(f"unknown parameter '{name}' (known: {', '.join(known) or 'none'}; see /openapi.json)")
+            raise UsageError(f"unknown parameter '{argument_shown(name)}' (known: {', '.join(known) or 'none'}; see /openapi.json)")
         if spec.type == "texts":  # repeated, each value whole
             if raw.strip():
                 out.setdefault(name, []).append(raw)
@@ -125,7 +125,7 @@ def parse_body(specs: tuple[P, ...], data: Any) -> dict[str, Any]:
     for name, value in data.items():
         spec = known.get(name)
         if spec is None:
-            raise UsageError(f"unknown field '{name}' (known: {', '.join(known)}; see /openapi.json)")
+            raise UsageError(f"unknown field '{argument_shown(name)}' (known: {', '.join(known)}; see /openapi.json)")
         out[name] = from_json(spec, value)
     return _complete(specs, out)
 
