@@ -225,15 +225,12 @@ def _snapshot_version(f, key: str, blob: str) -> Version:
 
 
 def fill_snapshot_origins(f, hits: list[dict]) -> None:
-    """Hits read from a snapshot carry `sha: null`: name the commit that wrote each (see
-    `_snapshot_version`). Only while the history is not in; a few `git log -1 -- PATH` at most."""
-    if f.history_complete or not f.head:
-        return
+    """Hits read from a snapshot carry `sha: null`: name the commit that wrote each, as listings do
+    (`_snapshot_origins`)."""
+    named = _snapshot_origins(f, [h["key"] for h in hits if h.get("sha") is None and h.get("key")])
     for hit in hits:
-        if hit.get("sha") is None and hit.get("key"):
-            origin = _origin(f.store_path, f.head, path_of_key(hit["key"]))
-            if origin is not None:
-                hit["sha"], hit["committed_at"] = origin[0], rfc3339(origin[1])
+        if hit.get("key") in named:
+            hit["sha"], hit["committed_at"] = named[hit["key"]]
 
 
 def _resolve(store_path: Path, at: str) -> str:
@@ -441,25 +438,34 @@ def _catalog(f, kind: str) -> list[CatalogEntry]:
             entry.archived = True
             entry.archived_sha, entry.archived_at = ended_sha, rfc3339(ended_at)
         out.append(entry)
-    if not f.history_complete:
-        _name_snapshot_versions(f, out)
+    _name_snapshot_versions(f, out)
     return out
 
 
-SNAPSHOT_ORIGINS_MAX = 50  # a listing of a snapshot names at most this many versions' commits (one git log each, ~20 ms at 11k commits)
+SNAPSHOT_ORIGINS_MAX = 50  # an answer from a snapshot names at most this many versions' commits (one git log each, ~20 ms at 11k commits)
+
+
+def _snapshot_origins(f, keys: list[str]) -> dict[str, tuple[str, str]]:
+    """key -> (sha, committed_at) of the commit that wrote its version, found per path as `get` does
+    (`_origin`), while the history is not in: for up to SNAPSHOT_ORIGINS_MAX keys; beyond that they
+    stay null until the history is in (history_complete: false says so) rather than one `git log` per
+    record on a big fresh clone."""
+    if f.history_complete or not f.head or not keys or len(keys) > SNAPSHOT_ORIGINS_MAX:
+        return {}
+    named = {}
+    for key in keys:
+        origin = _origin(f.store_path, f.head, path_of_key(key))
+        if origin is not None:
+            named[key] = (origin[0], rfc3339(origin[1]))
+    return named
 
 
 def _name_snapshot_versions(f, entries: list[CatalogEntry]) -> None:
-    """A listing read from a snapshot names each version's commit as `get` does (`_origin`), for up to
-    SNAPSHOT_ORIGINS_MAX entries; beyond that they stay null until the history is in (history_complete:
-    false says so) rather than one `git log` per record on a big fresh clone."""
-    unnamed = [e for e in entries if e.sha is None]
-    if not f.head or len(unnamed) > SNAPSHOT_ORIGINS_MAX:
-        return
-    for entry in unnamed:
-        origin = _origin(f.store_path, f.head, path_of_key(entry.record.key))
-        if origin is not None:
-            entry.sha, entry.committed_at = origin[0], rfc3339(origin[1])
+    """A listing read from a snapshot names each version's commit (`_snapshot_origins`)."""
+    named = _snapshot_origins(f, [e.record.key for e in entries if e.sha is None])
+    for entry in entries:
+        if entry.record.key in named:
+            entry.sha, entry.committed_at = named[entry.record.key]
 
 
 def _unreadable(key: str, data: dict) -> bool:
