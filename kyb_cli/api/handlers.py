@@ -165,6 +165,18 @@ def handle(operation: str, door: _Door, fields: dict[str, Any]) -> dict[str, Any
     return HANDLERS[operation](door, fields)
 
 
+def handle_dated(operation: str, door: _Door, fields: dict[str, Any]) -> dict[str, Any]:
+    """`handle` for get, query, tasks and incidents as MCP and HTTP answer them: `fields` may hold
+    `today`, the reader's day, and the deadlines block rides along as `deadlines` (api.with_deadlines;
+    the CLI prints it on stderr instead). A bad `today` is a UsageError before anything runs."""
+    from kyb_cli.api.trust import reader_day
+    from kyb_cli.api.work import with_deadlines
+
+    rest = dict(fields)
+    day = reader_day(rest.pop("today", None))
+    return with_deadlines(handle(operation, door, rest), door.path(), day)
+
+
 def _check_bounds(operation: str, fields: dict[str, Any]) -> None:
     """The table's bounds and choices, checked here for every door and every Python caller (the doors'
     own checks say the same earlier, in their words): an integer outside minimum..maximum, or a value

@@ -11,7 +11,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from kyb_cli.mcp.params import seal, tool_params
-from kyb_cli.mcp.shared import Day, _with_deadlines
+from kyb_cli.mcp.shared import Day
 from kyb_cli.mcp.trust_tools import TrustTools
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -45,9 +45,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            fields = dict(a)
-            day = api.reader_day(fields.pop("today"))  # a bad `today` is a usage error before anything is created
-            return _with_deadlines(api.handle("query", self.door, fields), self.door.path(), day)
+            return api.handle_dated("query", self.door, a)  # the deadlines block rides along
 
         return self.door.call(run)
 
@@ -59,9 +57,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            fields = dict(a)
-            day = api.reader_day(fields.pop("today"))
-            return _with_deadlines(api.handle("get", self.door, fields), self.door.path(), day)
+            return api.handle_dated("get", self.door, a)  # the deadlines block rides along
 
         return self.door.call(run)
 
@@ -194,9 +190,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            fields = dict(a)
-            day = api.reader_day(fields.pop("today"))
-            return _with_deadlines(api.handle("tasks", self.door, fields), self.door.path(), day)
+            return api.handle_dated("tasks", self.door, a)  # the deadlines block rides along
 
         return self.door.call(run)
 
@@ -207,9 +201,7 @@ class Tools(TrustTools):
         def run() -> dict[str, Any]:
             from kyb_cli import api
 
-            fields = dict(a)
-            day = api.reader_day(fields.pop("today"))
-            return _with_deadlines(api.handle("incidents", self.door, fields), self.door.path(), day)
+            return api.handle_dated("incidents", self.door, a)  # the deadlines block rides along
 
         return self.door.call(run)
 

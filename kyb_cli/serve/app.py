@@ -51,15 +51,13 @@ def _endpoint(route: Route, door: Door):
             return error_response(exc)
 
         def run() -> Any:
+            from kyb_cli import api
+
             answer_now()
             try:
                 data = route.call(door, args)
             except Exception as exc:  # noqa: BLE001 — api.as_error: the store error, the bug (500, exit 70)
-                from kyb_cli import api
-
                 return api.as_error(exc)
-            from kyb_cli import api
-
             return api.with_history_flag(data)  # answered before a new index's history was in: it says so
 
         result = await run_in_threadpool(run)

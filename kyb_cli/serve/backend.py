@@ -23,21 +23,13 @@ def health(door, a: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _deadlined(operation: str, door, a: dict[str, Any]) -> dict[str, Any]:
-    """get, search, tasks and incidents: the deadlines block rides along as `deadlines`, as over MCP
-    (the reader's day `today`, a door parameter of these four in every door; the CLI prints it)."""
-    fields = dict(a)
-    day = api.reader_day(fields.pop("today", None))  # a bad `today` is a usage error before anything runs
-    return api.with_deadlines(api.handle(operation, door, fields), door.path(), day)
-
-
 def search(door, a: dict[str, Any]) -> dict[str, Any]:
     # `q` is the table's `text`; the answer is the one every door gives (semantic_off included)
-    return _deadlined("query", door, {**OPERATIONS["query"].named(a, "http"), "today": a.get("today")})
+    return api.handle_dated("query", door, {**OPERATIONS["query"].named(a, "http"), "today": a.get("today")})
 
 
 def get(door, a: dict[str, Any]) -> dict[str, Any]:
-    return _deadlined("get", door, a)
+    return api.handle_dated("get", door, a)  # the deadlines block rides along, as over MCP
 
 
 def history(door, a: dict[str, Any]) -> dict[str, Any]:
@@ -67,7 +59,7 @@ def tags(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def incidents(door, a: dict[str, Any]) -> dict[str, Any]:
-    return _deadlined("incidents", door, a)
+    return api.handle_dated("incidents", door, a)  # the deadlines block rides along, as over MCP
 
 
 def incident(door, a: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +71,7 @@ def resolve(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def tasks(door, a: dict[str, Any]) -> dict[str, Any]:
-    return _deadlined("tasks", door, a)
+    return api.handle_dated("tasks", door, a)  # the deadlines block rides along, as over MCP
 
 
 def task(door, a: dict[str, Any]) -> dict[str, Any]:
