@@ -196,12 +196,12 @@ def _check_bounds(operation: str, fields: dict[str, Any]) -> None:
             continue
         if f.type == "integer" and (f.minimum is not None or f.maximum is not None):
             if isinstance(value, bool) or not isinstance(value, int):
-                raise UsageError(f"{f.name}: wants a whole number (got '{shown(str(value))}')", field=f.name)
+                raise UsageError(f"{f.name}: wants a whole number (got '{shown(value)}')", field=f.name)
             problem = out_of_bounds(f.minimum, f.maximum, value)
             if problem:
                 raise UsageError(f"{f.name}: {problem}", field=f.name)
         if f.enum and f.type == "string" and value != "" and value not in f.enum:
-            raise UsageError(f"{f.name}: must be one of {', '.join(f.enum)} (got '{shown(str(value))}')",
+            raise UsageError(f"{f.name}: must be one of {', '.join(f.enum)} (got '{shown(value)}')",
                              field=f.name)
 
 
