@@ -22,6 +22,7 @@ from kyb_cli.core.canon.tree import Entry
 from kyb_cli.core.canon.worktree import remove_temp_files, update_worktree
 
 NAME = "pending.json"
+SET_ASIDE = NAME + ".failed"  # a journal that could not be applied (canon/mend.py drops it once mended)
 
 
 def path_of(kyb_dir: Path) -> Path:
@@ -128,24 +129,32 @@ def recover(repo: pygit2.Repository, kyb_dir: Path) -> None:
         _set_aside(journal, git_dir, str(exc) or type(exc).__name__)
 
 
+def remove_entry(path: Path) -> None:
+    """Remove `path` whatever it is (a file, a link, a directory), never raising: a leftover journal
+    must not stop the write that clears it."""
+    import shutil
+
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def _set_aside(journal: Path, git_dir: Path, why: str) -> None:
     import sys
 
     import shutil
 
-    aside = journal.with_name(journal.name + ".failed")
+    aside = journal.with_name(SET_ASIDE)
     try:
         if aside.is_dir() and not aside.is_symlink():
             shutil.rmtree(aside, ignore_errors=True)
         os.replace(journal, aside)
     except OSError:
-        try:
-            if journal.is_dir() and not journal.is_symlink():
-                shutil.rmtree(journal, ignore_errors=True)
-            else:
-                journal.unlink(missing_ok=True)
-        except OSError:
-            pass
+        remove_entry(journal)
     store = git_dir.parent
     sys.stderr.write(
         f"kyb: a write or sync that died left a recovery journal that cannot be applied ({why}); "

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pygit2
 
+from kyb_cli.core.canon.journal import SET_ASIDE, remove_entry
 from kyb_cli.core.canon.nofollow import read_file
 from kyb_cli.core.canon.tree import entries_at
 from kyb_cli.core.canon.worktree import known_version, update_worktree
 from kyb_cli.core.records.keys import RECORD_DIRS, unsafe_path
 
-SET_ASIDE = "pending.json.failed"  # journal.py's name for a journal it could not apply
 
 
 def _head_paths(head: pygit2.Commit | None) -> set[str]:
@@ -99,12 +99,4 @@ def mend_after_set_aside(store) -> None:
         mend(store)
     except Exception:  # noqa: BLE001 - a full disk, a link in the way: kept for the next write, `kyb doctor` says it
         return
-    try:
-        if aside.is_dir() and not aside.is_symlink():
-            import shutil
-
-            shutil.rmtree(aside, ignore_errors=True)
-        else:
-            aside.unlink(missing_ok=True)
-    except OSError:
-        pass
+    remove_entry(aside)
