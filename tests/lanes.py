@@ -67,14 +67,23 @@ def run(lane: Lane, extra: list[str]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.lanes", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tests.lanes", description=__doc__.split("\n")[0],
+                                     epilog="Arguments after the lanes go to pytest (`-x`, `-p no:cacheprovider`, a file).")
     parser.add_argument("lanes", nargs="*", metavar="LANE", help=f"one or more of {', '.join(LANES)} (default: all)")
     parser.add_argument("--json", type=Path, help="write each lane's figures to this file")
-    args, extra = parser.parse_known_args(argv)
-    unknown = [name for name in args.lanes if name not in LANES]
-    if unknown:
-        parser.error(f"unknown lane {unknown[0]!r} (lanes: {', '.join(LANES)})")
-    results = [run(LANES[name], extra) for name in (args.lanes or list(LANES))]
+    argv = list(sys.argv[1:] if argv is None else argv)
+    count = next((i for i, a in enumerate(argv) if a not in LANES), len(argv))  # the leading lane names
+    args, extra = parser.parse_known_args(argv[:count])
+    json_at = next((i for i, a in enumerate(argv[count:]) if a == "--json" or a.startswith("--json=")), None)
+    rest = argv[count:]
+    if json_at is not None:  # --json FILE may stand among pytest's arguments
+        taken = rest[json_at:json_at + (1 if "=" in rest[json_at] else 2)]
+        args = parser.parse_args(argv[:count] + taken)
+        rest = rest[:json_at] + rest[json_at + len(taken):]
+    if rest and rest[0] in ("-h", "--help"):
+        parser.print_help()
+        return 0
+    results = [run(LANES[name], extra + rest) for name in (args.lanes or list(LANES))]
     failed = False
     for r in results:
         over = r["cpu_s"] > r["budget_cpu_s"]
