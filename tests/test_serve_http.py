@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -290,7 +291,11 @@ def test_audit_line_per_request_without_the_body(served):
     served.post("/knowledge", {"key": "audited", "title": "Audited", "body": secret_body},
                 headers={"X-Kyb-Agent": "auditor"})
     served.get("/search?q=audit-must-not-see-this-query")
-    lines = (served.store_path / ".git" / "kyb" / "audit.jsonl").read_text().splitlines()
+    audit = served.store_path / ".git" / "kyb" / "audit.jsonl"
+    deadline = time.monotonic() + 10  # the line is written once the answer is sent: the client can read first
+    while '"/search"' not in audit.read_text() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    lines = audit.read_text().splitlines()
     rows = [json.loads(line) for line in lines]
     post = [r for r in rows if r["method"] == "POST" and r["path"] == "/knowledge" and r["agent"] == "auditor"][-1]
     assert set(post) == {"ts", "method", "path", "status", "ms", "agent"} and post["status"] == 200

@@ -33,9 +33,11 @@ from support.hostile import (
 class Team:
     """A bare remote, a victim store cloned from it with one record, and a peer with push rights."""
 
-    def __init__(self, root: Path, home: Path) -> None:
+    def __init__(self, root: Path, home: Path, *, background: bool = True) -> None:
         self.root = root
         self.env = self._env(home)
+        if not background:  # a template that tests copy: no detached filler may write in it meanwhile
+            self.env["KYB_BACKGROUND"] = "off"
         self.remote = root / "remote.git"
         git("init", "--quiet", "--bare", "-b", "main", str(self.remote))
         self.outside = root / "outside"
@@ -101,7 +103,7 @@ def team_template(tmp_path_factory):
         pygit2.settings.search_path[level] = str(home / "no-git-config")
     root = tmp_path_factory.mktemp("team")
     try:
-        Team(root, home)
+        Team(root, home, background=False)
     finally:
         for level, path in saved.items():
             pygit2.settings.search_path[level] = path
