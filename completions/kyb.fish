@@ -152,6 +152,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l priority -x -d 'Only thi
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l assignee -x -d 'Only this assignee (exact).'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l parent -x -d 'Only sub-tasks of this task key.'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l recent -d 'Newest first instead of by relevance.'
+complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l full -d 'Each hit with its whole body. Default: a snippet (the best-matching passage) and no body, a few kB for 10 hits; `get` reads the one record you choose.'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l no-wait -d 'While a new index is still reading history, answer now from what is indexed ("history_complete": false) instead of waiting.'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l today -x -d 'The reader\'s calendar day YYYY-MM-DD (default: the local date).'
 complete -c kyb -n "test (__kyb_path) = 'kyb query'" -l no-deadlines -d 'Do not print the deadlines block on stderr (also KYB_DEADLINES=off).'

@@ -138,7 +138,7 @@ def test_the_tables_query_counts_are_the_cores():
 # (else a call silently pays for Click) and read each one as Click does.
 FAST_FORMS = [
     ["checkout", "port", "--also", "a", "--also=b c", "--limit", "3", "--tag", "x,y", "--tags", "z", "--kind", "task"],
-    ["--history", "--explain", "--recent", "--no-semantic", "--min-strength", "strong", "--status", "open",
+    ["--history", "--explain", "--full", "--recent", "--no-semantic", "--min-strength", "strong", "--status", "open",
      "--service", "svc", "--priority", "high", "--assignee", "me", "--parent", "task-p"],
     ["--as-of", "2026-01-01", "--as-of-event=2026-01-02", "--semantic", "--", "--limit", "is", "text"],
     ["--changed-between", "2026-01-01", "2026-01-03", "--json", "--no-deadlines", "--no-wait", "--today",

@@ -40,7 +40,8 @@ def test_response_shape(cli):
     d = cli("query", "9090").json
     assert set(d) >= {"count", "hits", "semantic", "mode", "head"} and d["mode"] == "current"
     hit = d["hits"][0]
-    assert list(hit)[:5] == ["key", "title", "kind", "body", "tags"]
+    assert list(hit)[:4] == ["key", "title", "kind", "tags"] and "body" not in hit  # a snippet, not the body
+    assert list(cli("query", "9090", "--full").json["hits"][0])[:5] == ["key", "title", "kind", "body", "tags"]
     for name in ("sha", "committed_at", "state", "is_head", "score"):
         assert name in hit
     assert len(d["head"]) == 40 and hit["committed_at"].endswith("+00:00")

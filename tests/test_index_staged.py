@@ -49,7 +49,7 @@ def wait_until(check, timeout=30.0):
 
 def test_a_new_index_answers_current_questions_from_heads_snapshot(kyb, store_path):
     v = seed(store_path)
-    res = kyb("query", "checkout", "--no-semantic", env=STAGED)
+    res = kyb("query", "checkout", "--no-semantic", "--full", env=STAGED)
     assert res.code == 0, res.stderr
     d = res.json
     assert d["history_complete"] is False and d["mode"] == "current"
@@ -68,7 +68,7 @@ def test_a_new_index_answers_current_questions_from_heads_snapshot(kyb, store_pa
 def test_no_wait_answers_historical_questions_from_what_exists(kyb, store_path):
     v = seed(store_path)
     assert kyb("query", "x", "--no-semantic", env=STAGED).code == 0  # builds the snapshot
-    res = kyb("query", "checkout", "--history", "--no-semantic", "--no-wait", env=STAGED)
+    res = kyb("query", "checkout", "--history", "--no-semantic", "--no-wait", "--full", env=STAGED)
     assert res.code == 0 and res.json["history_complete"] is False
     assert [h["body"] for h in res.json["hits"]] == ["checkout writes go through node 4"]  # no past yet
     hist = kyb("history", "checkout-path", "--no-wait", env=STAGED)

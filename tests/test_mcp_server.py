@@ -274,7 +274,7 @@ def test_mcp_log_get_version_blocked_by_and_as_of_event(mcp):
     assert mcp.ok("get", key="svc-port-mcp", version=1)["body"] == "port 8080"
     rows = mcp.ok("log", key="svc-port-mcp")["log"]
     assert [r["action"] for r in rows] == ["update", "add"] and rows[0]["transport"] == "mcp"
-    hits = mcp.ok("query", text="svc port", semantic=False, as_of_event="2010-01-01")["hits"]
+    hits = mcp.ok("query", text="svc port", semantic=False, as_of_event="2010-01-01", full=True)["hits"]
     assert [h["body"] for h in hits if h["key"] == "svc-port-mcp"] == ["port 9090"]
     mcp.ok("task", key="task-mcp-a", title="a")
     mcp.ok("task", key="task-mcp-b", title="b", blocked_by=["task-mcp-a"])

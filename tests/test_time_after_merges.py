@@ -56,7 +56,7 @@ def merged(tmp_path, isolated_dirs):
 
 
 def _as_of(env, store, t: int) -> list[str]:
-    res = run_kyb(env, "query", "--as-of", _iso(t), store=store)
+    res = run_kyb(env, "query", "--full", "--as-of", _iso(t), store=store)
     assert res.returncode == 0, res.stderr
     return [h["body"] for h in json.loads(res.stdout)["hits"] if h["key"] == "doc"]
 
@@ -81,7 +81,7 @@ def test_get_at_a_date_follows_the_same_rule(merged):
 
 def test_history_still_lists_every_version_from_every_side(merged):
     env, store, shas = merged
-    res = run_kyb(env, "query", "--history", "--limit", "100", store=store)
+    res = run_kyb(env, "query", "--full", "--history", "--limit", "100", store=store)
     bodies = sorted(h["body"] for h in json.loads(res.stdout)["hits"] if h["key"] == "doc")
     assert bodies == ["v1 base", "v2 local", "v3 remote"]
     rows = json.loads(run_kyb(env, "history", "doc", store=store).stdout)

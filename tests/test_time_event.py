@@ -30,7 +30,7 @@ def seed_store(store_path):
 
 
 def bodies(kyb, *args):
-    res = kyb("query", "svc port", "--no-semantic", *args)
+    res = kyb("query", "svc port", "--no-semantic", "--full", *args)
     assert res.code == 0, res.stderr
     return [h["body"] for h in res.json["hits"]]
 
@@ -60,7 +60,7 @@ def test_as_of_event_response_says_both_axes_and_hits_carry_effective_at(kyb, st
     assert res["mode"] == "as_of_event"
     assert res["as_of_event"] == "2026-10-11T16:00:00+00:00" and res["as_of"] == "2026-10-11T16:30:00+00:00"
     assert res["hits"][0]["effective_at"] == iso(15, 50)
-    current = kyb("query", "svc port", "--no-semantic").json["hits"][0]
+    current = kyb("query", "svc port", "--no-semantic", "--full").json["hits"][0]
     assert current["effective_at"] == iso(15, 50) and current["body"].endswith("9090")
 
 
@@ -69,7 +69,7 @@ def test_incident_started_at_counts_as_event_time(kyb, store_path):
         when=at(12), service="orders-api", severity="high", status="open", started_at=iso(11))
     put(store_path, "inc-2026-10-11-oom", "Orders API out of memory", "root cause: the cache grew",
         when=at(18), service="orders-api", severity="high", status="open", started_at=iso(9))
-    res = kyb("query", "orders", "--no-semantic", "--as-of-event", iso(10)).json
+    res = kyb("query", "orders", "--no-semantic", "--full", "--as-of-event", iso(10)).json
     assert [h["body"] for h in res["hits"]] == ["root cause: the cache grew"]
 
 

@@ -46,6 +46,9 @@ def _query(door, a: dict[str, Any]) -> dict[str, Any]:
         priority=a["priority"], assignee=a["assignee"], parent=a["parent"], limit=a["limit"], recent=a["recent"],
         semantic=a["semantic"], explain=a["explain"], as_of_event=a["as_of_event"],
         min_strength=a["min_strength"], also=list(a["also"] or ()))
+    if not a["full"]:  # an answer to choose from: the snippet says why a hit matched, `get` gives the record
+        for hit in response.get("hits", ()):
+            hit.pop("body", None)
     return response
 
 

@@ -171,6 +171,8 @@ QUERY = Operation("query", "Search records: current state, history, as_of, as_of
     Field("assignee", description="Only this assignee (exact)."),
     Field("parent", description="Only sub-tasks of this task key."),
     Field("recent", "boolean", False, "Newest first instead of by relevance."),
+    Field("full", "boolean", False, "Each hit with its whole body. Default: a snippet (the best-matching passage) "
+          "and no body, a few kB for 10 hits; `get` reads the one record you choose."),
 ), example="kyb query 'checkout port' --as-of 2026-11-30")
 
 FACT = (  # what one knowledge record is: `add` takes one, `add_many` a list of them
