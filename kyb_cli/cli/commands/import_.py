@@ -5,25 +5,17 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import click
 
 from kyb_cli.cli.common import attribution, common_options, open_store
 from kyb_cli.cli.output import emit, wants_json
-from kyb_cli.cli.options import table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_options
 
 
-@click.command("import", epilog=example("import"))
+@table_command("import")
 @table_options("import")
 @common_options
 def import_cmd(paths: tuple[str, ...], fmt: str, kind: str, tags: list[str], key_from: str, excludes: tuple[str, ...],
                dry_run: bool, one_commit: bool, sync_deletes: bool) -> None:
-    """Import Markdown files and folders (recursively), or the JSONL/JSON/CSV `kyb export` writes.
-
-    Front matter in TOML (+++) or YAML (---) is read; else the title is the first heading, else the
-    file name. Importing again updates what changed, leaves the rest (no commit), and reports files
-    that disappeared. One commit per record (or --one-commit), one branch move at the end.
-    """
     from kyb_cli import api
 
     store = open_store()
