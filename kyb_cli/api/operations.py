@@ -277,7 +277,7 @@ RM = Operation("rm", "Retract knowledge KEY that was wrong: it leaves current an
     KEY, Field("reason", description="Why this knowledge was wrong (recorded in the commit).", required=True),
 ), example="kyb rm checkout-path --reason 'port moved to 9443'", mcp="retract")
 
-VERIFY = Operation("verify", "Record that knowledge KEY was checked against its `source`.", (
+VERIFY = Operation("verify", "Record that knowledge KEY was checked against its source.", (
     KEY,
     Field("source", description="What the fact was checked against: a file, URL, command, person.", required=True),
     Field("rev", default="", description="The source's revision checked (a commit, version, date).", metavar="REV"),
