@@ -58,6 +58,20 @@ WRAPS = {
     "export_csv_lost": "kyb_cli.core.tools.export:csv_cannot_carry",
     "verify": "kyb_cli.core.kinds.verify:verify",
 }
+# Where the api speaks the operation table's name for a parameter the core calls otherwise (the one
+# vocabulary of the doors and Python callers): api name -> core name.
+TABLE_NAMES = {"parent": "parent_task", "started": "started_at", "detected": "detected_at", "format": "fmt",
+               "exclude": "excludes"}
+
+# api function -> the table operation it performs: its parameters are the operation's fields, by name.
+OPERATION_OF = {
+    "add_knowledge": "add", "write_task": "task", "transition_task": "task-status", "close_task": "done",
+    "write_incident": "incident", "resolve_incident": "resolve", "retract_knowledge": "rm", "verify": "verify",
+    "read": "get", "history": "history", "query": "query", "import_records": "import",
+}
+# What a Python caller passes besides the table's fields: the store and writer a door supplies, a
+# progress callback, the reader's day.
+NOT_FIELDS = {"store", "attribution", "progress", "today"}
 
 
 def _core(target: str):
@@ -92,12 +106,25 @@ def test_api_wrapper_keeps_the_core_functions_parameters_and_defaults(name):
 
     ours = inspect.signature(getattr(api, name)).parameters
     theirs = inspect.signature(_core(WRAPS[name])).parameters
-    assert list(ours) == list(theirs), f"api.{name} parameters differ from {WRAPS[name]}"
-    for pname, p in theirs.items():
-        q = ours[pname]
+    core_name = {n: TABLE_NAMES.get(n, n) for n in ours}
+    assert [core_name[n] for n in ours] == list(theirs), f"api.{name} parameters differ from {WRAPS[name]}"
+    for qname, q in ours.items():
+        p = theirs[core_name[qname]]
+        pname = qname
         assert q.kind == p.kind, f"api.{name}({pname}) kind {q.kind} != core {p.kind}"
         expected = api.KEEP if p.default is CORE_KEEP else p.default
         assert q.default is expected or q.default == expected, f"api.{name}({pname}) default {q.default!r} != {p.default!r}"
+
+
+@pytest.mark.parametrize("name", sorted(OPERATION_OF))
+def test_api_functions_take_the_operation_tables_names(name):
+    """One vocabulary: `api.write_task(parent=…)` as MCP's `parent` and the CLI's `--parent`; a porcelain
+    function that re-declared a field under another name (`parent_task`, `started_at`, `fmt`) fails here."""
+    from kyb_cli.api.operations import OPERATIONS
+
+    params = set(inspect.signature(getattr(api, name)).parameters) - NOT_FIELDS
+    fields = {f.name for f in OPERATIONS[OPERATION_OF[name]].fields}
+    assert params - fields == set(), f"api.{name} names parameters the table does not: {params - fields}"
 
 
 def test_every_api_function_is_either_checked_against_core_or_composed_in_the_api():

@@ -96,7 +96,7 @@ def build(path: Path, specs: list[dict]) -> None:
         else:
             api.write_incident(store, who, key=s["key"], title=s["title"], body="It broke.",
                                service=s["service"], severity=s["severity"], hosts=s["hosts"],
-                               detection=s["detection"], status="open", started_at="2026-01-01T10:00:00Z")
+                               detection=s["detection"], status="open", started="2026-01-01T10:00:00Z")
             if s["status"] != "open":
                 api.resolve_incident(store, who, s["key"], status=s["status"], resolution="restarted")
 
@@ -111,7 +111,7 @@ def round_trip(src: Path, dst: Path, fmt: str) -> tuple[list[dict], list[dict], 
     store = api.init_store(dst)
     exported = dst.parent / f"{dst.name}-export.{fmt}"  # as a user runs it: kyb export > F; kyb import F
     exported.write_text(text, encoding="utf-8")
-    reply = api.import_records(store, [str(exported)], attribution=api.attribution("cli"), fmt=fmt)
+    reply = api.import_records(store, [str(exported)], attribution=api.attribution("cli"), format=fmt)
     _, again = export_rows(dst)
     return rows, again, reply
 

@@ -63,7 +63,7 @@ def test_export_then_import_keeps_who_verified_and_when(tmp_path, monkeypatch, f
 
     monkeypatch.setenv("KYB_AGENT", "bob")
     dst = api.init_store(tmp_path / "b")
-    reply = api.import_records(dst, [str(exported)], attribution=api.attribution("cli"), fmt=fmt)
+    reply = api.import_records(dst, [str(exported)], attribution=api.attribution("cli"), format=fmt)
     assert reply["skipped"] == [] and [c["key"] for c in reply["created"]] == ["port"]
     _, again = export_rows(tmp_path / "b")
     assert again[0]["verified"]["by"] == "ann" and again[0]["verified"]["at"] == stamped["at"]

@@ -41,7 +41,7 @@ def test_export_then_import_round_trips_line_separators_lone_cr_and_long_fields(
     exported = tmp_path / f"e.{fmt}"
     exported.write_bytes(api.export_text(rows, fmt).encode("utf-8"))
     dst = api.init_store(tmp_path / "b")
-    reply = api.import_records(dst, [str(exported)], attribution=api.attribution("cli"), fmt=fmt)
+    reply = api.import_records(dst, [str(exported)], attribution=api.attribution("cli"), format=fmt)
     assert reply["skipped"] == [], reply["skipped"]
     assert sorted(c["key"] for c in reply["created"]) == sorted(r["key"] for r in rows)
     _, again = export_rows(tmp_path / "b")
@@ -54,7 +54,7 @@ def test_a_bad_jsonl_row_is_skipped_with_its_line_number_and_the_good_rows_impor
     good = json.dumps({"key": "good-one", "title": "Good", "body": "a fact"})
     other = json.dumps({"key": "good-two", "title": "Good", "body": "x\u2028y"}, ensure_ascii=False)
     f.write_text(f"{good}\n{{not json\n{other}\n", encoding="utf-8")
-    reply = api.import_records(dst, [str(f)], attribution=api.attribution("cli"), fmt="jsonl")
+    reply = api.import_records(dst, [str(f)], attribution=api.attribution("cli"), format="jsonl")
     assert sorted(c["key"] for c in reply["created"]) == ["good-one", "good-two"]
     assert [s["path"] for s in reply["skipped"]] == [f"{f}:2"]
     assert reply["skipped"][0]["reason"].startswith("not JSONL")
@@ -64,7 +64,7 @@ def test_a_bad_csv_row_is_skipped_with_its_line_number_and_the_good_rows_import(
     dst = api.init_store(tmp_path / "b")
     f = tmp_path / "rows.csv"
     f.write_text('key,title,body\ngood-one,Good,"a\nfact"\nbad,B,x,y,z,w\ngood-two,Two,fact\n', encoding="utf-8")
-    reply = api.import_records(dst, [str(f)], attribution=api.attribution("cli"), fmt="csv")
+    reply = api.import_records(dst, [str(f)], attribution=api.attribution("cli"), format="csv")
     assert sorted(c["key"] for c in reply["created"]) == ["good-one", "good-two"]
     assert [s["path"] for s in reply["skipped"]] == [f"{f}:4"]
     assert "fields" in reply["skipped"][0]["reason"]

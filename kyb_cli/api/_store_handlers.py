@@ -1,4 +1,4 @@
-"""Handlers of the store operations the CLI alone offers (index, reindex, remote, sync): one per table
+"""Handlers of the store operations the CLI alone offers (index, reindex, remote, sync, import, edit): one per table
 operation, so the command does what every door does — api.handle with the table's fields — and
 renders the answer. A long job reports through the door's `progress` when it has one
 (`progress(done, total)`; sync: `progress(message)`)."""
@@ -47,4 +47,33 @@ def _sync(door, a: dict[str, Any]) -> dict[str, Any]:
     return sync(door.store(), attribution=door.attribution(), progress=_progress(door))
 
 
-STORE_HANDLERS = {"index": _index, "reindex": _reindex, "remote": _remote, "sync": _sync}
+def _import(door, a: dict[str, Any]) -> dict[str, Any]:
+    """Files and folders, or `kyb export` output, in one batch: api.import_records's reply.
+    (Its progress is `progress(phase, done, total)`.)"""
+    from kyb_cli.api.records import split_list
+    from kyb_cli.api.tools import import_records
+
+    return import_records(door.store(), list(a["paths"]), attribution=door.attribution(), format=a["format"],
+                          kind=a["kind"], tags=split_list(a["tags"]), key_from=a["key_from"],
+                          exclude=list(a["exclude"] or []), dry_run=a["dry_run"], one_commit=a["one_commit"],
+                          sync_deletes=a["sync_deletes"], progress=_progress(door))
+
+
+def _edit(door, a: dict[str, Any]) -> dict[str, Any]:
+    """KEY's record file handed to the door's editor (`door.edit(original, save)`, which calls `save`
+    with each edited text until one is kept or it gives up); unchanged text makes no commit."""
+    from kyb_cli.api.records import edit_text, save_edit
+
+    store, key = door.store(), a["key"]
+    original = edit_text(store, key)
+
+    def save(text: str) -> dict[str, Any]:
+        if text == original:
+            return {"changed": False, "key": key}
+        return save_edit(store, door.attribution(), key, text)
+
+    return door.edit(original, save)
+
+
+STORE_HANDLERS = {"index": _index, "reindex": _reindex, "remote": _remote, "sync": _sync, "import": _import,
+                  "edit": _edit}

@@ -95,7 +95,7 @@ def _task(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
     return write_task(
         door.store(), door.attribution(), key=a["key"], title=a["title"], body=body, status=a["status"],
         priority=a["priority"], blocked_reason=a["blocked_reason"], assignee=a["assignee"],
-        parent_task=a["parent"], knowledge=split_list(a["knowledge"]), resolution=a["resolution"],
+        parent=a["parent"], knowledge=split_list(a["knowledge"]), resolution=a["resolution"],
         tags=_keep_list(a["tags"]), refs=split_list(a["refs"]), due=_keep(a["due"]), hard=_keep(a["hard"]),
         remind_days=days, expected=_keep(a["expected"]), waits_on=_keep(a["waits_on"]),
         blocked_by=_keep_list(a["blocked_by"]), effective_at=when)
@@ -111,13 +111,13 @@ def _incident(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
         door.store(), door.attribution(), key=a["key"], title=a["title"], body=body, service=a["service"],
         severity=a["severity"], status=a["status"], hosts=split_list(a["hosts"]),
         knowledge=split_list(a["knowledge"]), resolution=a["resolution"], detection=a["detection"],
-        affected=windows, started_at=a["started"], detected_at=a["detected"], tags=_keep_list(a["tags"]),
+        affected=windows, started=a["started"], detected=a["detected"], tags=_keep_list(a["tags"]),
         refs=split_list(a["refs"]), effective_at=when)
 
 
 def _task_status(door: _Door, a: dict[str, Any]) -> dict[str, Any]:
     return transition_task(door.store(), door.attribution(), a["key"], status=a["status"], assignee=a["assignee"],
-                           parent_task=a["parent"], blocked_reason=a["blocked_reason"])
+                           parent=a["parent"], blocked_reason=a["blocked_reason"])
 
 
 def _done(door: _Door, a: dict[str, Any]) -> dict[str, Any]:

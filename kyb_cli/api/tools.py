@@ -127,8 +127,8 @@ def model_status() -> dict:
     return status()
 
 
-def import_records(store, paths: list[str], *, attribution, fmt: str = "auto", kind: str = "knowledge",
-                   tags: list[str] | None = None, key_from: str = "path", excludes: list[str] | None = None,
+def import_records(store, paths: list[str], *, attribution, format: str = "auto", kind: str = "knowledge",  # noqa: A002 - the table's name
+                   tags: list[str] | None = None, key_from: str = "path", exclude: list[str] | None = None,
                    dry_run: bool = False, one_commit: bool = False, sync_deletes: bool = False,
                    progress: Any = None) -> dict[str, Any]:
     """`kyb import`: Markdown files and folders, or `kyb export` output, in one batch (one branch move).
@@ -140,6 +140,6 @@ def import_records(store, paths: list[str], *, attribution, fmt: str = "auto", k
     from kyb_cli.core.tools.importer import import_records as core
 
     with writes(store):
-        return core(store, paths, attribution=attribution, fmt=fmt, kind=kind, tags=tags, key_from=key_from,
-                    excludes=excludes, dry_run=dry_run, one_commit=one_commit, sync_deletes=sync_deletes,
+        return core(store, paths, attribution=attribution, fmt=format, kind=kind, tags=tags, key_from=key_from,
+                    excludes=exclude, dry_run=dry_run, one_commit=one_commit, sync_deletes=sync_deletes,
                     progress=progress)

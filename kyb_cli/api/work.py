@@ -1,7 +1,8 @@
 """Incidents and tasks (the two work kinds) and their deadlines.
 
-Signatures and defaults are the core functions' own (kyb_cli.core.kinds.*), so `help()` shows what a
-call takes; `KEEP` stands for "not given: keep the stored value" without importing core here.
+Parameters carry the operation table's names (`parent`, `started`, `detected`: kyb_cli/api/operations.py),
+so a Python caller and a door caller speak one vocabulary; the core's own names stay inside. Defaults are
+the core functions' (kyb_cli.core.kinds.*), so `help()` shows what a call takes; `KEEP` stands for "not given: keep the stored value" without importing core here.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from kyb_cli.core.markers import KEEP  # noqa: E402 - the one marker, a leaf mod
 def write_incident(store, attribution, *, key: str, title: str, body: str = "", service: str = "",
                    severity: str = "", status: str = "open", hosts: list[str] | None = None,
                    knowledge: list[str] | None = None, resolution: str = "", detection: str = "",
-                   affected: list[dict[str, str]] | None = None, started_at: str = "",
-                   detected_at: str = "", tags: Any = KEEP, refs: list[str] | None = None,
+                   affected: list[dict[str, str]] | None = None, started: str = "",
+                   detected: str = "", tags: Any = KEEP, refs: list[str] | None = None,
                    effective_at: str = "") -> dict[str, Any]:
     """Open or update the incident report `key` (`inc-…`) wholesale, as `kyb incident` does.
 
@@ -39,7 +40,7 @@ def write_incident(store, attribution, *, key: str, title: str, body: str = "", 
     with writes(store):
         return core(store, attribution, key=key, title=title, body=body, service=service, severity=severity,
                     status=status, hosts=hosts, knowledge=knowledge, resolution=resolution, detection=detection,
-                    affected=affected, started_at=started_at, detected_at=detected_at, refs=refs,
+                    affected=affected, started_at=started, detected_at=detected, refs=refs,
                     effective_at=effective_at, **given)
 
 
@@ -64,7 +65,7 @@ def incident_template() -> str:
 
 
 def write_task(store, attribution, *, key: str, title: str, body: str = "", status: str = "open",
-               priority: str = "", blocked_reason: str = "", assignee: str = "", parent_task: str = "",
+               priority: str = "", blocked_reason: str = "", assignee: str = "", parent: str = "",
                knowledge: list[str] | None = None, resolution: str = "", tags: Any = KEEP,
                refs: list[str] | None = None, due: Any = KEEP, hard: Any = KEEP, remind_days: Any = KEEP,
                expected: Any = KEEP, waits_on: Any = KEEP, blocked_by: Any = KEEP,
@@ -83,13 +84,13 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
              "expected": expected, "waits_on": waits_on, "blocked_by": blocked_by}
     with writes(store):
         return core(store, attribution, key=key, title=title, body=body, status=status, priority=priority,
-                    blocked_reason=blocked_reason, assignee=assignee, parent_task=parent_task,
+                    blocked_reason=blocked_reason, assignee=assignee, parent_task=parent,
                     knowledge=knowledge, resolution=resolution, refs=refs, effective_at=effective_at, today=today,
                     **given)
 
 
 def transition_task(store, attribution, key: str, *, status: str, assignee: str | None = None,
-                    parent_task: str | None = None, blocked_reason: str | None = None) -> dict[str, Any]:
+                    parent: str | None = None, blocked_reason: str | None = None) -> dict[str, Any]:
     """Move task `key` between live statuses (open|in_progress|blocked), changing only what is named
     (None: unchanged), as `kyb task-status` does; it never closes or archives.
 
@@ -99,7 +100,7 @@ def transition_task(store, attribution, key: str, *, status: str, assignee: str 
     from kyb_cli.core.kinds.tasks import transition_task as core
 
     with writes(store):
-        return core(store, attribution, key, status=status, assignee=assignee, parent_task=parent_task,
+        return core(store, attribution, key, status=status, assignee=assignee, parent_task=parent,
                     blocked_reason=blocked_reason)
 
 

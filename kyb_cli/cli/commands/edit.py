@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from kyb_cli.cli.common import attribution, common_options, open_store
+from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit, note
 from kyb_cli.cli.render import write_reply
 from kyb_cli.cli.options import table_command, table_options
@@ -52,8 +52,16 @@ def _interactive() -> bool:
 def edit_cmd(key: str) -> None:
     from kyb_cli import api
 
-    store = open_store()
-    original = api.edit_text(store, key)
+    door = CliDoor()
+    door.edit = lambda original, save: _edit_loop(key, original, save)
+    emit(api.handle("edit", door, {"key": key}), write_reply)
+
+
+def _edit_loop(key: str, original: str, save):
+    """The editor on a temporary file until `save` keeps a text (or the text is unchanged); a rejected
+    text stays in its file, and on a terminal kyb offers to edit it again."""
+    from kyb_cli import api
+
     fd, name = tempfile.mkstemp(prefix=f"kyb-edit-{key}-", suffix=".md")
     path = Path(name)
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
@@ -61,12 +69,8 @@ def edit_cmd(key: str) -> None:
     while True:
         run_editor(path)
         text = path.read_text(encoding="utf-8", errors="replace")
-        if text == original:
-            path.unlink(missing_ok=True)
-            emit({"changed": False, "key": key}, write_reply)
-            return
         try:
-            reply = api.save_edit(store, attribution(), key, text)
+            reply = save(text)
         except api.Rejected as exc:
             if _interactive():
                 note(f"{exc.message} — your edit is kept in {path}")
@@ -74,5 +78,4 @@ def edit_cmd(key: str) -> None:
                     continue
             raise api.Rejected(f"edit not saved: {exc.message} (your text is in {path})") from None
         path.unlink(missing_ok=True)
-        emit(reply, write_reply)
-        return
+        return reply

@@ -5,25 +5,21 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-
-from kyb_cli.cli.common import attribution, common_options, open_store
+from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit, wants_json
-from kyb_cli.cli.options import table_command, table_options
+from kyb_cli.cli.options import table_command, table_fields, table_options
 
 
 @table_command("import")
 @table_options("import")
 @common_options
-def import_cmd(paths: tuple[str, ...], fmt: str, kind: str, tags: list[str], key_from: str, excludes: tuple[str, ...],
-               dry_run: bool, one_commit: bool, sync_deletes: bool) -> None:
+def import_cmd(**given: Any) -> None:
     from kyb_cli import api
 
-    store = open_store()
+    door = CliDoor()
     with _progress() as progress:
-        reply = api.import_records(store, list(paths), attribution=attribution(), fmt=fmt, kind=kind,
-                                   tags=tags, key_from=key_from, excludes=list(excludes),
-                                   dry_run=dry_run, one_commit=one_commit, sync_deletes=sync_deletes,
-                                   progress=progress)
+        door.progress = progress
+        reply = api.handle("import", door, table_fields("import", given))
     emit(reply, _human)
 
 
