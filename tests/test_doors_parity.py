@@ -42,7 +42,7 @@ def _mcp_params(name: str) -> set[str]:
     pytest.importorskip("mcp")
     from kyb_cli.mcp.tools import Tools
 
-    return set(inspect.signature(getattr(Tools, OPERATIONS[name].tool)).parameters) - {"self"}
+    return set(inspect.signature(getattr(Tools(None), OPERATIONS[name].tool)).parameters) - {"self"}
 
 
 def _route(name: str):

@@ -119,6 +119,6 @@ def test_the_mcp_query_tool_names_every_time_mode_the_table_names(mcp_tools):
     """The MCP copy of query's description had lost `as_of_event` (issue 36)."""
     from kyb_cli.mcp.tools import Tools
 
-    described = Tools.query.__doc__
+    described = Tools(None).query.__doc__
     for mode in ("history", "as_of", "as_of_event", "changed_between"):
         assert mode in OPERATIONS["query"].summary and f"`{mode}`" in described, mode

@@ -27,7 +27,7 @@ EXIT_CODES and EXIT_INTERNAL (with `internal_error_message`, what a door says of
 from types import ModuleType as _ModuleType
 
 from kyb_cli.api.failure import (
-    InternalError, argument_shown, argument_shown_in, as_error, internal_error, io_error,
+    InternalError, answer, argument_shown, argument_shown_in, as_error, internal_error, io_error,
 )
 from kyb_cli.api.preload import preload
 from kyb_cli.api.search import (

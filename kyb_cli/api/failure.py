@@ -6,6 +6,8 @@ EX_SOFTWARE code), so no door maps an ordinary exception to a store error.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from kyb_cli.core.errors import EXIT_INTERNAL, KybError, internal_error_message
 
 
@@ -39,6 +41,30 @@ def as_error(exc: Exception) -> KybError:
     if isinstance(exc, OSError):
         return io_error(exc)
     return internal_error(exc)
+
+
+def answer(run: Callable[[], Any], *, wait: bool = True, own: tuple[type[BaseException], ...] = ()) -> Any:
+    """The one per-call envelope of every door (CLI, MCP, HTTP): `run()` in a fresh call context
+    (nothing seen yet; `wait=False`: a question about the past does not wait for a new index's
+    history, as a server answers), its answer with `"history_complete": false` when a read of the call
+    answered before that history was in (`with_history_flag`), or one KybError raised for whatever
+    failed (`as_error`: a store error, exit 4 for an OSError, a bug, exit 70, for anything else; the
+    exception it came from is its `__cause__`). `own`: exceptions the door handles itself (Click's
+    exits, a closed pipe), raised as they are."""
+    from kyb_cli.api.search import history_wait_policy, reset_history_state, with_history_flag
+
+    reset_history_state()
+    if not wait:
+        history_wait_policy(False)
+    try:
+        data = run()
+    except KybError:
+        raise
+    except own:
+        raise
+    except Exception as exc:  # noqa: BLE001 — every other failure is told as a KybError, in every door
+        raise as_error(exc) from exc
+    return with_history_flag(data)
 
 
 def argument_shown(value: str) -> str:

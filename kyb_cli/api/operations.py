@@ -127,6 +127,24 @@ class Operation:
     def field(self, name: str) -> Field:
         return next(f for f in self.fields if f.name == name)
 
+    def text(self, door: str) -> str:
+        """The one description every door shows: `summary`, a blank line, the rest (api/descriptions.py),
+        each `field` named as a caller of `door` spells it (`--as-of`, KEY on the CLI; `q` over HTTP)."""
+        from kyb_cli.api.descriptions import DETAILS
+
+        named = {f.name: f for f in self.fields_of(door)}
+
+        def spell(m: re.Match[str]) -> str:
+            f = named.get(m.group(1))
+            if f is None:
+                return m.group(0)
+            if door == "cli" and f.positional:
+                return (f.metavar or f.name.upper()).strip("[].…")
+            return f"`{f.spelling(door)}`"
+
+        text = "\n\n".join(part for part in (self.summary, DETAILS.get(self.name, "")) if part)
+        return re.sub(r"`([a-z_]+)`", spell, text)
+
 
 BODY = Field("body", default="", description="Markdown body.", example="Checkout goes through node-3 port 9090.")
 TAGS = Field("tags", "strings", [], "Tags (any case; stored as given, matched lowercased).", example=["infra"])
@@ -138,7 +156,7 @@ EFFECTIVE_AT = Field("effective_at", description=(
     "When it became true in the world (date or RFC 3339); default: when written. Anything else is a usage error."),
     example="2026-12-01", metavar="TIME")
 
-QUERY = Operation("query", "Search records: current state, history, as_of, as_of_event or changed_between.", (
+QUERY = Operation("query", "Search records: current state, `history`, `as_of`, `as_of_event` or `changed_between` (one mode at a time).", (
     Field("text", default="", description="Words to search; empty lists newest first. Any text is valid.",
           http="q", example="checkout port", positional=True, metavar="[TEXT]..."),
     Field("also", "texts", [], (
@@ -180,7 +198,7 @@ FACT = (  # what one knowledge record is: `add` takes one, `add_many` a list of 
     Field("title", description="Short title.", required=True, example="Checkout path"),
     BODY, TAGS, REFS,
 )
-ADD = Operation("add", "Write knowledge (an upsert; an identical write makes no commit; an empty body is refused).", (
+ADD = Operation("add", "Write knowledge KEY: an upsert, a new version when anything changed, no commit when nothing did.", (
     *FACT, EFFECTIVE_AT,
     Field("review_by", description="Check again by YYYY-MM-DD; null keeps the stored one, '' clears it.",
           nullable=True, example="2027-01-31", metavar="DATE"),
@@ -195,7 +213,7 @@ ADD_MANY = Operation("add-many", "Write several knowledge records at once (each 
 ), example='add_many {"records": [{"key": "checkout-path", "title": "Checkout path", "body": "port 9090"}]}',
     doors=("mcp",))  # a batch is MCP's: the CLI and HTTP import files (`kyb import`)
 
-TASK = Operation("task", "Write a task: a rewrite replaces it, but omitted tags and deadline fields are kept.", (
+TASK = Operation("task", "Write task KEY: a rewrite replaces it, but omitted tags and deadline fields are kept.", (
     Field("key", description="task-<slug>.", required=True, example="task-renew-cert"),
     Field("title", description="What is to be done.", required=True, example="Renew cert"),
     BODY,
@@ -220,7 +238,7 @@ TASK = Operation("task", "Write a task: a rewrite replaces it, but omitted tags 
     EFFECTIVE_AT,
 ), example="kyb task --key task-renew-cert --title 'Renew cert' --due 2026-12-31 --hard")
 
-TASKS = Operation("tasks", "Tasks: live ones first by status, then most recently written first.", (
+TASKS = Operation("tasks", "List tasks: live ones first by status, then most recently written first.", (
     Field("status", default="", description="open|in_progress|blocked|done|dropped (includes archived)."),
     Field("priority", default="", description="low|medium|high|critical."),
     Field("assignee", default="", description="Exact owner label."),
@@ -238,7 +256,7 @@ KEY = Field("key", description="Record key: [a-z0-9-], at most 100 characters.",
 TODAY = Field("today", description="The reader's calendar day YYYY-MM-DD (default: the local date).",
               metavar="DATE", example="2026-12-01")
 
-GET = Operation("get", "A record with its state, version sha and commit time; `at` reads it at any revision.", (
+GET = Operation("get", "Read record KEY with its state, version sha and commit time; `at` reads it as it stood at any revision.", (
     KEY,
     Field("at", description=("A revision (sha, short sha, HEAD~2, tag, branch), or a date/datetime: what this "
                              "clone's branch showed then."), metavar="REV|DATE", example="HEAD~2"),
@@ -246,10 +264,10 @@ GET = Operation("get", "A record with its state, version sha and commit time; `a
           "(`history` numbers them).", metavar="N"),
 ), example="kyb get checkout-path --version 1")
 
-HISTORY = Operation("history", "Every change of the key (added, modified, deleted), newest first, with who wrote it.",
+HISTORY = Operation("history", "Every change of KEY (added, modified, deleted), newest first, with who wrote it.",
                     (KEY,), example="kyb history checkout-path")
 
-DIFF = Operation("diff", "Unified diff of a record's fields and body between two versions.", (
+DIFF = Operation("diff", "Unified diff of KEY's fields and body between two versions.", (
     KEY,
     Field("from_rev", description="Older revision (default: the version before the newer one).", positional=True,
           metavar="[FROM]", http="from"),
@@ -257,18 +275,18 @@ DIFF = Operation("diff", "Unified diff of a record's fields and body between two
           http="to"),
 ), example="kyb diff checkout-path HEAD~2 HEAD")
 
-RM = Operation("rm", "Retract knowledge that was wrong: it leaves current answers, every version stays in history.", (
+RM = Operation("rm", "Retract knowledge KEY that was wrong: it leaves current answers; `get` at a revision and `history` keep every version.", (
     KEY, Field("reason", description="Why this knowledge was wrong (recorded in the commit).", required=True),
 ), example="kyb rm checkout-path --reason 'port moved to 9443'", mcp="retract")
 
-VERIFY = Operation("verify", "Record that knowledge was checked against its source (one commit).", (
+VERIFY = Operation("verify", "Record that knowledge KEY was checked against its source.", (
     KEY,
     Field("source", description="What the fact was checked against: a file, URL, command, person.", required=True),
     Field("rev", default="", description="The source's revision checked (a commit, version, date).", metavar="REV"),
     Field("note", default="", description="How it was checked, in a line."),
 ), example="kyb verify checkout-path --source deploy/nginx.conf --rev a1b2c3d", doors=("cli", "mcp"))
 
-INCIDENT = Operation("incident", "Write an incident report: a rewrite replaces it; tags are kept unless given.", (
+INCIDENT = Operation("incident", "Write incident report KEY: a rewrite replaces it; tags are kept unless given.", (
     Field("key", description="inc-<yyyy-mm-dd>-<slug>.", required=True, example="inc-2026-12-01-checkout-502"),
     Field("title", description="What happened, in one line.", required=True),
     Field("service", description="What broke.", required=True),
@@ -286,14 +304,14 @@ INCIDENT = Operation("incident", "Write an incident report: a rewrite replaces i
 ), example="kyb incident --key inc-2026-12-01-checkout-502 --title '502 on checkout' --service checkout "
            "--severity high")
 
-RESOLVE = Operation("resolve", "Resolve (or mitigate) an incident; resolving archives it.", (
+RESOLVE = Operation("resolve", "Resolve (or mitigate) incident KEY; resolving archives it.", (
     KEY,
     Field("status", default="resolved", description="resolved|mitigated (or open to reopen)."),
     Field("resolution", default="", description="What fixed it; empty keeps the stored one."),
 ), example="kyb resolve inc-2026-12-01-checkout-502 --resolution 'rolled back 4.2.1'")
 
-TASK_STATUS = Operation("task-status", "Move a task between open, in_progress and blocked, changing only what is "
-                        "named; an archived task is reopened.", (
+TASK_STATUS = Operation("task-status", "Move task KEY between open, in_progress and blocked, changing only what "
+                        "is named; an archived task is reopened (`created`).", (
     Field("key", description="task-<slug>.", required=True, positional=True, example="task-renew-cert"),
     Field("status", description="open|in_progress|blocked (close with `done`).", required=True),
     Field("assignee", description="New owner label; '' unclaims; null keeps.", nullable=True),
@@ -301,13 +319,13 @@ TASK_STATUS = Operation("task-status", "Move a task between open, in_progress an
     Field("blocked_reason", description="Why it is blocked (with status blocked); null keeps.", nullable=True),
 ), example="kyb task-status task-renew-cert --status in_progress --assignee ops-bot")
 
-DONE = Operation("done", "Close a task as done or dropped with a resolution; closing archives it.", (
+DONE = Operation("done", "Close task KEY as done or dropped with a resolution; closing archives it.", (
     Field("key", description="task-<slug>.", required=True, positional=True, example="task-renew-cert"),
     Field("status", default="done", description="done|dropped."),
     Field("resolution", default="", description="What came of it, or why it was dropped; empty keeps the stored one."),
 ), example="kyb done task-renew-cert --resolution 'renewed until 2027-12'")
 
-INCIDENTS = Operation("incidents", "Incident reports: open, mitigated, resolved, then most recently written first.", (
+INCIDENTS = Operation("incidents", "List incident reports: open, mitigated, resolved, then most recently written first.", (
     Field("status", default="", description="open|mitigated|resolved (an explicit status includes archived)."),
     Field("service", default="", description="Only this service (any case)."),
     Field("open_followups", "boolean", False, "Only reports with open `- [ ]` follow-ups (archived too)."),
@@ -315,36 +333,36 @@ INCIDENTS = Operation("incidents", "Incident reports: open, mitigated, resolved,
     Field("limit", "integer", 50, f"At most N rows (max {LISTING_MAX_LIMIT}).", metavar="N", minimum=LIMIT_MIN, maximum=LISTING_MAX_LIMIT),
 ), example="kyb incidents --service checkout --all")
 
-DEADLINES = Operation("deadlines", "Open tasks overdue or due within their reminder window: overdue first, hard "
-                      "first.", (
+DEADLINES = Operation("deadlines", "Open tasks overdue or due within their reminder window (default 3 days): "
+                      "overdue first, hard deadlines first within each group, then by date.", (
     TODAY,
     Field("fail_on", default="none", enum=("overdue", "hard", "none"), doors=("cli",), description=(
         "Exit 3 when a task is overdue (overdue) or a hard deadline is overdue (hard); an exit status is the "
         "CLI's alone (CI gates)")),
 ), example="kyb deadlines --fail-on hard")
 
-STALE = Operation("stale", "Knowledge to check again: verification (else last change) older than N days, a "
-                  "verification that no longer covers the text, or a passed review_by.", (
+STALE = Operation("stale", "Knowledge to check again: its last verification (else last change) older than "
+                  "`days` days, a verification that no longer covers its text, or a passed review_by date.", (
     Field("days", "integer", None, "Older than N days counts as stale (default: config stale.days, else 90).",
           minimum=0, metavar="N"),
     Field("today", description="Judge as if today were YYYY-MM-DD.", metavar="DATE"),
     Field("fail", "boolean", False, "Exit 3 when anything is stale (CI); the list goes to stderr.", doors=("cli",)),
 ), example="kyb stale --days 30 --fail", doors=("cli", "mcp"))
 
-RULES = Operation("rules", "The store's standing rules for agents: live knowledge tagged `rule`.", (),
+RULES = Operation("rules", "The store's standing rules for agents: live knowledge tagged `rule`, shown first by `context`.", (),
                   example="kyb rules", doors=("cli", "mcp"))
 
-TAGS_OP = Operation("tags", "Tags of live records with counts, most used first.", (), example="kyb tags",
+TAGS_OP = Operation("tags", "Tags of live records with counts, lowercased, most used first.", (), example="kyb tags",
                     doors=("cli", "http"))
 
-EXPORT = Operation("export", "A snapshot: one row per key that existed by a revision, with its latest content and "
-                   "state.", (
+EXPORT = Operation("export", "A snapshot: one row per key that existed by revision `at` (default now), with its "
+                   "latest content and state (active|archived|retracted).", (
     Field("at", description="A revision (sha, tag, HEAD~2); default the current commit.", metavar="REV"),
     Field("format", default="jsonl", enum=("jsonl", "json", "csv"), cli="fmt", doors=("cli", "http"),
           description="jsonl | json | csv (MCP answers the rows as JSON)."),
 ), example="kyb export --format json > snapshot.json")
 
-LOG = Operation("log", "The store's activity, newest first: every commit with who made it.", (
+LOG = Operation("log", "The store's activity, newest first: every commit (kyb's writes, hand commits, merges) with who made it.", (
     Field("since", description="Only commits at or after TIME (date, datetime, revision).", metavar="TIME"),
     Field("until", description="Only commits at or before TIME.", metavar="TIME"),
     Field("agent", default="", description="Only commits whose Kyb-Agent is AGENT (any case)."),
@@ -371,17 +389,17 @@ DOCTOR = Operation("doctor", "What is wrong with this store and this install, wi
     Field("fix", "boolean", False, "First repair the working tree: finish an interrupted update, "
           "restore record files missing or staged wrong (never a hand edit)."),
 ), example="kyb doctor --fix", doors=CLI)
-INDEX = Operation("index", "The index's state; --embed fills every missing vector.", (
+INDEX = Operation("index", "Bring the index up to date and show its vector status; `embed` fills every missing vector.", (
     Field("embed", "boolean", False, "Embed every version that lacks a vector (user cache first)."),
 ), example="kyb index --embed", doors=CLI)
-REINDEX = Operation("reindex", "Rebuild the index from the canon (the index is only a cache).", (),
+REINDEX = Operation("reindex", "Rebuild the search index from every commit (the index is only a cache).", (),
                     example="kyb reindex", doors=CLI)
-EDIT = Operation("edit", "Open a record's file in $EDITOR; the saved text is checked and committed as a write.",
+EDIT = Operation("edit", "Open record KEY in $VISUAL/$EDITOR; saving writes one new version, checked as every write.",
                  (KEY,), example="kyb edit checkout-path", doors=CLI)
-REMOTE = Operation("remote", "Show or set the shared Git remote `kyb sync` uses.", (
+REMOTE = Operation("remote", "Show the shared Git remote `kyb sync` uses, or set it to `url`.", (
     Field("url", description="The remote to set (none: show it).", positional=True, metavar="[URL]"),
 ), example="kyb remote git@example.org:team/memory.git", doors=CLI)
-IMPORT = Operation("import", "Import Markdown folders or a `kyb export` file: each record an upsert.", (
+IMPORT = Operation("import", "Import Markdown files and folders (recursively), or the JSONL/JSON/CSV `kyb export` writes: each record an upsert.", (
     Field("paths", "strings", None, "Files or folders to import.", required=True, positional=True, metavar="PATH…"),
     Field("format", default="auto", enum=("auto", "md", "jsonl", "json", "csv"), cli="fmt",
           description="auto: Markdown in folders and *.md; .jsonl/.json/.csv as `kyb export` writes them."),
@@ -397,6 +415,10 @@ IMPORT = Operation("import", "Import Markdown folders or a `kyb export` file: ea
     Field("sync_deletes", "boolean", False, "Retract records whose source file disappeared since the last import "
           "of that folder."),
 ), example="kyb import notes/ --tags imported", doors=CLI)
+
+# The operations whose answer carries the deadlines block and that take the reader's `today` in the MCP
+# and HTTP doors (the CLI prints the block on stderr): a door parameter, not a field of the operation.
+DATED = ("query", "get", "tasks", "incidents")
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     QUERY, GET, HISTORY, DIFF, ADD, ADD_MANY, RM, VERIFY, INCIDENT, RESOLVE, TASK, TASK_STATUS, DONE, TASKS, INCIDENTS,

@@ -12,7 +12,7 @@ import sys
 import click
 
 from kyb_cli import __version__
-from kyb_cli.api import KybError
+from kyb_cli.api import EXIT_INTERNAL, KybError
 from kyb_cli.cli.common import HintGroup, help_hint, meta_callback
 
 # name -> "module:function" under kyb_cli.cli.commands; keep alphabetical within groups.
@@ -92,32 +92,23 @@ class LazyGroup(HintGroup):
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         from kyb_cli import api
 
-        api.reset_history_state()  # one process, several calls (tests, embedding): each starts afresh
-        try:
-            return super().invoke(ctx)
+        own = (click.exceptions.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError)
+        try:  # the envelope every door uses: a fresh call context (one process, several calls), one KybError
+            return api.answer(lambda: super(LazyGroup, self).invoke(ctx), own=own)
         except BrokenPipeError:
             ctx.exit(0)
-        except (KybError, OSError) as exc:  # OSError: disk full, permissions…: a store error (4), never a traceback
+        except KybError as error:  # a store error (an OSError: disk full, permissions… is exit 4), or a bug (70)
+            import os
+
+            if error.exit_code == EXIT_INTERNAL and os.environ.get("KYB_DEBUG") and error.__cause__:
+                raise error.__cause__  # the traceback of the bug, with KYB_DEBUG=1
             from kyb_cli.cli.output import print_error
 
-            error = api.as_error(exc)
             print_error(error)
             ctx.exit(error.exit_code)
         except (KeyboardInterrupt, click.Abort):
             sys.stderr.write("kyb: interrupted; a write in progress either finished or left the store as it was\n")
             ctx.exit(130)
-        except (click.exceptions.ClickException, click.exceptions.Exit):
-            raise  # usage errors and exits belong to Click, not to the internal-error line below
-        except Exception as exc:  # a bug: one line and exit 70 (not 4: the store is fine), traceback with KYB_DEBUG=1
-            import os
-
-            if os.environ.get("KYB_DEBUG"):
-                raise
-            from kyb_cli.cli.output import print_error
-
-            bug = api.as_error(exc)
-            print_error(bug)
-            ctx.exit(bug.exit_code)
 
 
 @click.group(cls=LazyGroup, epilog=EPILOG, invoke_without_command=True,

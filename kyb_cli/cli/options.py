@@ -105,6 +105,23 @@ def table_options(operation: str, *, skip: tuple[str, ...] = (),
 
 
 
+def table_command(operation: str, **settings: Any) -> Callable[[Callable[..., Any]], click.Command]:
+    """`click.command` of a table operation: its help is the table's one description
+    (`Operation.text("cli")`), then the command's docstring, which says only what the CLI alone has
+    (stdin, `--`, an exit status); its epilog is the table's example."""
+
+    def decorate(func: Callable[..., Any]) -> click.Command:
+        import inspect
+
+        from kyb_cli.api.operations import example
+
+        note = inspect.cleandoc(func.__doc__ or "")
+        text = "\n\n".join(part for part in (OPERATIONS[operation].text("cli"), note) if part)
+        return click.command(operation, help=text, epilog=example(operation), **settings)(func)
+
+    return decorate
+
+
 def hand_example(*calls: str) -> str:
     """The `Example:` --help epilog of a command outside the operations table (serve, mcp, agents…)."""
     return "\b\nExample:\n" + "\n".join(f"  {call}" for call in calls)

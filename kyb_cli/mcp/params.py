@@ -1,8 +1,8 @@
 """MCP tool signatures made from the operations table (kyb_cli/api/operations.py).
 
-`@tool_params("task")` gives a tool method the table's fields as its signature: the SDK builds the
+`@tool_params("task")` gives a tool function the table's fields as its signature: the SDK builds the
 input schema from it (type, default, description, bounds, allowed values), so a tool takes exactly
-what the table says. The method itself takes `**a` and gets every argument, defaults filled in.
+what the table says. The function itself takes `**a` and gets every argument, defaults filled in.
 `extra` adds a door-only argument (the reader's `today` for the deadlines block) with its type.
 The schema is closed (`seal`): `required` lists the table's required fields and
 `additionalProperties: false` says an argument the table does not name is refused (server.py's
@@ -53,8 +53,8 @@ def _plain(value: Any) -> Any:
 
 
 def tool_params(operation: str, **extra: tuple[Any, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Give a `def tool(self, **a)` method the signature of `operation`'s MCP fields (plus `extra`)."""
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    """Give a `def tool(**a)` function the signature of `operation`'s MCP fields (plus `extra`)."""
+    params: list[inspect.Parameter] = []
     for field in OPERATIONS[operation].fields_of("mcp"):
         default = inspect.Parameter.empty if field.required else field.default
         params.append(inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, default=default,
@@ -66,12 +66,10 @@ def tool_params(operation: str, **extra: tuple[Any, Any]) -> Callable[[Callable[
 
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
-        def tool(self, **given: Any) -> CallToolResult:
-            bound = signature.bind(self, **given)
+        def tool(**given: Any) -> CallToolResult:
+            bound = signature.bind(**given)
             bound.apply_defaults()
-            arguments = {name: _plain(value) for name, value in bound.arguments.items()}
-            del arguments["self"]
-            return method(self, **arguments)
+            return method(**{name: _plain(value) for name, value in bound.arguments.items()})
 
         tool.__signature__ = signature  # type: ignore[attr-defined]
         tool.required = required  # type: ignore[attr-defined]

@@ -55,19 +55,22 @@ class Door:
 
         return api.attribution("mcp")
 
+    wait = True  # a question about the past waits for a new index's history (over HTTP it does not)
+
     def call(self, fn: Callable[[], Any], *, text: Callable[[Any], str] | None = None) -> CallToolResult:
         from kyb_cli import api
 
-        api.reset_history_state()  # a long-lived door: each call says only what its own reads saw
-        try:
-            data = fn()
-        except Exception as exc:  # noqa: BLE001 — api.as_error: the store error, the bug (70), as every door
-            return error_result(api.as_error(exc))
-        if not isinstance(data, dict):
-            data = {"result": data}
-        data = api.with_history_flag(data)  # answered before a new index's history was in: it says so
+        try:  # the envelope every door uses: a fresh call context, the history flag, one KybError
+            data = api.answer(lambda: _as_dict(fn()), wait=self.wait)
+        except KybError as exc:
+            return error_result(exc)
         body = text(data) if text else json.dumps(data, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=data)
+
+
+def _as_dict(data: Any) -> dict[str, Any]:
+    """A tool's structured content is an object: an answer that is not one is `{"result": …}`."""
+    return data if isinstance(data, dict) else {"result": data}
 
 
 def error_result(exc: KybError) -> CallToolResult:

@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 
 from kyb_cli.api import KybError, UsageError
-from kyb_cli.serve.door import Door, answer_now
+from kyb_cli.serve.door import Door
 from kyb_cli.serve.params import parse_body, parse_query
 from kyb_cli.serve.refusal import json_media_problem, refusal
 from kyb_cli.serve.routes import ROUTES, Route
@@ -53,12 +53,10 @@ def _endpoint(route: Route, door: Door):
         def run() -> Any:
             from kyb_cli import api
 
-            answer_now()
-            try:
-                data = route.call(door, args)
-            except Exception as exc:  # noqa: BLE001 — api.as_error: the store error, the bug (500, exit 70)
-                return api.as_error(exc)
-            return api.with_history_flag(data)  # answered before a new index's history was in: it says so
+            try:  # the envelope every door uses; a server never makes a request wait for a staged history
+                return api.answer(lambda: route.call(door, args), wait=False)
+            except KybError as exc:  # the store error, the bug (500, exit 70)
+                return exc
 
         result = await run_in_threadpool(run)
         if isinstance(result, KybError):

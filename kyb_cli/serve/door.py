@@ -84,13 +84,3 @@ class Door:
                 "console": True, "token_required": self.token_required}
         data.update(self.extra_capabilities)
         return data
-
-
-def answer_now() -> None:
-    """A server never makes a request wait for a staged index's history (the no-waiting issue): it
-    answers from what is indexed and says `"history_complete": false`. The flags are per process, so
-    each request starts them afresh."""
-    from kyb_cli import api
-
-    api.reset_history_state()
-    api.history_wait_policy(False)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from kyb_cli.serve.door import answer_now, caller_attribution
+from kyb_cli.serve.door import caller_attribution
 
 
 def _mcp_door(store_path: Path, default_workspace: str):
@@ -27,12 +27,7 @@ def _mcp_door(store_path: Path, default_workspace: str):
         def attribution(self):
             return caller_attribution("mcp", default_workspace)
 
-        def call(self, fn, *, text=None):
-            def now():
-                answer_now()  # after the door's own per-call reset: the server never waits for history
-                return fn()
-
-            return super().call(now, text=text)
+        wait = False  # a server never makes a request wait for a staged index's history
 
     return HttpMcpDoor(str(store_path))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kyb_cli import __version__
+from kyb_cli.api.operations import OPERATIONS
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 STATUSES = {
@@ -50,8 +51,11 @@ def openapi(routes) -> dict[str, Any]:
                                         else {"type": "string"}}}}
         op["responses"] = {"200": ok, **{code: {"description": text, "content": {"application/json": {
             "schema": ERROR}}} for code, text in STATUSES.items()}}
+        described = [OPERATIONS[route.op].text("http")] if route.op else []  # the table's one description
         if route.write:
-            op["description"] = "A write: one Git commit, attributed with transport `http`; 403 on a read-only server."
+            described.append("A write: one Git commit, attributed with transport `http`; 403 on a read-only server.")
+        if described:
+            op["description"] = "\n\n".join(described)
         paths.setdefault(route.path, {})[route.method.lower()] = op
     paths["/mcp"] = {"post": {"operationId": "mcp", "summary": (
         "MCP over streamable HTTP: the tools of `kyb mcp` (read-only tools only with --readonly or ?readonly=1)."),

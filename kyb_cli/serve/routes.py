@@ -35,10 +35,10 @@ class Route:
 
     @property
     def summary(self) -> str:
-        """The operation's one description (the table's `summary`, which every door reads), or `about`."""
+        """The operation's one description (the first line of the table's, which every door reads), or `about`."""
         if not self.op:
             return self.about
-        return f"{OPERATIONS[self.op].summary} (`kyb {self.op}`)"
+        return f"{OPERATIONS[self.op].text('http').split(chr(10) * 2)[0]} (`kyb {self.op}`)"
 
 
 def _args(operation: str, path: str = "") -> tuple[P, ...]:

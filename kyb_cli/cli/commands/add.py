@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import click
-
 from kyb_cli.cli.common import CliDoor, body_options, common_options, read_body
-from kyb_cli.cli.options import table_fields, table_options
+from kyb_cli.cli.options import table_command, table_fields, table_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
-from kyb_cli.api.operations import example
 
 
-@click.command("add", epilog=example("add"))
+@table_command("add")
 @table_options("add", skip=("body",))
 @body_options
 @common_options
 def add_cmd(body: str | None, body_file: str | None, **given) -> None:
-    """Write knowledge KEY; the body comes from stdin, --body or --file.
-
-    Writing the same key again adds a version (`updated`); an identical write changes nothing.
-    An empty body (stdin, a file or `--body ''`) is refused (exit 2): knowledge is its text.
-    A create lists `similar` keys (and `revived` for a retracted key); an update lists
-    `retired_elsewhere`: other records still holding wording this update removed.
-    """
+    """The body comes from stdin, --body or --file; an empty one (`--body ''`, an empty file) is refused."""
     from kyb_cli import api
 
     fields = {**table_fields("add", given), "body": lambda: read_body(body, body_file)}

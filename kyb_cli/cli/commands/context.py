@@ -12,9 +12,8 @@ import click
 
 from kyb_cli.cli.common import LocatedDoor, common_options
 from kyb_cli.cli.deadlines_block import given_today, today_option
-from kyb_cli.cli.options import table_options
+from kyb_cli.cli.options import table_command, table_options
 from kyb_cli.api import KybError, spelled
-from kyb_cli.api.operations import example
 
 
 def _give_note(hook: bool, reason: str) -> None:
@@ -42,14 +41,12 @@ class NeverFails(click.Command):
             raise  # pragma: no cover - ctx.exit raises
 
 
-@click.command("context", epilog=example("context"), cls=NeverFails)
+@table_command("context", cls=NeverFails)
 @table_options("context", skip=("today",))
 @today_option
 @common_options
 def context_cmd(brief: bool, hook: bool, days: int) -> None:
-    """A short digest of the store for the start of a session: what changed recently, open
-    incidents, deadlines, the most used tags and counts. Records are framed as reference data
-    (possibly stale, to be verified), never as instructions. Always exits 0."""
+    """Always exits 0."""
     from kyb_cli import api
 
     try:

@@ -7,8 +7,7 @@ import click
 from kyb_cli.cli.common import LocatedDoor, common_options, store_location
 from kyb_cli.cli.deadlines_block import given_today, today_option
 from kyb_cli.cli.output import console, dumps, emit, note
-from kyb_cli.cli.options import table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_options
 from kyb_cli import api
 
 
@@ -23,17 +22,13 @@ def deadlines_view(c, d) -> None:
         c.print(f"{hard}[{style}]{api.describe(item)}[/{style}]  {item['key']}  {item['title']}{waits}")
 
 
-@click.command("deadlines", epilog=example("deadlines"))
+@table_command("deadlines")
 @table_options("deadlines", skip=("today",))
 @today_option
 @common_options
 def deadlines_cmd(fail_on: str) -> None:
-    """Open tasks that are overdue or due within their reminder window (default 3 days).
-
-    Overdue first, hard deadlines first within each group, then by date. With --fail-on the exit
-    status is 3 when the condition holds, for CI and pre-commit hooks; the list then goes to stderr
-    and stdout stays empty, as on every failure.
-    """
+    """With --fail-on the exit status is 3 when the condition holds, for CI and pre-commit hooks; the list
+    then goes to stderr and stdout stays empty, as on every failure."""
 
     location = store_location()
     if not (location.is_default and not location.path.exists()):  # a gate must not pass on a wrong path

@@ -4,24 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import click
 
 from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import table_fields, table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_fields, table_options
 
 
-@click.command("diff", epilog=example("diff"))
+@table_command("diff")
 @table_options("diff")
 @common_options
 def diff_cmd(**given) -> None:
-    """Unified diff of KEY's fields and body between two versions.
-
-    FROM and TO are revisions (sha, short sha, HEAD~2, tag); the record is read as it stood there.
-    Defaults: TO is the latest version, FROM the version before it. JSON carries `diff` (the text),
-    `fields` (each changed field with its old and new value), `from` and `to` (sha, committed_at).
-    """
     from kyb_cli import api
 
     emit(api.handle("diff", CliDoor(), table_fields("diff", given)), diff_view)

@@ -8,19 +8,13 @@ import click
 
 from kyb_cli.cli.common import LocatedDoor, common_options
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_options
 
 
-@click.command("doctor", epilog=example("doctor"))
+@table_command("doctor")
 @table_options("doctor")
 @common_options
 def doctor_cmd(fix: bool) -> None:
-    """Check the store, git, the working tree, the index and its vectors, the model and the vector cache.
-
-    Prints the report (JSON on a pipe), and each problem as one `kyb: doctor: …` line on stderr.
-    Exit 0 when healthy (warnings allowed), 4 when there is a problem.
-    """
     from kyb_cli import api
 
     report = api.handle("doctor", LocatedDoor(), {"fix": fix})

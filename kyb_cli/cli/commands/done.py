@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options, read_resolution
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
-from kyb_cli.cli.options import table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_options
 
 
-@click.command("done", epilog=example("done"))
+@table_command("done")
 @table_options("done", overrides={"resolution": {
     "default": None, "help": "What came of it, or why it was dropped; default: stdin when piped. Empty keeps the stored one."}})
 @common_options
 def done_cmd(key: str, status: str, resolution: str | None) -> None:
-    """Close task KEY. It leaves the tree; its final version stays in search, `get` and `kyb tasks --all`.
-    A blank resolution keeps the stored one, so closing twice never wipes an outcome."""
+    """The resolution defaults to stdin when piped."""
     from kyb_cli import api
 
     fields = {"key": key, "status": status, "resolution": lambda: read_resolution(resolution, closing=True)}

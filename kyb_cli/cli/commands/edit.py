@@ -14,8 +14,7 @@ import click
 from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit, note
 from kyb_cli.cli.render import write_reply
-from kyb_cli.cli.options import table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_options
 
 
 def editor_command() -> list[str]:
@@ -47,15 +46,10 @@ def _interactive() -> bool:
         return False
 
 
-@click.command("edit", epilog=example("edit"))
+@table_command("edit")
 @table_options("edit")
 @common_options
 def edit_cmd(key: str) -> None:
-    """Open record KEY in $VISUAL/$EDITOR; saving writes one new version (checked as every write).
-
-    Unchanged text makes no commit. A rejected edit is kept in a file whose path is printed, and on a
-    terminal kyb offers to edit it again. Closing work is not an edit: use `kyb done` / `kyb resolve`.
-    """
     from kyb_cli import api
 
     door = CliDoor()

@@ -4,23 +4,16 @@ from __future__ import annotations
 
 import sys
 
-import click
-
 from kyb_cli.cli.common import LocatedDoor, common_options
 from kyb_cli.cli.waiting import history_flag, wait_options
-from kyb_cli.cli.options import table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_options
 
 
-@click.command("export", epilog=example("export"))
+@table_command("export")
 @table_options("export")
 @wait_options
 @common_options
 def export_cmd(at: str | None, fmt: str) -> None:
-    """One row per key that existed by REV: its latest content and state (active|archived|retracted).
-
-    No earlier versions: use `kyb history KEY` or `kyb query --history` for those.
-    """
     from kyb_cli import api
 
     rows = api.handle("export", LocatedDoor(), {"at": at, "format": fmt})["rows"]

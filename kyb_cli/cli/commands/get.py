@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import record_view
 from kyb_cli.cli.waiting import wait_options
-from kyb_cli.cli.options import table_fields, table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_fields, table_options
 
 
-@click.command("get", epilog=example("get"))
+@table_command("get")
 @table_options("get")
 @wait_options
 @deadline_options
 @common_options
 def get_cmd(**given) -> None:
-    """Show record KEY with its state, version sha and commit time."""
     from kyb_cli import api
 
     door = CliDoor()

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import history_view
 from kyb_cli.cli.waiting import wait_options
-from kyb_cli.cli.options import table_fields, table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_fields, table_options
 
 
-@click.command("history", epilog=example("history"))
+@table_command("history")
 @table_options("history")
 @wait_options
 @fields_option
 @common_options
 def history_cmd(**given) -> None:
-    """Every change of KEY (added, modified, deleted), newest first."""
     from kyb_cli import api
 
     emit(api.handle("history", CliDoor(), table_fields("history", given)), history_view)

@@ -5,24 +5,15 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit, wants_json
-from kyb_cli.cli.options import table_fields, table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_fields, table_options
 
 
-@click.command("import", epilog=example("import"))
+@table_command("import")
 @table_options("import")
 @common_options
 def import_cmd(**given: Any) -> None:
-    """Import Markdown files and folders (recursively), or the JSONL/JSON/CSV `kyb export` writes.
-
-    Front matter in TOML (+++) or YAML (---) is read; else the title is the first heading, else the
-    file name. Importing again updates what changed, leaves the rest (no commit), and reports files
-    that disappeared. One commit per record (or --one-commit), one branch move at the end.
-    """
     from kyb_cli import api
 
     door = CliDoor()

@@ -7,22 +7,16 @@ import click
 from kyb_cli.cli.common import CliDoor, body_options, common_options, read_body
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
-from kyb_cli.cli.options import table_fields, table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_fields, table_options
 from kyb_cli.api import UsageError
 
-@click.command("incident", epilog=example("incident"))
+@table_command("incident")
 @click.option("--template", is_flag=True, help="Print the report skeleton and exit.")
 @table_options("incident", skip=("body",),  # required unless --template: the command says which are missing
                overrides={n: {"required": False} for n in ("key", "title", "service", "severity")})
 @body_options
 @common_options
 def incident_cmd(template: bool, body: str | None, body_file: str | None, **given) -> None:
-    """Write incident report KEY (a rewrite replaces it; tags are kept unless given).
-
-    The reply's `hints` say what a good report still lacks; they never block the write.
-    A resolved report is archived: it leaves the tree, its final version stays findable.
-    """
     from kyb_cli import api
 
     if template:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import table_fields, table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_fields, table_options
 
 
 def incidents_view(c, d) -> None:
@@ -30,13 +27,12 @@ def incidents_view(c, d) -> None:
     c.print(table)
 
 
-@click.command("incidents", epilog=example("incidents"))
+@table_command("incidents")
 @table_options("incidents")
 @deadline_options
 @fields_option
 @common_options
 def incidents_cmd(**given) -> None:
-    """List incident reports: status open, mitigated, resolved, then most recently written first."""
     from kyb_cli import api
 
     door = CliDoor()  # listings read the index, no pygit2

@@ -4,25 +4,15 @@ from __future__ import annotations
 
 import sys
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_options
 
 
-@click.command("index", epilog=example("index"))
+@table_command("index")
 @table_options("index")
 @common_options
 def index_cmd(embed: bool) -> None:
-    """Bring the index up to date and show its vector status; --embed fills every missing vector.
-
-    Queries never embed passages: they report `pending_vectors` and a background filler embeds
-    them (current versions first). This command embeds everything now, with a progress bar and
-    time left on a terminal (the background filler pauses meanwhile). Vectors already in the user-wide cache
-    cost no model time.
-    """
     from kyb_cli import api
 
     door = CliDoor()

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import table_fields, table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_fields, table_options
 
 
 def log_view(c, d) -> None:
@@ -29,12 +26,11 @@ def log_view(c, d) -> None:
     c.print(table)
 
 
-@click.command("log", epilog=example("log"))
+@table_command("log")
 @table_options("log")
 @fields_option
 @common_options
 def log_cmd(**given) -> None:
-    """The store's activity, newest first: every commit, including hand commits and merges."""
     from kyb_cli import api
 
     emit(api.handle("log", CliDoor(), table_fields("log", given)), log_view)

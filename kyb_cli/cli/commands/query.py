@@ -9,10 +9,9 @@ import click
 
 from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.deadlines_block import deadline_options
-from kyb_cli.cli.options import table_options, table_fields
+from kyb_cli.cli.options import table_command, table_fields, table_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.waiting import wait_options
-from kyb_cli.api.operations import example
 
 
 class QueryCommand(click.Command):
@@ -40,7 +39,7 @@ class QueryCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-@click.command("query", cls=QueryCommand, epilog=example("query"), context_settings={
+@table_command("query", cls=QueryCommand, context_settings={
     "ignore_unknown_options": True, "help_option_names": ["--help"]})
 @table_options("query", overrides={"text": {"nargs": -1, "type": click.UNPROCESSED}})
 @wait_options
@@ -48,9 +47,7 @@ class QueryCommand(click.Command):
 @fields_option
 @common_options
 def query_cmd(**given: Any) -> None:
-    """Search records; an empty TEXT lists newest first. Any text is a valid query.
-
-    -h is help, as for every command; to search for a word that starts with a dash, put it after
+    """-h is help, as for every command; to search for a word that starts with a dash, put it after
     `--` (`kyb query -- -h`).
 
     \b
@@ -61,11 +58,9 @@ def query_cmd(**given: Any) -> None:
       --changed-between A B      versions written in the window, the latest match per key
       --as-of-event T [--as-of W]  what was true in the world at T (effective_at, else write time),
                                  by what the store knows now (or knew at W)
-    Times are write times (Git commit time), except --as-of-event's T. T, A and B are RFC 3339 datetimes
-    (2026-10-11T16:00:00Z; no offset = UTC), bare dates (end of day 23:59:59 UTC for --as-of and B,
-    00:00:00 UTC for A) or revisions (sha, tag, HEAD~3 = that commit's time). Versions written in
-    the same second cannot be told apart by a time. Each hit has is_head: true only when it is the
-    key's current version.
+    T, A and B are RFC 3339 datetimes (2026-10-11T16:00:00Z; no offset = UTC), bare dates (end of
+    day 23:59:59 UTC for --as-of and B, 00:00:00 UTC for A) or revisions (sha, tag, HEAD~3 = that
+    commit's time). Versions written in the same second cannot be told apart by a time.
 
     With a model (kyb model pull / KYB_MODEL), every mode is hybrid: the same slice is searched by
     meaning too, so a question in another language or other words finds the record. A query embeds
@@ -74,12 +69,6 @@ def query_cmd(**given: Any) -> None:
 
     On a fresh clone the history is read in the background after the first answer: a question
     about the past waits for it (--no-wait: answer now, with "history_complete": false).
-
-    \b
-    Syntax: plain words rank any-match; "exact phrase" and +word are required; -word, -"phrase"
-    and NOT word exclude (on both sides, in every mode); prefix* matches word starts; A AND B
-    requires both. Bad syntax is searched as words. Each hit has strength (strong | weak),
-    found_by (lexical | semantic | both) and a snippet; confident is true when a hit is strong.
     """
     from kyb_cli import api
 

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import sys
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_options
 
 
-@click.command("reindex", epilog=example("reindex"))
+@table_command("reindex")
 @table_options("reindex")
 @common_options
 def reindex_cmd() -> None:
-    """Rebuild the search index from every commit; prints counts and the time it took."""
     from kyb_cli import api
 
     door = CliDoor()

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_options
 
 
-@click.command("remote", epilog=example("remote"))
+@table_command("remote")
 @table_options("remote")
 @common_options
 def remote_cmd(url: str | None) -> None:
-    """Show the remote `kyb sync` uses, or set it to URL (any Git URL: ssh, https, a path)."""
     from kyb_cli import api
 
     data = api.handle("remote", CliDoor(), {"url": url})

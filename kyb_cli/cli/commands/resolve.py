@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options, read_resolution
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
-from kyb_cli.cli.options import table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_options
 
 
-@click.command("resolve", epilog=example("resolve"))
+@table_command("resolve")
 @table_options("resolve", overrides={"resolution": {
     "default": None, "help": "What fixed it; default: stdin when piped. Empty keeps the stored one."}})
 @common_options
 def resolve_cmd(key: str, status: str, resolution: str | None) -> None:
-    """Resolve incident KEY. The report leaves the tree; its final version stays in search, `get`
-    and `kyb incidents --all`. Open `- [ ]` follow-ups give a warning, not a refusal."""
+    """The resolution defaults to stdin when piped."""
     from kyb_cli import api
 
     fields = {"key": key, "status": status,

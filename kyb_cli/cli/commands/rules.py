@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import emit
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command
 
 
-@click.command("rules", epilog=example("rules"))
+@table_command("rules")
 @common_options
 def rules_cmd() -> None:
-    """List the records tagged `rule`: instructions for agents, shown first by `kyb context`.
-
-    Write one with `kyb add --key ... --tags rule`."""
+    """Write one with `kyb add --key ... --tags rule`."""
     from kyb_cli import api
 
     emit(api.handle("rules", CliDoor(), {}), rules_view)

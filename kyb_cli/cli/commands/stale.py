@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import sys
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options
 from kyb_cli.cli.output import dumps, emit
-from kyb_cli.cli.options import table_fields, table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_fields, table_options
 
 
-@click.command("stale", epilog=example("stale"))
+@table_command("stale")
 @table_options("stale")
 @common_options
 def stale_cmd(fail: bool, **given) -> None:
-    """Knowledge whose last verification (or, never verified, last change) is older than N days,
-    whose verification no longer covers its text, or whose review_by date has passed."""
+    """With --fail the exit status is 3 when anything is stale (CI); the list then goes to stderr."""
     from kyb_cli import api
 
     data = api.handle("stale", CliDoor(), table_fields("stale", given))

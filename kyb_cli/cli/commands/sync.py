@@ -9,8 +9,7 @@ import click
 
 from kyb_cli.cli.common import CliDoor, attribution, common_options, open_store
 from kyb_cli.cli.output import emit
-from kyb_cli.cli.options import table_options
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command, table_options
 
 
 def sync_view(c: Any, d: dict[str, Any]) -> None:
@@ -49,17 +48,11 @@ def held_out_view(c: Any, held: list[dict[str, str]]) -> None:
         c.print(f"  {escape(h['path'])}: {escape(h['reason'])} [dim](commit {h.get('commit', '')[:12]})[/dim]")
 
 
-@click.command("sync", epilog=example("sync"))
+@table_command("sync")
 @table_options("sync")
 @click.option("--background", is_flag=True, hidden=True, help="Run as the detached automatic sync (logs only).")
 @common_options
 def sync_cmd(background: bool) -> None:
-    """Fetch from the remote `origin`, integrate record by record, push.
-
-    The same key changed on both sides keeps the later write (commit time, then sha) and is listed
-    under `conflicts` with both shas; both versions stay in history. Exit 5 when the remote is
-    unreachable: local reads and writes keep working.
-    """
     from kyb_cli import api
 
     store = open_store()

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.output import emit
-from kyb_cli.api.operations import example
+from kyb_cli.cli.options import table_command
 
 
-@click.command("tags", epilog=example("tags"))
+@table_command("tags")
 @fields_option
 @common_options
 def tags_cmd() -> None:
-    """Tags of live records, lowercased, most used first."""
     from kyb_cli import api
 
 

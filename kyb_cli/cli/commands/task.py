@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import click
-
 from kyb_cli.cli.common import CliDoor, body_options, common_options, read_body
-from kyb_cli.cli.options import table_fields, table_options
+from kyb_cli.cli.options import table_command, table_fields, table_options
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.render import write_reply
-from kyb_cli.api.operations import example
 
 
-@click.command("task", epilog=example("task"))
+@table_command("task")
 @table_options("task", skip=("body",))
 @body_options
 @common_options
 def task_cmd(body: str | None, body_file: str | None, **given) -> None:
-    """Write task KEY (a rewrite replaces it, but omitted tags and deadline fields are kept).
-
-    done/dropped need --resolution and archive the task; `kyb done` is the usual way to close.
-    """
     from kyb_cli import api
 
     fields = {**table_fields("task", given), "body": lambda: read_body(body, body_file)}

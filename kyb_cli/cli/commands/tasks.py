@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import click
-
 from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.deadlines_block import deadline_options, print_deadlines_block
-from kyb_cli.cli.options import table_fields, table_options
+from kyb_cli.cli.options import table_command, table_fields, table_options
 from kyb_cli.cli.output import emit
-from kyb_cli.api.operations import example
 
 
 def tasks_view(c, d) -> None:
@@ -33,13 +30,12 @@ def tasks_view(c, d) -> None:
     c.print(table)
 
 
-@click.command("tasks", epilog=example("tasks"))
+@table_command("tasks")
 @table_options("tasks")
 @deadline_options
 @fields_option
 @common_options
 def tasks_cmd(**given) -> None:
-    """List tasks: live ones first by status, then most recently written first."""
     from kyb_cli import api
 
     door = CliDoor()  # listings read the index, no pygit2
