@@ -181,7 +181,8 @@ def query(argv: list[str]) -> int | None:
         set_policy(bool(opts.get("no_wait")))
         door = _Door(opts.get("store"))
         fields = {**opts, "text": " ".join(opts["text"])}
-        response = api.handle("query", door, {f.name: fields[f.name] for f in _options()[2]})
+        given = {f.name: fields[f.name] for f in _options()[2]}
+        response = api.answer(lambda: api.handle("query", door, given))  # the envelope of every door
         path = door.path()
     except KeyboardInterrupt:
         sys.stderr.write("kyb: interrupted; a write in progress either finished or left the store as it was\n")
@@ -198,7 +199,6 @@ def query(argv: list[str]) -> int | None:
         pending = api.pending_vectors_message(response)
         if pending:
             sys.stderr.write(f"kyb: {pending}\n")
-        response = api.with_history_flag(response)
         sys.stdout.write(json.dumps(response, ensure_ascii=False) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
@@ -217,9 +217,9 @@ def _failed(exc: Exception) -> int:
 
     if isinstance(exc, BrokenPipeError):
         return 0
-    if not isinstance(exc, (api.KybError, OSError)) and os.environ.get("KYB_DEBUG"):
-        raise exc
-    error = api.as_error(exc)
+    error = api.as_error(exc)  # a KybError from api.answer as it is; what failed outside it, classed the same
+    if error.exit_code == api.EXIT_INTERNAL and os.environ.get("KYB_DEBUG"):
+        raise error.__cause__ or exc  # the traceback of the bug, with KYB_DEBUG=1 (as cli/app.py)
     print_error(error)
     return error.exit_code
 
