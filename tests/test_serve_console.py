@@ -311,3 +311,63 @@ def test_console_says_when_versions_are_not_embedded_yet(page):
     page.route("**/search?*", with_pending)
     search(page, "svc-checkout", 1)
     assert "7 version(s) not yet embedded" in page.text_content("#pending-vectors")
+
+
+def _sized(site, width: int, height: int, hash_: str = ""):
+    server, browser, _k, _e = site
+    page = browser.new_page(viewport={"width": width, "height": height})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(server.base + "/" + hash_)
+    page.wait_for_selector("body[data-ready='1']")
+    return page, errors
+
+
+def _fits(page) -> None:
+    """No sideways scroll: nothing is wider than the screen."""
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= page.viewport_size["width"]
+
+
+def test_console_on_a_phone_shows_one_pane_at_a_time_with_a_back_control(site):
+    """Issue 42, 390 x 844: the list, or the record opened (the one asked for) with a back control."""
+    key = site[2]["knowledge"]
+    page, errors = _sized(site, 390, 844)
+    assert page.is_visible("#list-pane") and not page.is_visible("#detail-pane")
+    page.evaluate(f"() => {{ location.hash = '#search/{key}'; }}")  # typed into the address bar
+    page.wait_for_selector(f"#record[data-key='{key}']")
+    assert not page.is_visible("#list-pane") and page.is_visible("#back")
+    _fits(page)
+    page.click("#back")
+    page.wait_for_selector("#list-pane", state="visible")
+    assert not page.is_visible("#detail-pane") and page.evaluate("() => location.hash") == "#search"
+    page.close()
+    assert errors == []
+
+
+def test_console_follows_the_address_bar_both_ways(site):
+    key = site[2]["task"]
+    page, errors = _sized(site, 1280, 900, "#search")
+    page.evaluate("() => { location.hash = '#tasks'; }")
+    page.wait_for_selector("#task-list table#tasks")
+    assert page.get_attribute("#tabs button[data-view='tasks']", "aria-current") == "page"
+    page.evaluate(f"() => {{ location.hash = '#tasks/{key}'; }}")
+    page.wait_for_selector(f"#record[data-key='{key}']")
+    assert page.is_visible("#list-pane") and page.is_visible("#detail-pane")  # a wide screen shows both
+    page.click("#tabs button[data-view='incidents']")
+    assert page.evaluate("() => location.hash").startswith("#incidents")  # and the bar follows the view
+    page.close()
+    assert errors == []
+
+
+def test_console_tasks_on_a_phone_are_cards_whose_blockers_are_on_screen(site):
+    kyb_json(site, "task", "--key", "task-phone-blocked", "--title", "Waits on the runbook",
+             "--blocked-by", site[2]["task"])
+    page, errors = _sized(site, 390, 844, "#tasks")
+    page.wait_for_selector("tr[data-key='task-phone-blocked'] td.blocked-by")
+    cell = page.locator("tr[data-key='task-phone-blocked'] td.blocked-by")
+    box = cell.bounding_box()
+    assert cell.is_visible() and site[2]["task"] in cell.inner_text()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+    _fits(page)
+    page.close()
+    assert errors == []

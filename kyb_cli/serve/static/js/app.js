@@ -52,8 +52,15 @@ async function loadHealth() {
     + (ctx.health.history_complete === false ? " · history still indexing" : "");
 }
 
+// Below 700 px one pane shows at a time: the list, or (body.reading) the record with a back control.
+const phone = window.matchMedia("(max-width: 700px)");
+
 function show(view) {
   ctx.view = view;
+  if (phone.matches) {  // a new view starts at its list: the record read before is not left under it
+    ctx.selected = null;
+    document.body.classList.remove("reading");
+  }
   for (const b of document.querySelectorAll("#tabs button")) {
     b.toggleAttribute("aria-current", b.dataset.view === view);
     if (b.dataset.view === view) b.setAttribute("aria-current", "page");
@@ -68,8 +75,32 @@ async function openRecord(key, at) {
   for (const el of document.querySelectorAll("#list-pane [data-key]")) {
     el.classList.toggle("selected", el.dataset.key === key);
   }
-  history.replaceState(null, "", `#${ctx.view}/${key}`);
-  await recordView($("detail-pane"), ctx, key, at);
+  history.replaceState(null, "", `#${ctx.view}/${encodeURIComponent(key)}`);
+  document.body.classList.add("reading");
+  const pane = $("detail-pane");
+  await recordView(pane, ctx, key, at);
+  if (ctx.selected === key) {
+    pane.prepend(h("button", { type: "button", class: "back", id: "back", onclick: closeRecord }, "← back to the list"));
+    if (phone.matches) pane.scrollTop = 0;
+  }
+}
+
+function closeRecord() {
+  const key = ctx.selected;
+  ctx.selected = null;
+  document.body.classList.remove("reading");
+  history.replaceState(null, "", `#${ctx.view}`);
+  const row = [...document.querySelectorAll("#list-pane [data-key]")].find((el) => el.dataset.key === key);
+  (row?.querySelector("button.row") || rows()[0])?.focus();
+}
+
+// The view follows the address bar: `#tasks`, `#search/KEY` typed or pasted into an open console.
+function followHash() {
+  const [view, key] = location.hash.slice(1).split("/");
+  if (VIEWS[view] && view !== ctx.view) show(view);
+  const wanted = key ? decodeURIComponent(key) : null;
+  if (wanted && wanted !== ctx.selected) openRecord(wanted, null);
+  else if (!wanted && ctx.selected) closeRecord();
 }
 
 async function afterWrite(key) {
@@ -89,6 +120,10 @@ function onKey(e) {
     && e.target.type !== "checkbox" && e.target.type !== "range";
   if (e.key === "Escape") {
     if (typing) e.target.blur();
+    if (phone.matches && document.body.classList.contains("reading")) {
+      closeRecord();
+      return;
+    }
     const list = rows();
     (list.find((b) => b.closest("[data-key]")?.dataset.key === ctx.selected) || list[0])?.focus();
     return;
@@ -115,9 +150,10 @@ async function main() {
   reportErrorsTo(showError);
   for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => show(b.dataset.view));
   document.addEventListener("keydown", onKey);
+  window.addEventListener("hashchange", followHash);
   await loadHealth();
   renderDeadlines($("deadlines"), ctx.open, () => show("dates"));
-  const [view, key] = location.hash.slice(1).split("/");
+  const [view, key] = location.hash.slice(1).split("/");  // read before show() rewrites it
   show(VIEWS[view] ? view : "search");
   if (key) openRecord(decodeURIComponent(key), null);
   document.body.dataset.ready = "1";

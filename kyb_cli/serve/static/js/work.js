@@ -54,11 +54,12 @@ export function tasksView(pane, ctx) {
     clear(body, h("table", { class: "grid", id: "tasks" },
       h("thead", {}, h("tr", {}, ["task", "status", "priority", "assignee", "due", "blocked by"].map((c) => h("th", {}, c)))),
       h("tbody", {}, rows.map((t) => h("tr", { "data-key": t.key, class: ctx.selected === t.key ? "selected" : "" },
-        titleCell(ctx, t.key, t.title), h("td", {}, badge(t.status)), h("td", {}, badge(t.priority)),
-        h("td", {}, t.assignee),
-        h("td", { class: `mono ${t.due && t.due < day && !t.archived ? "overdue-text" : ""}` }, t.due || t.expected || "",
-          t.hard ? [" ", h("span", { class: "hard" }, "HARD")] : null),
-        h("td", { class: "mono blocked-by" }, (t.blocked_by || []).join(", ")))))),
+        titleCell(ctx, t.key, t.title), h("td", { "data-label": "status" }, badge(t.status)),
+        h("td", { "data-label": "priority" }, badge(t.priority)),
+        h("td", { "data-label": "assignee" }, t.assignee),
+        h("td", { "data-label": "due", class: `mono ${t.due && t.due < day && !t.archived ? "overdue-text" : ""}` },
+          t.due || t.expected || "", t.hard ? [" ", h("span", { class: "hard" }, "HARD")] : null),
+        h("td", { "data-label": "blocked by", class: "mono blocked-by" }, (t.blocked_by || []).join(", ")))))),
     rows.length ? null : h("p", { class: "dim" }, s.ready ? "no task is ready to start" : "no tasks"),
     moreButton(s.limit, data.count, () => { s.limit += PAGE; run(); }));
   }
