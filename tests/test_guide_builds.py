@@ -59,3 +59,16 @@ def test_a_broken_link_in_the_guide_fails_the_build(tmp_path):
     start.write_text(start.read_text(encoding="utf-8") + "\nSee [nothing](no-such-page.md).\n", encoding="utf-8")
     res = build(copy, tmp_path / "site")
     assert res.returncode != 0 and "no-such-page.md" in res.stdout + res.stderr
+
+
+def test_committed_command_reference_matches_the_operation_table():
+    from kyb_cli.devtools import gen_reference
+
+    assert not gen_reference.stale(ROOT), f"docs/guide/commands.md is stale; regenerate with `{gen_reference.REGENERATE}`"
+    text = gen_reference.generate()
+    from kyb_cli.api.operations import OPERATIONS
+
+    for op in OPERATIONS.values():
+        assert (f"## kyb {op.name}\n" if "cli" in op.doors else f"## {op.tool} (MCP only)\n") in text
+        for field in op.fields_of("cli" if "cli" in op.doors else "mcp"):
+            assert f"`{field.flag if 'cli' in op.doors else field.name}`" in text, (op.name, field.name)
