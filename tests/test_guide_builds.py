@@ -72,3 +72,9 @@ def test_committed_command_reference_matches_the_operation_table():
         assert (f"## kyb {op.name}\n" if "cli" in op.doors else f"## {op.tool} (MCP only)\n") in text
         for field in op.fields_of("cli" if "cli" in op.doors else "mcp"):
             assert f"`{field.flag if 'cli' in op.doors else field.name}`" in text, (op.name, field.name)
+
+
+def test_the_guides_quick_start_is_readmes():
+    """Start repeats README's Quick start with each answer; the commands are one text (README's is run)."""
+    block = re.compile(r"## Quick start\n.*?```sh\n(.*?)```", re.S)
+    assert block.search((GUIDE / "start.md").read_text()).group(1) == block.search(README.read_text()).group(1)
