@@ -258,3 +258,25 @@ def test_import_updates_and_creates_carry_the_hints_kyb_add_gives(kyb, tmp_path)
     assert {"key": "copy-of-port", "phrase": "8080"} in updated["checkout-port"]["retired_elsewhere"]
     created = {e["key"]: e for e in reply["created"]}
     assert "copy-of-port" in [s["key"] for s in created["copy-of-ports"]["similar"]]
+
+
+def test_a_heading_that_became_the_title_leaves_the_body(tmp_path):
+    """Issue 42: `# Title` at the top of a file is its title, once; a heading further down is a section."""
+    from kyb_cli.core.tools.import_read import read_markdown
+
+    top = read_markdown("# Checkout path\n\nport 9090\n\n## Later\n\nmore\n", "/n/a.md", "a.md", "knowledge")
+    assert top.record.title == "Checkout path"
+    assert top.record.body == "port 9090\n\n## Later\n\nmore"
+    below = read_markdown("Intro line.\n\n# Section\n\ntext\n", "/n/b.md", "b.md", "knowledge")
+    assert below.record.title == "Section" and below.record.body.startswith("Intro line.")
+
+
+def test_a_one_sentence_first_line_of_a_text_file_is_its_title(tmp_path):
+    from kyb_cli.core.tools.import_read import read_markdown
+
+    item = read_markdown("Renew the TLS certificate before March.\n\nThe cert lives in vault.\n",
+                         "/n/c.txt", "c.txt", "knowledge")
+    assert item.record.title == "Renew the TLS certificate before March"
+    assert item.record.body == "The cert lives in vault."
+    runs_on = read_markdown("First thing. Then another thing.\n\nbody\n", "/n/d.txt", "d.txt", "knowledge")
+    assert runs_on.record.title == "d"  # two sentences are text, not a title

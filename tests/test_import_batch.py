@@ -149,7 +149,7 @@ def test_import_killed_at_any_moment_leaves_a_whole_prefix(kyb, tmp_path):
         assert len(records) == n  # one record per commit: the tree is the prefix of the commits
         for key, record in records.items():
             i = int(key.split("-")[1])
-            assert record.body == f"# Note {i}\n\nport {8000 + i} on node-{i % 7}"
+            assert (record.title, record.body) == (f"Note {i}", f"port {8000 + i} on node-{i % 7}")
         break
     res = kyb("import", str(folder))
     assert res.code == 0, res.stderr

@@ -9,6 +9,26 @@ STATE_STYLE = {"active": "green", "archived": "yellow", "retracted": "red"}
 EMPHASIS = {"critical": "bold red", "high": "yellow"}
 
 
+# Below this many columns a listing is a few short lines per row instead of a table, whose columns
+# would wrap a title or a snippet into a dozen lines (issue 42: a hit in 3 lines at 80 columns).
+NARROW = 100
+
+
+def narrow(c: Any) -> bool:
+    """True when the terminal is too narrow for a listing's table."""
+    return c.width < NARROW
+
+
+def line(markup: str, width: int) -> Any:
+    """One terminal line of rich markup, cut to `width` with an ellipsis (never wrapped)."""
+    from rich.text import Text
+
+    text = Text.from_markup(markup)
+    text.truncate(max(width, 1), overflow="ellipsis")
+    text.no_wrap = True
+    return text
+
+
 def plural(count: int, noun: str) -> str:
     """`1 task`, `3 tasks`."""
     return f"{count} {noun}{'' if count == 1 else 's'}"

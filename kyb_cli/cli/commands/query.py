@@ -99,10 +99,50 @@ def query_cmd(**given: Any) -> None:
 
 
 def query_view(c: Any, d: dict[str, Any]) -> None:
+    from kyb_cli.cli.render import narrow
+
+    if narrow(c) and not any("explain" in h for h in d["hits"]):
+        _query_lines(c, d)
+    else:
+        _query_table(c, d)
+    _query_footer(c, d)
+
+
+def _version(h: dict[str, Any], clock: int = 19) -> str:
+    return (f"{h['sha'][:10]} {h['committed_at'][:clock]}" if h.get("sha") else "[dim]not indexed yet[/dim]") \
+        + ("" if h["is_head"] else " [dim](past)[/dim]")
+
+
+def _style(h: dict[str, Any]) -> str:
+    from kyb_cli.cli.render import EMPHASIS
+
+    return next((EMPHASIS[h[f]] for f in ("priority", "severity") if h.get(f) in EMPHASIS), "bold")
+
+
+def _query_lines(c: Any, d: dict[str, Any]) -> None:
+    """A narrow terminal: each hit in at most three lines — key and title, state/version/score, snippet."""
+    from rich.markup import escape
+
+    from kyb_cli.cli.render import STATE_STYLE, line, snippet
+
+    for h in d["hits"]:
+        weak = " dim" if h.get("strength") == "weak" else ""
+        head = f"[{_style(h)}{weak}]{h['key']}[/]  " + (f"[dim]{escape(h['title'])}[/dim]" if weak
+                                                        else escape(h["title"]))
+        c.print(head if len(h["key"]) >= c.width - 4 else line(head, c.width))  # a key is never cut
+        score = f" · {h['score']:.3f}" if h.get("score") else ""
+        c.print(line(f"  [{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/] [dim]· {_version(h, 10)}"
+                     f"{score} · {h.get('strength', '')}[/dim]", c.width))
+        text = h.get("snippet") or snippet(h.get("body") or "")
+        if text:
+            c.print(line(f"  [dim]{escape(' '.join(text.split()))}[/dim]", c.width))
+
+
+def _query_table(c: Any, d: dict[str, Any]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from kyb_cli.cli.render import EMPHASIS, STATE_STYLE, keep_whole, plural, snippet
+    from kyb_cli.cli.render import STATE_STYLE, keep_whole, snippet
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
     explain = any("explain" in h for h in d["hits"])
@@ -113,19 +153,24 @@ def query_view(c: Any, d: dict[str, Any]) -> None:
         table.add_column(col)
     keep_whole(table.columns[0], [h["key"] for h in d["hits"]])
     for h in d["hits"]:
-        version = (f"{h['sha'][:10]} {h['committed_at'][:19]}" if h.get("sha") else "[dim]not indexed yet[/dim]") \
-            + ("" if h["is_head"] else " [dim](past)[/dim]")
+        version = _version(h)
         state = f"[{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/]"
-        style = next((EMPHASIS[h[f]] for f in ("priority", "severity") if h.get(f) in EMPHASIS), "bold")
         text = h.get("snippet") or snippet(h.get("body") or "")
+        text = " ".join(text.split())
+        text = text if len(text) <= 120 else text[:119] + "…"  # two lines under the title, not ten
         title = escape(h["title"]) + (f"\n[dim]{escape(text)}[/dim]" if text else "")
-        row = [f"[{style}]{h['key']}[/]", title, state, version] + [f"{h['score']:.3f}"] * scored
+        row = [f"[{_style(h)}]{h['key']}[/]", title, state, version] + [f"{h['score']:.3f}"] * scored
         if explain:
             e = h.get("explain") or {}
             row += [_cell(e.get("lexical_rank")), _cell(e.get("vector_rank")), _cell(e.get("cosine"), "{:.3f}"),
                     _cell(e.get("fused"), "{:.4f}")]
         table.add_row(*row, style="dim" if h.get("strength") == "weak" else None)
     c.print(table)
+
+
+def _query_footer(c: Any, d: dict[str, Any]) -> None:
+    from kyb_cli.cli.render import plural
+
     semantic = "hybrid" if d.get("semantic") else "lexical"
     pending = f", {d['pending_vectors']} pending vectors" if d.get("pending_vectors") else ""
     sure = "" if d.get("confident", True) or not d["count"] else ", [bold]no strong hit[/bold]: weak matches only (dim)"

@@ -12,22 +12,42 @@ def tasks_view(c, d) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from kyb_cli.cli.render import EMPHASIS, is_overdue, keep_whole, plural
+    from kyb_cli.cli.render import keep_whole, line, narrow, plural
 
-    table = Table("key", "status", "priority", "assignee", "due", "title", title=plural(d["count"], "task"))
+    if narrow(c):  # a narrow terminal: two or three short lines per task, its blockers included
+        c.print(f"[bold]{plural(d['count'], 'task')}[/bold]")
+        for row in d["tasks"]:
+            status, priority, due = _cells(row)
+            c.print(line(f"[bold]{row['key']}[/bold]  {status}  {priority}  {due}", max(c.width, len(row["key"]))))
+            who = f"  [dim]@{escape(row['assignee'])}[/dim]" if row["assignee"] else ""
+            c.print(line(f"  {escape(row['title'])}{who}", c.width))
+            if row.get("blocked_by"):
+                c.print(line(f"  [dim]blocked by[/dim] {', '.join(row['blocked_by'])}", c.width))
+        return
+    table = Table("key", "status", "priority", "assignee", "due", "blocked by", "title",
+                  title=plural(d["count"], "task"))
     keep_whole(table.columns[0], [row["key"] for row in d["tasks"]])
     for row in d["tasks"]:
-        status = row["status"] + (" (archived)" if row["archived"] else "")
-        due = row["due"] or (f"~{row['expected']}" if row["expected"] else "")
-        if due and row["hard"]:
-            due += " HARD"
-        if is_overdue(row):
-            due = f"[bold red]{due} overdue[/]"
-        priority = row["priority"]
-        if priority in EMPHASIS:
-            priority = f"[{EMPHASIS[priority]}]{priority}[/]"
-        table.add_row(row["key"], status, priority, escape(row["assignee"]), due, escape(row["title"]))
+        status, priority, due = _cells(row)
+        table.add_row(row["key"], status, priority, escape(row["assignee"]), due,
+                      ", ".join(row.get("blocked_by") or ()), escape(row["title"]))
     c.print(table)
+
+
+def _cells(row) -> tuple[str, str, str]:
+    """A task's status, priority and due date as a terminal shows them (archived, HARD, overdue)."""
+    from kyb_cli.cli.render import EMPHASIS, is_overdue
+
+    status = row["status"] + (" (archived)" if row["archived"] else "")
+    due = row["due"] or (f"~{row['expected']}" if row["expected"] else "")
+    if due and row["hard"]:
+        due += " HARD"
+    if is_overdue(row):
+        due = f"[bold red]{due} overdue[/]"
+    priority = row["priority"]
+    if priority in EMPHASIS:
+        priority = f"[{EMPHASIS[priority]}]{priority}[/]"
+    return status, priority, due
 
 
 @table_command("tasks")

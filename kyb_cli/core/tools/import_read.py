@@ -67,8 +67,7 @@ def read_markdown(text: str, source: str, rel: str, kind: str) -> Item:
         return item
     title = _text(meta.pop("title", None))
     if not title:
-        title = first_heading(body) or (_first_line_title(body) if rel.lower().endswith(".txt") else "") \
-            or _file_title(rel)
+        title, body = _title_from_body(body, rel)
     key = _text(meta.pop("key", None))
     tags = _list(meta.pop("tags", None))
     refs = _list(meta.pop("refs", None))
@@ -173,6 +172,27 @@ def superseded_by(status: str) -> list[str]:
     return [word] if word else []
 
 
+def _title_from_body(body: str, rel: str) -> tuple[str, str]:
+    """A file without a front-matter title: (its title, its body). The title is the first heading, else
+    (a .txt) an obvious first line, else the file name. A title taken from the body's first line leaves
+    the body, so a snippet or the console never shows it twice; a heading further down stays (it is a
+    section of the text)."""
+    lines = body.splitlines()
+    top = next((n for n, line in enumerate(lines) if line.strip()), None)
+    heading = first_heading(body)
+    if heading:
+        if top is not None and _HEADING.match(lines[top].rstrip()) and first_heading(lines[top]) == heading:
+            return heading, "\n".join(lines[top + 1:])
+        return heading, body
+    line = _first_line_title(body) if rel.lower().endswith(".txt") else ""
+    if line and top is not None:
+        rest = lines[top + 1:]
+        if rest and rest[0].strip() and set(rest[0].strip()) <= set("=-"):
+            rest = rest[1:]  # its underline goes with it
+        return line, "\n".join(rest)
+    return _file_title(rel), body
+
+
 def _first_line_title(body: str) -> str:
     """A plain-text note's obvious title: a short first line standing alone (a blank line, an
     underline or the end after it), not a sentence that runs on; '' when there is none."""
@@ -182,8 +202,9 @@ def _first_line_title(body: str) -> str:
     first = lines[0].strip()
     after = lines[1].strip() if len(lines) > 1 else ""
     alone = not after or set(after) <= set("=-")
-    if first and len(first) <= 80 and alone and not first.endswith((".", ",", ";", ":")):
-        return first
+    one_sentence = first.endswith(".") and not re.search(r"[.!?]\s", first[:-1])  # "Renew the cert."
+    if first and len(first) <= 80 and alone and (one_sentence or not first.endswith((".", ",", ";", ":"))):
+        return first.removesuffix(".") if one_sentence and not first.endswith("..") else first
     return ""
 
 
