@@ -178,7 +178,6 @@ def test_api_reference_has_one_entry_per_function_grouped_by_area():
 
 
 def test_readme_python_api_section_links_the_reference():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Python API"):]
-    section = section[:section.index("\n## ", 1)]
-    assert "docs/API.md" in section
+    section = (ROOT / "docs" / "guide" / "python-api.md").read_text(encoding="utf-8")  # the guide's page
+    assert "docs/API.md" in section and "](../API.md)" in section
+    assert "docs/guide/python-api.md" in (ROOT / "README.md").read_text(encoding="utf-8")

@@ -116,7 +116,7 @@ def test_failure_2_a_revision_that_is_no_revision_is_not_echoed_when_it_looks_li
 def test_failure_4_every_limit_is_in_readmes_limits_table():
     from kyb_cli.core.records import limits
 
-    table = (Path(__file__).resolve().parents[1] / "README.md").read_text().split("### Limits", 1)[1]
+    table = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "sharing.md").read_text().split("### Limits", 1)[1]
     table = table.split("\n### ", 1)[0]
     rows = {
         limits.NAME_MAX_BYTES: "| one path component from a peer | 255 bytes",

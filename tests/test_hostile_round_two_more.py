@@ -339,7 +339,7 @@ def test_failure_10_readme_says_a_shared_disk_remote_runs_its_hooks_as_the_synci
     """The choice (README "Sharing a store"): kyb leaves Git's local transport as Git does it (a
     team may rely on its remote's hooks) and README says what that implies; this checks both that
     the words are there and that they are true."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "sharing.md").read_text()  # the guide's page
     words = " ".join(readme.split())
     assert "A remote on a shared disk" in words and "hooks (`pre-receive`, `update`, `post-receive`) run as you" in words
     assert "use an SSH or HTTPS remote" in words

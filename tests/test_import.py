@@ -221,10 +221,11 @@ def test_csv_export_imports_knowledge(kyb, tmp_path):
 
 
 def test_readme_import_command_moves_a_notes_folder_in(kyb, tmp_path):
-    """README's quick start shows one command for a notes folder; it works as written."""
+    """The guide's quick start (docs/guide/start.md) shows one command for a notes folder; it works as written."""
     import re
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "start.md").read_text(encoding="utf-8")
+    assert "`kyb import ~/notes`" in (Path(__file__).resolve().parents[1] / "README.md").read_text()
     quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```sh\n(.*?)```", quick, re.S)
     command = next(b.strip() for b in blocks if "kyb import" in b)

@@ -121,7 +121,7 @@ def test_readme_mcp_table_lists_every_mcp_tool_log_verify_stale_rules_too():
     import pytest
 
     tools = pytest.importorskip("kyb_cli.mcp.tools")
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "agents.md").read_text()
     table = readme[readme.index("| tool | CLI equivalent | annotations |"):]
     table = table[:table.index("\n\n")]
     listed = set(re.findall(r"`([a-z_]+)`", "\n".join(line.split("|")[1] for line in table.splitlines()[2:])))
@@ -159,6 +159,6 @@ def test_kyb_init_makes_the_one_commit_readme_and_its_help_describe(cli, tmp_pat
     commits = list(repo.walk(repo.head.target))
     assert [c.message.strip() for c in commits] == ["kyb: init store"] and len(commits[0].tree) == 0
     assert repo.head.shorthand == "main"
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "records.md").read_text()
     assert "on branch `main` with one commit, `kyb: init store` (no records yet)" in readme
     assert "empty repository" not in cli("init", "--help").stdout

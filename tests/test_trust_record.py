@@ -324,7 +324,7 @@ def test_similar_names_every_reason_once_per_key(cli):
 def _readme_block() -> str:
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "records.md").read_text(encoding="utf-8")
     section = text.split("## Knowing whether to trust a record\n", 1)[1]
     return section.split("```sh\n", 1)[1].split("```\n", 1)[0]
 
