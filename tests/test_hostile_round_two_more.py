@@ -336,7 +336,7 @@ def test_failure_10_held_out_records_are_shown_on_a_terminal_with_why(team):  # 
 
 
 def test_failure_10_readme_says_a_shared_disk_remote_runs_its_hooks_as_the_syncing_user(team):  # noqa: F811
-    """The choice (README "Sharing a store"): kyb leaves Git's local transport as Git does it (a
+    """The choice (docs/guide/sharing.md "Sharing a store"): kyb leaves Git's local transport as Git does it (a
     team may rely on its remote's hooks) and README says what that implies; this checks both that
     the words are there and that they are true."""
     readme = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "sharing.md").read_text()  # the guide's page

@@ -1,6 +1,6 @@
 """A peer's push is input we do not trust: every attack a hostile remote can make, through the CLI.
 
-Rule names used below (README "Sharing a store", docs/ARCHITECTURE.md "Trusting a peer"):
+Rule names used below (docs/guide/sharing.md "Sharing a store", docs/ARCHITECTURE.md "Trusting a peer"):
 - refuse-unsafe: what is unsafe at the incoming tip (a `..` or `.git` component in any case, a
   symlink, a gitlink, an odd mode under a record directory, a blob over the cap, an object Git's
   own checks reject) refuses the whole sync or clone: exit 4, stdout empty, stderr one `kyb:` line

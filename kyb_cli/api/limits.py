@@ -1,4 +1,4 @@
-"""The limits every door applies to what a caller sends (README "Limits"), from the one core table."""
+"""The limits every door applies to what a caller sends (docs/guide/sharing.md "Limits"), from the one core table."""
 
 from __future__ import annotations
 

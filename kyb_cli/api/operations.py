@@ -25,7 +25,7 @@ TASK_STATUSES = ("open", "in_progress", "blocked", "done", "dropped")
 PRIORITIES = ("low", "medium", "high", "critical")
 STRENGTHS = ("weak", "strong")
 # Every `limit` takes 1 to its maximum, in every door (exit 2 / HTTP 400 / MCP error result otherwise):
-# 0 is refused, never "no rows" nor "no limit" (README "Limits").
+# 0 is refused, never "no rows" nor "no limit" (docs/guide/sharing.md "Limits").
 LIMIT_MIN = 1
 
 

@@ -1,4 +1,4 @@
-"""Knowing whether to trust a record: verify, stale, rules (README "Knowing whether to trust a record")."""
+"""Knowing whether to trust a record: verify, stale, rules (docs/guide/records.md "Knowing whether to trust a record")."""
 
 from __future__ import annotations
 

@@ -178,11 +178,15 @@ def query(argv: list[str]) -> int | None:
         from kyb_cli import api
         from kyb_cli.cli.waiting import set_policy
 
-        set_policy(bool(opts.get("no_wait")))
         door = _Door(opts.get("store"))
         fields = {**opts, "text": " ".join(opts["text"])}
         given = {f.name: fields[f.name] for f in _options()[2]}
-        response = api.answer(lambda: api.handle("query", door, given))  # the envelope of every door
+
+        def run():
+            set_policy(bool(opts.get("no_wait")))  # inside the call: the envelope starts it afresh
+            return api.handle("query", door, given)
+
+        response = api.answer(run)  # the envelope of every door
         path = door.path()
     except KeyboardInterrupt:
         sys.stderr.write("kyb: interrupted; a write in progress either finished or left the store as it was\n")

@@ -8,7 +8,7 @@ stdio line, an HTTP body (`check_body`) — is checked here first by the one rul
 SDK would mishandle is answered here instead (on stdio, on the SDK's own outgoing stream, so
 replies never interleave with its writes):
 
-  -32700 parse error      not JSON, or nested deeper than the JSON limit (README "Limits")
+  -32700 parse error      not JSON, or nested deeper than the JSON limit (docs/guide/sharing.md "Limits")
   -32600 invalid request  not an object, a batch (MCP has none), no `jsonrpc: "2.0"`, no or a non-string method
   -32602 invalid params   params not an object; a lone surrogate anywhere in the frame — except in
                           a tools/call's arguments, which get the tool error every kyb door gives

@@ -1,4 +1,4 @@
-"""Every size limit on what a caller or a peer controls, declared once (README "Limits").
+"""Every size limit on what a caller or a peer controls, declared once (docs/guide/sharing.md "Limits").
 
 A local write, an import and a peer's push are checked against the same numbers, so a record that
 cannot be written here is never served from a peer either. Each limit is a clear refusal (Rejected,

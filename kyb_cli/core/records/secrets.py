@@ -1,6 +1,6 @@
 """Secret detection for every stored field: kyb's own rules, provider formats plus context rules.
 
-Why this shape (README "What kyb promises" → Secrets; tests/test_secrets_matrix.py publishes the numbers):
+Why this shape (docs/guide/design.md "What kyb promises" → Secrets; tests/test_secrets_matrix.py publishes the numbers):
 - Provider formats: a token type that announces itself with a prefix (`ghp_`, `glpat-`, `sk_live_`,
   `AKIA`, `xoxb-`, `AIza`, `-----BEGIN … PRIVATE KEY-----`, JWTs …) is described once in FORMATS
   below — prefixes, body alphabet, body length, an entropy floor — from the providers' documented

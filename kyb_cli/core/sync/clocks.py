@@ -1,6 +1,6 @@
 """Bounded clocks: a peer's commit time is believed only as far as the history built on it allows.
 
-Rule (README "Sharing a store", "Clocks"): when a sync merge compares two writes of one record,
+Rule (docs/guide/sharing.md "Sharing a store", "Clocks"): when a sync merge compares two writes of one record,
 each write's time is its commit time, bounded by
 - every commit built on top of it (a commit cannot have been made after a commit that contains it),
   so a write dated 2099 counts as no later than the first commit anyone made on top of it; and

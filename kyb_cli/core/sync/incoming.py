@@ -1,6 +1,6 @@
 """A peer's push is input we do not trust: fetch into quarantine, check, then let it in (or not).
 
-Rules (README "Sharing a store"; tests/test_sync_hostile.py names each):
+Rules (docs/guide/sharing.md "Sharing a store"; tests/test_sync_hostile.py names each):
 - refuse-unsafe: Git's own object checks run on every fetch (`fetch.fsckObjects`), and kyb adds its
   own over what the incoming tip would write: no `..`, `.` or `.git` component in any case or
   spelling (`.GIT`, `.git. `, `git~1`), no symlink, no gitlink, only plain files (100644) under
@@ -59,8 +59,8 @@ class Refused(StoreError):
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         super().__init__(
             f"{what} refused: the remote holds content kyb will not write ({where}: {first.reason}){more}; "
-            "nothing was changed here — the remote must be repaired (README: Sharing a store, "
-            "\"When a sync is refused\")",
+            "nothing was changed here — the remote must be repaired (docs/guide/sharing.md, "
+            "\"Repairing a remote\")",
             refused=[p.to_json() for p in problems],
         )
         self.problems = problems
