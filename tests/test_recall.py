@@ -69,6 +69,19 @@ def test_recall_is_one_answer_in_the_mcp_door(filled, store_path):
     assert result.structured_content == filled("recall", ON_TOPIC).json
 
 
+def test_recall_is_one_answer_over_http(filled, store_path):
+    from urllib.parse import quote
+
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
+    from tests.support.asgi_call import asgi_call
+
+    app = build_app(Door(store_path), bind_host="127.0.0.1", port_of=lambda: 8765, token=None, mcp=False)
+    status, body = asgi_call(app, "GET", "/recall", query="text=" + quote(ON_TOPIC))
+    assert status == 200, body
+    assert body == filled("recall", ON_TOPIC).json
+
+
 def test_hook_adds_the_record_as_reference_data_for_an_on_topic_prompt(filled):
     res = filled("recall", "--hook-json", input=hook_input(ON_TOPIC))
     assert res.code == 0, res.stderr
