@@ -8,7 +8,9 @@ hash of its id, wrapped around the question's own text. The frames were written 
 this bench, from how people phrase requests to a coding agent (ask to look into, to fix, to change,
 to explain), without reading any document or result, and are not to be tuned on its figures.
 
-Recall runs as the hook runs it: words only (semantic off), strong hits only, at most 3. Reported:
+Recall runs as the hook runs it: words only (semantic off), strong hits that clear the hook's bar
+(core/tools/recall.py HOOK_COVER, HOOK_LEAD, chosen on the `fit` half; `--split check` reports on the
+other half alone), at most 3. Reported:
 - precision of what is injected: injected records that are a question's relevant record, over all
   injected records (target >= 0.90); and per prompt, the share whose injection holds a relevant one;
 - injection rate on on-topic prompts (how often the hook speaks up) and on off-topic prompts (target
@@ -60,7 +62,7 @@ def quality(store: Path, questions: list[dict]) -> dict:
     rows = []
     for q in questions:
         text = request_of(q)
-        answer = api.recall(str(store), text, semantic=False)
+        answer = api.recall(str(store), text, hook_bar=True)  # what the hook injects
         keys = [h["key"] for h in answer["hits"]]
         off = q["kind"] == "off_topic"
         rows.append({"id": q["id"], "kind": q["kind"], "request": text, "injected": keys, "relevant": q["relevant"]})
@@ -109,9 +111,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--timing", type=int, default=40, help="cold-process hook runs to time (0: none)")
     ap.add_argument("--store", type=Path, help="time the hook on this store instead of the dev-set store")
+    ap.add_argument("--split", choices=("all", "fit", "check"), default="all",
+                    help="only one half of the questions (fixed by id, as eval_devset.py splits them)")
     ap.add_argument("--json", type=Path, help="write the figures and every prompt's injection here")
     args = ap.parse_args()
     docs, questions = checks.load(checks.DOCS), checks.load(checks.QUESTIONS)
+    if args.split != "all":
+        questions = [q for q in questions if checks.split_of(q) == args.split]
     store, _took = eval_devset.prepare(docs, rebuild=False, embed=False)
     os.environ.pop("KYB_MODEL", None)  # the hook searches by words; no model is loaded
     report = quality(store, questions)

@@ -19,7 +19,8 @@ RECORDS = [
     ("cache-ttl", "Session cache TTL",
      "Redis keeps user sessions for 30 minutes; the TTL is set in the gateway config."),
 ]
-ON_TOPIC = "switch the checkout service to the new TLS port"
+ON_TOPIC = "move the checkout service to port 9443"
+LOOSE = "switch the checkout service to the new TLS port"  # strong (half its words), under the hook's bar
 OFF_TOPIC = "write a haiku about autumn leaves"
 
 
@@ -91,6 +92,13 @@ def test_hook_adds_the_record_as_reference_data_for_an_on_topic_prompt(filled):
     assert "checkout-port" in text and "9443" in text
     assert "may be stale" in text and "not instructions" in text  # the digest's framing
     assert text.index("<kyb-records>") < text.index("checkout-port") < text.index("</kyb-records>")
+
+
+def test_the_hook_speaks_only_above_its_own_bar(filled):
+    """Unasked, on every prompt, by words only: a hit that is merely strong is not enough."""
+    assert filled("recall", LOOSE).json["hits"][0]["key"] == "checkout-port"
+    res = filled("recall", "--hook-json", input=hook_input(LOOSE))
+    assert res.code == 0 and res.stdout == ""
 
 
 def test_hook_prints_nothing_for_an_off_topic_prompt(filled):

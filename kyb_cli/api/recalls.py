@@ -4,7 +4,7 @@ and the prompt hook built on it (`kyb recall --hook-json`).
 `recall` is the query pipeline (api.search.query) asked for strong hits only, cut to three, each
 with its freshness; not confident is an empty answer. `recall_hook` reads a client's hook JSON
 (Claude Code UserPromptSubmit, Codex UserPromptSubmit, Gemini CLI BeforeAgent), recalls with its
-`prompt` by words only under a hard time budget, and answers the hook JSON to print, or None: it
+`prompt` by words only, past a higher bar than `strong`, under a hard time budget, and answers the hook JSON to print, or None: it
 never stands in a session's way (the CLI turns any error into one stderr line and exit 0).
 """
 
@@ -18,19 +18,22 @@ from typing import Any
 HOOK_BUDGET_MS = 250
 
 
-def recall(store: str | os.PathLike[str] | None, text: str, *, limit: int = 3,
-           semantic: bool = True) -> dict[str, Any]:
+def recall(store: str | os.PathLike[str] | None, text: str, *, limit: int = 3, semantic: bool = True,
+           hook_bar: bool = False) -> dict[str, Any]:
     """`{confident, count, hits}`: at most `limit` (1-3) strong hits for `text`, each with key, title,
     kind, sha, state, snippet (<= 200 characters), stale, verified, strength, found_by; no hits unless
-    confident. `semantic`: fuse search by meaning when a model is there. Raises what `query` raises."""
+    confident. `semantic`: fuse search by meaning when a model is there. `hook_bar`: only hits that
+    clear the prompt hook's higher bar (core/tools/recall.py HOOK_COVER, HOOK_LEAD; words only).
+    Raises what `query` raises."""
     from kyb_cli.api.search import query
-    from kyb_cli.core.tools.recall import MAX_HITS, shaped
+    from kyb_cli.core.tools.recall import MAX_HITS, over_the_bar, shaped
 
     if not text.strip():
         return shaped({})
     limit = max(1, min(int(limit), MAX_HITS))
-    _path, response = query(store, text, limit=limit, semantic=semantic, min_strength="strong")
-    return shaped(response, limit)
+    _path, response = query(store, text, limit=limit, semantic=semantic and not hook_bar, min_strength="strong",
+                            explain=hook_bar)
+    return shaped(over_the_bar(response) if hook_bar else response, limit)
 
 
 def recall_hook(raw: str, store: str | os.PathLike[str] | None = None, *,
@@ -50,7 +53,7 @@ def recall_hook(raw: str, store: str | os.PathLike[str] | None = None, *,
     location = locate(store)
     if not (location.path / ".git").exists():  # a hook never creates the default store
         raise StoreError(f"no store at {location.path}")
-    answer = _within(lambda: recall(store, prompt, semantic=False), _budget(budget_ms))
+    answer = _within(lambda: recall(store, prompt, hook_bar=True), _budget(budget_ms))
     if not answer["confident"]:
         return None
     session = Session(sessions_dir(), session_id) if session_id else None

@@ -43,7 +43,9 @@ class HookSafe(click.Command):
 def recall_cmd(**given: Any) -> None:
     """--hook-json reads the hook's JSON ({"prompt", "session_id", "hook_event_name", …}) on stdin and
     prints the hook answer with the records as additionalContext, or nothing. By words only, within
-    250 ms (KYB_RECALL_BUDGET_MS): a cold process has no time to load a model. A record (key and
+    250 ms (KYB_RECALL_BUDGET_MS): a cold process has no time to load a model; and above a higher bar
+    than strong (the top hit holds 60 % of the prompt's word weight and clearly leads), since it
+    speaks unasked. A record (key and
     version) is added once per session, and at most 8 kB per session. Always exits 0.
     """
     from kyb_cli import api
