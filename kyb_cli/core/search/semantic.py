@@ -122,23 +122,21 @@ class SemanticSide:
 
 
 def semantic_side(conn, text: str, s: Slice, n: int, *, require: str | None = None,
-                  exclude: str | None = None, spec=None) -> SemanticSide:
+                  exclude: str | None = None, spec=None, given: tuple | None = None) -> SemanticSide:
     """Embed the question (only it: cache, warm helper, else in-process), rank the slice by cosine
     over the versions that have a vector, and count those that do not yet (`pending`). `require` /
     `exclude`: the question's operators (nearest); the hits carry the calibrated score.
 
-    `spec`: the model (default e5). Never raises: any failure comes back as a one-line reason (the
+    `spec`: the model (default e5). `given`: the question's (fingerprint, vector, reason) under it,
+    already embedded (embed.query_vectors: the route's models side by side). Never raises: any failure comes back as a one-line reason (the
     caller goes lexical).
     """
     from kyb_cli.core import embed
 
     spec = spec or embed.E5
     try:
-        fp, reason, _loc = embed.current_fingerprint(spec)
-        if fp is None:
-            return SemanticSide(None, 0, reason)
-        qvec, reason = embed.query_vector(text, spec)
-        if qvec is None:
+        fp, qvec, reason = given if given is not None else embed.query_vectors(text, [spec])[0]
+        if fp is None or qvec is None:
             return SemanticSide(None, 0, reason)
         load_vec(conn)
         from kyb_cli.core.search.relevance import calibration, centred_query
