@@ -121,8 +121,9 @@ def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, ranked, out: dict):
     passages still without a vector start the background filler (a query never embeds them)."""
     from kyb_cli.core import embed
     from kyb_cli.core.index.slice import Slice
-    from kyb_cli.core.search.semantic import semantic_side
+    from kyb_cli.core.search.semantic import begin_answer, semantic_side
 
+    begin_answer()  # the vector scans of this phrasing's answer are made once and read by every step
     sl = Slice(ask.mode, ask.as_of, ask.window, ask.filters or Filters(), ask.as_of_event)
     english = _english_model(parsed.positive_text)
     # The question under every model its route needs, side by side (e5, and the English model for

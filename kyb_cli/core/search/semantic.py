@@ -9,6 +9,7 @@ before the slice and filters cut them. No numpy here: the lexical path and the C
 
 from __future__ import annotations
 
+from _thread import _local
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -47,7 +48,102 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     question's operators as FTS5 MATCH strings (search/syntax.py): a version must hold the required
     terms and none of the excluded ones, as on the lexical side. `centre` = (centred question,
     passage centre) gives each hit its calibrated score. `only`: these version ids alone.
+
+    The distances are sqlite-vec's, one flat scan of the slice's passages (_scan); the per-version
+    scores and the order are made here, the same arithmetic as `nearest_sql` (which the tests hold
+    it to) at a fifth of its cost: SQLite's window functions cost more than the distances. One scan
+    per (question, model, slice) serves the answer's every call (the English route asks e5's side
+    again for the English side's hits, and meaning_of for the words' hits).
     """
+    scanned = _scanned(conn, qvec, fp, s, require, exclude)
+    rows = scanned if only is None else {v: scanned[v] for v in dict.fromkeys(only) if v in scanned}
+    ranked = sorted(rows.items(), key=lambda kv: (-kv[1][4], kv[1][0], -kv[0]))
+    if s.mode == "changed_between":  # a key by its closest version in the window (ties: the newest)
+        best: dict[str, tuple] = {}
+        for vid, row in sorted(rows.items(), key=lambda kv: (-kv[1][4], -kv[0])):
+            best.setdefault(row[0], (vid, row))
+        ranked = sorted(best.values(), key=lambda kv: (-kv[1][4], kv[1][0], -kv[0]))
+    top = ranked[:max(int(n), 0)]
+    scores = _calibrated(conn, fp, centre, [(vid, row[2]) for vid, row in top]) if centre and top else {}
+    return [Near(vid, key, state, cos, part, scores.get(vid), meaning)
+            for vid, (key, state, part, cos, meaning) in top]
+
+
+def _scanned(conn, qvec: bytes, fp: str, s: Slice, require: str | None, exclude: str | None) -> dict:
+    """{vid: (key, state, part, cos, meaning)} for every version of the slice with a vector, made
+    once per answer (begin_answer), on this connection and while the index is unchanged."""
+    with_, where, params = s.sql()
+    memo = _answer_memo()
+    key = ("scan", *_db_state(conn), fp, qvec, with_, where, repr(sorted(params.items())), require, exclude)
+    if key in memo:
+        return memo[key]
+    if require:
+        where += " AND c.vid IN (SELECT rowid FROM fts WHERE fts MATCH :req)"
+        params["req"] = require
+    if exclude:
+        where += " AND c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :exc)"
+        params["exc"] = exclude
+    sql = (f"{with_}SELECT c.vid, v.key, c.state, t.part, 1.0 - vec_distance_cosine(x.vec, :qv) FROM cand c "
+           f"JOIN versions v ON v.id = c.vid JOIN vtext t ON t.version_id = c.vid "
+           f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}")
+    passages: dict[int, list] = {}
+    meta: dict[int, tuple] = {}
+    for vid, k, state, part, cos in conn.execute(sql, params | {"fp": fp, "qv": qvec}):
+        passages.setdefault(vid, []).append((part, cos))
+        meta.setdefault(vid, (k, state))
+    out = {vid: (*meta[vid], *_version_score(ps)) for vid, ps in passages.items()}
+    memo[key] = out
+    return out
+
+
+def _version_score(passages: list[tuple[int, float]]) -> tuple[int, float, float]:
+    """(part, cos, meaning) of one version from its passages' (part, cosine): as _per_version does
+    in SQL — the best passage by cosine + FIRST_PASSAGE_BONUS for part 0 (ties: the lower part),
+    meaning = BEST_WEIGHT x its adjusted cosine + the rest x the second's (a one-passage version:
+    its own)."""
+    adj = sorted(((None if cos is None else cos + (part == 0) * FIRST_PASSAGE_BONUS, part, cos)
+                  for part, cos in passages), key=lambda x: (x[0] is None, -(x[0] or 0.0), x[1]))
+    a1, part, cos = adj[0]  # a NULL distance (a zero vector) sorts last, as in SQL
+    a2 = (adj[1][0] or 0.0) if len(adj) > 1 else a1  # total() of a NULL is 0.0
+    return part, cos, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT)
+
+
+def _calibrated(conn, fp: str, centre: tuple[bytes, bytes], picks: list[tuple[int, int]]) -> dict[int, float | None]:
+    """The calibrated score (centred cosine) of each (vid, part) passage."""
+    marks = ",".join(f"(:v{i}, :p{i})" for i in range(len(picks)))
+    bound = {"fp": fp, "qc": centre[0], "cp": centre[1]}
+    for i, (vid, part) in enumerate(picks):
+        bound[f"v{i}"], bound[f"p{i}"] = vid, part
+    sql = ("SELECT t.version_id, 1.0 - vec_distance_cosine(vec_sub(x.vec, :cp), :qc) FROM vtext t JOIN vectors x "
+           f"ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE (t.version_id, t.part) IN (VALUES {marks})")
+    return {vid: None if z is None else float(z) for vid, z in conn.execute(sql, bound)}
+
+
+_MEMO = _local()
+
+
+def begin_answer() -> None:
+    """A new answer on this thread: what the last one scanned is dropped (the pipeline calls it)."""
+    _MEMO.entries = {}
+
+
+def _answer_memo() -> dict:
+    entries = getattr(_MEMO, "entries", None)
+    if entries is None:
+        entries = _MEMO.entries = {}
+    return entries
+
+
+def _db_state(conn) -> tuple:
+    """What tells this connection's view of the index apart: the connection, its own changes, and
+    the file's data_version (moved by every commit of another connection)."""
+    return id(conn), conn.total_changes(), conn.execute("PRAGMA data_version").fetchone()[0]
+
+
+def nearest_sql(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None = None,
+                exclude: str | None = None, centre: tuple[bytes, bytes] | None = None,
+                only: list[int] | None = None) -> list[Near]:
+    """`nearest` in SQL alone (window functions): the reference the tests hold `nearest` to."""
     with_, where, params = s.sql()
     if only is not None:
         where += " AND c.vid IN (" + ",".join(str(int(v)) for v in only) + ")"
@@ -57,8 +153,6 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     if exclude:
         where += " AND c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :exc)"
         params["exc"] = exclude
-    # Distances first, carrying only (vid, part, cos): the vectors themselves, keys and states join
-    # in after the per-version aggregate (carrying the blobs through it cost 8x the scan itself).
     versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
     rows = (f"SELECT c.vid AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM cand c "
             f"{versions}JOIN vtext t ON t.version_id = c.vid "
@@ -98,15 +192,25 @@ def _per_version(rows: str) -> str:
 
 def meaning_of(conn, qvec: bytes, fp: str, vids: list[int]) -> dict[int, float]:
     """The score `nearest` ranks by (Near.meaning), for given versions — lexical hits outside the
-    vector side's top — those that have a vector; the others are pending."""
+    vector side's top — those that have a vector; the others are pending. Versions this answer's
+    scans already scored are not read again (a version's score depends on its passages alone)."""
     if not vids:
         return {}
-    marks = ",".join(f":v{i}" for i in range(len(vids)))
+    known: dict[int, float] = {}
+    state = _db_state(conn)
+    for key, rows in _answer_memo().items():
+        if key[1:4] == state and key[4] == fp and key[5] == qvec:
+            known.update({v: rows[v][4] for v in vids if v in rows})
+    rest = [v for v in vids if v not in known]
+    if not rest:
+        return {v: known[v] for v in sorted(known)}
+    marks = ",".join(f":v{i}" for i in range(len(rest)))
     rows = (f"SELECT t.version_id AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM vtext t "
             f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id IN ({marks})")
     bound = {"qv": qvec, "fp": fp, "bonus": FIRST_PASSAGE_BONUS, "wbest": BEST_WEIGHT,
-             **{f"v{i}": vid for i, vid in enumerate(vids)}}
-    return {vid: float(score) for vid, _part, _cos, score in conn.execute(_per_version(rows), bound)}
+             **{f"v{i}": vid for i, vid in enumerate(rest)}}
+    known |= {vid: float(score) for vid, _part, _cos, score in conn.execute(_per_version(rows), bound)}
+    return {v: known[v] for v in sorted(known)}  # in vid order, as GROUP BY gives it (sums read it in order)
 
 
 @dataclass
