@@ -50,8 +50,8 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     passage centre) gives each hit its calibrated score. `only`: these version ids alone.
 
     The distances are sqlite-vec's, one flat scan of the slice's passages (_scan); the per-version
-    scores and the order are made here, the same arithmetic as `nearest_sql` (which the tests hold
-    it to) at a fifth of its cost: SQLite's window functions cost more than the distances. One scan
+    scores and the order are made here, the same arithmetic as the SQL of before (tests/test_warm_semantic.py
+    holds it to that) at a fifth of its cost: SQLite's window functions cost more than the distances. One scan
     per (question, model, slice) serves the answer's every call (the English route asks e5's side
     again for the English side's hits, and meaning_of for the words' hits).
     """
@@ -138,42 +138,6 @@ def _db_state(conn) -> tuple:
     """What tells this connection's view of the index apart: the connection, its own changes, and
     the file's data_version (moved by every commit of another connection)."""
     return id(conn), conn.total_changes(), conn.execute("PRAGMA data_version").fetchone()[0]
-
-
-def nearest_sql(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None = None,
-                exclude: str | None = None, centre: tuple[bytes, bytes] | None = None,
-                only: list[int] | None = None) -> list[Near]:
-    """`nearest` in SQL alone (window functions): the reference the tests hold `nearest` to."""
-    with_, where, params = s.sql()
-    if only is not None:
-        where += " AND c.vid IN (" + ",".join(str(int(v)) for v in only) + ")"
-    if require:
-        where += " AND c.vid IN (SELECT rowid FROM fts WHERE fts MATCH :req)"
-        params["req"] = require
-    if exclude:
-        where += " AND c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :exc)"
-        params["exc"] = exclude
-    versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
-    rows = (f"SELECT c.vid AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM cand c "
-            f"{versions}JOIN vtext t ON t.version_id = c.vid "
-            f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}")
-    grouped = _per_version(rows)
-    inner = (f"SELECT g.vid AS vid, v.key AS key, c.state AS state, g.part AS part, g.cos AS cos, g.s AS s "
-             f"FROM ({grouped}) g JOIN versions v ON v.id = g.vid JOIN cand c ON c.vid = g.vid")
-    if s.mode == "changed_between":
-        inner = (f"SELECT * FROM (SELECT i.*, row_number() OVER (PARTITION BY i.key "
-                 f"ORDER BY i.s DESC, i.vid DESC) AS rn FROM ({inner}) i) WHERE rn = 1")
-    top = f"SELECT vid, key, state, cos, part, s FROM ({inner}) ORDER BY s DESC, key, vid DESC LIMIT :n"
-    score = "NULL"
-    if centre:  # the calibrated score of the best passage, for the top n only
-        score = ("(SELECT 1.0 - vec_distance_cosine(vec_sub(x.vec, :cp), :qc) FROM vtext t JOIN vectors x "
-                 "ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id = top.vid AND t.part = top.part)")
-    sql = f"{with_}SELECT vid, key, state, cos, part, {score}, s FROM ({top}) AS top ORDER BY s DESC, key, vid DESC"
-    bound = params | {"fp": fp, "qv": qvec, "n": int(n), "bonus": FIRST_PASSAGE_BONUS, "wbest": BEST_WEIGHT}
-    if centre:
-        bound |= {"qc": centre[0], "cp": centre[1]}
-    return [Near(vid, key, state, float(cos), part, None if z is None else float(z), float(m))
-            for vid, key, state, cos, part, z, m in conn.execute(sql, bound)]
 
 
 def _per_version(rows: str) -> str:
