@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kyb_cli.core.index.slice import Slice
-from kyb_cli.core.index.vectors import load_vec, pending
+from kyb_cli.core.index.vectors import db_state, load_vec, pending
 
 
 class Near(NamedTuple):
@@ -135,9 +135,8 @@ def _answer_memo() -> dict:
 
 
 def _db_state(conn) -> tuple:
-    """What tells this connection's view of the index apart: the connection, its own changes, and
-    the file's data_version (moved by every commit of another connection)."""
-    return id(conn), conn.total_changes(), conn.execute("PRAGMA data_version").fetchone()[0]
+    """The connection and what its view of the index was made from (vectors.db_state)."""
+    return (id(conn), *db_state(conn))
 
 
 def _per_version(rows: str) -> str:
