@@ -49,7 +49,7 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     terms and none of the excluded ones, as on the lexical side. `centre` = (centred question,
     passage centre) gives each hit its calibrated score. `only`: these version ids alone.
 
-    The distances are sqlite-vec's, one flat scan of the slice's passages (_scan); the per-version
+    The distances are sqlite-vec's, one flat scan of the slice's passages (_scanned); the per-version
     scores and the order are made here, the same arithmetic as the SQL of before (tests/test_warm_semantic.py
     holds it to that) at a fifth of its cost: SQLite's window functions cost more than the distances. One scan
     per (question, model, slice) serves the answer's every call (the English route asks e5's side
@@ -57,41 +57,61 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     """
     scanned = _scanned(conn, qvec, fp, s, require, exclude)
     rows = scanned if only is None else {v: scanned[v] for v in dict.fromkeys(only) if v in scanned}
-    ranked = sorted(rows.items(), key=lambda kv: (-kv[1][4], kv[1][0], -kv[0]))
+    n = max(int(n), 0)
     if s.mode == "changed_between":  # a key by its closest version in the window (ties: the newest)
-        best: dict[str, tuple] = {}
-        for vid, row in sorted(rows.items(), key=lambda kv: (-kv[1][4], -kv[0])):
-            best.setdefault(row[0], (vid, row))
-        ranked = sorted(best.values(), key=lambda kv: (-kv[1][4], kv[1][0], -kv[0]))
-    top = ranked[:max(int(n), 0)]
-    scores = _calibrated(conn, fp, centre, [(vid, row[2]) for vid, row in top]) if centre and top else {}
-    return [Near(vid, key, state, cos, part, scores.get(vid), meaning)
-            for vid, (key, state, part, cos, meaning) in top]
+        keys = _keys(conn, list(rows))
+        best: dict[str, int] = {}
+        for vid, _row in sorted(rows.items(), key=lambda kv: (-kv[1][3], -kv[0])):
+            best.setdefault(keys[vid], vid)
+        pool = list(best.values())
+    else:
+        # Only the top n and whatever ties the n-th need their key (the tie-break): reading every
+        # version's key cost 3x the distances at 10k keys.
+        pool = sorted(rows, key=lambda v: -rows[v][3])
+        if len(pool) > n:
+            last = rows[pool[n - 1]][3] if n else None
+            cut = n
+            while cut < len(pool) and last is not None and rows[pool[cut]][3] == last:
+                cut += 1
+            pool = pool[:cut]
+        keys = _keys(conn, pool)
+    top = sorted(pool, key=lambda v: (-rows[v][3], keys[v], -v))[:n]
+    scores = _calibrated(conn, fp, centre, [(vid, rows[vid][1]) for vid in top]) if centre and top else {}
+    return [Near(vid, keys[vid], rows[vid][0], rows[vid][2], rows[vid][1], scores.get(vid), rows[vid][3])
+            for vid in top]
+
+
+def _keys(conn, vids: list[int]) -> dict[int, str]:
+    if not vids:
+        return {}
+    marks = ",".join(str(int(v)) for v in vids)
+    return dict(conn.execute(f"SELECT id, key FROM versions WHERE id IN ({marks})"))
 
 
 def _scanned(conn, qvec: bytes, fp: str, s: Slice, require: str | None, exclude: str | None) -> dict:
-    """{vid: (key, state, part, cos, meaning)} for every version of the slice with a vector, made
-    once per answer (begin_answer), on this connection and while the index is unchanged."""
+    """{vid: (state, part, cos, meaning)} for every version of the slice with a vector, made once
+    per answer (begin_answer), on this connection and while the index is unchanged."""
     with_, where, params = s.sql()
     memo = _answer_memo()
     key = ("scan", *_db_state(conn), fp, qvec, with_, where, repr(sorted(params.items())), require, exclude)
     if key in memo:
         return memo[key]
+    versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
     if require:
         where += " AND c.vid IN (SELECT rowid FROM fts WHERE fts MATCH :req)"
         params["req"] = require
     if exclude:
         where += " AND c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :exc)"
         params["exc"] = exclude
-    sql = (f"{with_}SELECT c.vid, v.key, c.state, t.part, 1.0 - vec_distance_cosine(x.vec, :qv) FROM cand c "
-           f"JOIN versions v ON v.id = c.vid JOIN vtext t ON t.version_id = c.vid "
+    sql = (f"{with_}SELECT c.vid, c.state, t.part, 1.0 - vec_distance_cosine(x.vec, :qv) FROM cand c "
+           f"{versions}JOIN vtext t ON t.version_id = c.vid "
            f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}")
     passages: dict[int, list] = {}
-    meta: dict[int, tuple] = {}
-    for vid, k, state, part, cos in conn.execute(sql, params | {"fp": fp, "qv": qvec}):
+    state: dict[int, str] = {}
+    for vid, st, part, cos in conn.execute(sql, params | {"fp": fp, "qv": qvec}):
         passages.setdefault(vid, []).append((part, cos))
-        meta.setdefault(vid, (k, state))
-    out = {vid: (*meta[vid], *_version_score(ps)) for vid, ps in passages.items()}
+        state.setdefault(vid, st)
+    out = {vid: (state[vid], *_version_score(ps)) for vid, ps in passages.items()}
     memo[key] = out
     return out
 
@@ -101,6 +121,10 @@ def _version_score(passages: list[tuple[int, float]]) -> tuple[int, float, float
     in SQL — the best passage by cosine + FIRST_PASSAGE_BONUS for part 0 (ties: the lower part),
     meaning = BEST_WEIGHT x its adjusted cosine + the rest x the second's (a one-passage version:
     its own)."""
+    if len(passages) == 1 and passages[0][1] is not None:  # most versions: one passage
+        part, cos = passages[0]
+        a1 = cos + (part == 0) * FIRST_PASSAGE_BONUS
+        return part, cos, a1 * BEST_WEIGHT + a1 * (1 - BEST_WEIGHT)
     adj = sorted(((None if cos is None else cos + (part == 0) * FIRST_PASSAGE_BONUS, part, cos)
                   for part, cos in passages), key=lambda x: (x[0] is None, -(x[0] or 0.0), x[1]))
     a1, part, cos = adj[0]  # a NULL distance (a zero vector) sorts last, as in SQL
@@ -163,7 +187,7 @@ def meaning_of(conn, qvec: bytes, fp: str, vids: list[int]) -> dict[int, float]:
     state = _db_state(conn)
     for key, rows in _answer_memo().items():
         if key[1:4] == state and key[4] == fp and key[5] == qvec:
-            known.update({v: rows[v][4] for v in vids if v in rows})
+            known.update({v: rows[v][3] for v in vids if v in rows})
     rest = [v for v in vids if v not in known]
     if not rest:
         return {v: known[v] for v in sorted(known)}
