@@ -214,4 +214,29 @@ def test_model_replaced_under_a_warm_door_is_loaded_anew(store_path, tmp_path, t
     _p, after = api.query(store_path, "checkout writes")
     assert after["semantic"] and after["pending_vectors"] == 4  # no vector of the old model is read
     assert embed.query_vector("checkout writes")[0] != old
-    assert [k for k in embed._EMBEDDERS if k[0] == str(model)] == [(str(model), new_fp)]
+    assert [k[:2] for k in embed._EMBEDDERS if k[0] == str(model)] == [(str(model), new_fp)]
+
+
+def test_concurrent_first_answers_of_a_door_load_each_model_once(store_path, both, monkeypatch, warm_door):
+    """`kyb serve` answers from threads: the first answers, side by side, all go by meaning, and
+    each model is loaded once (the others wait for it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kyb_cli.core import embed
+    from kyb_cli.core.embed import embedder
+
+    seed(store_path)
+    api.embed_all(store_path)
+    embed._EMBEDDERS.clear()
+    loads = []
+    real = embedder.Embedder.__init__
+
+    def counted(self, *a, **k):
+        loads.append(k.get("pooling"))
+        real(self, *a, **k)
+
+    monkeypatch.setattr(embedder.Embedder, "__init__", counted)
+    with ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(lambda i: api.query(store_path, f"checkout writes {i}")[1], range(12)))
+    assert all(a["semantic"] and "semantic_missing" not in a for a in answers)
+    assert sorted(loads) == ["cls", "mean"]

@@ -25,6 +25,7 @@ Vectors are L2-normalised, so cosine = dot product. The dimension is len(bytes) 
 
 from __future__ import annotations
 
+import _thread
 import os
 import time
 from kyb_cli.core.plain import Factory, plain
@@ -67,7 +68,8 @@ __all__ = [
 ]
 
 _CACHE = None
-_EMBEDDERS: dict[tuple[str, str], object] = {}
+_EMBEDDERS: dict[tuple[str, str, str], object] = {}  # (directory, fingerprint, model name) -> Embedder
+_LOADING: dict[str, object] = {}  # model directory -> the lock its loading holds
 _RESIDENT = False  # a long-lived door (`kyb mcp`, `kyb serve`): its questions are embedded in-process
 
 
@@ -131,14 +133,21 @@ def available() -> tuple[list[tuple[ModelSpec, str, ModelLocation]], dict[str, s
 
 
 def _in_process(location: ModelLocation, fingerprint: str):
-    key = (str(location.path), fingerprint)
-    if key not in _EMBEDDERS:
-        from kyb_cli.core.embed.embedder import Embedder
+    """The model loaded in this process (one copy per model directory, of its current fingerprint).
+    A door answers from several threads: one of them loads a model, the others wait for it."""
+    key = (str(location.path), fingerprint, location.spec.name)
+    found = _EMBEDDERS.get(key)
+    if found is not None:
+        return found
+    with _LOADING.setdefault(key[0], _thread.allocate_lock()):
+        found = _EMBEDDERS.get(key)
+        if found is None:
+            from kyb_cli.core.embed.embedder import Embedder
 
-        for old in [k for k in _EMBEDDERS if k[0] == key[0]]:
-            del _EMBEDDERS[old]  # one loaded copy per model directory
-        _EMBEDDERS[key] = Embedder(location.path, pooling=location.spec.pooling)
-    return _EMBEDDERS[key]
+            for old in [k for k in list(_EMBEDDERS) if k[0] == key[0] and k[2] == key[2]]:
+                _EMBEDDERS.pop(old, None)  # one loaded copy per model directory and model
+            found = _EMBEDDERS[key] = Embedder(location.path, pooling=location.spec.pooling)
+    return found
 
 
 def _embed(location: ModelLocation, fingerprint: str, inputs: list[str]) -> list[bytes]:
