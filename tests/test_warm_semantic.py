@@ -81,8 +81,11 @@ def nearest_sql(conn, qvec: bytes, fp: str, s, n: int, *, require: str | None = 
 
 @pytest.mark.parametrize("mode", ["current", "history", "changed_between", "as_of"])
 @pytest.mark.parametrize("ops", [{}, {"require": "checkout"}, {"exclude": "redis"}])
-def test_nearest_equals_the_sql_of_before(store_path, both, mode, ops):
+@pytest.mark.parametrize("resident", [False, True])  # True: numpy's matrix picks, sqlite-vec scores
+def test_nearest_equals_the_sql_of_before(store_path, both, mode, ops, resident, monkeypatch):
     from kyb_cli.core import embed
+
+    monkeypatch.setattr(embed, "_RESIDENT", resident)
     from kyb_cli.core.index import schema
     from kyb_cli.core.index.slice import Slice
     from kyb_cli.core.index.vectors import load_vec

@@ -55,9 +55,12 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     per (question, model, slice) serves the answer's every call (the English route asks e5's side
     again for the English side's hits, and meaning_of for the words' hits).
     """
-    scanned = _scanned(conn, qvec, fp, s, require, exclude)
-    rows = scanned if only is None else {v: scanned[v] for v in dict.fromkeys(only) if v in scanned}
     n = max(int(n), 0)
+    if s.mode != "changed_between" and _resident():
+        rows = _exact_of_nearest(conn, qvec, fp, s, n, require, exclude, only)
+    else:
+        scanned = _scanned(conn, qvec, fp, s, require, exclude)
+        rows = scanned if only is None else {v: scanned[v] for v in dict.fromkeys(only) if v in scanned}
     if s.mode == "changed_between":  # a key by its closest version in the window (ties: the newest)
         keys = _keys(conn, list(rows))
         best: dict[str, int] = {}
@@ -97,12 +100,127 @@ def _scanned(conn, qvec: bytes, fp: str, s: Slice, require: str | None, exclude:
     if key in memo:
         return memo[key]
     versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
+    out = _score_rows(conn, with_, versions, where, params, qvec, fp, require, exclude)
+    memo[key] = out
+    return out
+
+
+def _resident() -> bool:
+    from kyb_cli.core import embed
+
+    return embed._RESIDENT
+
+
+# How far a version's score by numpy's float32 product may be from sqlite-vec's (a 384-dim dot of
+# unit vectors rounds within ~2.3e-5 either way): every version within this of the n-th best by
+# numpy is scored again by sqlite-vec, so the top n are exactly the SQL's.
+MARGIN = 1e-3
+
+
+def _exact_of_nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, require, exclude, only) -> dict:
+    """A long-lived door's vector side (it holds numpy with its models): every version of the
+    slice scored at once by one matrix product over the model's vectors (kept per connection
+    until the index changes), then the versions that can be in the top n scored again exactly
+    (sqlite-vec, _scanned's arithmetic). {vid: (state, part, cos, meaning)} of those."""
+    import numpy as np
+
+    vids, approx, states = _approximate(conn, qvec, fp, s, require, exclude)
+    if only is not None:
+        keep = np.isin(vids, np.fromiter((int(v) for v in only), dtype=np.int64))
+        vids, approx = vids[keep], approx[keep]
+    if len(vids) > n:
+        nth = np.partition(approx, len(approx) - n)[len(approx) - n] if n else np.inf
+        vids = vids[approx >= nth - MARGIN]
+    return _exact(conn, qvec, fp, [int(v) for v in vids], states)
+
+
+def _exact(conn, qvec: bytes, fp: str, vids: list[int], states: dict) -> dict:
+    """{vid: (state, part, cos, meaning)} of versions already known to be in the slice, by
+    sqlite-vec over all their passages (remembered for meaning_of, as _scanned)."""
+    if not vids:
+        return {}
+    memo = _answer_memo()
+    key = ("scan", *_db_state(conn), fp, qvec, "vids", tuple(sorted(vids)))
+    if key not in memo:
+        marks = ",".join(str(v) for v in vids)
+        passages: dict[int, list] = {}
+        for vid, part, cos in conn.execute(
+                "SELECT t.version_id, t.part, 1.0 - vec_distance_cosine(x.vec, :qv) FROM vtext t JOIN vectors x "
+                f"ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id IN ({marks})",
+                {"qv": qvec, "fp": fp}):
+            passages.setdefault(vid, []).append((part, cos))
+        memo[key] = {vid: (states[vid], *_version_score(ps)) for vid, ps in passages.items()}
+    return memo[key]
+
+
+def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
+    """(vids, meaning by numpy, {vid: state}) of every version of the slice with a vector under
+    `fp`. The slice's passages as arrays are kept per connection while the index is unchanged
+    (a question with operators reads its own)."""
+    import numpy as np
+
+    from kyb_cli.core.index.vectors import _conn_memo
+
+    rows, matrix = _matrix(conn, fp)
+    with_, where, params = s.sql()
+    key = ("passages", fp, with_, where, repr(sorted(params.items())), require, exclude)
+    memo = _conn_memo(conn) if not (require or exclude) else _answer_memo()
+    state = db_state(conn)
+    known = memo.get(key)
+    if known is None or known[0] != state:
+        versions = "JOIN versions v ON v.id = c.vid " if where else ""
+        where, params = _operators(where, params, require, exclude)
+        found = conn.execute(f"{with_}SELECT c.vid, c.state, t.part, t.text_sha FROM cand c {versions}"
+                             f"JOIN vtext t ON t.version_id = c.vid WHERE 1{where}", params).fetchall()
+        picked = [(vid, part, rows[sha]) for vid, _st, part, sha in found if sha in rows]
+        arrays = [np.array([p[i] for p in picked], dtype=np.int64) for i in range(3)]
+        known = memo[key] = (state, (*arrays, {vid: st for vid, st, _p, _s in found}))
+    vid, part, at, states = known[1]
+    if not len(vid):
+        return vid, np.zeros(0), states
+    cos = (matrix @ np.frombuffer(qvec, dtype="<f4"))[at]
+    adj = cos.astype(np.float64) + (part == 0) * FIRST_PASSAGE_BONUS
+    order = np.lexsort((-adj, vid))  # by version, its best passage first
+    vid, adj = vid[order], adj[order]
+    uniq, first, count = np.unique(vid, return_index=True, return_counts=True)
+    a1 = adj[first]
+    a2 = np.where(count > 1, adj[np.minimum(first + 1, len(adj) - 1)], a1)
+    return uniq, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT), states
+
+
+def _matrix(conn, fp: str):
+    """({text hash: row}, float32 matrix) of the index's vectors under `fp`, kept per connection
+    while the index is unchanged (vectors.db_state: its own changes, another connection's commit)."""
+    import numpy as np
+
+    from kyb_cli.core.index.vectors import _conn_memo
+
+    memo = _conn_memo(conn)
+    state = db_state(conn)
+    known = memo.get(("matrix", fp))
+    if known is not None and known[0] == state:
+        return known[1]
+    found = conn.execute("SELECT text_sha, vec FROM vectors WHERE fingerprint = ?", (fp,)).fetchall()
+    rows = {sha: i for i, (sha, _v) in enumerate(found)}
+    matrix = (np.frombuffer(b"".join(v for _s, v in found), dtype="<f4").reshape(len(found), -1)
+              if found else np.zeros((0, 1), dtype="<f4"))
+    memo[("matrix", fp)] = (state, (rows, matrix))
+    return rows, matrix
+
+
+def _operators(where: str, params: dict, require, exclude) -> tuple[str, dict]:
     if require:
         where += " AND c.vid IN (SELECT rowid FROM fts WHERE fts MATCH :req)"
         params["req"] = require
     if exclude:
         where += " AND c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :exc)"
         params["exc"] = exclude
+    return where, params
+
+
+def _score_rows(conn, with_: str, versions: str, where: str, params: dict, qvec: bytes, fp: str,
+                require, exclude) -> dict:
+    where, params = _operators(where, params, require, exclude)
     sql = (f"{with_}SELECT c.vid, c.state, t.part, 1.0 - vec_distance_cosine(x.vec, :qv) FROM cand c "
            f"{versions}JOIN vtext t ON t.version_id = c.vid "
            f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}")
@@ -111,9 +229,7 @@ def _scanned(conn, qvec: bytes, fp: str, s: Slice, require: str | None, exclude:
     for vid, st, part, cos in conn.execute(sql, params | {"fp": fp, "qv": qvec}):
         passages.setdefault(vid, []).append((part, cos))
         state.setdefault(vid, st)
-    out = {vid: (state[vid], *_version_score(ps)) for vid, ps in passages.items()}
-    memo[key] = out
-    return out
+    return {vid: (state[vid], *_version_score(ps)) for vid, ps in passages.items()}
 
 
 def _version_score(passages: list[tuple[int, float]]) -> tuple[int, float, float]:
