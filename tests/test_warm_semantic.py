@@ -30,6 +30,14 @@ def warm_door():
     api.keep_warm(False)
 
 
+@pytest.fixture(params=["scan", "matrix"])
+def side(request, monkeypatch):
+    """The vector side as a door runs it on a small store (scan) and on a large one (matrix)."""
+    if request.param == "matrix":
+        monkeypatch.setattr(semantic, "MATRIX_FROM", 0)
+    return request.param
+
+
 def seed(store_path):
     put(store_path, "checkout-path", "Checkout path", "checkout writes go through node 3", T0)
     put(store_path, "db-primary", "Database primary", "the primary database host\n\n" + "replica lag " * 200, T0 + 10)
@@ -86,6 +94,7 @@ def test_nearest_equals_the_sql_of_before(store_path, both, mode, ops, resident,
     from kyb_cli.core import embed
 
     monkeypatch.setattr(embed, "_RESIDENT", resident)
+    monkeypatch.setattr(semantic, "MATRIX_FROM", 0 if resident else semantic.MATRIX_FROM)  # tiny store
     from kyb_cli.core.index import schema
     from kyb_cli.core.index.slice import Slice
     from kyb_cli.core.index.vectors import load_vec
@@ -119,7 +128,7 @@ def test_nearest_equals_the_sql_of_before(store_path, both, mode, ops, resident,
     conn.close()
 
 
-def test_hybrid_answers_are_the_same_warm_and_cold(store_path, both):
+def test_hybrid_answers_are_the_same_warm_and_cold(store_path, both, side):
     seed(store_path)
     api.embed_all(store_path)
     questions = ["where do checkout writes go", "database replica lag", "kafka events -redis", "cache"]
@@ -165,7 +174,7 @@ def test_query_vectors_side_by_side_equal_one_at_a_time(both):
     assert together[0][1] != together[1][1]
 
 
-def test_vectors_filled_by_another_process_are_in_the_next_warm_answer(store_path, both, warm_door):
+def test_vectors_filled_by_another_process_are_in_the_next_warm_answer(store_path, both, warm_door, side):
     seed(store_path)
     api.embed_all(store_path)
     question = "where does the ledger live"
@@ -182,7 +191,7 @@ def test_vectors_filled_by_another_process_are_in_the_next_warm_answer(store_pat
     assert next(h for h in after["hits"] if h["key"] == "ledger")["explain"]["cosine"] is not None
 
 
-def test_write_from_another_process_is_in_the_next_warm_answer_by_meaning(store_path, both, warm_door):
+def test_write_from_another_process_is_in_the_next_warm_answer_by_meaning(store_path, both, warm_door, side):
     seed(store_path)
     api.embed_all(store_path)
     question = "giraffe enclosure"
@@ -195,7 +204,7 @@ def test_write_from_another_process_is_in_the_next_warm_answer_by_meaning(store_
     assert after["hits"][0]["key"] == "zoo" and after["pending_vectors"] == 0
 
 
-def test_model_replaced_under_a_warm_door_is_loaded_anew(store_path, tmp_path, tiny_dir, monkeypatch, warm_door):
+def test_model_replaced_under_a_warm_door_is_loaded_anew(store_path, tmp_path, tiny_dir, monkeypatch, warm_door, side):
     import shutil
 
     from kyb_cli.core import embed
