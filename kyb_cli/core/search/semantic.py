@@ -4,7 +4,10 @@ lexical side searched, by the vectors the index holds (index/vectors.py fills th
 A query embeds only its own text: passages without a vector are counted as `pending_vectors` and
 the answer ranks by meaning over what is embedded. Distances are computed by sqlite-vec
 (`vec_distance_cosine`) over the slice's rows, an exact scan: a KNN index would pick neighbours
-before the slice and filters cut them. No numpy here: the lexical path and the CLI client stay light.
+before the slice and filters cut them. A long-lived door, which holds numpy with its models
+(embed.resident), picks the candidates of a large slice by one matrix product first and scores
+only those by sqlite-vec (_exact_of_nearest): the same answers. Elsewhere no numpy: the lexical
+path and the CLI client stay light.
 """
 
 from __future__ import annotations
