@@ -33,8 +33,13 @@ class VectorCache:
 
         self.path = Path(path) if path is not None else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        import _thread
+
         self.db = apsw.Connection(str(self.path))
         self.db.setbusytimeout(10_000)
+        # One connection per process, and a door answers from several threads: apsw refuses a
+        # connection busy in another thread (ThreadingViolationError), so each use takes turns.
+        self.lock = _thread.allocate_lock()
         self._setup()
 
     def _setup(self) -> None:
@@ -61,6 +66,11 @@ class VectorCache:
 
     def get_many(self, fingerprint: str, hashes: list[str]) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
+        with self.lock:
+            self._get_into(out, fingerprint, hashes)
+        return out
+
+    def _get_into(self, out: dict[str, bytes], fingerprint: str, hashes: list[str]) -> None:
         for start in range(0, len(hashes), 500):
             part = hashes[start:start + 500]
             marks = ",".join("?" * len(part))
@@ -69,7 +79,6 @@ class VectorCache:
                 (fingerprint, *part),
             ):
                 out[text_sha] = bytes(vec)
-        return out
 
     def get(self, fingerprint: str, text_sha: str) -> bytes | None:
         return self.get_many(fingerprint, [text_sha]).get(text_sha)
@@ -77,7 +86,7 @@ class VectorCache:
     def put_many(self, fingerprint: str, vectors: dict[str, bytes]) -> None:
         if not vectors:
             return
-        with self.db:
+        with self.lock, self.db:
             self.db.executemany(
                 "INSERT OR REPLACE INTO vectors(fingerprint, text_sha, dim, vec) VALUES (?,?,?,?)",
                 [(fingerprint, h, len(v) // 4, v) for h, v in vectors.items()],
@@ -85,17 +94,19 @@ class VectorCache:
 
     def fingerprints(self) -> dict[str, int]:
         """Vectors per fingerprint (for `kyb doctor`-style reports of mixed models)."""
-        return dict(self.db.execute("SELECT fingerprint, count(*) FROM vectors GROUP BY fingerprint"))
+        with self.lock:
+            return dict(self.db.execute("SELECT fingerprint, count(*) FROM vectors GROUP BY fingerprint"))
 
     def known_digest(self, path: str, size: int, mtime_ns: int, inode: int) -> str | None:
-        row = self.db.execute(
-            "SELECT sha256 FROM file_digests WHERE path=? AND size=? AND mtime_ns=? AND inode=?",
-            (path, size, mtime_ns, inode),
-        ).fetchone()
+        with self.lock:
+            row = self.db.execute(
+                "SELECT sha256 FROM file_digests WHERE path=? AND size=? AND mtime_ns=? AND inode=?",
+                (path, size, mtime_ns, inode),
+            ).fetchone()
         return row[0] if row else None
 
     def remember_digest(self, path: str, size: int, mtime_ns: int, inode: int, sha: str) -> None:
-        with self.db:
+        with self.lock, self.db:
             self.db.execute("INSERT OR REPLACE INTO file_digests VALUES (?,?,?,?,?)",
                             (path, size, mtime_ns, inode, sha))
 

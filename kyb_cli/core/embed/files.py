@@ -74,6 +74,12 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+# The same memo in this process's memory, by the same stamp: a long-lived door asks for the
+# fingerprint on every answer, and the stat alone then tells it the model is the one it knew
+# (a replaced or edited file has another stamp and is read from the cache, else hashed, again).
+_DIGESTS: dict[tuple[str, int, int, int], str] = {}
+
+
 def file_digests(path: Path, cache=None) -> dict[str, str]:
     """sha256 of each model file, memoised in `cache` (a VectorCache) by (path, size, mtime, inode)."""
     out: dict[str, str] = {}
@@ -81,11 +87,16 @@ def file_digests(path: Path, cache=None) -> dict[str, str]:
         file = (path / name).resolve()
         st = file.stat()
         stamp = (str(file), st.st_size, st.st_mtime_ns, st.st_ino)
-        known = cache.known_digest(*stamp) if cache is not None else None
+        known = _DIGESTS.get(stamp)
+        if known is None and cache is not None:
+            known = cache.known_digest(*stamp)
         if known is None:
             known = file_sha256(file)
             if cache is not None:
                 cache.remember_digest(*stamp, known)
+        if len(_DIGESTS) >= 64:
+            _DIGESTS.clear()
+        _DIGESTS[stamp] = known
         out[name] = known
     return out
 

@@ -76,9 +76,42 @@ def missing_in_order(conn, fp: str, limit: int, current_only: bool = False) -> l
 
 
 def pending(conn, fp: str, s: Slice) -> int:
-    """Versions of the slice that still lack a vector under `fp`."""
+    """Versions of the slice that still lack a vector under `fp`. Counted again only when the index
+    may have changed since this connection last counted (unchanged_since: a long-lived door asks on
+    every answer, and the count is a scan of the slice)."""
     sql, params = _missing_sql(s, "count(DISTINCT c.vid)")
-    return conn.execute(sql, params | {"fp": fp}).fetchone()[0]
+    params |= {"fp": fp}
+    memo = _conn_memo(conn)
+    key = ("pending", sql, repr(sorted(params.items())))
+    state = db_state(conn)
+    known = memo.get(key)
+    if known is not None and known[0] == state:
+        return known[1]
+    count = conn.execute(sql, params).fetchone()[0]
+    memo[key] = (state, count)
+    return count
+
+
+_MEMOS = None  # connection -> {what: (db_state, value)}; a closed, dropped connection takes its own along
+
+
+def _conn_memo(conn) -> dict:
+    global _MEMOS
+    if _MEMOS is None:
+        import weakref
+
+        _MEMOS = weakref.WeakKeyDictionary()
+    try:
+        return _MEMOS.setdefault(conn, {})
+    except TypeError:  # not weak-referenceable: no memo
+        return {}
+
+
+def db_state(conn) -> tuple[int, int]:
+    """What this connection's view of the index was made from: its own changes and the file's
+    data_version (SQLite moves it on every commit of any other connection, another process's
+    included). Equal states = the same rows."""
+    return conn.total_changes(), conn.execute("PRAGMA data_version").fetchone()[0]
 
 
 def _texts(conn, hashes: list[str]) -> dict[str, str]:

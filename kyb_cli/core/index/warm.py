@@ -7,7 +7,8 @@ same device and inode as when it was opened (a rebuild renames a new file over t
 makes a new inode: the old connection is closed, never read again). Its `meta` is read again on
 every take, so the caller still compares the indexed head with HEAD and catches up a write from
 another process, a `git pull` or a sync before it answers; SQLite itself sees every committed change
-of the file at the start of each read. Without `keep()` (a one-shot CLI process) every release closes.
+of the file at the start of each read. Without `keep()` (a one-shot CLI process) every release closes. `keep()` also makes the process hold
+its embedding models itself (embed.resident): no hop to the helper per question.
 A connection is used by one thread at a time: `take` hands it out, `release` gives it back.
 """
 
@@ -31,6 +32,9 @@ def keep(on: bool = True) -> None:
     """Keep released connections open for the next call (a long-lived door); `False` closes them all."""
     global _keeping
     _keeping = on
+    from kyb_cli.core import embed
+
+    embed.resident(on)  # its questions are embedded by models it holds, not through the helper
     if not on:
         clear()
 

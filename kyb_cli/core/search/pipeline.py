@@ -119,16 +119,24 @@ def _phrasing(f: Fresh, text: str, ask: Ask) -> tuple[list[dict], dict]:
 def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, ranked, out: dict):
     """The vector side(s) over the lexical side's slice, or None (`out` says why: `semantic_off`);
     passages still without a vector start the background filler (a query never embeds them)."""
+    from kyb_cli.core import embed
     from kyb_cli.core.index.slice import Slice
-    from kyb_cli.core.search.semantic import semantic_side
+    from kyb_cli.core.search.semantic import begin_answer, semantic_side
 
+    begin_answer()  # the vector scans of this phrasing's answer are made once and read by every step
     sl = Slice(ask.mode, ask.as_of, ask.window, ask.filters or Filters(), ask.as_of_event)
-    side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude)
+    english = _english_model(parsed.positive_text)
+    # The question under every model its route needs, side by side (e5, and the English model for
+    # an English question): two short runs cost about one on 2 cores.
+    given = embed.query_vectors(parsed.positive_text, [embed.E5] + ([english] if english else []))
+    side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude,
+                         given=given[0])
     if side.ranked is None:
         out["semantic_off"] = side.reason
         return None
     out.update(semantic=True, pending_vectors=side.pending)
-    side = _english_side(f.conn, parsed.positive_text, sl, n, plan, side, ranked, out)
+    if english is not None:
+        side = _english_side(f.conn, parsed.positive_text, sl, n, plan, side, ranked, out, english, given[1])
     if side.pending:
         from kyb_cli.core.index import staged
 
@@ -149,17 +157,24 @@ def _times_asked(mode: str, as_of: int | None, window: tuple[int, int] | None, a
     return {}
 
 
-def _english_side(conn, text: str, sl, n: int, plan, side, ranked, out: dict):
-    """An English question is ranked by e5 and the English model fused (search/route.py); without
-    that model the answer says so in `semantic_missing` ({model: reason}) and e5 ranks alone."""
+def _english_model(text: str):
+    """The English model of the registry when the router sends `text` to it (search/route.py), else None."""
     from kyb_cli.core.embed.models import MODELS
-    from kyb_cli.core.search.route import combine, is_english
-    from kyb_cli.core.search.semantic import semantic_side
+    from kyb_cli.core.search.route import is_english
 
     spec = next((m for m in MODELS if m.languages == "en"), None)
-    if spec is None or not is_english(text):
-        return side
-    english = semantic_side(conn, text, sl, n, require=plan.require, exclude=plan.exclude, spec=spec)
+    return spec if spec is not None and is_english(text) else None
+
+
+def _english_side(conn, text: str, sl, n: int, plan, side, ranked, out: dict, spec, given: tuple):
+    """An English question is ranked by e5 and the English model (`spec`, the question's vector
+    under it `given`) fused (search/route.py); without that model the answer says so in
+    `semantic_missing` ({model: reason}) and e5 ranks alone."""
+    from kyb_cli.core.search.route import combine
+    from kyb_cli.core.search.semantic import semantic_side
+
+    english = semantic_side(conn, text, sl, n, require=plan.require, exclude=plan.exclude, spec=spec,
+                            given=given)
     if english.ranked is None:
         out["semantic_missing"] = {spec.name: english.reason}
         return side

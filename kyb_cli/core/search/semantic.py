@@ -4,16 +4,20 @@ lexical side searched, by the vectors the index holds (index/vectors.py fills th
 A query embeds only its own text: passages without a vector are counted as `pending_vectors` and
 the answer ranks by meaning over what is embedded. Distances are computed by sqlite-vec
 (`vec_distance_cosine`) over the slice's rows, an exact scan: a KNN index would pick neighbours
-before the slice and filters cut them. No numpy here: the lexical path and the CLI client stay light.
+before the slice and filters cut them. A long-lived door, which holds numpy with its models
+(embed.resident), picks the candidates of a large slice by one matrix product first and scores
+only those by sqlite-vec (_exact_of_nearest): the same answers. Elsewhere no numpy: the lexical
+path and the CLI client stay light.
 """
 
 from __future__ import annotations
 
+from _thread import _local
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from kyb_cli.core.index.slice import Slice
-from kyb_cli.core.index.vectors import load_vec, pending
+from kyb_cli.core.index.vectors import db_state, load_vec, pending
 
 
 class Near(NamedTuple):
@@ -47,39 +51,239 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     question's operators as FTS5 MATCH strings (search/syntax.py): a version must hold the required
     terms and none of the excluded ones, as on the lexical side. `centre` = (centred question,
     passage centre) gives each hit its calibrated score. `only`: these version ids alone.
+
+    The distances are sqlite-vec's, one flat scan of the slice's passages (_scanned); the per-version
+    scores and the order are made here, the same arithmetic as the SQL of before (tests/test_warm_semantic.py
+    holds it to that) at a fifth of its cost: SQLite's window functions cost more than the distances. One scan
+    per (question, model, slice) serves the answer's every call (the English route asks e5's side
+    again for the English side's hits, and meaning_of for the words' hits).
     """
+    n = max(int(n), 0)
+    if s.mode != "changed_between" and _resident() and len(_matrix(conn, fp)[0]) >= MATRIX_FROM:
+        rows = _exact_of_nearest(conn, qvec, fp, s, n, require, exclude, only)
+    else:
+        scanned = _scanned(conn, qvec, fp, s, require, exclude)
+        rows = scanned if only is None else {v: scanned[v] for v in dict.fromkeys(only) if v in scanned}
+    if s.mode == "changed_between":  # a key by its closest version in the window (ties: the newest)
+        keys = _keys(conn, list(rows))
+        best: dict[str, int] = {}
+        for vid, _row in sorted(rows.items(), key=lambda kv: (-kv[1][3], -kv[0])):
+            best.setdefault(keys[vid], vid)
+        pool = list(best.values())
+    else:
+        # Only the top n and whatever ties the n-th need their key (the tie-break): reading every
+        # version's key cost 3x the distances at 10k keys.
+        pool = sorted(rows, key=lambda v: -rows[v][3])
+        if len(pool) > n:
+            last = rows[pool[n - 1]][3] if n else None
+            cut = n
+            while cut < len(pool) and last is not None and rows[pool[cut]][3] == last:
+                cut += 1
+            pool = pool[:cut]
+        keys = _keys(conn, pool)
+    top = sorted(pool, key=lambda v: (-rows[v][3], keys[v], -v))[:n]
+    scores = _calibrated(conn, fp, centre, [(vid, rows[vid][1]) for vid in top]) if centre and top else {}
+    return [Near(vid, keys[vid], rows[vid][0], rows[vid][2], rows[vid][1], scores.get(vid), rows[vid][3])
+            for vid in top]
+
+
+def _keys(conn, vids: list[int]) -> dict[int, str]:
+    if not vids:
+        return {}
+    marks = ",".join(str(int(v)) for v in vids)
+    return dict(conn.execute(f"SELECT id, key FROM versions WHERE id IN ({marks})"))
+
+
+def _scanned(conn, qvec: bytes, fp: str, s: Slice, require: str | None, exclude: str | None) -> dict:
+    """{vid: (state, part, cos, meaning)} for every version of the slice with a vector, made once
+    per answer (begin_answer), on this connection and while the index is unchanged."""
     with_, where, params = s.sql()
+    memo = _answer_memo()
+    key = ("scan", *_db_state(conn), fp, qvec, with_, where, repr(sorted(params.items())), require, exclude)
+    if key in memo:
+        return memo[key]
+    versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
+    out = _score_rows(conn, with_, versions, where, params, qvec, fp, require, exclude)
+    memo[key] = out
+    return out
+
+
+def _resident() -> bool:
+    from kyb_cli.core import embed
+
+    return embed._RESIDENT
+
+
+# How far a version's score by numpy's float32 product may be from sqlite-vec's (a 384-dim dot of
+# unit vectors rounds within ~2.3e-5 either way): every version within this of the n-th best by
+# numpy is scored again by sqlite-vec, so the top n are exactly the SQL's.
+MARGIN = 1e-3
+# Below this many vectors of a model the flat scan is cheaper than the matrix and the exact pass
+# (108 runbooks, 204 passages: 0.6 ms a side scanned, 0.75 ms by the matrix; 10k keys, 8.9k
+# passages: 35 ms against 2.5 ms).
+MATRIX_FROM = 2000
+
+
+def _exact_of_nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, require, exclude, only) -> dict:
+    """A long-lived door's vector side (it holds numpy with its models): every version of the
+    slice scored at once by one matrix product over the model's vectors (kept per connection
+    until the index changes), then the versions that can be in the top n scored again exactly
+    (sqlite-vec, _scanned's arithmetic). {vid: (state, part, cos, meaning)} of those."""
+    import numpy as np
+
+    vids, approx, states = _approximate(conn, qvec, fp, s, require, exclude)
     if only is not None:
-        where += " AND c.vid IN (" + ",".join(str(int(v)) for v in only) + ")"
+        keep = np.isin(vids, np.fromiter((int(v) for v in only), dtype=np.int64))
+        vids, approx = vids[keep], approx[keep]
+    if len(vids) > n:
+        nth = np.partition(approx, len(approx) - n)[len(approx) - n] if n else np.inf
+        vids = vids[approx >= nth - MARGIN]
+    return _exact(conn, qvec, fp, [int(v) for v in vids], states)
+
+
+def _exact(conn, qvec: bytes, fp: str, vids: list[int], states: dict) -> dict:
+    """{vid: (state, part, cos, meaning)} of versions already known to be in the slice, by
+    sqlite-vec over all their passages (remembered for meaning_of, as _scanned)."""
+    if not vids:
+        return {}
+    memo = _answer_memo()
+    key = ("scan", *_db_state(conn), fp, qvec, "vids", tuple(sorted(vids)))
+    if key not in memo:
+        marks = ",".join(str(v) for v in vids)
+        passages: dict[int, list] = {}
+        for vid, part, cos in conn.execute(
+                "SELECT t.version_id, t.part, 1.0 - vec_distance_cosine(x.vec, :qv) FROM vtext t JOIN vectors x "
+                f"ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id IN ({marks})",
+                {"qv": qvec, "fp": fp}):
+            passages.setdefault(vid, []).append((part, cos))
+        memo[key] = {vid: (states[vid], *_version_score(ps)) for vid, ps in passages.items()}
+    return memo[key]
+
+
+def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
+    """(vids, meaning by numpy, {vid: state}) of every version of the slice with a vector under
+    `fp`. The slice's passages as arrays are kept per connection while the index is unchanged
+    (a question with operators reads its own)."""
+    import numpy as np
+
+    from kyb_cli.core.index.vectors import _conn_memo
+
+    rows, matrix = _matrix(conn, fp)
+    with_, where, params = s.sql()
+    key = ("passages", fp, with_, where, repr(sorted(params.items())), require, exclude)
+    memo = _conn_memo(conn) if not (require or exclude) else _answer_memo()
+    state = db_state(conn)
+    known = memo.get(key)
+    if known is None or known[0] != state:
+        versions = "JOIN versions v ON v.id = c.vid " if where else ""
+        where, params = _operators(where, params, require, exclude)
+        found = conn.execute(f"{with_}SELECT c.vid, c.state, t.part, t.text_sha FROM cand c {versions}"
+                             f"JOIN vtext t ON t.version_id = c.vid WHERE 1{where}", params).fetchall()
+        picked = [(vid, part, rows[sha]) for vid, _st, part, sha in found if sha in rows]
+        arrays = [np.array([p[i] for p in picked], dtype=np.int64) for i in range(3)]
+        known = memo[key] = (state, (*arrays, {vid: st for vid, st, _p, _s in found}))
+    vid, part, at, states = known[1]
+    if not len(vid):
+        return vid, np.zeros(0), states
+    cos = (matrix @ np.frombuffer(qvec, dtype="<f4"))[at]
+    adj = cos.astype(np.float64) + (part == 0) * FIRST_PASSAGE_BONUS
+    order = np.lexsort((-adj, vid))  # by version, its best passage first
+    vid, adj = vid[order], adj[order]
+    uniq, first, count = np.unique(vid, return_index=True, return_counts=True)
+    a1 = adj[first]
+    a2 = np.where(count > 1, adj[np.minimum(first + 1, len(adj) - 1)], a1)
+    return uniq, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT), states
+
+
+def _matrix(conn, fp: str):
+    """({text hash: row}, float32 matrix) of the index's vectors under `fp`, kept per connection
+    while the index is unchanged (vectors.db_state: its own changes, another connection's commit)."""
+    import numpy as np
+
+    from kyb_cli.core.index.vectors import _conn_memo
+
+    memo = _conn_memo(conn)
+    state = db_state(conn)
+    known = memo.get(("matrix", fp))
+    if known is not None and known[0] == state:
+        return known[1]
+    found = conn.execute("SELECT text_sha, vec FROM vectors WHERE fingerprint = ?", (fp,)).fetchall()
+    rows = {sha: i for i, (sha, _v) in enumerate(found)}
+    matrix = (np.frombuffer(b"".join(v for _s, v in found), dtype="<f4").reshape(len(found), -1)
+              if found else np.zeros((0, 1), dtype="<f4"))
+    memo[("matrix", fp)] = (state, (rows, matrix))
+    return rows, matrix
+
+
+def _operators(where: str, params: dict, require, exclude) -> tuple[str, dict]:
     if require:
         where += " AND c.vid IN (SELECT rowid FROM fts WHERE fts MATCH :req)"
         params["req"] = require
     if exclude:
         where += " AND c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :exc)"
         params["exc"] = exclude
-    # Distances first, carrying only (vid, part, cos): the vectors themselves, keys and states join
-    # in after the per-version aggregate (carrying the blobs through it cost 8x the scan itself).
-    versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
-    rows = (f"SELECT c.vid AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM cand c "
-            f"{versions}JOIN vtext t ON t.version_id = c.vid "
-            f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}")
-    grouped = _per_version(rows)
-    inner = (f"SELECT g.vid AS vid, v.key AS key, c.state AS state, g.part AS part, g.cos AS cos, g.s AS s "
-             f"FROM ({grouped}) g JOIN versions v ON v.id = g.vid JOIN cand c ON c.vid = g.vid")
-    if s.mode == "changed_between":
-        inner = (f"SELECT * FROM (SELECT i.*, row_number() OVER (PARTITION BY i.key "
-                 f"ORDER BY i.s DESC, i.vid DESC) AS rn FROM ({inner}) i) WHERE rn = 1")
-    top = f"SELECT vid, key, state, cos, part, s FROM ({inner}) ORDER BY s DESC, key, vid DESC LIMIT :n"
-    score = "NULL"
-    if centre:  # the calibrated score of the best passage, for the top n only
-        score = ("(SELECT 1.0 - vec_distance_cosine(vec_sub(x.vec, :cp), :qc) FROM vtext t JOIN vectors x "
-                 "ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id = top.vid AND t.part = top.part)")
-    sql = f"{with_}SELECT vid, key, state, cos, part, {score}, s FROM ({top}) AS top ORDER BY s DESC, key, vid DESC"
-    bound = params | {"fp": fp, "qv": qvec, "n": int(n), "bonus": FIRST_PASSAGE_BONUS, "wbest": BEST_WEIGHT}
-    if centre:
-        bound |= {"qc": centre[0], "cp": centre[1]}
-    return [Near(vid, key, state, float(cos), part, None if z is None else float(z), float(m))
-            for vid, key, state, cos, part, z, m in conn.execute(sql, bound)]
+    return where, params
+
+
+def _score_rows(conn, with_: str, versions: str, where: str, params: dict, qvec: bytes, fp: str,
+                require, exclude) -> dict:
+    where, params = _operators(where, params, require, exclude)
+    sql = (f"{with_}SELECT c.vid, c.state, t.part, 1.0 - vec_distance_cosine(x.vec, :qv) FROM cand c "
+           f"{versions}JOIN vtext t ON t.version_id = c.vid "
+           f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}")
+    passages: dict[int, list] = {}
+    state: dict[int, str] = {}
+    for vid, st, part, cos in conn.execute(sql, params | {"fp": fp, "qv": qvec}):
+        passages.setdefault(vid, []).append((part, cos))
+        state.setdefault(vid, st)
+    return {vid: (state[vid], *_version_score(ps)) for vid, ps in passages.items()}
+
+
+def _version_score(passages: list[tuple[int, float]]) -> tuple[int, float, float]:
+    """(part, cos, meaning) of one version from its passages' (part, cosine): as _per_version does
+    in SQL — the best passage by cosine + FIRST_PASSAGE_BONUS for part 0 (ties: the lower part),
+    meaning = BEST_WEIGHT x its adjusted cosine + the rest x the second's (a one-passage version:
+    its own)."""
+    if len(passages) == 1 and passages[0][1] is not None:  # most versions: one passage
+        part, cos = passages[0]
+        a1 = cos + (part == 0) * FIRST_PASSAGE_BONUS
+        return part, cos, a1 * BEST_WEIGHT + a1 * (1 - BEST_WEIGHT)
+    adj = sorted(((None if cos is None else cos + (part == 0) * FIRST_PASSAGE_BONUS, part, cos)
+                  for part, cos in passages), key=lambda x: (x[0] is None, -(x[0] or 0.0), x[1]))
+    a1, part, cos = adj[0]  # a NULL distance (a zero vector) sorts last, as in SQL
+    a2 = (adj[1][0] or 0.0) if len(adj) > 1 else a1  # total() of a NULL is 0.0
+    return part, cos, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT)
+
+
+def _calibrated(conn, fp: str, centre: tuple[bytes, bytes], picks: list[tuple[int, int]]) -> dict[int, float | None]:
+    """The calibrated score (centred cosine) of each (vid, part) passage."""
+    marks = ",".join(f"(:v{i}, :p{i})" for i in range(len(picks)))
+    bound = {"fp": fp, "qc": centre[0], "cp": centre[1]}
+    for i, (vid, part) in enumerate(picks):
+        bound[f"v{i}"], bound[f"p{i}"] = vid, part
+    sql = ("SELECT t.version_id, 1.0 - vec_distance_cosine(vec_sub(x.vec, :cp), :qc) FROM vtext t JOIN vectors x "
+           f"ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE (t.version_id, t.part) IN (VALUES {marks})")
+    return {vid: None if z is None else float(z) for vid, z in conn.execute(sql, bound)}
+
+
+_MEMO = _local()
+
+
+def begin_answer() -> None:
+    """A new answer on this thread: what the last one scanned is dropped (the pipeline calls it)."""
+    _MEMO.entries = {}
+
+
+def _answer_memo() -> dict:
+    entries = getattr(_MEMO, "entries", None)
+    if entries is None or len(entries) > 8:  # a caller outside the pipeline never begins an answer
+        entries = _MEMO.entries = {}
+    return entries
+
+
+def _db_state(conn) -> tuple:
+    """The connection and what its view of the index was made from (vectors.db_state)."""
+    return (id(conn), *db_state(conn))
 
 
 def _per_version(rows: str) -> str:
@@ -98,15 +302,25 @@ def _per_version(rows: str) -> str:
 
 def meaning_of(conn, qvec: bytes, fp: str, vids: list[int]) -> dict[int, float]:
     """The score `nearest` ranks by (Near.meaning), for given versions — lexical hits outside the
-    vector side's top — those that have a vector; the others are pending."""
+    vector side's top — those that have a vector; the others are pending. Versions this answer's
+    scans already scored are not read again (a version's score depends on its passages alone)."""
     if not vids:
         return {}
-    marks = ",".join(f":v{i}" for i in range(len(vids)))
+    known: dict[int, float] = {}
+    state = _db_state(conn)
+    for key, rows in _answer_memo().items():
+        if key[1:4] == state and key[4] == fp and key[5] == qvec:
+            known.update({v: rows[v][3] for v in vids if v in rows})
+    rest = [v for v in vids if v not in known]
+    if not rest:
+        return {v: known[v] for v in sorted(known)}
+    marks = ",".join(f":v{i}" for i in range(len(rest)))
     rows = (f"SELECT t.version_id AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM vtext t "
             f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id IN ({marks})")
     bound = {"qv": qvec, "fp": fp, "bonus": FIRST_PASSAGE_BONUS, "wbest": BEST_WEIGHT,
-             **{f"v{i}": vid for i, vid in enumerate(vids)}}
-    return {vid: float(score) for vid, _part, _cos, score in conn.execute(_per_version(rows), bound)}
+             **{f"v{i}": vid for i, vid in enumerate(rest)}}
+    known |= {vid: float(score) for vid, _part, _cos, score in conn.execute(_per_version(rows), bound)}
+    return {v: known[v] for v in sorted(known)}  # in vid order, as GROUP BY gives it (sums read it in order)
 
 
 @dataclass
@@ -122,23 +336,21 @@ class SemanticSide:
 
 
 def semantic_side(conn, text: str, s: Slice, n: int, *, require: str | None = None,
-                  exclude: str | None = None, spec=None) -> SemanticSide:
+                  exclude: str | None = None, spec=None, given: tuple | None = None) -> SemanticSide:
     """Embed the question (only it: cache, warm helper, else in-process), rank the slice by cosine
     over the versions that have a vector, and count those that do not yet (`pending`). `require` /
     `exclude`: the question's operators (nearest); the hits carry the calibrated score.
 
-    `spec`: the model (default e5). Never raises: any failure comes back as a one-line reason (the
+    `spec`: the model (default e5). `given`: the question's (fingerprint, vector, reason) under it,
+    already embedded (embed.query_vectors: the route's models side by side). Never raises: any failure comes back as a one-line reason (the
     caller goes lexical).
     """
     from kyb_cli.core import embed
 
     spec = spec or embed.E5
     try:
-        fp, reason, _loc = embed.current_fingerprint(spec)
-        if fp is None:
-            return SemanticSide(None, 0, reason)
-        qvec, reason = embed.query_vector(text, spec)
-        if qvec is None:
+        fp, qvec, reason = given if given is not None else embed.query_vectors(text, [spec])[0]
+        if fp is None or qvec is None:
             return SemanticSide(None, 0, reason)
         load_vec(conn)
         from kyb_cli.core.search.relevance import calibration, centred_query
