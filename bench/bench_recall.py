@@ -18,6 +18,12 @@ other half alone), at most 3. Reported:
 - the hook's wall time from a cold process (`python -m kyb_cli recall --hook-json`, stdin to exit),
   p50/p95 over N prompts, on the dev-set store or on `--store` (bench/gen_store.py 10000 for the 10k
   figure); budget misses (nothing printed, `no answer within`) are counted.
+
+Figures (2026-12-06, 2 shared cores, no model): injected-record precision 0.908 (98 records; fit half
+0.909, check half 0.907), prompts whose injection holds the right record 0.946, on-topic prompts
+answered 0.213, off-topic injections 0.000 (of 47). Cold hook, 40 runs: dev-set store (176 records)
+p50 131 ms, p95 144 ms; bench/gen_store.py 10000 store (10k keys, 37k versions, index built) p50
+128 ms, p95 163 ms, no budget miss. Merely `strong` (no hook bar) injected 438 records at 0.416.
 """
 
 from __future__ import annotations
