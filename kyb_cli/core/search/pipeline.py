@@ -113,7 +113,7 @@ def _phrasing(f: Fresh, text: str, ask: Ask) -> tuple[list[dict], dict]:
     if side is not None and ask.ordering is not None:
         out["ranking"] = ask.ordering.name
         order_by = ask.ordering.order
-    return _answer(f.conn, ask.mode, text, parsed, plan, ranked, side, ask.explain, order_by), out
+    return _answer(f.conn, ask.mode, text, parsed, plan, ranked, side, ask.explain, order_by, f.head), out
 
 
 def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, ranked, out: dict):
@@ -198,7 +198,7 @@ VECTORS = Ordering("vectors", vector_order)
 
 
 def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, dict]], side, explain: bool,
-            order_by: Callable[[dict, dict], list[tuple]] | None = None) -> list[dict]:
+            order_by: Callable[[dict, dict], list[tuple]] | None = None, head: str | None = None) -> list[dict]:
     """Fuse (when the vector side ran), grade and snip. Identity is the version in --history, else
     the key (one hit per key). `order_by(lex, sem)`: an ordering given by the caller (the bench's
     vector_order) instead of fusion.
@@ -208,7 +208,7 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     """
     lex, sem = _candidates(mode, ranked, side)
     listing = plan.match is None
-    cover, first = _coverage(conn, text, plan, ranked, lex, sem, listing)
+    cover, first = _coverage(conn, text, plan, ranked, lex, sem, listing, head)
     if order_by is not None:
         order = order_by(lex, sem)
     elif side is not None:
@@ -231,12 +231,13 @@ def _ident(mode: str, vid: int, key: str):
     return vid if mode == "history" else key
 
 
-def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool) -> tuple[dict, set]:
+def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool,
+              head: str | None = None) -> tuple[dict, set]:
     """How much of the question each candidate holds, and the hits that lead (_leaders)."""
     from kyb_cli.core.search import relevance
 
     vids = sorted({vid for vid, _h in lex.values()} | {n.vid for n in sem.values()})
-    weights = [] if listing else relevance.term_weights(conn, plan.terms)
+    weights = [] if listing else relevance.term_weights(conn, plan.terms, head)
     held = relevance.term_hits(conn, plan.terms, vids) if weights else {}
     vid_of = {i: v for i, (v, _h) in lex.items()} | {i: n.vid for i, n in sem.items()}
     cover = {i: relevance.coverage(held.get(v, set()), weights) for i, v in vid_of.items()}

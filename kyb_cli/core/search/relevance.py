@@ -129,16 +129,31 @@ def looks_like_identifier(raw_words: list[str]) -> bool:
     return any(_IDENT.fullmatch(w) or _HEX.match(w.lower()) or "/" in w for w in words)
 
 
-def term_weights(conn, terms: list[str]) -> list[float]:
-    """Inverse document frequency of each term over all indexed versions (log((N+1)/(df+0.5)))."""
+def term_weights(conn, terms: list[str], head: str | None = None) -> list[float]:
+    """Inverse document frequency of each term over all indexed versions (log((N+1)/(df+0.5))).
+
+    A term's df is counted once per state of the index (`head`, the index file, its versions' count
+    and newest id) and kept: counting a common word's rows costs ~1 ms at 10k keys, a lookup nothing."""
     if not terms:
         return []
     total = conn.execute("SELECT count(*) FROM versions").fetchone()[0]
+    newest = conn.execute("SELECT max(id) FROM versions").fetchone()[0]
+    state = (conn.filename, head, total, newest)
+    seen, known = _DF[0]
+    if seen != state or len(known) > _DF_MAX:
+        known = {}
+        _DF[0] = (state, known)  # a reader of the old state keeps filling its own dict, never this one
     out = []
     for t in terms:
-        df = conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (t,)).fetchone()[0]
+        df = known.get(t)
+        if df is None:
+            df = known[t] = conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (t,)).fetchone()[0]
         out.append(max(0.05, math.log((total + 1) / (df + 0.5))))
     return out
+
+
+_DF: list = [(None, {})]  # [(index state, {term: df})] (term_weights)
+_DF_MAX = 20_000
 
 
 def term_hits(conn, terms: list[str], vids: list[int]) -> dict[int, set[int]]:
