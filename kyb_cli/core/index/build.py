@@ -285,6 +285,11 @@ def build_file(store_path: Path, path: Path, head: str | None,
             commits = src.commits(head, order=order) if head else iter(())
             builder.run(commits, progress, len(order))
             _set_head(conn, head)
+            # One segment per full-text table, `fts_now`'s replaced rows dropped: the replay leaves
+            # tens of segments and a tombstone per superseded version, each read by every query (10k
+            # keys: BM25 top-k 7.6 -> 5.7 ms, a hit's terms 1.0 -> 0.13 ms; ~0.15 s once here).
+            conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
+            conn.execute("INSERT INTO fts_now(fts_now) VALUES('optimize')")
         conn.execute("PRAGMA journal_mode=DELETE")
         stats = _stats(conn)
     finally:
