@@ -27,6 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from kyb_cli.core.index.schema import history_complete  # noqa: F401 - here since staging made it; read on every query
+
 STAGE_ENV = "KYB_STAGE_AT"
 DEFAULT_STAGE_AT = 2000  # commits: from here a full build takes longer than a snapshot (~0.3 s)
 BACKGROUND_ENV = "KYB_BACKGROUND"
@@ -45,10 +47,6 @@ def background_enabled() -> bool:
     from kyb_cli.core.settings import env_off
 
     return not env_off(BACKGROUND_ENV)
-
-
-def history_complete(meta: dict) -> bool:
-    return meta.get("history", "complete") == "complete"
 
 
 def kyb_dir(gdir: Path) -> Path:

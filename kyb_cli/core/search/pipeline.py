@@ -59,9 +59,12 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     Snippets are cut for the hits kept only (not for every fusion candidate). `annotate`: each kept
     hit also gets `verified` and `stale` (index/trust.py), read on the same index connection.
     """
-    from kyb_cli.core.search.phrasings import checked
+    if also:  # other phrasings: checked (and fused) by their module, off the one-question path
+        from kyb_cli.core.search.phrasings import checked
 
-    phrasings = checked(text, also)
+        phrasings = checked(text, also)
+    else:
+        phrasings = [text]
     strong_only = min_strength == "strong"
     ask = Ask(mode, as_of, window, filters, limit, recent, semantic, explain, as_of_event, strong_only,
               wide=strong_only or len(phrasings) > 1, ordering=ordering)
@@ -81,9 +84,12 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 
 def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask) -> dict:
     """The phrasings' answers as one response: fused (several), strong only, cut to the limit."""
-    from kyb_cli.core.search.phrasings import fuse_answers
+    if len(answers) > 1:
+        from kyb_cli.core.search.phrasings import fuse_answers
 
-    hits, out = fuse_answers(answers, ask.mode) if len(answers) > 1 else answers[0]
+        hits, out = fuse_answers(answers, ask.mode)
+    else:
+        hits, out = answers[0]
     if ask.strong_only:
         hits = [h for h in hits if h["strength"] == "strong"]
     hits = _snipped(hits[:ask.limit])
