@@ -1,5 +1,6 @@
 """What a long-lived door keeps warm (index connections, core/index/warm.py) never answers stale:
-a write from another process, a `git pull`, a rebuilt or deleted index and a model change are all
+a write from another process, a `git pull`, a `kyb sync`, a rebuilt or deleted index, a model change and a
+config change are all
 seen by the very next answer. In-process through the porcelain, as `kyb mcp` and `kyb serve` run it."""
 
 from __future__ import annotations
@@ -189,3 +190,37 @@ def test_verification_written_by_another_process_is_in_the_next_warm_answer(stor
     subprocess.run([sys.executable, "-c", code, str(store_path)], check=True, capture_output=True)
     _path, after = api.query(store_path, "port", semantic=False)
     assert after["hits"][0]["verified"]["source"] == "runbook" and after["hits"][0]["verified"]["current"] is True
+
+
+def test_kyb_sync_is_seen_by_the_next_warm_answer(store_path, tmp_path, warm_door):
+    """Issue 38: a sync that brings a peer's record in (a merge or fast-forward by kyb itself)."""
+    who = api.attribution("test", environ={})
+    remote = tmp_path / "remote.git"
+    _git(tmp_path, "init", "-q", "--bare", str(remote))
+    store = api.open_store(store_path)
+    api.add_knowledge(store, key="svc", title="Svc", body="port 8080", tags=[], refs=[], attribution=who)
+    api.set_remote(store, str(remote))
+    api.sync(store, attribution=who)
+    api.clone(str(remote), tmp_path / "peer")
+    assert _keys(store_path, "walrus") == []
+    peer_store = api.open_store(tmp_path / "peer")
+    api.add_knowledge(peer_store, key="seal", title="Seal", body="a walrus and a seal", tags=[], refs=[],
+                      attribution=who)
+    api.sync(peer_store, attribution=who)
+    api.sync(store, attribution=who)
+    assert _keys(store_path, "walrus") == ["seal"]
+
+
+def test_config_change_is_seen_by_the_next_warm_answer(store_path, tmp_path, tiny_dir, monkeypatch, warm_door):
+    """Issue 38: the model named in the config file, changed under a running door."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'model = "{tiny_dir}"\n', encoding="utf-8")
+    monkeypatch.delenv("KYB_MODEL", raising=False)
+    monkeypatch.delenv("KYB_MODEL_EN", raising=False)
+    monkeypatch.setenv("KYB_CONFIG", str(config))
+    put(store_path, "svc", "Svc", "checkout service port 8080", T0)
+    _p, before = api.query(store_path, "checkout service")
+    assert before["semantic"]
+    config.write_text(f'model = "{tmp_path / "no-model-here"}"\n', encoding="utf-8")
+    _p, after = api.query(store_path, "checkout service")
+    assert not after["semantic"] and after["semantic_off"]

@@ -252,3 +252,17 @@ def test_concurrent_first_answers_of_a_door_load_each_model_once(store_path, bot
         answers = list(pool.map(lambda i: api.query(store_path, f"checkout writes {i}")[1], range(12)))
     assert all(a["semantic"] and "semantic_missing" not in a for a in answers)
     assert sorted(loads) == ["cls", "mean"]
+
+
+def test_resident_models_can_be_switched_off_for_many_servers(monkeypatch):
+    """KYB_EMBED_RESIDENT=off: a long-lived door keeps the shared helper (memory over a few ms)."""
+    from kyb_cli.core import embed
+
+    monkeypatch.setattr(embed, "_RESIDENT", False)
+    monkeypatch.setenv("KYB_EMBED_RESIDENT", "off")
+    embed.resident(True)
+    assert embed._RESIDENT is False
+    monkeypatch.delenv("KYB_EMBED_RESIDENT")
+    embed.resident(True)
+    assert embed._RESIDENT is True
+    embed.resident(False)

@@ -48,6 +48,9 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_MODEL_URL": "Base URL kyb model pull downloads from (a mirror), when --url is not given.",
     "KYB_EMBED_THREADS": "Model runs computed side by side, one thread each (default: the CPU count, at most 4).",
     "KYB_EMBED_HELPER": "Set to 0 to embed in the calling process instead of the shared embedding helper.",
+    "KYB_EMBED_RESIDENT": ("off: a long-lived kyb mcp or kyb serve embeds questions through the shared helper "
+                           "instead of holding its own models (~80 MB instead of ~640 MB per server with both "
+                           "models; a few ms more per new question)."),
     "KYB_STAGE_AT": ("Commits from which a missing index is built in stages: HEAD's records at once, the history "
                      "and the vectors by a background filler (default 2000; 0 = always)."),
     "KYB_BACKGROUND": ("Set to off to never start the background filler: a question about the past then reads "

@@ -34,6 +34,17 @@ SESSIONS: dict[str, list[tuple[list[str], str | None]]] = {
         (["get", KEY, "--at", "HEAD~1"], None),
         (["query", "checkout port"], None),
     ],
+    "import": [(["import", "notes"], None)],
+}
+# name -> files written under the session's working directory first (relative path -> text).
+FILES: dict[str, dict[str, str]] = {
+    "import": {
+        "notes/decisions/0001-use-postgres.md": "# Use Postgres\n\nStatus: Accepted\n\nOrders live in Postgres 16.\n",
+        "notes/decisions/0002-use-mysql.md": ("# Use MySQL\n\nStatus: Superseded by [ADR-0001](0001-use-postgres.md)"
+                                              "\n\nOrders lived in MySQL 5.7.\n"),
+        "notes/runbooks/checkout.md": "+++\ntags = [\"checkout\"]\n+++\n# Checkout runbook\n\nRestart svc-checkout first.\n",
+        "notes/secret.md": "# DB access\n\npassword = hunter2hunter2\n",
+    },
 }
 
 _SHA = re.compile(r"\b([0-9a-f]{7})[0-9a-f]{33}\b")
@@ -61,6 +72,9 @@ def run(name: str, runner: Runner = _subprocess) -> str:
                "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
         for var in ("KYB_MODEL", "KYB_MODEL_EN", "KYB_SESSION", "KYB_CONFIG", "KYB_STORE"):
             env.pop(var, None)  # lexical, as on a machine with no model: the answer does not depend on one
+        for rel, text in FILES.get(name, {}).items():
+            (home / "proj" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (home / "proj" / rel).write_text(text, encoding="utf-8")
         lines = []
         for argv, stdin in SESSIONS[name]:
             out = runner(argv, stdin, env).replace(str(home), "/home/you")
@@ -89,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             if normalised(new) != normalised(text):
                 print(f"stale example in {page.relative_to(ROOT)}: run ./dev docs", file=sys.stderr)
                 stale += 1
-        elif new != text:
+        elif normalised(new) != normalised(text):  # new version ids and times alone are no change
             page.write_text(new, encoding="utf-8")
             print(f"wrote {page.relative_to(ROOT)}")
     return 1 if stale else 0

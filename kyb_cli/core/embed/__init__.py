@@ -77,9 +77,13 @@ def resident(on: bool = True) -> None:
     """A long-lived door calls this once (through index/warm.keep): questions are embedded by models
     this process holds, not through the helper. The hop cost more than the model: a short question
     is 2 ms of e5 in-process, 3.7 ms through the helper (socket, JSON, the helper's own wake-up).
-    The models loaded are keyed by their fingerprint (_in_process), so a changed model is loaded anew."""
+    The models loaded are keyed by their fingerprint (_in_process), so a changed model is loaded anew.
+    The price is memory: each such process holds its models (~640 MB with both, against ~80 MB and one
+    shared helper), so KYB_EMBED_RESIDENT=off keeps the hop for machines that run many servers."""
+    from kyb_cli.core.settings import env_off
+
     global _RESIDENT
-    _RESIDENT = on
+    _RESIDENT = on and not env_off("KYB_EMBED_RESIDENT")
 
 
 # How to get a model, the offline way first: `import` copies a model directory you already have
