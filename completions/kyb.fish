@@ -7,7 +7,7 @@ function __kyb_path --description 'the kyb command path typed so far'
         string match -q -- '-*' $w; and continue
         switch $path
             case 'kyb'
-                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export import reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context mcp serve help completion man; and set path "$path $w"
+                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export import reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context recall mcp serve help completion man; and set path "$path $w"
             case 'kyb agents'
                 contains -- $w install uninstall; and set path "$path $w"
             case 'kyb model'
@@ -51,6 +51,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a model -d 'The embedding models
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a index -d 'Bring the index up to date and show its vector status;...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a doctor -d 'What is wrong with this store and this install, with the...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a context -d 'The session-start digest: what changed recently, open...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a recall -d 'What the store holds that bears on TEXT, only when the...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a mcp -d 'Serve kyb\'s tools to an agent over MCP on stdin/stdout,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a serve -d 'Serve the store over HTTP until SIGINT or SIGTERM.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a help -d 'Show the help of kyb, or of COMMAND (`kyb help add` =...'
@@ -281,7 +282,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb agents'" -a uninstall -d 'Remove wh
 complete -c kyb -n "test (__kyb_path) = 'kyb agents'" -s h -l help -d 'Show this message and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb agents install'" -l dry-run -d 'Show what would change (a diff) and write nothing.'
 complete -c kyb -n "test (__kyb_path) = 'kyb agents install'" -l mcp -d 'Also register `kyb mcp` in each agent\'s MCP configuration file.'
-complete -c kyb -n "test (__kyb_path) = 'kyb agents install'" -l hook -d 'Also install the SessionStart hook (`kyb context --hook-json`) where the agent has one (Claude Code, Codex, Gemini CLI).'
+complete -c kyb -n "test (__kyb_path) = 'kyb agents install'" -l hook -d 'Also install the SessionStart hook (`kyb context --hook-json`) and the prompt hook (`kyb recall --hook-json`) where the agent has them (Claude Code, Codex, Gemini CLI).'
 complete -c kyb -n "test (__kyb_path) = 'kyb agents install'" -l project -r -F -d 'The project\'s files (this directory, or DIR) instead of the user-level ones: CLAUDE.md/AGENTS.md/GEMINI.md, .mcp.json, .claude/, .codex/, .gemini/, .cursor/.'
 complete -c kyb -n "test (__kyb_path) = 'kyb agents install'" -l agent -x -a 'claude codex gemini cursor' -d 'Only this agent (repeatable); default: every agent whose home directory exists.'
 complete -c kyb -n "test (__kyb_path) = 'kyb agents install'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
@@ -326,6 +327,11 @@ complete -c kyb -n "test (__kyb_path) = 'kyb context'" -l today -x -d 'The reade
 complete -c kyb -n "test (__kyb_path) = 'kyb context'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb context'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb context'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb recall'" -l limit -x -d 'At most this many hits.'
+complete -c kyb -n "test (__kyb_path) = 'kyb recall'" -l hook-json -d 'Read a prompt hook\'s JSON on stdin, print the hook answer or nothing (a hook command line is the CLI\'s alone).'
+complete -c kyb -n "test (__kyb_path) = 'kyb recall'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
+complete -c kyb -n "test (__kyb_path) = 'kyb recall'" -l json -d 'JSON output even on a terminal.'
+complete -c kyb -n "test (__kyb_path) = 'kyb recall'" -s h -l help -d 'Show this message and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb mcp'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb mcp'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb mcp'" -s h -l help -d 'Show this message and exit.'

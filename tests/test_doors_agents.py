@@ -175,6 +175,36 @@ def test_install_hook_adds_the_session_start_hook_where_the_agent_has_one(cli, h
     assert not (home / ".cursor" / "hooks.json").exists()
 
 
+def test_install_hook_adds_the_prompt_hook_beside_the_session_start_hook(cli, home):
+    """Issue 43: `kyb recall --hook-json` on each client's prompt-submit event (Claude Code and Codex
+    UserPromptSubmit, Gemini CLI BeforeAgent), in the same file as the SessionStart hook."""
+    all_agents(home)
+    assert cli("agents", "install", "--hook").code == 0
+    for path, event in ((home / ".claude" / "settings.json", "UserPromptSubmit"),
+                        (home / ".codex" / "hooks.json", "UserPromptSubmit"),
+                        (home / ".gemini" / "settings.json", "BeforeAgent")):
+        hooks = json.loads(path.read_text())["hooks"]
+        assert [h["command"] for g in hooks[event] for h in g["hooks"]] == ["kyb recall --hook-json"], path
+        assert [h["command"] for g in hooks["SessionStart"] for h in g["hooks"]] == ["kyb context --hook-json"]
+    claude = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]["UserPromptSubmit"]
+    assert claude == [{"hooks": [{"type": "command", "command": "kyb recall --hook-json", "timeout": 5}]}]
+    assert [h["timeout"] for g in json.loads((home / ".gemini" / "settings.json").read_text())["hooks"]["BeforeAgent"]
+            for h in g["hooks"]] == [5000]  # Gemini CLI counts milliseconds
+
+
+def test_uninstall_keeps_the_users_own_prompt_hooks_byte_for_byte(cli, home):
+    (home / ".claude").mkdir()
+    path = home / ".claude" / "settings.json"
+    original = ('{\n  "hooks": {\n    "UserPromptSubmit": [\n      {"hooks": [{"type": "command", "command": '
+                '"./my-hook.sh"}]}\n    ]\n  },\n  "theme": "dark"\n}\n')
+    path.write_text(original)
+    assert cli("agents", "install", "--agent", "claude", "--hook").code == 0
+    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    assert commands == ["./my-hook.sh", "kyb recall --hook-json"]
+    assert cli("agents", "uninstall", "--agent", "claude").code == 0
+    assert path.read_text() == original
+
+
 def test_install_mcp_and_hook_twice_changes_nothing(cli, home):
     all_agents(home)
     assert cli("agents", "install", "--mcp", "--hook").code == 0
@@ -200,6 +230,8 @@ USER_JSON = [
     '{\n\t"hooks": {\n\t\t"SessionStart": [\n\t\t\t{"hooks": [{"type": "command", "command": "echo hi"}]}\n\t\t]\n\t}\n}\n',
     '{\r\n  "numStartups": 3,\r\n  "projects": {"/x": {"mcpServers": {}}}\r\n}\r\n',
     '{\n  // my settings\n  "mcpServers": {},\n  "hooks": {"SessionStart": []} /* kept */\n}\n',
+    '{\n  "hooks": {\n    "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "mine"}]}],\n'
+    '    "BeforeAgent": []\n  }\n}\n',
     '{\n  "unicode": "ünïcødé ✓",\n  "nested": {"a": [1, 2, {"b": null}]}\n}',
 ]
 
@@ -304,6 +336,22 @@ def test_hook_the_agents_run_prints_valid_session_start_json(kyb, home, tmp_path
     out = json.loads(res.stdout)
     assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert isinstance(out["hookSpecificOutput"]["additionalContext"], str)
+
+
+def test_prompt_hook_the_agents_run_prints_a_hook_answer_or_nothing(kyb, home):
+    """The command written into the hook files takes the client's JSON and always exits 0."""
+    from kyb_cli.core.tools.wiring import PROMPT_HOOK_COMMAND
+
+    assert kyb("add", "--key", "checkout-port", "--title", "Checkout port",
+               "--body", "Checkout listens on port 9443.").code == 0
+    assert kyb("query", "warm").code == 0
+    given = {"prompt": "checkout port 9443", "session_id": "a", "hook_event_name": "UserPromptSubmit", "cwd": "."}
+    res = kyb(*PROMPT_HOOK_COMMAND.split()[1:], input=json.dumps(given))
+    assert res.code == 0
+    out = json.loads(res.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit" and "checkout-port" in out["additionalContext"]
+    res = kyb(*PROMPT_HOOK_COMMAND.split()[1:], input="")
+    assert res.code == 0 and res.stdout == ""
 
 
 # --- the JSON editing itself (tools/jsonedit.py) ------------------------------------------------

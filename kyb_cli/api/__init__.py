@@ -47,6 +47,7 @@ _LAZY = {name: area for area, names in {
     "handlers": "handle handle_dated",
     "limits": "loads_json",
     "operations": "check_arguments example out_of_bounds spelled",
+    "recalls": "recall recall_hook",
     "records": "add_knowledge edit_text history is_store read retract_knowledge save_edit split_list",
     "tools": """apply_agent_changes check_paths check_store enclosing_store export_csv_lost export_media_type
                 export_text found_agents import_records known_agents model_import model_pull model_status

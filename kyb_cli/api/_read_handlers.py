@@ -1,5 +1,5 @@
 """The table's reads and listings (query, get, history, diff, tags, log, stale, rules, tasks, incidents,
-export, deadlines, context, doctor): each the core call every door used to make with its own copy
+export, deadlines, context, recall, doctor): each the core call every door used to make with its own copy
 of the arguments.
 
 They call the core directly (no porcelain function that only forwards to it); `handle` in
@@ -130,6 +130,13 @@ def _context(door, a: dict[str, Any]) -> dict[str, Any]:
     return {"text": render(data), "brief": False, "digest": data}
 
 
+def _recall(door, a: dict[str, Any]) -> dict[str, Any]:
+    """`{confident, count, hits}`: strong hits only (api/recalls.py); the hook mode is the CLI's."""
+    from kyb_cli.api.recalls import recall
+
+    return recall(door.store_arg, a["text"], limit=a["limit"])
+
+
 def _doctor(door, a: dict[str, Any]) -> dict[str, Any]:
     """What works and what to fix (problems are reported, not raised); `fix` first repairs the
     working tree (an interrupted update, record files missing or staged wrong; never a hand edit)."""
@@ -140,5 +147,5 @@ def _doctor(door, a: dict[str, Any]) -> dict[str, Any]:
 
 READS: dict[str, Callable[[Any, dict[str, Any]], dict[str, Any]]] = {
     "query": _query, "get": _get, "history": _history, "diff": _diff, "stale": _stale, "rules": _rules, "tags": _tags, "log": _log,
-    "export": _export, "doctor": _doctor, "deadlines": _deadlines, "context": _context, "tasks": _tasks, "incidents": _incidents,
+    "export": _export, "doctor": _doctor, "deadlines": _deadlines, "context": _context, "recall": _recall, "tasks": _tasks, "incidents": _incidents,
 }

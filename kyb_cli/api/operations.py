@@ -381,6 +381,15 @@ CONTEXT = Operation("context", "The session-start digest: what changed recently,
     TODAY,
 ), example="kyb context --brief")
 
+RECALL = Operation("recall", "What the store holds that bears on `text`, only when the answer is confident: at most "
+                  "3 strong hits with their freshness, else none.", (
+    Field("text", default="", description="The request or question, as typed.", positional=True, metavar="[TEXT]...",
+          example="switch checkout to the new port"),
+    Field("limit", "integer", 3, "At most this many hits.", minimum=LIMIT_MIN, maximum=3),
+    Field("hook_json", "boolean", False, "Read a prompt hook's JSON on stdin, print the hook answer or nothing "
+          "(a hook command line is the CLI's alone).", cli="hook", doors=("cli",)),
+), example="kyb recall 'switch checkout to the new port'")
+
 CLI = ("cli",)  # the operations below are the command line's alone: a store's upkeep from a shell
 
 SYNC = Operation("sync", "Pull the remote's records (every peer's input checked), then push this store's.", (),
@@ -422,7 +431,7 @@ DATED = ("query", "get", "tasks", "incidents")
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     QUERY, GET, HISTORY, DIFF, ADD, ADD_MANY, RM, VERIFY, INCIDENT, RESOLVE, TASK, TASK_STATUS, DONE, TASKS, INCIDENTS,
-    DEADLINES, STALE, RULES, TAGS_OP, EXPORT, LOG, CONTEXT, SYNC, DOCTOR, INDEX, REINDEX, EDIT, REMOTE, IMPORT)}
+    DEADLINES, STALE, RULES, TAGS_OP, EXPORT, LOG, CONTEXT, RECALL, SYNC, DOCTOR, INDEX, REINDEX, EDIT, REMOTE, IMPORT)}
 
 
 def example(name: str) -> str:

@@ -49,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "index": "index:index_cmd",
     "doctor": "doctor:doctor_cmd",
     "context": "context:context_cmd",
+    "recall": "recall:recall_cmd",
     "mcp": "mcp:mcp_cmd",
     "serve": "serve:serve_cmd",
     "help": "help_:help_cmd",

@@ -41,6 +41,7 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_SESSION": "Session label recorded in commit trailers (Kyb-Session).",
     "KYB_WORKSPACE": "Workspace label recorded in commit trailers (Kyb-Workspace).",
     "KYB_LOCK_TIMEOUT": "Seconds a writer waits for the store lock before giving up with exit 4 (default 10).",
+    "KYB_RECALL_BUDGET_MS": "Milliseconds `kyb recall --hook-json` may take to answer before it prints nothing (default 250).",
     "KYB_DEADLINES": "Set to off to leave out the deadlines block after query, get, tasks and incidents.",
     "KYB_MODEL": "Directory of the embedding model files (before the config's model and the default directory).",
     "KYB_MODEL_EN": "Directory of the English embedding model, bge-small-en-v1.5 (before the config's model_en and its "

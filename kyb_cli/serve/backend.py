@@ -92,3 +92,7 @@ def deadlines(door, a: dict[str, Any]) -> dict[str, Any]:
 
 def context(door, a: dict[str, Any]) -> dict[str, Any]:
     return api.handle("context", door, a)
+
+
+def recall(door, a: dict[str, Any]) -> dict[str, Any]:
+    return api.handle("recall", door, a)

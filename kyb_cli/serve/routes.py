@@ -88,6 +88,7 @@ ROUTES: tuple[Route, ...] = (
           _args("deadlines"), tag="tasks", op="deadlines"),
     Route("GET", "/context", backend.context, "",
           _args("context"), op="context"),
+    Route("GET", "/recall", backend.recall, "", _args("recall"), op="recall"),
 )
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

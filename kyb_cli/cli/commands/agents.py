@@ -49,8 +49,9 @@ def agents_group() -> None:
 
 def _wiring_options(func):
     func = click.option("--hook", is_flag=True,
-                        help="Also install the SessionStart hook (`kyb context --hook-json`) where the agent "
-                             "has one (Claude Code, Codex, Gemini CLI).")(func)
+                        help="Also install the SessionStart hook (`kyb context --hook-json`) and the prompt "
+                             "hook (`kyb recall --hook-json`) where the agent has them (Claude Code, Codex, "
+                             "Gemini CLI).")(func)
     func = click.option("--mcp", is_flag=True,
                         help="Also register `kyb mcp` in each agent's MCP configuration file.")(func)
     return func
@@ -63,7 +64,9 @@ def _wiring_options(func):
 @common_options
 def install_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...], mcp: bool, hook: bool) -> None:
     """Add a short marked kyb section to each agent's always-loaded instructions and a kyb skill;
-    --mcp registers the MCP server, --hook the session-start digest, in each agent's own files.
+    --mcp registers the MCP server, --hook the session-start digest and the prompt hook (records that
+    bear on a prompt, only when sure: Claude Code and Codex UserPromptSubmit, Gemini CLI BeforeAgent),
+    in each agent's own files.
 
     \b
     User level by default:
@@ -87,7 +90,7 @@ def install_cmd(dry_run: bool, project: Path | None, agent_names: tuple[str, ...
     if not agents:  # say so on a pipe too: an empty list alone reads like success
         notes.append(NONE_FOUND)
     if (mcp or hook) and agents and shutil.which("kyb") is None:
-        notes.append("`kyb` is not on PATH: agents start `kyb mcp` / `kyb context --hook-json` by name — "
+        notes.append("`kyb` is not on PATH: agents start `kyb mcp` / `kyb context --hook-json` / `kyb recall --hook-json` by name — "
                      "install it with pipx (README, Quick start) or put kyb's bin directory on PATH")
     if not dry_run:
         api.apply_agent_changes(changes)

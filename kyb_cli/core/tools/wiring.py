@@ -1,9 +1,10 @@
-"""`kyb agents install --mcp/--hook`: kyb's MCP server and SessionStart hook in each agent's own files.
+"""`kyb agents install --mcp/--hook`: kyb's MCP server, SessionStart hook and prompt hook in each agent's own files.
 
 Paths and formats follow each agent's public documentation (cited next to each path below). Every
 edit is targeted (tools/jsonedit.py for JSON, a marked block for TOML), so the rest of the user's
 file keeps every byte; uninstall removes exactly what install added, recognised by its content
-(the `kyb` server entry, the `kyb context --hook-json` hook) or by the TOML block's markers.
+(the `kyb` server entry, the `kyb context --hook-json` and `kyb recall --hook-json` hooks) or by the TOML
+block's markers.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Callable
 from kyb_cli.core.tools import jsonedit, sections
 
 HOOK_COMMAND = "kyb context --hook-json"
+PROMPT_HOOK_COMMAND = "kyb recall --hook-json"  # issue 43: prints nothing unless the store knows for sure
 SERVER_NAME = "kyb"
 TOML_BEGIN = "# kyb:begin — managed by `kyb agents install --mcp`; `kyb agents uninstall` removes it"
 TOML_END = "# kyb:end"
@@ -31,6 +33,18 @@ CODEX_HOOK = {"hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": 
 # = every source; timeout in milliseconds; `name`/`description` are documented fields).
 GEMINI_HOOK = {"hooks": [{"name": "kyb-context", "type": "command", "command": HOOK_COMMAND, "timeout": 10000,
                           "description": "kyb: session-start digest (added by kyb agents install --hook)"}]}
+
+# The prompt hooks: `kyb recall --hook-json` when the person submits a prompt, before the model sees it
+# (the hook answers with the event name it was called with). Each client's event, per the same docs:
+# Claude Code UserPromptSubmit (no matcher: every prompt; timeout in seconds); Codex UserPromptSubmit
+# (matchers are not supported for it); Gemini CLI BeforeAgent ("after the user submits a prompt,
+# before planning"; hookSpecificOutput.additionalContext is added for that turn; timeout in ms).
+CLAUDE_PROMPT_HOOK = {"hooks": [{"type": "command", "command": PROMPT_HOOK_COMMAND, "timeout": 5}]}
+CODEX_PROMPT_HOOK = {"hooks": [{"type": "command", "command": PROMPT_HOOK_COMMAND, "timeout": 5}]}
+GEMINI_PROMPT_HOOK = {"hooks": [{"name": "kyb-recall", "type": "command", "command": PROMPT_HOOK_COMMAND,
+                                 "timeout": 5000,
+                                 "description": "kyb: stored records that bear on the prompt, when sure "
+                                                "(added by kyb agents install --hook)"}]}
 
 # The MCP server entries. Claude Code: https://code.claude.com/docs/en/mcp (`type: stdio`);
 # Gemini CLI: https://geminicli.com/docs/tools/mcp-server/ ; Cursor: https://cursor.com/docs/mcp
@@ -73,6 +87,7 @@ def edits_for(agent, project: Path | None, home: Path, env: dict[str, str], *, m
             # .claude/settings.json (project); hooks.SessionStart per https://code.claude.com/docs/en/hooks
             path = (project / ".claude" if project else agent.home) / "settings.json"
             edits.append(Edit(path, "hook", "json", ("hooks", "SessionStart"), None, CLAUDE_HOOK))
+            edits.append(Edit(path, "hook", "json", ("hooks", "UserPromptSubmit"), None, CLAUDE_PROMPT_HOOK))
     elif name == "codex":
         if mcp:
             # https://developers.openai.com/codex/mcp — [mcp_servers.<name>] in ~/.codex/config.toml
@@ -83,6 +98,7 @@ def edits_for(agent, project: Path | None, home: Path, env: dict[str, str], *, m
             # https://developers.openai.com/codex/hooks — ~/.codex/hooks.json or <repo>/.codex/hooks.json
             path = (project / ".codex" if project else agent.home) / "hooks.json"
             edits.append(Edit(path, "hook", "json", ("hooks", "SessionStart"), None, CODEX_HOOK))
+            edits.append(Edit(path, "hook", "json", ("hooks", "UserPromptSubmit"), None, CODEX_PROMPT_HOOK))
     elif name == "gemini":
         # https://geminicli.com/docs/reference/configuration — ~/.gemini/settings.json (user),
         # .gemini/settings.json (project); mcpServers and hooks live in the same file.
@@ -91,14 +107,16 @@ def edits_for(agent, project: Path | None, home: Path, env: dict[str, str], *, m
             edits.append(Edit(path, "mcp", "json", ("mcpServers",), SERVER_NAME, PLAIN_SERVER))
         if hook:
             edits.append(Edit(path, "hook", "json", ("hooks", "SessionStart"), None, GEMINI_HOOK))
+            edits.append(Edit(path, "hook", "json", ("hooks", "BeforeAgent"), None, GEMINI_PROMPT_HOOK))
     elif name == "cursor":
         if mcp:
             # https://cursor.com/docs/mcp — ~/.cursor/mcp.json (global), .cursor/mcp.json (project)
             path = (project / ".cursor" if project else agent.home) / "mcp.json"
             edits.append(Edit(path, "mcp", "json", ("mcpServers",), SERVER_NAME, PLAIN_SERVER))
         if hook:
-            notes.append("cursor: no SessionStart hook installed — Cursor's hooks take another output "
-                         "format than `kyb context --hook-json`; its MCP server (--mcp) has the `context` tool")
+            notes.append("cursor: no SessionStart hook nor prompt hook installed — Cursor's hooks take another output "
+                         "format than `kyb context --hook-json` / `kyb recall --hook-json`; its MCP server (--mcp) "
+                         "has the `context` and `recall` tools")
     return edits, notes
 
 
