@@ -226,7 +226,7 @@ def _source_hash() -> str:
 def installed() -> Path:
     """A venv with this checkout installed as a user installs it: a wheel, NOT editable. An editable
     install's finder (.pth) makes every `python -c pass` of its venv import pathlib and urllib, which
-    flatters the ratio (~16 ms instead of ~10: issue 38). Cached per source hash under BASE. The
+    flatters the ratio (20.7 ms instead of 9.2 at load 2.5: issue 38). Cached per source hash under BASE. The
     dependencies are the running interpreter's (a .pth naming its site-packages, read as a plain path:
     no .pth of that directory runs), so no network is needed but for the wheel's build backend."""
     import sysconfig
