@@ -67,6 +67,9 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("KYB_BACKGROUND", "off")
     monkeypatch.setenv("KYB_HELPER_IDLE", "60")  # embedding helpers started by tests do not linger
     monkeypatch.setenv("KYB_DEADLINES", os.environ.get("KYB_TEST_DEADLINES", "off"))
+    from kyb_cli.api import reset_history_state
+
+    reset_history_state()  # a call's wait policy set by an earlier test (a parsed --no-wait) never leaks
     yield home
 
 

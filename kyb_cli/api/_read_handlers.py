@@ -9,7 +9,9 @@ handlers.py dispatches to them. `door.path()` is the store to read; nothing here
 
 from __future__ import annotations
 
-from typing import Any, Callable
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from kyb_cli.api.trust import reader_day
 

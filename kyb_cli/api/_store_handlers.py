@@ -5,7 +5,9 @@ renders the answer. A long job reports through the door's `progress` when it has
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _progress(door):

@@ -4,7 +4,10 @@ background filler, which gives the new version its vector (the write itself neve
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Iterator
 
 
 @contextmanager

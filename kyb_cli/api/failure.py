@@ -6,7 +6,9 @@ EX_SOFTWARE code), so no door maps an ordinary exception to a store error.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from kyb_cli.core.errors import EXIT_INTERNAL, KybError, internal_error_message
 

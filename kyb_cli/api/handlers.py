@@ -11,7 +11,20 @@ other filters, an empty knowledge body is refused. The renderers stay in the doo
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Protocol
+
+    class _Door(Protocol):  # what a handler needs from the door calling it
+        def store(self) -> Any: ...  # pragma: no cover
+
+        def path(self) -> Any: ...  # pragma: no cover
+
+        # the store as the caller named it (None: the usual lookup), for `query`, which checks its
+        # arguments before a missing default store is created (a bad --as-of writes nothing)
+        store_arg: Any
+
+        def attribution(self) -> Any: ...  # pragma: no cover
 
 from kyb_cli.api._read_handlers import READS
 from kyb_cli.api._store_handlers import STORE_HANDLERS
@@ -19,18 +32,6 @@ from kyb_cli.api.records import split_list
 from kyb_cli.api.work import (
     KEEP, close_task, resolve_incident, transition_task, write_incident, write_task,
 )
-
-
-class _Door(Protocol):  # what a handler needs from the door calling it
-    def store(self) -> Any: ...  # pragma: no cover
-
-    def path(self) -> Any: ...  # pragma: no cover
-
-    # the store as the caller named it (None: the usual lookup), for `query`, which checks its
-    # arguments before a missing default store is created (a bad --as-of writes nothing)
-    store_arg: Any
-
-    def attribution(self) -> Any: ...  # pragma: no cover
 
 
 def _given(value: Any) -> Any:

@@ -8,7 +8,10 @@ the core functions' (kyb_cli.core.kinds.*), so `help()` shows what a call takes;
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Any
 
 from kyb_cli.api._writes import writes
 

@@ -9,7 +9,10 @@ pipe. `--no-wait` answers at once from what is indexed, with `"history_complete"
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 
 class WaitDisplay:

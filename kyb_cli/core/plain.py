@@ -7,7 +7,9 @@ Modules off that path keep using `dataclasses`.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 _MISSING = object()
 

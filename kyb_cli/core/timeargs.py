@@ -27,8 +27,10 @@ def shown(value: object) -> str:
     return secret_safe(value)
 
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+# Matched through re's own cache (re.match), compiled on first use: a query without a time argument
+# never needs them.
+_DATE = r"^\d{4}-\d{2}-\d{2}$"
+_DATETIME = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}"
 
 START = "start"
 END = "end"
@@ -37,7 +39,7 @@ END = "end"
 def is_time_text(text: str) -> bool:
     """True for a date or an RFC 3339 datetime (not a revision): what `get --at` reads as a time."""
     text = (text or "").strip()
-    return bool(_DATE.match(text) or _DATETIME.match(text))
+    return bool(re.match(_DATE, text) or re.match(_DATETIME, text))
 
 
 def parse_time(text: str, *, bound: str, store_path: Path | None = None, resolve=None) -> int:
@@ -49,14 +51,14 @@ def parse_time(text: str, *, bound: str, store_path: Path | None = None, resolve
     text = (text or "").strip()
     if not text:
         raise UsageError("an empty time; give a date (2026-10-11), a datetime (2026-10-11T16:00:00Z) or a revision")
-    if _DATE.match(text):
+    if re.match(_DATE, text):
         try:
             day = date.fromisoformat(text)
         except ValueError:
             raise UsageError(f"'{shown(text)}' is not a valid date") from None
         moment = time(23, 59, 59) if bound == END else time(0, 0, 0)
         return int(datetime.combine(day, moment, tzinfo=timezone.utc).timestamp())
-    if _DATETIME.match(text):
+    if re.match(_DATETIME, text):
         iso = text[:-1] + "+00:00" if text[-1] in "zZ" else text
         try:
             value = datetime.fromisoformat(iso)
@@ -107,7 +109,7 @@ def event_time_arg(text: str | None) -> str:
     text = (text or "").strip()
     if not text:
         return ""
-    if not (_DATE.match(text) or _DATETIME.match(text)):
+    if not (re.match(_DATE, text) or re.match(_DATETIME, text)):
         raise UsageError(f"effective_at: '{shown(text)}' is neither a date (2026-12-01) nor a datetime "
                          "(2026-12-01T15:50:00Z)", field="effective_at")
     try:

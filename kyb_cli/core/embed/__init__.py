@@ -31,7 +31,7 @@ import time
 from kyb_cli.core.plain import Factory, plain
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 
 from kyb_cli.core.embed.recipe import passage_input, passage_text, query_input, text_hash
 

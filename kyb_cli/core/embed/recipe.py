@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from itertools import accumulate
-from typing import Any, Mapping
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Any
 
 QUERY_PREFIX = "query: "
 PASSAGE_PREFIX = "passage: "

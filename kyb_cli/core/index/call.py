@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from kyb_cli.core.plain import plain
-from typing import Callable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Callable
 
 
 @plain

@@ -166,6 +166,12 @@ def connect(path: Path, *, create: bool = False):
     return conn
 
 
+def history_complete(meta: dict) -> bool:
+    """Whether the index holds the whole history (its `meta.history`), or HEAD's snapshot whose
+    history the filler is still building (index/staged.py)."""
+    return meta.get("history", "complete") == "complete"
+
+
 def read_meta(conn) -> dict[str, str]:
     return {k: v for k, v in conn.execute("SELECT k, v FROM meta")}
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Any
 
 from kyb_cli.core.index import schema
 from kyb_cli.core.timestamps import rfc3339

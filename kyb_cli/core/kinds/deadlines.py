@@ -14,7 +14,10 @@ from __future__ import annotations
 import re
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Any, Iterable
 
 from kyb_cli.core.errors import StoreError
 

@@ -78,7 +78,10 @@ def key_of_path(path: str) -> str | None:
 # -- what a path may be ------------------------------------------------------------------------------
 
 # Characters HFS+ ignores when comparing names (so `.g\u200cit` is `.git` there), as Git's fsck does.
-_IGNORABLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u206a-\u206f\ufeff]")
+# A deletion table for str.translate: the same characters as the class [\u200b-\u200f\u202a-\u202e
+# \u2060-\u2064\u206a-\u206f\ufeff], without compiling a regex on every `kyb query`'s import.
+_IGNORABLE = dict.fromkeys([*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2065),
+                            *range(0x206A, 0x2070), 0xFEFF])
 
 
 def unsafe_component(name: str) -> str | None:
@@ -87,7 +90,7 @@ def unsafe_component(name: str) -> str | None:
         return f"a '{name}' path component (it would leave its directory)"
     if "\\" in name or "\0" in name:
         return "a backslash or NUL in a file name"
-    folded = _IGNORABLE.sub("", name).lower()
+    folded = name.translate(_IGNORABLE).lower()
     stem = folded.split(":", 1)[0].rstrip(" .")  # NTFS drops trailing dots/spaces and streams
     if stem == ".git" or folded.startswith("git~"):
         return "a .git path component (in any case or spelling): nothing under .git is written from a tree"

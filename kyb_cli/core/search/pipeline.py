@@ -6,7 +6,10 @@ Every door runs it through `kyb_cli.api.query` (time arguments -> slice -> lexic
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, NamedTuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
+if TYPE_CHECKING:
+    from typing import Callable
 
 from kyb_cli.core.index.fresh import Fresh, with_index
 from kyb_cli.core.search.lexical import lexical
@@ -14,7 +17,8 @@ from kyb_cli.core.index.slice import Filters
 from kyb_cli.core.plain import plain
 
 
-class Ordering(NamedTuple):
+@plain(frozen=True)
+class Ordering:
     """An order of the hits that a caller passes in instead of fusion (the bench's VECTORS), named
     in the answer's `ranking`; the pipeline never decides to use one itself."""
 
@@ -59,9 +63,12 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     Snippets are cut for the hits kept only (not for every fusion candidate). `annotate`: each kept
     hit also gets `verified` and `stale` (index/trust.py), read on the same index connection.
     """
-    from kyb_cli.core.search.phrasings import checked
+    if also:  # other phrasings: checked (and fused) by their module, off the one-question path
+        from kyb_cli.core.search.phrasings import checked
 
-    phrasings = checked(text, also)
+        phrasings = checked(text, also)
+    else:
+        phrasings = [text]
     strong_only = min_strength == "strong"
     ask = Ask(mode, as_of, window, filters, limit, recent, semantic, explain, as_of_event, strong_only,
               wide=strong_only or len(phrasings) > 1, ordering=ordering)
@@ -81,9 +88,12 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 
 def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask) -> dict:
     """The phrasings' answers as one response: fused (several), strong only, cut to the limit."""
-    from kyb_cli.core.search.phrasings import fuse_answers
+    if len(answers) > 1:
+        from kyb_cli.core.search.phrasings import fuse_answers
 
-    hits, out = fuse_answers(answers, ask.mode) if len(answers) > 1 else answers[0]
+        hits, out = fuse_answers(answers, ask.mode)
+    else:
+        hits, out = answers[0]
     if ask.strong_only:
         hits = [h for h in hits if h["strength"] == "strong"]
     hits = _snipped(hits[:ask.limit])
