@@ -43,3 +43,23 @@ def test_big_catch_up_optimizes(store_path, monkeypatch):
     put(store_path, "note-c", "third", when=T0 + 2)
     put(store_path, "note-d", "fourth", when=T0 + 3)
     assert query(store_path, "fourth")["count"] == 1 and len(calls) == 1
+
+
+def test_word_weights_follow_the_index(store_path):
+    """A term's df is kept per index state: a write is seen by the next answer's weights."""
+    import math
+
+    from kyb_cli.core.search import relevance
+
+    def weights():
+        return with_index(store_path, lambda f: relevance.term_weights(f.conn, ['"alpha"', '"beta"'], f.head))
+
+    def expected(n_alpha, n_beta, total):
+        return [max(0.05, math.log((total + 1) / (df + 0.5))) for df in (n_alpha, n_beta)]
+
+    put(store_path, "note-a", "alpha", when=T0)
+    put(store_path, "note-b", "beta gamma", when=T0 + 1)
+    assert weights() == expected(1, 1, 2)
+    assert weights() == expected(1, 1, 2)  # from the kept counts
+    put(store_path, "note-c", "alpha again", when=T0 + 2)
+    assert weights() == expected(2, 1, 3)
