@@ -104,3 +104,23 @@ def test_retracted_knowledge_is_not_true_at_any_event_time(kyb, store_path):
     seed_store(store_path)
     remove(store_path, "svc-port", when=at(17))
     assert bodies(kyb, "--as-of-event", iso(16)) == []
+
+
+def test_as_of_event_slice_builds_its_inner_sets_once(store_path):
+    """The as_of_event slice materializes what the store knew and which versions were told: inline,
+    SQLite ran the grouped as_of slice again for every version it joined (52 s at 10k keys;
+    bench/bench_slices.py). Read from the query plan, not a clock."""
+    import apsw
+
+    from kyb_cli.core.index import schema
+    from kyb_cli.core.index.slice import candidates, time_params
+
+    put(store_path, "svc-port", "Service port", "port 8080", when=at(12))
+    from kyb_cli import api
+
+    api.query(str(store_path), "port", semantic=False)
+    conn = apsw.Connection(str(schema.index_path(store_path / ".git")), flags=apsw.SQLITE_OPEN_READONLY)
+    params: dict = {}
+    time_params("as_of_event", params, as_of=None, window=None, as_of_event=at(13))
+    plan = " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + candidates("as_of_event", params), params))
+    assert "MATERIALIZE known" in plan and "MATERIALIZE told" in plan, plan

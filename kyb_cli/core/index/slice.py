@@ -58,12 +58,15 @@ def _candidates(mode: str, params: dict) -> str:
         # as the as_of slice says; then, among the versions known by W, the latest effective by T.
         known = ("SELECT v.key AS key, c.state AS state FROM (" + candidates("as_of", params) + ") c "
                  "JOIN versions v ON v.id = c.vid")
+        # Both inner sets are MATERIALIZED: left inline, SQLite ran the grouped as_of slice again for
+        # every version it joined (52 s at 10k keys; 0.2 s as built here).
         return (
+            f"WITH known AS MATERIALIZED ({known}), "
+            "told AS MATERIALIZED (SELECT version_id AS id FROM events WHERE action = 'content' AND committed_at <= :t) "
             "SELECT vid, state FROM (SELECT v.id AS vid, st.state AS state, row_number() OVER "
             f"(PARTITION BY v.key ORDER BY {EFFECTIVE} DESC, v.id DESC) AS rn "
-            f"FROM versions v JOIN ({known}) st ON st.key = v.key "
-            f"WHERE {EFFECTIVE} <= :te AND v.id IN "
-            "(SELECT version_id FROM events WHERE action = 'content' AND committed_at <= :t)) WHERE rn = 1"
+            f"FROM versions v JOIN known st ON st.key = v.key "
+            f"WHERE {EFFECTIVE} <= :te AND v.id IN (SELECT id FROM told)) WHERE rn = 1"
         )
     raise ValueError(mode)
 
