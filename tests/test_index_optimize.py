@@ -63,3 +63,18 @@ def test_word_weights_follow_the_index(store_path):
     assert weights() == expected(1, 1, 2)  # from the kept counts
     put(store_path, "note-c", "alpha again", when=T0 + 2)
     assert weights() == expected(2, 1, 3)
+
+
+def test_an_index_never_optimized_is_optimized_at_its_first_catch_up(store_path, monkeypatch):
+    """An index built before builds ended optimized gets the same compaction once, at its next
+    catch-up, without a rebuild; later small catch-ups leave it alone."""
+    put(store_path, "note-a", "first", when=T0)
+    query(store_path, "first")
+    with_index(store_path, lambda f: f.conn.execute("DELETE FROM meta WHERE k = 'fts_optimized'"))
+    calls = []
+    real = build.optimize
+    monkeypatch.setattr(build, "optimize", lambda conn: (calls.append(conn), real(conn)))
+    put(store_path, "note-b", "second", when=T0 + 1)
+    assert query(store_path, "second")["count"] == 1 and len(calls) == 1
+    put(store_path, "note-c", "third", when=T0 + 2)
+    assert query(store_path, "third")["count"] == 1 and len(calls) == 1

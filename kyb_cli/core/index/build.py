@@ -310,8 +310,8 @@ def catch_up(conn, store_path: Path, indexed: str | None, head: str | None) -> d
     with conn:  # one write transaction: readers see the old state or the new one
         count = builder.run(src.commits(head, since=indexed))
         _set_head(conn, head)
-        if count >= OPTIMIZE_AFTER:  # a big pull or import: as a build ends (optimize)
-            optimize(conn)
+        if count >= OPTIMIZE_AFTER or not optimized(conn):  # a big pull or import, as a build ends; or
+            optimize(conn)  # an index built before builds optimized: once, at its first catch-up
     return {"head": head, "commits": count, "skipped": builder.skipped, "rebuilt": False,
             "seconds": round(time.perf_counter() - started, 3)}
 
@@ -325,6 +325,12 @@ def optimize(conn) -> None:
     commits: BM25 top-k 7.6 -> 5.7 ms, a hit's held words 1.0 -> 0.13 ms; ~0.15 s here, once)."""
     conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
     conn.execute("INSERT INTO fts_now(fts_now) VALUES('optimize')")
+    conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('fts_optimized', '1')")
+
+
+def optimized(conn) -> bool:
+    """True once `optimize` ran on this index (a build ends with it; older indexes lack the mark)."""
+    return conn.execute("SELECT 1 FROM meta WHERE k = 'fts_optimized'").fetchone() is not None
 
 
 def _stats(conn) -> dict:
