@@ -19,11 +19,11 @@ other half alone), at most 3. Reported:
   p50/p95 over N prompts, on the dev-set store or on `--store` (bench/gen_store.py 10000 for the 10k
   figure); budget misses (nothing printed, `no answer within`) are counted.
 
-Figures (2026-12-06, 2 shared cores, no model): injected-record precision 0.908 (98 records; fit half
-0.909, check half 0.907), prompts whose injection holds the right record 0.946, on-topic prompts
-answered 0.213, off-topic injections 0.000 (of 47). Cold hook, 40 runs: dev-set store (176 records)
-p50 131 ms, p95 144 ms; bench/gen_store.py 10000 store (10k keys, 37k versions, index built) p50
-128 ms, p95 163 ms, no budget miss. Merely `strong` (no hook bar) injected 438 records at 0.416.
+Figures (2026-12-06, 2 shared cores, no model), request words left out and HOOK_COVER 0.65: injected-
+record precision 0.93 (128 records; fit 0.94, check 0.92), on-topic prompts answered 0.28, off-topic
+injections 0 of 47; `--frames b`: 0.88 (92 records), answered 0.20, off-topic 0. Before (cover 0.60, the
+prompt as typed): 0.908 and 0.213 (frames b: 0.895, 0.17). Cold hook, 40 runs: dev-set store (176
+records) p50 131 ms, p95 144 ms; bench/gen_store.py 10000 store p50 128 ms, p95 163 ms, no budget miss.
 """
 
 from __future__ import annotations
@@ -56,18 +56,33 @@ REQUESTS = (
 )
 
 
-def request_of(question: dict) -> str:
-    pick = int(hashlib.sha256(question["id"].encode()).hexdigest(), 16) % len(REQUESTS)
-    return REQUESTS[pick].format(q=question["query"].strip())
+# A second set, written (2026-12-06, before any run with it) to validate a change made after the first
+# set's figures were known: other people's ways of asking, none of the first set's frames.
+REQUESTS_B = (
+    "{q} — can you sort this out?",
+    "please update whatever is needed: {q}",
+    "my ticket says: {q}",
+    "could you switch it so that {q}",
+    "{q}. fix it please",
+    "hey, {q}",
+    "need a hand: {q}",
+    "let's deal with this now — {q}",
+)
+FRAMES = {"a": REQUESTS, "b": REQUESTS_B}
 
 
-def quality(store: Path, questions: list[dict]) -> dict:
+def request_of(question: dict, frames: tuple[str, ...] = REQUESTS) -> str:
+    pick = int(hashlib.sha256(question["id"].encode()).hexdigest(), 16) % len(frames)
+    return frames[pick].format(q=question["query"].strip())
+
+
+def quality(store: Path, questions: list[dict], frames: tuple[str, ...] = REQUESTS) -> dict:
     from kyb_cli import api
 
     injected = relevant_injected = prompts_on = spoke_on = right_on = prompts_off = spoke_off = 0
     rows = []
     for q in questions:
-        text = request_of(q)
+        text = request_of(q, frames)
         answer = api.recall(str(store), text, hook_bar=True)  # what the hook injects
         keys = [h["key"] for h in answer["hits"]]
         off = q["kind"] == "off_topic"
@@ -120,13 +135,14 @@ def main() -> None:
     ap.add_argument("--split", choices=("all", "fit", "check"), default="all",
                     help="only one half of the questions (fixed by id, as eval_devset.py splits them)")
     ap.add_argument("--json", type=Path, help="write the figures and every prompt's injection here")
+    ap.add_argument("--frames", choices=tuple(FRAMES), default="a", help="a: REQUESTS; b: REQUESTS_B (validation)")
     args = ap.parse_args()
     docs, questions = checks.load(checks.DOCS), checks.load(checks.QUESTIONS)
     if args.split != "all":
         questions = [q for q in questions if checks.split_of(q) == args.split]
     store, _took = eval_devset.prepare(docs, rebuild=False, embed=False)
     os.environ.pop("KYB_MODEL", None)  # the hook searches by words; no model is loaded
-    report = quality(store, questions)
+    report = quality(store, questions, FRAMES[args.frames])
     if args.timing:
         target = args.store or store
         env = {k: v for k, v in os.environ.items() if k != "KYB_MODEL"}

@@ -20,7 +20,7 @@ RECORDS = [
      "Redis keeps user sessions for 30 minutes; the TTL is set in the gateway config."),
 ]
 ON_TOPIC = "move the checkout service to port 9443"
-LOOSE = "switch the checkout service to the new TLS port"  # strong (half its words), under the hook's bar
+LOOSE = "rotate the TLS certificate of the checkout service"  # strong (half its words), under the hook's bar
 OFF_TOPIC = "write a haiku about autumn leaves"
 
 
@@ -191,3 +191,13 @@ def test_the_hook_across_the_process_boundary(filled, kyb_process):
     assert off.code == 0 and off.stdout == ""
     bad = kyb_process("recall", "--hook-json", input="{")
     assert bad.code == 0 and bad.stdout == "" and bad.stderr.count("\n") == 1
+
+
+def test_the_hook_weighs_what_a_prompt_is_about_not_how_it_asks(filled):
+    """`change`, `can you`, `please` say how a person asks: the prompt is weighed without them."""
+    from kyb_cli.core.tools.recall import topic_of
+
+    assert topic_of("can you please change the checkout service port") == "the checkout service port"
+    assert topic_of("please fix it") == "it" and topic_of("please") == "please"  # never an empty question
+    res = filled("recall", "--hook-json", input=hook_input("can you switch the checkout service to the new TLS port"))
+    assert "checkout-port" in res.stdout

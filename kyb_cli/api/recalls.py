@@ -26,10 +26,12 @@ def recall(store: str | os.PathLike[str] | None, text: str, *, limit: int = 3, s
     clear the prompt hook's higher bar (core/tools/recall.py HOOK_COVER, HOOK_LEAD; words only).
     Raises what `query` raises."""
     from kyb_cli.api.search import query
-    from kyb_cli.core.tools.recall import MAX_HITS, over_the_bar, shaped
+    from kyb_cli.core.tools.recall import MAX_HITS, over_the_bar, shaped, topic_of
 
     if not text.strip():
         return shaped({})
+    if hook_bar:
+        text = topic_of(text)  # what the prompt is about, not how it asks
     limit = max(1, min(int(limit), MAX_HITS))
     _path, response = query(store, text, limit=limit, semantic=semantic and not hook_bar, min_strength="strong",
                             explain=hook_bar)
