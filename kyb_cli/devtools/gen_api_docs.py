@@ -12,12 +12,13 @@ dates), so tests/test_api_signatures.py compares the committed file with a fresh
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import inspect
 import pkgutil
 import sys
 from pathlib import Path
+
+from kyb_cli.devtools import committed
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TARGET = "docs/API.md"
@@ -115,23 +116,12 @@ def generate() -> str:
 
 
 def stale(root: Path = PROJECT_ROOT) -> bool:
-    path = root / TARGET
-    return not path.is_file() or path.read_text(encoding="utf-8") != generate()
+    return committed.stale(root, TARGET, generate)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=REGENERATE, description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="only report whether docs/API.md is stale (exit 1)")
-    parser.add_argument("--root", type=Path, default=PROJECT_ROOT, help="project root (default: this checkout)")
-    args = parser.parse_args(argv)
-    if args.check:
-        if stale(args.root):
-            print(f"stale: {TARGET}; regenerate with: {REGENERATE}", file=sys.stderr)
-            return 1
-        return 0
-    (args.root / TARGET).write_text(generate(), encoding="utf-8")
-    print(f"wrote {TARGET}")
-    return 0
+    return committed.main(argv, target=TARGET, generate=generate, regenerate=REGENERATE,
+                          description=__doc__.split("\n")[0], root=PROJECT_ROOT)
 
 
 if __name__ == "__main__":
