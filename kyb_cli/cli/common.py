@@ -186,3 +186,26 @@ class LocatedDoor(CliDoor):
     @staticmethod
     def path() -> Path:
         return store_location().path
+
+
+def quiet_on_usage_errors(note: Callable[[bool, str], None], *, hook_only: bool) -> type[click.Command]:
+    """A Command class whose option errors end in exit 0 and `note(hook_mode, message)`: a hook's
+    command line must never break a session or a prompt. `hook_only`: only with --hook-json (else
+    the usual usage error, exit 2). A KybError from an option callback (a bad `--today`) counts too,
+    worded with the CLI's spelling."""
+
+    class QuietOnUsageErrors(click.Command):
+        def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+            from kyb_cli.api import KybError, spelled
+
+            hook = "--hook-json" in args
+            try:
+                return super().parse_args(ctx, args)
+            except (click.ClickException, KybError) as exc:
+                if hook_only and not hook:
+                    raise
+                note(hook, exc.format_message() if isinstance(exc, click.ClickException) else spelled(exc, "cli"))
+                ctx.exit(0)
+                raise  # pragma: no cover - ctx.exit raises
+
+    return QuietOnUsageErrors

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import sys
 
-import click
 
-from kyb_cli.cli.common import LocatedDoor, common_options
+from kyb_cli.cli.common import LocatedDoor, common_options, quiet_on_usage_errors
 from kyb_cli.cli.deadlines_block import given_today, today_option
 from kyb_cli.cli.options import table_command, table_options
-from kyb_cli.api import KybError, spelled
 
 
 def _give_note(hook: bool, reason: str) -> None:
@@ -27,18 +25,7 @@ def _give_note(hook: bool, reason: str) -> None:
         sys.stderr.write(f"kyb: {note}\n")
 
 
-class NeverFails(click.Command):
-    """Option errors end in exit 0 and a note too: a hook's command line must not break a session."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        given = list(args)
-        try:
-            return super().parse_args(ctx, args)
-        except (click.ClickException, KybError) as exc:  # KybError: a value the core refused (`--today`)
-            message = exc.format_message() if isinstance(exc, click.ClickException) else spelled(exc, "cli")
-            _give_note("--hook-json" in given, message)
-            ctx.exit(0)
-            raise  # pragma: no cover - ctx.exit raises
+NeverFails = quiet_on_usage_errors(lambda hook, message: _give_note(hook, message), hook_only=False)
 
 
 @table_command("context", cls=NeverFails)

@@ -10,9 +10,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import click
 
-from kyb_cli.cli.common import CliDoor, common_options
+from kyb_cli.cli.common import CliDoor, common_options, quiet_on_usage_errors
 from kyb_cli.cli.options import table_command, table_fields, table_options
 from kyb_cli.cli.output import emit
 
@@ -22,19 +21,7 @@ def _quiet(reason: str) -> None:
     sys.stderr.write(f"kyb recall: nothing added ({reason})\n")
 
 
-class HookSafe(click.Command):
-    """With --hook-json, option errors end in exit 0 and one stderr line too: a hook must not break a prompt."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        given = list(args)
-        try:
-            return super().parse_args(ctx, args)
-        except click.ClickException as exc:
-            if "--hook-json" not in given:
-                raise
-            _quiet(exc.format_message())
-            ctx.exit(0)
-            raise  # pragma: no cover - ctx.exit raises
+HookSafe = quiet_on_usage_errors(lambda _hook, message: _quiet(message), hook_only=True)
 
 
 @table_command("recall", cls=HookSafe)
