@@ -113,6 +113,13 @@ def _version(h: dict[str, Any], clock: int = 19) -> str:
         + ("" if h["is_head"] else " [dim](past)[/dim]")
 
 
+def _about(h: dict[str, Any]) -> str:
+    """What a hit is about, on one line: its snippet, else (a listing of old answers) its body's first line."""
+    from kyb_cli.cli.render import snippet
+
+    return " ".join((h.get("snippet") or snippet(h.get("body") or "")).split())
+
+
 def _style(h: dict[str, Any]) -> str:
     from kyb_cli.cli.render import EMPHASIS
 
@@ -123,7 +130,7 @@ def _query_lines(c: Any, d: dict[str, Any]) -> None:
     """A narrow terminal: each hit in at most three lines — key and title, state/version/score, snippet."""
     from rich.markup import escape
 
-    from kyb_cli.cli.render import STATE_STYLE, line, snippet
+    from kyb_cli.cli.render import STATE_STYLE, line
 
     for h in d["hits"]:
         weak = " dim" if h.get("strength") == "weak" else ""
@@ -133,16 +140,16 @@ def _query_lines(c: Any, d: dict[str, Any]) -> None:
         score = f" · {h['score']:.3f}" if h.get("score") else ""
         c.print(line(f"  [{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/] [dim]· {_version(h, 10)}"
                      f"{score} · {h.get('strength', '')}[/dim]", c.width))
-        text = h.get("snippet") or snippet(h.get("body") or "")
+        text = _about(h)
         if text:
-            c.print(line(f"  [dim]{escape(' '.join(text.split()))}[/dim]", c.width))
+            c.print(line(f"  [dim]{escape(text)}[/dim]", c.width))
 
 
 def _query_table(c: Any, d: dict[str, Any]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from kyb_cli.cli.render import STATE_STYLE, keep_whole, snippet
+    from kyb_cli.cli.render import STATE_STYLE, keep_whole
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
     explain = any("explain" in h for h in d["hits"])
@@ -155,8 +162,7 @@ def _query_table(c: Any, d: dict[str, Any]) -> None:
     for h in d["hits"]:
         version = _version(h)
         state = f"[{STATE_STYLE.get(h['state'], 'white')}]{h['state']}[/]"
-        text = h.get("snippet") or snippet(h.get("body") or "")
-        text = " ".join(text.split())
+        text = _about(h)
         text = text if len(text) <= 120 else text[:119] + "…"  # two lines under the title, not ten
         title = escape(h["title"]) + (f"\n[dim]{escape(text)}[/dim]" if text else "")
         row = [f"[{_style(h)}]{h['key']}[/]", title, state, version] + [f"{h['score']:.3f}"] * scored
