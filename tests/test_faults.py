@@ -134,7 +134,8 @@ def template(tmp_path_factory):
     path = tmp_path_factory.mktemp("template") / "store"
     init_store(path)
     env = {**os.environ, "KYB_STORE": str(path), "XDG_CONFIG_HOME": str(home / "config"),
-           "XDG_DATA_HOME": str(home / "data"), "XDG_CACHE_HOME": str(home / "cache"), "KYB_DEADLINES": "off"}
+           "XDG_DATA_HOME": str(home / "data"), "XDG_CACHE_HOME": str(home / "cache"), "KYB_DEADLINES": "off",
+           "KYB_BACKGROUND": "off"}  # no detached filler writing the index while a test copies the template
     for args, body in SEEDS:
         proc = subprocess.run([sys.executable, "-m", "kyb_cli", *args], input=body, capture_output=True,
                               text=True, env=env, timeout=60)
