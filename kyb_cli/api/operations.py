@@ -7,8 +7,7 @@ signatures and the Click options are checked against it (tests/test_doors_parity
 cannot drift from the table. A door may spell a field its own way (`q` over HTTP for `text`,
 `--tags` as a comma list on the CLI): `http=` / `cli=` say so here, once.
 
-Adding a parameter to an operation is one `Field(...)` line in its tuple below, the handler passing
-it on, and the MCP/Click signature growing the same name (the parity test says which door lacks it).
+Adding a parameter: one `Field(...)` line below, the handler passing it on (the parity test says which door lacks it).
 """
 
 from __future__ import annotations
@@ -133,7 +132,6 @@ class Operation:
         """The one description every door shows: `summary`, a blank line, the rest (api/descriptions.py),
         each `field` named as a caller of `door` spells it (`--as-of`, KEY on the CLI; `q` over HTTP)."""
         from kyb_cli.api.descriptions import DETAILS
-
         named = {f.name: f for f in self.fields_of(door)}
 
         def spell(m: re.Match[str]) -> str:
@@ -392,6 +390,17 @@ RECALL = Operation("recall", "What the store holds that bears on `text`, only wh
           "(a hook command line is the CLI's alone).", cli="hook", doors=("cli",)),
 ), example="kyb recall 'switch checkout to the new port'")
 
+READS_OP = Operation("reads", "Who read record KEY, which version and how, newest first, with counts per agent.", (
+    Field("key", default="", description="Record key.", positional=True, metavar="[KEY]", example="checkout-path"),
+    Field("agent", default="", description="Only reads by this agent label."),
+    Field("session", default="", description="Only reads in this session label."),
+    Field("since", description="Only reads at or after TIME (date, datetime, revision).", metavar="TIME"),
+    Field("until", description="Only reads at or before TIME.", metavar="TIME"),
+    Field("unread_since", description="List live records nobody read since TIME.", metavar="TIME"),
+    Field("misses", "boolean", False, "List questions that found nothing confident (secrets cut out)."),
+    Field("limit", "integer", 50, "At most N rows.", metavar="N", minimum=LIMIT_MIN, maximum=LOG_LIMIT),
+), example="kyb reads checkout-path --agent claude-code")
+
 CLI = ("cli",)  # the operations below are the command line's alone: a store's upkeep from a shell
 
 SYNC = Operation("sync", "Pull the remote's records (every peer's input checked), then push this store's.", (),
@@ -433,7 +442,7 @@ DATED = ("query", "get", "tasks", "incidents")
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     QUERY, GET, HISTORY, DIFF, ADD, ADD_MANY, RM, VERIFY, INCIDENT, RESOLVE, TASK, TASK_STATUS, DONE, TASKS, INCIDENTS,
-    DEADLINES, STALE, RULES, TAGS_OP, EXPORT, LOG, CONTEXT, RECALL, SYNC, DOCTOR, INDEX, REINDEX, EDIT, REMOTE, IMPORT)}
+    DEADLINES, STALE, RULES, TAGS_OP, EXPORT, LOG, CONTEXT, RECALL, READS_OP, SYNC, DOCTOR, INDEX, REINDEX, EDIT, REMOTE, IMPORT)}
 
 
 def example(name: str) -> str:
@@ -477,10 +486,8 @@ def check_arguments(where: str, given: Any, known: Any) -> None:
     asks `did you mean` (difflib, as Click does on the CLI). A misspelled `att` or `limt` is refused,
     never ignored: ignoring it answers another question than the one asked."""
     import difflib
-
     from kyb_cli.core.errors import UsageError
     from kyb_cli.core.records.secrets import shown
-
     names = list(known)
     unknown = [name for name in given if name not in names]
     if not unknown:
