@@ -1,0 +1,135 @@
+"""Issue 40, receipts: the read log beside the index, `kyb reads`, and "changed since you read it",
+through the CLI (in-process) and the MCP door (its client, in memory)."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+
+from kyb_cli import api
+
+KEY = "checkout-path"
+
+
+@pytest.fixture
+def env(monkeypatch):
+    monkeypatch.setenv("KYB_BACKGROUND", "off")
+    monkeypatch.delenv("KYB_READS", raising=False)
+    monkeypatch.delenv("KYB_SESSION", raising=False)
+    return {"KYB_AGENT": "agent-a"}
+
+
+def _add(kyb, body: str) -> str:
+    res = kyb("add", "--key", KEY, "--title", "Checkout path", "--body", body, env={"KYB_AGENT": "writer"})
+    assert res.code == 0, res.stderr
+    return res.json["sha"]
+
+
+def _as(kyb, agent: str, *args: str, **extra: str):
+    res = kyb(*args, "--json", env={"KYB_AGENT": agent, **extra})
+    assert res.code == 0, res.stderr
+    return res.json
+
+
+def test_reads_are_logged_with_who_which_version_and_how(kyb, store_path, env):
+    sha = _add(kyb, "port 9090")
+    _as(kyb, "agent-a", "get", KEY)
+    _as(kyb, "agent-a", "query", "checkout", "--no-semantic")
+    _as(kyb, "agent-b", "history", KEY)
+    _as(kyb, "agent-b", "query", "checkout", "--as-of", "2999-01-01", "--no-semantic")
+    answer = _as(kyb, "agent-a", "reads", KEY)
+    assert answer["key"] == KEY
+    rows = answer["reads"]
+    assert [(r["agent"], r["mode"], r["sha"]) for r in rows] == [
+        ("agent-b", "as_of", sha), ("agent-b", "history", sha), ("agent-a", "current", sha), ("agent-a", "get", sha)]
+    assert set(rows[0]) == {"at", "agent", "session", "workspace", "transport", "sha", "mode"}
+    assert rows[0]["transport"] == "cli"
+    assert answer["agents"] == {"agent-a": 2, "agent-b": 2}
+    assert [r["mode"] for r in _as(kyb, "x", "reads", KEY, "--agent", "agent-a")["reads"]] == ["current", "get"]
+    # the log is beside the index, never a file of the canon
+    assert (store_path / ".git" / "kyb" / "reads.sqlite").exists()
+    assert "reads.sqlite" not in kyb("export", "--json").stdout
+
+
+def test_the_warning_is_for_the_agent_that_read_the_old_version_and_clears_once_read(kyb, env):
+    old = _add(kyb, "port 9090")
+    _as(kyb, "agent-a", "get", KEY)
+    new = _add(kyb, "port 9443 on node-4")
+    seen = _as(kyb, "agent-a", "get", KEY)
+    warning = seen["changed_since_your_read"]
+    assert warning["read_sha"] == old and warning["current_sha"] == new and warning["read_at"]
+    assert "changed_since_your_read" not in _as(kyb, "agent-a", "get", KEY)  # read now: gone
+    assert "changed_since_your_read" not in _as(kyb, "agent-b", "get", KEY)  # never read it: no warning
+    _add(kyb, "port 9444")
+    hit = _as(kyb, "agent-b", "query", "checkout", "--no-semantic")["hits"][0]
+    assert hit["changed_since_your_read"]["read_sha"] == new
+    # a session label narrows it: the same agent in another session read nothing yet
+    assert "changed_since_your_read" not in _as(kyb, "agent-a", "get", KEY, KYB_SESSION="s2")
+
+
+def test_context_lists_what_changed_since_the_agent_read_it(kyb, env):
+    _add(kyb, "port 9090")
+    _as(kyb, "agent-a", "get", KEY)
+    _add(kyb, "port 9443 on node-4")
+    digest = _as(kyb, "agent-a", "context")
+    [item] = digest["digest"]["changed_since_read"]
+    assert item["key"] == KEY and item["body"].startswith("-1 +1 lines: port 9443")
+    assert "Changed since you read them" in digest["text"]
+    assert _as(kyb, "agent-b", "context")["digest"]["changed_since_read"] == []
+
+
+def test_reads_off_logs_nothing(kyb, store_path, env):
+    _add(kyb, "port 9090")
+    _as(kyb, "agent-a", "get", KEY, KYB_READS="off")
+    _as(kyb, "agent-a", "query", "nothing-like-this", KYB_READS="off")
+    assert not (store_path / ".git" / "kyb" / "reads.sqlite").exists()
+    assert _as(kyb, "agent-a", "reads", KEY)["reads"] == []
+
+
+def test_a_clone_starts_with_no_reads(kyb, store_path, tmp_path, env):
+    _add(kyb, "port 9090")
+    _as(kyb, "agent-a", "get", KEY)
+    other = tmp_path / "clone"
+    api.clone(str(store_path), other)
+    res = kyb("reads", KEY, "--json", "--store", str(other))
+    assert res.code == 0, res.stderr
+    assert res.json["reads"] == []
+    assert not (other / ".git" / "kyb" / "reads.sqlite").exists()
+
+
+def test_misses_and_unread_since(kyb, env):
+    _add(kyb, "port 9090")
+    _as(kyb, "agent-a", "query", "zebra migration plan ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8", "--no-semantic")
+    [miss] = _as(kyb, "agent-a", "reads", "--misses")["misses"]
+    assert miss["agent"] == "agent-a" and miss["text"].startswith("zebra migration plan")
+    assert "A1b2" not in miss["text"] and miss["text"].endswith("<not shown>")  # cut out before it is logged
+    assert [r["key"] for r in _as(kyb, "x", "reads", "--unread-since", "2000-01-01")["unread"]] == [KEY]
+    _as(kyb, "agent-a", "get", KEY)
+    assert [r["key"] for r in _as(kyb, "x", "reads", "--unread-since", "2000-01-01")["unread"]] == []
+    assert [r["key"] for r in _as(kyb, "x", "reads", "--unread-since", "2999-01-01")["unread"]] == [KEY]
+
+
+def test_the_mcp_door_logs_and_warns_the_same_way(store_path, monkeypatch, kyb, env):
+    pytest.importorskip("mcp")
+    from mcp import Client
+
+    from kyb_cli.mcp.server import build_server
+
+    old = _add(kyb, "port 9090")
+    monkeypatch.setenv("KYB_AGENT", "mcp-agent")
+
+    async def call(name: str, **arguments):
+        async with Client(build_server(str(store_path))) as client:
+            result = await client.call_tool(name, arguments)
+            assert not result.is_error, result.content[0].text
+            return result.structured_content
+
+    anyio.run(lambda: call("get", key=KEY))
+    new = _add(kyb, "port 9443")
+    seen = anyio.run(lambda: call("get", key=KEY))
+    assert seen["changed_since_your_read"] == {**seen["changed_since_your_read"], "read_sha": old, "current_sha": new}
+    reads = anyio.run(lambda: call("reads", key=KEY))
+    assert [(r["agent"], r["transport"]) for r in reads["reads"]] == [("mcp-agent", "mcp")] * 2
+    assert json.dumps(reads)  # plain JSON
