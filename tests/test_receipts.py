@@ -133,3 +133,20 @@ def test_the_mcp_door_logs_and_warns_the_same_way(store_path, monkeypatch, kyb, 
     reads = anyio.run(lambda: call("reads", key=KEY))
     assert [(r["agent"], r["transport"]) for r in reads["reads"]] == [("mcp-agent", "mcp")] * 2
     assert json.dumps(reads)  # plain JSON
+
+
+def test_the_http_door_logs_and_answers_reads_as_the_console_asks(store_path, monkeypatch, kyb, env):
+    pytest.importorskip("starlette")
+    from kyb_cli.serve.app import build_app
+    from kyb_cli.serve.door import Door
+    from tests.support.asgi_call import asgi_call
+
+    sha = _add(kyb, "port 9090")
+    monkeypatch.setenv("KYB_AGENT", "http-agent")
+    app = build_app(Door(store_path), bind_host="127.0.0.1", port_of=lambda: 8765, token=None, mcp=False)
+    assert asgi_call(app, "GET", f"/knowledge/{KEY}")[0] == 200
+    assert asgi_call(app, "GET", f"/knowledge/{KEY}/history")[0] == 200
+    status, answer = asgi_call(app, "GET", "/reads", query=f"key={KEY}&limit=5")  # the console's last readers
+    assert status == 200, answer
+    assert [(r["agent"], r["transport"], r["mode"], r["sha"]) for r in answer["reads"]] == [
+        ("http-agent", "http", "history", sha), ("http-agent", "http", "get", sha)]
