@@ -76,7 +76,8 @@ def test_context_lists_what_changed_since_the_agent_read_it(kyb, env):
     digest = _as(kyb, "agent-a", "context")
     [item] = digest["digest"]["changed_since_read"]
     assert item["key"] == KEY and item["body"].startswith("-1 +1 lines: port 9443")
-    assert "Changed since you read them" in digest["text"]
+    text = digest["text"]  # inside the records fence: what a record says is reference data, not instructions
+    assert text.index("<kyb-records>") < text.index("Changed since you read them") < text.rindex("</kyb-records>")
     assert _as(kyb, "agent-b", "context")["digest"]["changed_since_read"] == []
 
 

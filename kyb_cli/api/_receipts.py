@@ -50,17 +50,16 @@ def receipted(operation: str, door: Any, fields: dict[str, Any], answer: dict[st
         who = _who(door)
         path = door.path()
         current, rows = _shown(operation, fields, answer)
-        if current:
-            last = receipts.last_reads(path, who[0], who[1], [r["key"] for r in current])
-            for shown in current:
-                read = last.get(shown["key"])
-                if read is not None and read[0] != shown["sha"]:
-                    shown["changed_since_your_read"] = {"read_sha": read[0], "read_at": _when(read[1]),
-                                                        "current_sha": shown["sha"]}
-        if operation == "context" and "digest" in answer:
+        if operation == "context" and "digest" in answer:  # before this answer's own reads are logged
             answer["digest"]["changed_since_read"] = changed_since_read(path, who[0], who[1])
-            answer["text"] += _changed_text(answer["digest"]["changed_since_read"])
-        receipts.record(path, who, rows)
+            answer["text"] = _with_changed(answer["text"], answer["digest"]["changed_since_read"])
+        # the reader's last reads of what is shown now, looked up in the transaction that logs this answer
+        last = receipts.record(path, who, rows, before=[r["key"] for r in current])
+        for shown in current:
+            read = last.get(shown["key"])
+            if read is not None and read[0] != shown["sha"]:
+                shown["changed_since_your_read"] = {"read_sha": read[0], "read_at": _when(read[1]),
+                                                    "current_sha": shown["sha"]}
         if operation == "query" and not answer.get("confident") and (fields.get("text") or "").strip():
             receipts.record_miss(path, who, fields["text"], answer.get("mode", "current"))
     except Exception:  # noqa: BLE001 — a receipt is an audit aid: never the reason an answer fails
@@ -122,9 +121,19 @@ def _what_changed(path: Any, key: str, old: str, new: str) -> dict[str, Any]:
     return {"fields": [f["field"] for f in d["fields"]], "body": body}
 
 
-def _changed_text(items: list[dict[str, Any]]) -> str:
+def _with_changed(text: str, items: list[dict[str, Any]]) -> str:
+    """The digest's text with the changed records listed inside its records fence (what they say is
+    reference data, never instructions: it stays where the digest says so)."""
     if not items:
-        return ""
+        return text
+    from kyb_cli.core.tools.context import END
+
+    where = text.rfind(END)
+    where = len(text) if where < 0 else where
+    return text[:where].rstrip("\n") + "\n" + _changed_text(items) + text[where:]
+
+
+def _changed_text(items: list[dict[str, Any]]) -> str:
     lines = ["", "Changed since you read them:"]
     for item in items:
         fields = f" fields {', '.join(item['fields'])};" if item["fields"] else ""

@@ -31,7 +31,6 @@ CREATE TABLE IF NOT EXISTS reads(
     workspace TEXT NOT NULL, transport TEXT NOT NULL, key TEXT NOT NULL, sha TEXT NOT NULL, mode TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS reads_key ON reads(key, id);
 CREATE INDEX IF NOT EXISTS reads_agent ON reads(agent, key, id);
-CREATE INDEX IF NOT EXISTS reads_at ON reads(at);
 CREATE TABLE IF NOT EXISTS misses(
     id INTEGER PRIMARY KEY, at REAL NOT NULL, agent TEXT NOT NULL, session TEXT NOT NULL,
     workspace TEXT NOT NULL, transport TEXT NOT NULL, text TEXT NOT NULL, mode TEXT NOT NULL);
@@ -97,18 +96,22 @@ def _conn(store_path: Path, *, create: bool):
     return conn
 
 
-def record(store_path: Path, who: tuple[str, str, str, str], rows: list[tuple[str, str, str]]) -> None:
-    """Append one row per (key, sha, mode) shown to `who` (agent, session, workspace, transport)."""
+def record(store_path: Path, who: tuple[str, str, str, str], rows: list[tuple[str, str, str]],
+           before: list[str] = ()) -> dict[str, tuple[str, float]]:
+    """Append one row per (key, sha, mode) shown to `who` (agent, session, workspace, transport), and
+    answer `last_reads` of the keys `before` as they were just before (one transaction: one lock, one commit)."""
     if not rows:
-        return
+        return last_reads(store_path, who[0], who[1], list(before))
     conn = _conn(store_path, create=True)
     at = time.time()
     with conn:
+        last = _last(conn, who[0], who[1], list(before)) if before else {}
         conn.executemany("INSERT INTO reads(at, agent, session, workspace, transport, key, sha, mode) "
                          "VALUES (?,?,?,?,?,?,?,?)", [(at, *who, key, sha, mode) for key, sha, mode in rows])
-        last = conn.last_insert_rowid()
-    if last // PRUNE_EVERY != (last - len(rows)) // PRUNE_EVERY:
+        newest = conn.last_insert_rowid()
+    if newest // PRUNE_EVERY != (newest - len(rows)) // PRUNE_EVERY:
         prune(conn, "reads")
+    return last
 
 
 def record_miss(store_path: Path, who: tuple[str, str, str, str], text: str, mode: str) -> None:
@@ -132,7 +135,8 @@ def scrubbed(text: str) -> str:
 
 
 def prune(conn, table: str) -> None:
-    """Rows older than KEEP_DAYS dropped, then all but the newest MAX_ROWS."""
+    """Rows older than KEEP_DAYS dropped, then all but the newest MAX_ROWS (a scan, once every
+    PRUNE_EVERY rows: no index on `at` for every insert to keep up)."""
     with conn:
         conn.execute(f"DELETE FROM {table} WHERE at < ?", (time.time() - KEEP_DAYS * 86400,))
         conn.execute(f"DELETE FROM {table} WHERE id <= (SELECT max(id) FROM {table}) - ?", (MAX_ROWS,))
@@ -143,6 +147,10 @@ def last_reads(store_path: Path, agent: str, session: str, keys: list[str]) -> d
     conn = _conn(store_path, create=False)
     if conn is None or not keys:
         return {}
+    return _last(conn, agent, session, keys)
+
+
+def _last(conn, agent: str, session: str, keys: list[str]) -> dict[str, tuple[str, float]]:
     # one indexed look-up per key (reads_agent: agent, key, id), never a scan of a key's every read
     values = ",".join(["(?)"] * len(keys))
     narrow, args = (" AND session = ?", [session]) if session else ("", [])
