@@ -48,6 +48,9 @@ def test_reads_are_logged_with_who_which_version_and_how(kyb, store_path, env):
     assert rows[0]["transport"] == "cli"
     assert answer["agents"] == {"agent-a": 2, "agent-b": 2}
     assert [r["mode"] for r in _as(kyb, "x", "reads", KEY, "--agent", "agent-a")["reads"]] == ["current", "get"]
+    everyone = _as(kyb, "x", "reads", "--agent", "agent-b", "--since", "2000-01-01")
+    assert [(r["key"], r["mode"]) for r in everyone["reads"]] == [(KEY, "as_of"), (KEY, "history")]
+    assert everyone["agents"] == {"agent-b": 2} and "key" not in everyone
     # the log is beside the index, never a file of the canon
     assert (store_path / ".git" / "kyb" / "reads.sqlite").exists()
     assert "reads.sqlite" not in kyb("export", "--json").stdout
@@ -87,6 +90,13 @@ def test_reads_off_logs_nothing(kyb, store_path, env):
     _as(kyb, "agent-a", "query", "nothing-like-this", KYB_READS="off")
     assert not (store_path / ".git" / "kyb" / "reads.sqlite").exists()
     assert _as(kyb, "agent-a", "reads", KEY)["reads"] == []
+
+
+def test_a_reindex_keeps_the_reads(kyb, env):
+    _add(kyb, "port 9090")
+    _as(kyb, "agent-a", "get", KEY)
+    assert kyb("reindex", "--json").code == 0
+    assert [r["agent"] for r in _as(kyb, "x", "reads", KEY)["reads"]] == ["agent-a"]
 
 
 def test_a_clone_starts_with_no_reads(kyb, store_path, tmp_path, env):

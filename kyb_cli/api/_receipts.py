@@ -142,8 +142,8 @@ def _changed_text(items: list[dict[str, Any]]) -> str:
 
 
 def reads(door: Any, a: dict[str, Any]) -> dict[str, Any]:
-    """`kyb reads`: one key's reads, or `unread_since` (live records nobody read since), or `misses`."""
-    from kyb_cli.core.errors import UsageError
+    """`kyb reads`: one key's reads (without a key: every key's, each row naming it), or
+    `unread_since` (live records nobody read since), or `misses`."""
     from kyb_cli.core.index import receipts
     from kyb_cli.core.timeargs import END, START, parse_time
 
@@ -156,15 +156,15 @@ def reads(door: Any, a: dict[str, Any]) -> dict[str, Any]:
         return {"count": len(rows), "misses": rows}
     if a["unread_since"]:
         return _unread(path, parse_time(a["unread_since"], bound=START, store_path=path), a["limit"])
-    if not a["key"]:
-        raise UsageError("reads: give KEY, unread_since or misses", field=("key", "unread_since", "misses"))
     rows, counts = receipts.reads(path, a["key"], **filters)
-    for row in rows:
-        row.pop("key")
+    if a["key"]:
+        for row in rows:
+            row.pop("key")
     from kyb_cli.core.canon.attribution import audit_label
 
-    return {"key": a["key"], "count": len(rows), "reads": [_dated(r) for r in rows],
-            "agents": {audit_label(agent): n for agent, n in counts.items()}}
+    agents = {audit_label(agent): n for agent, n in counts.items()}
+    answer = {"count": len(rows), "reads": [_dated(r) for r in rows], "agents": agents}
+    return {"key": a["key"], **answer} if a["key"] else answer
 
 
 def _dated(row: dict[str, Any]) -> dict[str, Any]:

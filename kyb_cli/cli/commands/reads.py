@@ -19,9 +19,11 @@ def reads_view(c, d) -> None:
         for row in d["unread"]:
             table.add_row(row["key"], row["kind"], row["title"])
     else:
-        table = Table("when", "agent", "session", "transport", "mode", "sha", title=f"{d['key']}: {d['count']} read(s)")
+        title = f"{d['key']}: {d['count']} read(s)" if "key" in d else f"{d['count']} read(s)"
+        table = Table("when", "key", "agent", "session", "transport", "mode", "sha", title=title)
         for row in d["reads"]:
-            table.add_row(row["at"], row["agent"], row["session"], row["transport"], row["mode"], row["sha"][:10])
+            table.add_row(row["at"], row.get("key", d.get("key", "")), row["agent"], row["session"], row["transport"],
+                          row["mode"], row["sha"][:10])
     c.print(table)
 
 
