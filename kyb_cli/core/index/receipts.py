@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS misses(
     workspace TEXT NOT NULL, transport TEXT NOT NULL, text TEXT NOT NULL, mode TEXT NOT NULL);
 """
 
-_CONNS: dict[str, object] = {}
+_CONNS: dict[tuple[str, int], object] = {}  # (file, thread): an apsw connection is one thread's at a time
 _CONFIG: dict[str, bool] = {}
 
 
@@ -77,7 +77,10 @@ def _conn(store_path: Path, *, create: bool):
     """The process's connection to the store's read log (kept: a long-lived door pays one open);
     None when there is no log yet and `create` is False."""
     path = log_path(store_path)
-    conn = _CONNS.get(str(path))
+    import _thread  # threading's own ident without importing threading (a CLI query never does)
+
+    slot = (str(path), _thread.get_ident())
+    conn = _CONNS.get(slot)
     if conn is not None and path.exists():
         return conn
     if not create and not path.exists():
@@ -86,13 +89,13 @@ def _conn(store_path: Path, *, create: bool):
 
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = apsw.Connection(str(path))
-    conn.set_busy_timeout(2000)
+    conn.set_busy_timeout(500)  # another process logging holds the write lock for well under a ms
     # WAL, no fsync: a read log is an audit aid, and an answer must not wait for the disk (a power loss
     # may lose the last reads, never the file); apsw runs a PRAGMA that answers only once read
     conn.execute("PRAGMA journal_mode=WAL").fetchall()
     conn.execute("PRAGMA synchronous=OFF").fetchall()
     conn.execute(DDL)
-    _CONNS[str(path)] = conn
+    _CONNS[slot] = conn
     return conn
 
 
