@@ -68,6 +68,10 @@ def test_the_warning_is_for_the_agent_that_read_the_old_version_and_clears_once_
     _add(kyb, "port 9444")
     hit = _as(kyb, "agent-b", "query", "checkout", "--no-semantic")["hits"][0]
     assert hit["changed_since_your_read"]["read_sha"] == new
+    # a look at the past after reading the current version warns of nothing
+    _as(kyb, "agent-c", "get", KEY)
+    _as(kyb, "agent-c", "get", KEY, "--version", "1")
+    assert "changed_since_your_read" not in _as(kyb, "agent-c", "query", "checkout", "--no-semantic")["hits"][0]
     # a session label narrows it: the same agent in another session read nothing yet
     assert "changed_since_your_read" not in _as(kyb, "agent-a", "get", KEY, KYB_SESSION="s2")
 

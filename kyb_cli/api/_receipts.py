@@ -54,10 +54,10 @@ def receipted(operation: str, door: Any, fields: dict[str, Any], answer: dict[st
             answer["digest"]["changed_since_read"] = changed_since_read(path, who[0], who[1])
             answer["text"] = _with_changed(answer["text"], answer["digest"]["changed_since_read"])
         # the reader's last reads of what is shown now, looked up in the transaction that logs this answer
-        last = receipts.record(path, who, rows, before=[r["key"] for r in current])
+        changed = receipts.record(path, who, rows, shown=[(r["key"], r["sha"]) for r in current])
         for shown in current:
-            read = last.get(shown["key"])
-            if read is not None and read[0] != shown["sha"]:
+            read = changed.get(shown["key"])
+            if read is not None:
                 shown["changed_since_your_read"] = {"read_sha": read[0], "read_at": _when(read[1]),
                                                     "current_sha": shown["sha"]}
         if operation == "query" and not answer.get("confident") and (fields.get("text") or "").strip():

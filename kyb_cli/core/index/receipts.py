@@ -100,21 +100,23 @@ def _conn(store_path: Path, *, create: bool):
 
 
 def record(store_path: Path, who: tuple[str, str, str, str], rows: list[tuple[str, str, str]],
-           before: list[str] = ()) -> dict[str, tuple[str, float]]:
+           shown: list[tuple[str, str]] = ()) -> dict[str, tuple[str, float]]:
     """Append one row per (key, sha, mode) shown to `who` (agent, session, workspace, transport), and
-    answer `last_reads` of the keys `before` as they were just before (one transaction: one lock, one commit)."""
+    answer `changed_since` for the (key, current sha) pairs `shown` as it was just before (one
+    transaction: one lock, one commit)."""
     if not rows:
-        return last_reads(store_path, who[0], who[1], list(before))
+        conn = _conn(store_path, create=False)
+        return changed_since(conn, who[0], who[1], list(shown)) if conn is not None and shown else {}
     conn = _conn(store_path, create=True)
     at = time.time()
     with conn:
-        last = _last(conn, who[0], who[1], list(before)) if before else {}
+        changed = changed_since(conn, who[0], who[1], list(shown)) if shown else {}
         conn.executemany("INSERT INTO reads(at, agent, session, workspace, transport, key, sha, mode) "
                          "VALUES (?,?,?,?,?,?,?,?)", [(at, *who, key, sha, mode) for key, sha, mode in rows])
         newest = conn.last_insert_rowid()
     if newest // PRUNE_EVERY != (newest - len(rows)) // PRUNE_EVERY:
         prune(conn, "reads")
-    return last
+    return changed
 
 
 def record_miss(store_path: Path, who: tuple[str, str, str, str], text: str, mode: str) -> None:
@@ -145,22 +147,27 @@ def prune(conn, table: str) -> None:
         conn.execute(f"DELETE FROM {table} WHERE id <= (SELECT max(id) FROM {table}) - ?", (MAX_ROWS,))
 
 
-def last_reads(store_path: Path, agent: str, session: str, keys: list[str]) -> dict[str, tuple[str, float]]:
-    """key -> (sha, at) of the newest read of each key by `agent` (and `session` when it is given)."""
-    conn = _conn(store_path, create=False)
-    if conn is None or not keys:
+def changed_since(conn, agent: str, session: str, shown: list[tuple[str, str]]) -> dict[str, tuple[str, float]]:
+    """key -> (sha, at) of the agent's (session's) newest read of each shown key, for the keys it read
+    at another version and never at the current one `shown` gives (a look at the past with `get --at`
+    after reading the current version warns of nothing)."""
+    if not shown:
         return {}
-    return _last(conn, agent, session, keys)
-
-
-def _last(conn, agent: str, session: str, keys: list[str]) -> dict[str, tuple[str, float]]:
     # one indexed look-up per key (reads_agent: agent, key, id), never a scan of a key's every read
-    values = ",".join(["(?)"] * len(keys))
+    values = ",".join(["(?)"] * len(shown))
     narrow, args = (" AND session = ?", [session]) if session else ("", [])
-    return {key: (sha, at) for key, sha, at in conn.execute(
+    last = {key: (sha, at) for key, sha, at in conn.execute(
         f"WITH k(key) AS (VALUES {values}) SELECT r.key, r.sha, r.at FROM k JOIN reads r ON r.id = "
         f"(SELECT id FROM reads WHERE agent = ? AND key = k.key{narrow} ORDER BY id DESC LIMIT 1)",
-        [*keys, agent, *args])}
+        [*(key for key, _sha in shown), agent, *args])}
+    changed = {}
+    for key, current in shown:
+        read = last.get(key)
+        if read is not None and read[0] != current and not conn.execute(  # rare: only when the last read differs
+                f"SELECT 1 FROM reads WHERE agent = ? AND key = ? AND sha = ?{narrow} LIMIT 1",
+                [agent, key, current, *args]).fetchall():
+            changed[key] = read
+    return changed
 
 
 def last_read_keys(store_path: Path, agent: str, session: str, limit: int = 500) -> list[tuple[str, str, float]]:
