@@ -126,7 +126,7 @@ def test_misses_and_unread_since(kyb, env):
     assert [r["key"] for r in _as(kyb, "x", "reads", "--unread-since", "2999-01-01")["unread"]] == [KEY]
 
 
-def test_the_mcp_door_logs_and_warns_the_same_way(store_path, monkeypatch, kyb, env):
+def test_the_mcp_door_logs_warns_lists_and_switches_off_the_same_way(store_path, monkeypatch, kyb, env):
     pytest.importorskip("mcp")
     from mcp import Client
 
@@ -134,20 +134,41 @@ def test_the_mcp_door_logs_and_warns_the_same_way(store_path, monkeypatch, kyb, 
 
     old = _add(kyb, "port 9090")
     monkeypatch.setenv("KYB_AGENT", "mcp-agent")
+    found: dict[str, dict] = {}
 
-    async def call(name: str, **arguments):
+    async def session():
         async with Client(build_server(str(store_path))) as client:
-            result = await client.call_tool(name, arguments)
-            assert not result.is_error, result.content[0].text
-            return result.structured_content
+            async def call(name: str, **arguments):
+                result = await client.call_tool(name, arguments)
+                assert not result.is_error, result.content[0].text
+                return result.structured_content
 
-    anyio.run(lambda: call("get", key=KEY))
-    new = _add(kyb, "port 9443")
-    seen = anyio.run(lambda: call("get", key=KEY))
-    assert seen["changed_since_your_read"] == {**seen["changed_since_your_read"], "read_sha": old, "current_sha": new}
-    reads = anyio.run(lambda: call("reads", key=KEY))
-    assert [(r["agent"], r["transport"]) for r in reads["reads"]] == [("mcp-agent", "mcp")] * 2
-    assert json.dumps(reads)  # plain JSON
+            await call("get", key=KEY)
+            found["new"] = {"sha": _add(kyb, "port 9443")}
+            found["warned"] = await call("get", key=KEY)
+            found["again"] = await call("get", key=KEY)
+            _add(kyb, "port 9444 on node-5")
+            found["context"] = await call("context")
+            found["other"] = await call("query", text="checkout", semantic=False)  # read by context: no warning
+            found["reads"] = await call("reads", key=KEY)
+            monkeypatch.setenv("KYB_READS", "off")
+            await call("get", key=KEY)
+            monkeypatch.delenv("KYB_READS")
+            found["after_off"] = await call("reads", key=KEY)
+
+    anyio.run(session)
+    warning = found["warned"]["changed_since_your_read"]
+    assert (warning["read_sha"], warning["current_sha"]) == (old, found["new"]["sha"])
+    assert "changed_since_your_read" not in found["again"]  # read now: gone
+    [item] = found["context"]["digest"]["changed_since_read"]
+    assert item["key"] == KEY and item["read_sha"] == found["new"]["sha"] and "port 9444" in item["body"]
+    assert "changed_since_your_read" not in found["other"]["hits"][0]
+    rows = found["reads"]["reads"]
+    assert [(r["agent"], r["transport"], r["mode"]) for r in rows] == [
+        ("mcp-agent", "mcp", "current"), ("mcp-agent", "mcp", "context"), ("mcp-agent", "mcp", "get"),
+        ("mcp-agent", "mcp", "get"), ("mcp-agent", "mcp", "get")]
+    assert found["after_off"]["count"] == found["reads"]["count"]  # KYB_READS=off logged nothing
+    assert json.dumps(found["reads"])  # plain JSON
 
 
 def test_the_http_door_logs_and_answers_reads_as_the_console_asks(store_path, monkeypatch, kyb, env):
