@@ -186,3 +186,19 @@ def test_the_http_door_logs_and_answers_reads_as_the_console_asks(store_path, mo
     assert status == 200, answer
     assert [(r["agent"], r["transport"], r["mode"], r["sha"]) for r in answer["reads"]] == [
         ("http-agent", "http", "history", sha), ("http-agent", "http", "get", sha)]
+
+
+def test_recall_and_the_prompt_hook_log_what_they_showed(kyb, env):
+    from tests.test_recall import ON_TOPIC, RECORDS, hook_input
+
+    for key, title, body in RECORDS:
+        assert kyb("add", "--key", key, "--title", title, "--body", body).code == 0
+    assert kyb("query", "warm").code == 0
+    _as(kyb, "agent-a", "recall", ON_TOPIC)
+    res = kyb("recall", "--hook-json", input=hook_input(ON_TOPIC, session="hook-s1"), env={"KYB_AGENT": "agent-h"})
+    assert res.code == 0 and "checkout-port" in res.stdout, res.stderr
+    rows = _as(kyb, "x", "reads", "checkout-port")["reads"]
+    assert [(r["agent"], r["session"], r["transport"], r["mode"]) for r in rows] == [
+        ("agent-h", "hook-s1", "hook", "current"), ("agent-a", "", "cli", "current")]
+    misses = [m["text"] for m in _as(kyb, "x", "reads", "--misses")["misses"]]
+    assert misses == ["warm"]  # the query that found nothing; a prompt is never logged as a miss

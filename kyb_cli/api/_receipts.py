@@ -12,7 +12,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of
 if TYPE_CHECKING:
     from typing import Any
 
-RECEIPTED = frozenset({"get", "query", "history", "context"})
+RECEIPTED = frozenset({"get", "query", "history", "context", "recall"})
 CHANGED_MAX = 5  # `changed_since_read` in `kyb context`: the newest five
 
 
@@ -33,6 +33,9 @@ def _shown(operation: str, fields: dict[str, Any], answer: dict[str, Any]) -> tu
         hits = [h for h in answer.get("hits", ()) if h.get("sha")]
         mode = answer.get("mode", "current")
         return (hits if mode == "current" else []), [(h["key"], h["sha"], mode) for h in hits]
+    if operation == "recall":  # the strong hits of a current-mode query
+        hits = [h for h in answer.get("hits", ()) if h.get("sha")]
+        return hits, [(h["key"], h["sha"], "current") for h in hits]
     if operation == "history":
         now = next((v for v in answer.get("versions", ()) if v.get("current")), None)
         return [], ([(answer["key"], now["sha"], "history")] if now else [])
@@ -65,6 +68,27 @@ def receipted(operation: str, door: Any, fields: dict[str, Any], answer: dict[st
     except Exception:  # noqa: BLE001 — a receipt is an audit aid: never the reason an answer fails
         pass
     return answer
+
+
+class _Hook:
+    """The prompt hook as a door: this process's labels (the agent the hook runs under), its session id."""
+
+    def __init__(self, path: Any, session: str) -> None:
+        self.store_path, self.session = path, session
+
+    def path(self) -> Any:
+        return self.store_path
+
+    def attribution(self) -> Any:
+        from kyb_cli.core.canon.attribution import detect
+
+        who = detect("hook")
+        return who if who.session or not self.session else type(who)(who.agent, self.session, who.workspace, "hook")
+
+
+def hook_read(path: Any, session: str, hits: list[dict[str, Any]]) -> None:
+    """The records the prompt hook (api.recall_hook) showed the agent, logged as reads of mode current."""
+    receipted("recall", _Hook(path, session or ""), {}, {"hits": hits})
 
 
 def _when(at: float) -> str:
