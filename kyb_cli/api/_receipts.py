@@ -27,6 +27,8 @@ def _who(door: Any) -> tuple[str, str, str, str]:
 def _shown(operation: str, fields: dict[str, Any], answer: dict[str, Any]) -> tuple[list[dict], list[tuple]]:
     """(the records shown at their current version, which may carry a warning; (key, sha, mode) rows to log)."""
     if operation == "get":
+        if not answer.get("sha"):  # a snapshot's version: its commit is not indexed yet
+            return [], []
         current = fields.get("at") is None and fields.get("version") is None
         return ([answer] if current else []), [(answer["key"], answer["sha"], "get")]
     if operation == "query":
