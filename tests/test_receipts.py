@@ -202,3 +202,34 @@ def test_recall_and_the_prompt_hook_log_what_they_showed(kyb, env):
         ("agent-h", "hook-s1", "hook", "current"), ("agent-a", "", "cli", "current")]
     misses = [m["text"] for m in _as(kyb, "x", "reads", "--misses")["misses"]]
     assert misses == ["warm"]  # the query that found nothing; a prompt is never logged as a miss
+
+
+def test_threads_of_one_server_log_every_read(kyb, store_path, env):
+    """A server answers on worker threads: each has its own connection to the log, none loses a read."""
+    import threading
+
+    from kyb_cli.api import attribution, handle
+
+    _add(kyb, "port 9090")
+
+    class Door:
+        def __init__(self, agent: str) -> None:
+            self.agent = agent
+
+        @staticmethod
+        def path():
+            return store_path
+
+        def attribution(self):
+            return attribution("http", environ={"KYB_AGENT": self.agent, "KYB_WORKSPACE": "w"})
+
+    def reader(n: int) -> None:
+        for _ in range(15):
+            handle("get", Door(f"t{n}"), {"key": KEY, "at": None, "version": None})
+
+    threads = [threading.Thread(target=reader, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert _as(kyb, "x", "reads", KEY, "--limit", "100")["agents"] == {f"t{n}": 15 for n in range(4)}

@@ -109,11 +109,19 @@ def record(store_path: Path, who: tuple[str, str, str, str], rows: list[tuple[st
         return changed_since(conn, who[0], who[1], list(shown)) if conn is not None and shown else {}
     conn = _conn(store_path, create=True)
     at = time.time()
-    with conn:
+    # IMMEDIATE: the write lock first (waited for), so the look-up's snapshot is never one another
+    # writer has moved past (a deferred transaction would fail its upgrade at once: a read lost)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
         changed = changed_since(conn, who[0], who[1], list(shown)) if shown else {}
         conn.executemany("INSERT INTO reads(at, agent, session, workspace, transport, key, sha, mode) "
                          "VALUES (?,?,?,?,?,?,?,?)", [(at, *who, key, sha, mode) for key, sha, mode in rows])
         newest = conn.last_insert_rowid()
+        conn.execute("COMMIT")
+    except BaseException:
+        if not conn.getautocommit():
+            conn.execute("ROLLBACK")
+        raise
     if newest // PRUNE_EVERY != (newest - len(rows)) // PRUNE_EVERY:
         prune(conn, "reads")
     return changed
