@@ -233,3 +233,21 @@ def test_threads_of_one_server_log_every_read(kyb, store_path, env):
     for t in threads:
         t.join()
     assert _as(kyb, "x", "reads", KEY, "--limit", "100")["agents"] == {f"t{n}": 15 for n in range(4)}
+
+
+def test_the_log_is_bounded_by_age_and_rows(kyb, store_path, monkeypatch, env):
+    import time
+
+    from kyb_cli.core.index import receipts
+
+    monkeypatch.setattr(receipts, "PRUNE_EVERY", 8)
+    monkeypatch.setattr(receipts, "MAX_ROWS", 20)
+    who = ("a", "", "w", "cli")
+    receipts.record(store_path, who, [("old-key", "s0", "get")])
+    conn = receipts._conn(store_path, create=False)
+    with conn:  # a read from long ago
+        conn.execute("UPDATE reads SET at = ?", (time.time() - (receipts.KEEP_DAYS + 1) * 86400,))
+    for n in range(40):
+        receipts.record(store_path, who, [(f"k{n}", "s", "get")])
+    keys = [k for (k,) in conn.execute("SELECT key FROM reads ORDER BY id")]
+    assert "old-key" not in keys and len(keys) <= 20 + 8 and keys[-1] == "k39"
