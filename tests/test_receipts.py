@@ -251,3 +251,12 @@ def test_the_log_is_bounded_by_age_and_rows(kyb, store_path, monkeypatch, env):
         receipts.record(store_path, who, [(f"k{n}", "s", "get")])
     keys = [k for (k,) in conn.execute("SELECT key FROM reads ORDER BY id")]
     assert "old-key" not in keys and len(keys) <= 20 + 8 and keys[-1] == "k39"
+
+
+def test_a_label_that_looks_like_a_secret_is_withheld_when_shown(kyb, env):
+    _add(kyb, "port 9090")
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    assert "changed_since_your_read" not in _as(kyb, token, "get", KEY)  # the answer is never refused for it
+    answer = _as(kyb, "x", "reads", KEY)
+    assert token not in json.dumps(answer)
+    assert answer["reads"][0]["agent"].startswith("(withheld")
