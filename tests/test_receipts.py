@@ -260,3 +260,13 @@ def test_a_label_that_looks_like_a_secret_is_withheld_when_shown(kyb, env):
     answer = _as(kyb, "x", "reads", KEY)
     assert token not in json.dumps(answer)
     assert answer["reads"][0]["agent"].startswith("(withheld")
+
+
+def test_the_config_key_turns_the_log_off(kyb, store_path, tmp_path, env):
+    _add(kyb, "port 9090")
+    config = tmp_path / "off.toml"
+    config.write_text("[reads]\nlog = false\n")
+    _as(kyb, "agent-a", "get", KEY, KYB_CONFIG=str(config))
+    assert not (store_path / ".git" / "kyb" / "reads.sqlite").exists()
+    _as(kyb, "agent-a", "get", KEY)
+    assert (store_path / ".git" / "kyb" / "reads.sqlite").exists()
