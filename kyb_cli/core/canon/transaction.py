@@ -188,11 +188,41 @@ class Transaction:
         self.base = store.head_commit()  # HEAD under the lock: where the branch moves from
         self.tip = self.base  # the last commit made in this transaction (not yet on the branch)
         self.changes: dict[str, Entry | None] = {}
+        self.moved = 0  # record files the move to the fanned-out layout moves (canon/migrate.py)
+        self.keep_move = False  # publish the move even when nothing else is written (`kyb migrate`)
+        self._move_tip: pygit2.Commit | None = None
+        self._start_move()
+
+    def _start_move(self) -> None:
+        """An old-shape store: the move commit first, so every read and write of this transaction
+        sees the fanned-out tree; it is published with the write (or not at all, if nothing is)."""
+        from kyb_cli.core.canon import migrate
+
+        if self.base is None:
+            return
+        try:
+            made = migrate.move_commit(self.store, self.base, self.attribution.trailers())
+        except (OSError, pygit2.GitError) as exc:
+            raise self._unwritten(exc) from None
+        if made is None:
+            return
+        tip, changes, moved = made
+        repo = self.store.repo
+        if repo.workdir is not None:  # the move never overwrites a hand edit, old path or new
+            index = repo.index
+            index.read()
+            for path, entry in changes.items():
+                was = blob_at(self.base, path)
+                refuse_hand_edits(repo, self.store.path, path, was, index=index)
+        self.tip, self._move_tip, self.moved = tip, tip, moved
+        self.changes.update(changes)
 
     def publish(self) -> None:
         """Move the branch once, from `base` to `tip` (nothing to do when nothing was committed)."""
         if self.tip is None or self.tip is self.base:
             return
+        if self.tip is self._move_tip and not self.keep_move:
+            return  # only the move: a write that changed nothing does not move the store
         log = self.tip.message.split("\n", 1)[0]
         publish(self.store, self.base, self.tip.id, self.changes, log)
 

@@ -65,7 +65,7 @@ class _File:
 
 
 def record_files(root: Path) -> list[Path]:
-    """Every record file in a store's working tree (`<dir>/<key>.md` for the three record dirs)."""
+    """Every record file in a store's working tree (`<dir>/<h>/<key>.md` and the old `<dir>/<key>.md`)."""
     out: list[Path] = []
     for directory in RECORD_DIRS:
         base = root / directory
@@ -75,9 +75,12 @@ def record_files(root: Path) -> list[Path]:
 
 
 def _md_entries(directory: Path) -> list[Path]:
-    """The `*.md` entries of one record directory that are not directories — links, FIFOs and
-    devices included, so the check reports them (check_files reads without following)."""
-    return sorted(p for p in directory.glob("*.md") if p.is_symlink() or not p.is_dir())
+    """The `*.md` entries of one record directory and of its bucket directories that are not
+    directories — links, FIFOs and devices included, so the check reports them (check_files reads
+    without following)."""
+    found = [*directory.glob("*.md"), *(p for sub in directory.iterdir()
+                                       if sub.is_dir() and not sub.is_symlink() for p in sub.glob("*.md"))]
+    return sorted(p for p in found if p.is_symlink() or not p.is_dir())
 
 
 def _shown(path: Path, given: str | None = None) -> str:
@@ -94,6 +97,8 @@ def _locate(path: Path, shown: str) -> _File:
     parent = absolute.parent
     if parent.name in RECORD_DIRS:
         return _File(parent.parent, f"{parent.name}/{absolute.name}", shown)
+    if parent.parent.name in RECORD_DIRS:  # a bucket directory (records/keys.py)
+        return _File(parent.parent.parent, f"{parent.parent.name}/{parent.name}/{absolute.name}", shown)
     return _File(parent, None, shown)
 
 
@@ -144,8 +149,8 @@ def check_files(files: list[_File]) -> CheckReport:
             problems.append(Problem(file.shown, 1, "no such file"))
             continue
         if file.rel is None or _named_key(file.rel) is None:
-            problems.append(Problem(file.shown, 1, "not a record file: records are knowledge/<key>.md, "
-                                                   "incidents/<key>.md or tasks/<key>.md"))
+            problems.append(Problem(file.shown, 1, "not a record file: records are knowledge/<h>/<key>.md, "
+                                                   "incidents/<h>/<key>.md or tasks/<h>/<key>.md"))
             continue
         try:
             data = read_record_file(file.root, file.rel)
@@ -175,7 +180,7 @@ def check_files(files: list[_File]) -> CheckReport:
 def _named_key(rel: str) -> str | None:
     """The key a record file's name says (the key authority's candidate rule); check then reports
     every way the file breaks the rules (wrong directory for the key, front matter key, write rules)."""
-    return rel.split("/", 1)[1][:-3] if is_record_candidate(rel) else None
+    return rel.rsplit("/", 1)[1][:-3] if is_record_candidate(rel) else None
 
 
 _TOML_AT_RE = re.compile(r" \(at line (\d+), column \d+\)$")
