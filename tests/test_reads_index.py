@@ -56,6 +56,7 @@ def lifecycle_store(store) -> list[str]:
                    body="- [ ] follow up")
     resolve_incident(store, ATTR, "inc-outage", resolution="rolled back")
     write_incident(store, ATTR, key="inc-slow", title="Slow", service="search", severity="low")
+    (store.path / path_of_key("port")).parent.mkdir(parents=True, exist_ok=True)
     (store.path / path_of_key("port")).write_text(
         (store.path / path_of_key("port")).read_text().replace("9090", "9091"))
     git(store.path, "commit", "-q", "-am", "hand edit of port")
@@ -167,6 +168,7 @@ def test_get_at_revision_off_the_indexed_line_is_answered_from_its_tree(store):
     git(store.path, "branch", "side", base)
     side = store.path.parent / "side"
     git(store.path, "worktree", "add", "-q", str(side), "side")
+    (side / path_of_key("port")).parent.mkdir(parents=True, exist_ok=True)
     (side / path_of_key("port")).write_text((side / path_of_key("port")).read_text().replace("8080", "7070"))
     git(side, "commit", "-q", "-am", "side edit")
     walk = Walk(store.path)

@@ -202,6 +202,7 @@ def test_sync_refuses_to_overwrite_hand_edits(world):
     world.sync(b)
     world.add(a, "fact", "v2")
     world.sync(a)
+    (b.path / path_of_key("fact")).parent.mkdir(parents=True, exist_ok=True)
     (b.path / path_of_key("fact")).write_text("hand edit\n")
     before = b.head_sha()
     with pytest.raises(Rejected, match="uncommitted changes"):

@@ -16,7 +16,7 @@ from typing import Iterable
 from kyb_cli.core.canon.nofollow import LinkInTheWay
 from kyb_cli.core.canon.nofollow import read_file as read_record_file  # never through a link, never waits on a FIFO
 from kyb_cli.core.errors import KybError
-from kyb_cli.core.records.keys import RECORD_DIRS, is_record_candidate
+from kyb_cli.core.records.keys import RECORD_DIRS, is_record_candidate, paths_of_key
 from kyb_cli.core.records.model import Record, RecordFormatError, parse
 from kyb_cli.core.records.secrets import scan as scan_secrets
 from kyb_cli.core.records.validate import is_valid_key, validate
@@ -218,10 +218,12 @@ def _file_problems(file: _File, record: Record, text: str) -> list[Problem]:
             file.shown, _field_line(text, "key"),
             f"key '{record.key}' does not match the file name (expected key '{expected_key}' "
             f"in {file.rel}, or the file {record.path})"))
-    elif is_valid_key(record.key) and record.path != file.rel:
+    elif is_valid_key(record.key) and file.rel not in paths_of_key(record.key):  # the old flat path is one too
+        why = ("the kind follows the key prefix" if file.rel.split("/", 1)[0] != record.path.split("/", 1)[0]
+               else "the directory is the first two hex characters of the key's sha1")
         problems.append(Problem(
             file.shown, _field_line(text, "key"),
-            f"key '{record.key}' belongs in {record.path}, not {file.rel} (the kind follows the key prefix)"))
+            f"key '{record.key}' belongs in {record.path}, not {file.rel} ({why})"))
     try:
         validate(record)
     except KybError as exc:
@@ -274,7 +276,7 @@ def _store_keys(root: Path) -> dict[str, list[str]]:
         return cached
     keys: dict[str, list[str]] = {}
     for path in record_files(root):
-        rel = f"{path.parent.name}/{path.name}"
+        rel = path.relative_to(root).as_posix()
         try:
             data = read_record_file(root, rel)
             if data is None:
