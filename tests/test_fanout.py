@@ -295,7 +295,7 @@ def test_a_wrong_bucket_is_not_a_record(world):
 
 
 def test_attribution_is_kept_on_the_move_commit(store_path):
-    from kyb_cli.core.canon.migrate import migrate
+    from kyb_cli.core.canon.transaction import migrate
     from kyb_cli.core.canon.repo import Store
 
     old_store(store_path)

@@ -149,6 +149,6 @@ def migrate_store(store, attribution) -> dict:
     """`kyb migrate`: move every record file of an old, flat store to its fanned-out path in one commit
     (blobs unchanged; not a new version of any record): `{changed, moved, sha}`. A no-op on a store
     already fanned out. The first write after an upgrade does the same move by itself."""
-    from kyb_cli.core.canon.migrate import migrate
+    from kyb_cli.core.canon.transaction import migrate
 
     return migrate(store, attribution)

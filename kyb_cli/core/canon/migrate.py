@@ -95,17 +95,3 @@ def layout_lines(store) -> tuple[list[str], list[str]]:
     warnings = [f"layout: {len(old)} record file{'s are' if len(old) != 1 else ' is'} in the old flat layout "
                 f"(knowledge/<key>.md); the next write moves them in one commit, or now: kyb migrate"] if old else []
     return doubled, warnings
-
-
-def migrate(store, attribution) -> dict:
-    """`kyb migrate`: the move commit published on its own, `{changed, moved, sha}`; a new-shape
-    store answers `changed: false` and writes nothing (the first write would have done the same)."""
-    from kyb_cli.core.canon.transaction import writing
-
-    with writing(store, attribution) as tx:
-        tx.keep_move = True
-        moved = tx.moved
-        sha = str(tx.tip.id) if moved else None
-    if not moved:
-        return {"changed": False, "moved": 0}
-    return {"changed": True, "moved": moved, "sha": sha}

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 import pygit2
 
-from kyb_cli.core.canon import durability, faults, journal
+from kyb_cli.core.canon import durability, faults, journal, migrate as layout
 from kyb_cli.core.canon.mend import mend_after_set_aside
 from kyb_cli.core.canon import lock as store_lock
 from kyb_cli.core.canon.attribution import Attribution
@@ -196,12 +196,10 @@ class Transaction:
     def _start_move(self) -> None:
         """An old-shape store: the move commit first, so every read and write of this transaction
         sees the fanned-out tree; it is published with the write (or not at all, if nothing is)."""
-        from kyb_cli.core.canon import migrate
-
         if self.base is None:
             return
         try:
-            made = migrate.move_commit(self.store, self.base, self.attribution.trailers())
+            made = layout.move_commit(self.store, self.base, self.attribution.trailers())
         except (OSError, pygit2.GitError) as exc:
             raise self._unwritten(exc) from None
         if made is None:
@@ -345,3 +343,16 @@ class Transaction:
         self.tip = repo[commit].peel(pygit2.Commit)
         self.changes.update(change)
         return str(commit)
+
+
+def migrate(store, attribution: Attribution) -> dict:
+    """`kyb migrate`: the move to the fanned-out layout (canon/migrate.py) published on its own,
+    `{changed, moved, sha}`; a new-shape store answers `changed: false` and writes nothing (the
+    first write would have made the same move)."""
+    with writing(store, attribution) as tx:
+        tx.keep_move = True
+        moved = tx.moved
+        sha = str(tx.tip.id) if moved else None
+    if not moved:
+        return {"changed": False, "moved": 0}
+    return {"changed": True, "moved": moved, "sha": sha}
