@@ -160,6 +160,8 @@ def test_kyb_migrate_moves_once_and_then_is_a_no_op(kyb, store_path):
     assert git(store_path, "rev-parse", "HEAD") == first["sha"]
     assert git(store_path, "status", "--porcelain", "--untracked-files=all") == ""
     assert len(kyb("history", "alpha").json["versions"]) == 2
+    row = kyb("log").json["log"][0]  # the move is one row of the store's log, about no single key
+    assert (row["action"], row["key"], sorted(row["keys"])) == ("migrate", "", ["alpha", "beta", "task-t1"])
 
 
 def test_a_write_that_changes_nothing_does_not_move_an_old_store(kyb, store_path):

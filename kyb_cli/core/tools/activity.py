@@ -109,7 +109,7 @@ def row(chunk: str, sep: str = "\x1f") -> dict[str, Any]:
             action = "init"  # the empty root commit `kyb init` makes
         else:
             action = "merge" if len(parents.split()) > 1 else "hand"
-    key = m.group("key") if m and m.group("key") and action not in ("sync", "merge", "init", "hand") else ""
+    key = m.group("key") if m and m.group("key") and action not in ("sync", "merge", "init", "hand", "migrate") else ""
     if not key and len(keys) == 1:
         key = keys[0]
     return {
