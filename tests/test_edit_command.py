@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -114,5 +115,5 @@ def test_edit_invalid_then_fixed_on_a_terminal(kyb, store_path, tmp_path):
     os.close(master)
     assert answered, seen.decode(errors="replace")
     assert proc.returncode == 0, seen.decode(errors="replace")
-    assert '"action": "updated"' in out
+    assert json.loads(out)["action"] == "updated"
     assert kyb("get", "svc-port").json["body"] == "port 9090"

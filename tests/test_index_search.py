@@ -40,8 +40,11 @@ def test_response_shape(cli):
     d = cli("query", "9090").json
     assert set(d) >= {"count", "hits", "semantic", "mode", "head"} and d["mode"] == "current"
     hit = d["hits"][0]
-    assert list(hit)[:4] == ["key", "title", "kind", "tags"] and "body" not in hit  # a snippet, not the body
+    assert list(hit)[:3] == ["key", "title", "kind"]  # compact: a snippet, not the body, nor lists to choose by
+    assert not {"body", "tags", "refs", "effective_at"} & set(hit) and len(hit["snippet"]) <= 160
     assert list(cli("query", "9090", "--full").json["hits"][0])[:5] == ["key", "title", "kind", "body", "tags"]
+    assert "effective_at" in cli("query", "9090", "--as-of-event", "2030-01-01").json["hits"][0]  # its mode's field
+    assert "tags" in cli("query", "9090", "--fields", "key,tags").json["hits"][0]
     for name in ("sha", "committed_at", "state", "is_head", "score"):
         assert name in hit
     assert len(d["head"]) == 40 and hit["committed_at"].endswith("+00:00")

@@ -1,4 +1,4 @@
-"""`snippet` (docs/SEARCH.md "Snippets"): the best-matching part of a hit's body, at most 240
+"""`snippet` (docs/SEARCH.md "Snippets"): the best-matching part of a hit's body, at most 160
 characters, or the start of the passage found by meaning when no word matches."""
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from kyb_cli.core.search.snippet import LIMIT
 from tests.support.index_helpers import T0, fill_in_background_now, put, remove
 
 
@@ -155,7 +156,7 @@ def test_each_hit_has_a_snippet_from_the_part_that_matched(store_path):
     put(store_path, "disk-full", "Disk almost full", body, T0)
     hit = search(store_path, "vacuum journal")["hits"][0]
     assert hit["key"] == "disk-full" and "journalctl --vacuum-size=500M" in hit["snippet"]
-    assert len(hit["snippet"]) <= 240
+    assert len(hit["snippet"]) <= LIMIT
 
 
 def test_terminal_table_shows_the_snippet_dims_weak_hits_and_says_when_nothing_is_strong(store_path):

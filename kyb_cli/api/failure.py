@@ -69,6 +69,14 @@ def answer(run: Callable[[], Any], *, wait: bool = True, own: tuple[type[BaseExc
     return with_history_flag(data)
 
 
+def answer_text(data: Any) -> str:
+    """An answer as every door writes it for a program: one line of JSON, text as is (not \\u-escaped),
+    no space after `,` and `:` (the same as the HTTP API's bodies; ~6% of a query answer's bytes)."""
+    import json
+
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
 def argument_shown(value: str) -> str:
     """A stray argument as a usage error may quote it: itself when it is short, printable and passes
     the secret scan, else `<N characters, not shown>` (a pasted token or PEM block never echoes)."""

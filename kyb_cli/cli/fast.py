@@ -172,8 +172,6 @@ def query(argv: list[str]) -> int | None:
     opts = parse(argv)
     if opts is None or not _wants_json(opts):
         return None
-    import json
-
     try:
         from kyb_cli import api
         from kyb_cli.cli.waiting import set_policy
@@ -203,7 +201,7 @@ def query(argv: list[str]) -> int | None:
         pending = api.pending_vectors_message(response)
         if pending:
             sys.stderr.write(f"kyb: {pending}\n")
-        sys.stdout.write(json.dumps(response, ensure_ascii=False) + "\n")
+        sys.stdout.write(api.answer_text(response) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
         return 0

@@ -30,7 +30,9 @@ def wants_json() -> bool:
 
 
 def dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False)
+    from kyb_cli.api import answer_text
+
+    return answer_text(data)
 
 
 def emit(data: Any, human: Callable[[Any, Any], None] | None = None) -> None:

@@ -25,7 +25,8 @@ TARGET = "docs/API.md"
 REGENERATE = "python -m kyb_cli.devtools.gen_api_docs"
 AREAS = ("records", "work", "search", "sync", "tools", "store")  # the order of docs/API.md
 ERRORS = ("KybError", "NotFound", "UsageError", "Rejected", "StoreError", "LockTimeout", "RemoteError", "InternalError")
-CONSTANTS = ("KEEP", "LISTING_MAX_LIMIT", "REMOTE", "EXIT_CODES", "EXIT_INTERNAL", "internal_error_message")
+CONSTANTS = ("KEEP", "LISTING_MAX_LIMIT", "REMOTE", "EXIT_CODES", "EXIT_INTERNAL", "internal_error_message",
+             "COMPACT_DROPS")
 
 
 def area_modules() -> list[str]:
@@ -109,6 +110,8 @@ def generate() -> str:
                          "KybError, a bug of kyb (never \"your store is broken\").",
         "internal_error_message": "`internal_error_message(exc)`: what every door says of such an exception: "
                                   f"`{api.internal_error_message(KeyError('x'))}`.",
+        "COMPACT_DROPS": f"what a query's hit leaves out unless `full` ({', '.join(api.COMPACT_DROPS)}); a door "
+                         "that lets a caller pick fields asks for `full` when one of these is picked.",
     }
     for name in CONSTANTS:
         out.append(f"- `api.{name}`: {notes[name]}")

@@ -7,7 +7,6 @@ every call the way the CLI resolves it (--store given to `kyb mcp`, KYB_STORE, .
 Nothing here writes to stdout: stdout is the protocol.
 """
 
-import json
 from typing import Any, Callable
 
 from mcp.server.mcpserver import MCPServer
@@ -64,7 +63,7 @@ class Door:
             data = api.answer(lambda: _as_dict(fn()), wait=self.wait)
         except KybError as exc:
             return error_result(exc)
-        body = text(data) if text else json.dumps(data, ensure_ascii=False)
+        body = text(data) if text else api.answer_text(data)
         return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=data)
 
 

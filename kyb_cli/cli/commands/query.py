@@ -76,7 +76,8 @@ def query_cmd(**given: Any) -> None:
     fields = table_fields("query", given)
     fields["text"] = " ".join(fields["text"])  # the words of the command line are one question
     kept = click.get_current_context().meta.get("kyb.fields") or ""
-    fields["full"] = fields["full"] or "body" in kept.replace(" ", "").split(",")  # `--fields key,body` asks for it
+    asked = set(kept.replace(" ", "").split(","))  # `--fields key,body` or `key,tags` asks for the full hits
+    fields["full"] = fields["full"] or bool(asked & set(api.COMPACT_DROPS))
     response = api.handle("query", door, fields)
     if response.get("semantic_off"):
         from kyb_cli.cli.output import note

@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kyb_cli.core.search.snippet import LIMIT
 from kyb_cli.core.tools.context import BEGIN, END, HEADER
 
 MAX_HITS = 3  # what one prompt may bring in: a handful of records, never a listing
-SNIPPET_CHARS = 200
 SESSION_BYTES = 8000  # injected per session at most (UTF-8 bytes of additionalContext)
 SESSION_MAX_AGE = 7 * 24 * 3600  # a session file older than this is removed when another is written
 PROMPT_CHARS = 2000  # the part of a prompt recall searches with (a pasted log is not a question)
@@ -44,13 +44,13 @@ HIT_FIELDS = ("key", "title", "kind", "sha", "state", "snippet", "stale", "verif
 
 def shaped(response: dict[str, Any], limit: int = MAX_HITS) -> dict[str, Any]:
     """The recall answer from a strong-only query response: `{confident, count, hits}`, each hit
-    with key, title, kind, sha, state, a snippet of at most SNIPPET_CHARS characters, `stale` and
+    with key, title, kind, sha, state, a snippet (the query's, at most snippet.LIMIT characters), `stale` and
     `verified` (its freshness), `strength` and `found_by`. Not confident: no hits at all."""
     confident = bool(response.get("confident"))
     hits = []
     for h in response.get("hits", ())[:limit] if confident else ():
         hit = {f: h.get(f) for f in HIT_FIELDS}
-        hit["snippet"] = clip(h.get("snippet") or "", SNIPPET_CHARS)
+        hit["snippet"] = clip(h.get("snippet") or "", LIMIT)
         hit["stale"] = bool(h.get("stale"))
         hits.append(hit)
     return {"confident": confident and bool(hits), "count": len(hits), "hits": hits}
