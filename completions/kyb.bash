@@ -2,7 +2,7 @@
 # Install: source this file from ~/.bashrc, or copy it to
 # ~/.local/share/bash-completion/completions/kyb
 declare -gA _kyb_subs=(
-  ['kyb']='init add get history diff edit log rm verify stale rules tags sync remote query export import reindex migrate incident resolve incidents task task-status done tasks deadlines check agents model index doctor context recall mcp serve help completion man'
+  ['kyb']='init add get history diff edit log rm verify stale rules tags sync remote query export import reindex migrate incident resolve incidents task task-status done tasks deadlines check agents model index doctor context recall reads mcp serve help completion man'
   ['kyb agents']='install uninstall'
   ['kyb model']='import pull status'
 )
@@ -38,6 +38,7 @@ declare -gA _kyb_opts=(
   ['kyb model pull']='--url --dir --store --json -h --help'
   ['kyb model status']='--store --json -h --help'
   ['kyb query']='--also --limit --tags --tag --kind --history --as-of --as-of-event --changed-between --semantic --no-semantic --explain --min-strength --status --service --priority --assignee --parent --recent --full --no-wait --today --no-deadlines --fields --store --json --help'
+  ['kyb reads']='--agent --session --since --until --unread-since --misses --limit --fields --store --json -h --help'
   ['kyb recall']='--limit --hook-json --store --json -h --help'
   ['kyb reindex']='--store --json -h --help'
   ['kyb remote']='--store --json -h --help'
@@ -85,6 +86,7 @@ declare -gA _kyb_valued=(
   ['kyb model pull']='--url --dir --store'
   ['kyb model status']='--store'
   ['kyb query']='--also --limit --tags --tag --kind --as-of --as-of-event --changed-between --changed-between --min-strength --status --service --priority --assignee --parent --today --fields --store'
+  ['kyb reads']='--agent --session --since --until --unread-since --limit --fields --store'
   ['kyb recall']='--limit --store'
   ['kyb reindex']='--store'
   ['kyb remote']='--store'
@@ -149,6 +151,7 @@ declare -gA _kyb_files=(
   ['kyb model pull --store']='1'
   ['kyb model status --store']='1'
   ['kyb query --store']='1'
+  ['kyb reads --store']='1'
   ['kyb recall --store']='1'
   ['kyb reindex --store']='1'
   ['kyb remote --store']='1'

@@ -7,7 +7,7 @@ function __kyb_path --description 'the kyb command path typed so far'
         string match -q -- '-*' $w; and continue
         switch $path
             case 'kyb'
-                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export import reindex migrate incident resolve incidents task task-status done tasks deadlines check agents model index doctor context recall mcp serve help completion man; and set path "$path $w"
+                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export import reindex migrate incident resolve incidents task task-status done tasks deadlines check agents model index doctor context recall reads mcp serve help completion man; and set path "$path $w"
             case 'kyb agents'
                 contains -- $w install uninstall; and set path "$path $w"
             case 'kyb model'
@@ -53,6 +53,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a index -d 'Bring the index up t
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a doctor -d 'What is wrong with this store and this install, with the...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a context -d 'The session-start digest: what changed recently, open...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a recall -d 'What the store holds that bears on TEXT, only when the...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a reads -d 'Who read record KEY, which version and how, newest first,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a mcp -d 'Serve kyb\'s tools to an agent over MCP on stdin/stdout,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a serve -d 'Serve the store over HTTP until SIGINT or SIGTERM.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a help -d 'Show the help of kyb, or of COMMAND (`kyb help add` =...'
@@ -336,6 +337,17 @@ complete -c kyb -n "test (__kyb_path) = 'kyb recall'" -l hook-json -d 'Read a pr
 complete -c kyb -n "test (__kyb_path) = 'kyb recall'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb recall'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb recall'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb reads'" -l agent -x -d 'Only reads by this agent label.'
+complete -c kyb -n "test (__kyb_path) = 'kyb reads'" -l session -x -d 'Only reads in this session label (narrows agent).'
+complete -c kyb -n "test (__kyb_path) = 'kyb reads'" -l since -x -d 'Only reads at or after TIME (date, datetime, revision).'
+complete -c kyb -n "test (__kyb_path) = 'kyb reads'" -l until -x -d 'Only reads at or before TIME.'
+complete -c kyb -n "test (__kyb_path) = 'kyb reads'" -l unread-since -x -d 'List live records nobody read since TIME.'
+complete -c kyb -n "test (__kyb_path) = 'kyb reads'" -l misses -d 'List questions that found nothing confident (secrets cut out).'
+complete -c kyb -n "test (__kyb_path) = 'kyb reads'" -l limit -x -d 'At most N rows.'
+complete -c kyb -n "test (__kyb_path) = 'kyb reads'" -l fields -x -d 'Keep only these fields of each row (JSON and table columns).'
+complete -c kyb -n "test (__kyb_path) = 'kyb reads'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
+complete -c kyb -n "test (__kyb_path) = 'kyb reads'" -l json -d 'JSON output even on a terminal.'
+complete -c kyb -n "test (__kyb_path) = 'kyb reads'" -s h -l help -d 'Show this message and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb mcp'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb mcp'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb mcp'" -s h -l help -d 'Show this message and exit.'

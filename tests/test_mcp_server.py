@@ -17,9 +17,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 TOOLS = {"query", "get", "history", "add", "add_many", "retract", "incident", "resolve", "task", "task_status", "done",
          "tasks", "incidents", "export", "context", "deadlines", "log", "verify", "stale", "rules",
-         "diff", "recall"}
+         "diff", "recall", "reads"}
 READ_ONLY = {"query", "get", "history", "diff", "tasks", "incidents", "export", "context", "deadlines", "log", "stale",
-             "rules", "recall"}
+             "rules", "recall", "reads"}
 
 
 class Client:

@@ -143,6 +143,7 @@ def test_open_a_records_diff_between_any_two_versions(page):
     assert "+Checkout writes go through svc-checkout on node-4, port 9090, via the new gateway." in text
     page.check(f"#versions tr[data-sha='{rows[2]}'] input[name='diff-to']")
     page.wait_for_selector("#diff-none")
+    assert "via http (get) read" in page.text_content("#readers")  # its last readers (issue 40, receipts)
 
 
 def test_move_a_tasks_date_and_close_it_then_git_has_both(page, site):

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 from kyb_cli.api._read_handlers import READS
 from kyb_cli.api._store_handlers import STORE_HANDLERS
+from kyb_cli.api._receipts import RECEIPTED, reads, receipted
 from kyb_cli.api.records import split_list
 from kyb_cli.api.work import (
     KEEP, close_task, resolve_incident, transition_task, write_incident, write_task,
@@ -151,19 +152,22 @@ WRITES: dict[str, Callable[[_Door, dict[str, Any]], dict[str, Any]]] = {
     "add": _add, "add-many": _add_many, "rm": _rm, "verify": _verify, "task": _task, "incident": _incident,
     "task-status": _task_status, "done": _done, "resolve": _resolve,
 }
-HANDLERS: dict[str, Callable[[_Door, dict[str, Any]], dict[str, Any]]] = {**WRITES, **READS, **STORE_HANDLERS}
+HANDLERS: dict[str, Callable[[_Door, dict[str, Any]], dict[str, Any]]] = {
+    **WRITES, **READS, "reads": reads, **STORE_HANDLERS}
 
 
 def handle(operation: str, door: _Door, fields: dict[str, Any]) -> dict[str, Any]:
     """Run table operation `operation` (query, add, add-many, context, get, history, diff, rm, verify, stale, rules,
-    tags, log, deadlines, task, incident, task-status, done, resolve, tasks, incidents) with
+    tags, log, deadlines, task, incident, task-status, done, resolve, tasks, incidents, reads) with
     `fields` under the table's names (every field of the operation, defaults filled in); `door` gives
     `store()`, `path()` and `attribution()` (and `store_arg`, the store as the caller named it, for query); `body`/`resolution` may be a callable that reads them
     (called once the other fields are checked, so a bad flag never waits for stdin). Returns the JSON answer every door renders. Raises the
     operation's KybErrors, each naming its field (`exc.fields`) so the door can spell it its own way."""
     _check_dates(operation, fields)
     _check_bounds(operation, fields)
-    return HANDLERS[operation](door, fields)
+    answer = HANDLERS[operation](door, fields)
+    # the read log (api/_receipts.py): one row per record shown, and `changed_since_your_read`
+    return receipted(operation, door, fields, answer) if operation in RECEIPTED else answer
 
 
 def handle_dated(operation: str, door: _Door, fields: dict[str, Any]) -> dict[str, Any]:

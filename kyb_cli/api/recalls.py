@@ -65,6 +65,9 @@ def recall_hook(raw: str, store: str | os.PathLike[str] | None = None, *,
     text = hook_text(hits)
     if session:
         session.record(hits, text)
+    from kyb_cli.api._receipts import hook_read
+
+    hook_read(location.path, session_id, hits)  # what the hook showed the agent is read (receipts)
     return hook_json(text, event)
 
 

@@ -51,6 +51,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "doctor:doctor_cmd",
     "context": "context:context_cmd",
     "recall": "recall:recall_cmd",
+    "reads": "reads:reads_cmd",
     "mcp": "mcp:mcp_cmd",
     "serve": "serve:serve_cmd",
     "help": "help_:help_cmd",

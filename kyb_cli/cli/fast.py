@@ -145,6 +145,13 @@ class _Door:
 
         return api.store_path(self.store_arg)
 
+    @staticmethod
+    def attribution():
+        """Who reads, for the read log (api/_receipts.py): the labels a write from here would carry."""
+        from kyb_cli import api
+
+        return api.attribution("cli")
+
 
 def _valid_date(text: str) -> bool:
     if not _DATE.match(text):

@@ -102,6 +102,9 @@ def record_view(c: Any, d: dict[str, Any]) -> None:
             continue  # a flag that is off (`hard = false`) says nothing: no `hard  False` line
         if name == "verified" and isinstance(value, dict):
             value = verified_line(value)
+        elif name == "changed_since_your_read" and isinstance(value, dict):  # receipts (issue 40)
+            name = "changed"
+            value = f"[yellow]since you read it: you read {value['read_sha'][:12]} at {value['read_at']}[/]"
         elif value is True:
             value = "yes"
         elif name in ("priority", "severity") and value in EMPHASIS:

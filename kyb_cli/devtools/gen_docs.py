@@ -63,6 +63,8 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_SYNC_MAX_INCOMING": "Bytes of new files one sync or clone may bring in altogether; more refuses it, saying so (default 256 MiB; raise it for one sync from a trusted remote).",
     "KYB_CLOCK_SKEW": "Seconds a peer's commit may be ahead of this clock when a sync merge compares writes (default 600).",
     "KYB_PYZ_CACHE": "Where the zipapp (kyb.pyz) extracts its native parts (default: the user cache directory).",
+    "KYB_READS": ("off: keep no read log (receipts: who read which version; kyb reads). The log is local, never "
+                  "synced, bounded to 90 days and 200000 rows; also [reads] log = false in config.toml."),
     "KYB_FSYNC": "off: writes skip fsync of Git objects, refs and the journal (faster; a power loss may lose them).",
     "KYB_SERVE_TOKEN": ("Bearer token kyb serve requires (always when set; beyond loopback one is generated and "
                         "printed once when unset)."),

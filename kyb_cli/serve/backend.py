@@ -96,3 +96,7 @@ def context(door, a: dict[str, Any]) -> dict[str, Any]:
 
 def recall(door, a: dict[str, Any]) -> dict[str, Any]:
     return api.handle("recall", door, a)
+
+
+def reads(door, a: dict[str, Any]) -> dict[str, Any]:
+    return api.handle("reads", door, a)

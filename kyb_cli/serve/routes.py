@@ -89,6 +89,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/context", backend.context, "",
           _args("context"), op="context"),
     Route("GET", "/recall", backend.recall, "", _args("recall"), op="recall"),
+    Route("GET", "/reads", backend.reads, "", _args("reads"), op="reads"),
 )
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

@@ -111,7 +111,8 @@ def query_view(c: Any, d: dict[str, Any]) -> None:
 
 def _version(h: dict[str, Any], clock: int = 19) -> str:
     return (f"{h['sha'][:10]} {h['committed_at'][:clock]}" if h.get("sha") else "[dim]not indexed yet[/dim]") \
-        + ("" if h["is_head"] else " [dim](past)[/dim]")
+        + ("" if h["is_head"] else " [dim](past)[/dim]") \
+        + (" [yellow](changed since you read it)[/yellow]" if h.get("changed_since_your_read") else "")
 
 
 def _about(h: dict[str, Any]) -> str:

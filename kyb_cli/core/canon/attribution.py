@@ -74,7 +74,7 @@ def detect(transport: str = "cli", *, environ: dict[str, str] | None = None) -> 
     env = os.environ if environ is None else environ
     agent = _label_var(env, "KYB_AGENT")
     session = _label_var(env, "KYB_SESSION")
-    found = None if agent else _agent_in_process_tree()
+    found = None if agent else _agent_of_parent()
     if not agent and found is None and not Path("/proc/self").exists():
         agent = _agent_from_env_markers(env)  # no /proc (macOS): the agents' own markers
     if not agent:
@@ -120,11 +120,22 @@ def _pid_session(pid: int) -> str:
     return f"pid-{pid}-{start[1]}" if start else f"pid-{pid}"
 
 
+_WORKSPACES: dict[str, str] = {}
+
+
 def _workspace() -> str:
+    """The nearest folder up from the working directory with `.git` or `.kyb.toml` (found once per
+    process and directory: a long-lived door labels every answer's reads)."""
     try:
-        cwd = Path.cwd()
+        here = os.getcwd()
     except OSError:
         return ""
+    if here not in _WORKSPACES:
+        _WORKSPACES[here] = _workspace_of(Path(here))
+    return _WORKSPACES[here]
+
+
+def _workspace_of(cwd: Path) -> str:
     for parent in (cwd, *cwd.parents):
         if (parent / ".git").exists() or (parent / ".kyb.toml").exists():
             return str(parent)
@@ -158,6 +169,18 @@ def _process_names(pid: int) -> list[str]:
     except OSError:
         pass
     return names
+
+
+_WALKED: dict[int, tuple[str, int] | None] = {}
+
+
+def _agent_of_parent() -> tuple[str, int] | None:
+    """`_agent_in_process_tree`, walked once per process (and parent): a long-lived door (kyb mcp)
+    labels every answer's reads without walking /proc per answer."""
+    parent = os.getppid()
+    if parent not in _WALKED:
+        _WALKED[parent] = _agent_in_process_tree()
+    return _WALKED[parent]
 
 
 def _agent_in_process_tree(max_depth: int = 40) -> tuple[str, int] | None:

@@ -95,6 +95,8 @@ every answer can be traced to a version. Output is JSON when piped; add `--json`
 - Before deciding that something is unknown: `kyb get KEY` for a key you expect.
 - What was true at a moment: `kyb query TEXT --as-of 2026-10-11`; what changed: `--changed-between A B`.
 - Open work: `kyb incidents`, `kyb tasks`, `kyb deadlines`.
+- A record or hit with `changed_since_your_read` changed after you last read it: check what you
+  did with the old version (`kyb diff KEY READ_SHA`).
 
 ## How to write
 1. Query before you add. If a record on the topic exists, update that same key; do not make a twin.

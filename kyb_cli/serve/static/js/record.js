@@ -1,4 +1,4 @@
-// One record: its state, fields, attribution, history, a diff between any two versions, and its actions.
+// One record: its state, fields, attribution, history, its last readers, a diff between any two versions, and its actions.
 
 import { enc, get, query } from "./api.js";
 import { badge, clear, h, short, when } from "./dom.js";
@@ -39,6 +39,8 @@ export async function recordView(pane, ctx, key, at) {
       h("p", { class: "notice", id: "record-error" }, `${err.status}: ${err.message}`)));
     return;
   }
+  // receipts (issue 40): who read it lately; an audit aid told by the clients' own labels, never fatal
+  const readers = await get("/reads" + query({ key, limit: 5 })).catch(() => null);
   const versions = hist.versions;
   const latest = versions[0];
   // a side version a sync merge did not keep (lost_merge) is never the "before" of the kept one
@@ -107,6 +109,10 @@ export async function recordView(pane, ctx, key, at) {
     rec.body ? renderMarkdown(rec.body) : h("p", { class: "dim" }, "(no body)"),
     actionsFor(rec, ctx),
     h("section", {}, h("h2", {}, `History (${versions.length})`), table),
+    readers ? h("section", { id: "readers" }, h("h2", {}, "Last readers"), readers.reads.length
+      ? h("ul", {}, readers.reads.map((r) => h("li", {}, `${r.agent} via ${r.transport} (${r.mode}) read `,
+        h("span", { class: "mono" }, short(r.sha)), ` · ${when(r.at)}`, r.session ? ` · session ${r.session}` : "")))
+      : h("p", { class: "dim" }, "nobody yet (reads are kept on this machine only)")) : null,
     h("section", {}, h("h2", {}, "Diff"), content.length > 1 || content.length === 1 ? diffBox : null)));
   showDiff();
 }

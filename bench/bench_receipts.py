@@ -1,0 +1,110 @@
+"""What the read log (issue 40, receipts) costs an answer: `api.handle("query")` and `api.handle("get")`
+in one warm process (a long-lived door), with the log on and off (KYB_READS), alternating call by call.
+
+    python bench/bench_receipts.py                   # 200 records, 10-hit queries, 400 calls per mode
+    python bench/bench_receipts.py --keys 1000 --calls 1000
+
+Also times the logging step alone (api/_receipts.receipted on a ready answer: the warning look-up
+and the insert), which is what the budget of issue 40 is about (<= 0.2 ms an answer). One JSON line
+per measure: p50 / mean ms; the last line is the verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+class Door:
+    def __init__(self, path: Path) -> None:
+        self.store_arg = path
+        self._path = path
+
+    def path(self) -> Path:
+        return self._path
+
+    @staticmethod
+    def attribution():
+        from kyb_cli import api
+
+        return api.attribution("bench")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--keys", type=int, default=200)
+    ap.add_argument("--calls", type=int, default=400)
+    args = ap.parse_args()
+    os.environ.setdefault("KYB_AGENT", "bench-agent")
+    os.environ["KYB_BACKGROUND"] = "off"
+    from kyb_cli import api
+    from kyb_cli.api._receipts import receipted
+    from kyb_cli.api.operations import OPERATIONS
+
+    home = Path(tempfile.mkdtemp(prefix="kyb-bench-receipts-"))
+    os.environ["HOME"] = str(home)
+    path = home / "store"
+    store = api.init_store(path)
+    rows = [{"key": f"fact-{i}", "title": f"Checkout fact {i}", "body": f"checkout port {9000 + i} on node-{i % 7}"}
+            for i in range(args.keys)]
+    from kyb_cli.core.tools.importer import add_many
+
+    add_many(store, [{**r, "tags": [], "refs": []} for r in rows], attribution=api.attribution("bench"),
+             one_commit=True, dry_run=False)
+    door = Door(path)
+    query = {f.name: f.default for f in OPERATIONS["query"].fields} | {"text": "checkout port", "semantic": False}
+    get = {f.name: f.default for f in OPERATIONS["get"].fields} | {"key": "fact-3"}
+    api.handle("query", door, query)  # builds the index
+    times: dict[str, list[float]] = {}
+    for i in range(args.calls):
+        for mode in (("on", "off") if i % 2 else ("off", "on")):  # either first, half the time each
+            if mode == "off":
+                os.environ["KYB_READS"] = "off"
+            else:
+                os.environ.pop("KYB_READS", None)
+            for op, fields in (("query", query), ("get", get)):
+                t = time.perf_counter()
+                api.handle(op, door, dict(fields))
+                times.setdefault(f"{op} log {mode}", []).append(time.perf_counter() - t)
+    os.environ.pop("KYB_READS", None)
+    answer = api.handle("query", door, dict(query))
+    hits = len(answer["hits"])
+    assert answer["confident"], "a confident question: no miss is logged in the loops"
+    record = api.handle("get", door, dict(get))
+    for _ in range(args.calls):
+        fresh = {**answer, "hits": [dict(h) for h in answer["hits"]]}
+        t = time.perf_counter()
+        receipted("query", door, query, fresh)
+        times.setdefault(f"logging alone ({hits} hits)", []).append(time.perf_counter() - t)
+        t = time.perf_counter()
+        receipted("get", door, get, dict(record))
+        times.setdefault("logging alone (get, 1 record)", []).append(time.perf_counter() - t)
+    from kyb_cli.core.index import receipts
+
+    logged = receipts.reads(path, "fact-3", limit=1)[1]
+    assert sum(logged.values()) >= args.calls, logged  # the loop logged (a swallowed error would not)
+    out = {}
+    for name, values in times.items():
+        ms = [v * 1000 for v in values]
+        out[name] = statistics.median(ms)
+        print(json.dumps({"measure": name, "p50_ms": round(statistics.median(ms), 4),
+                          "mean_ms": round(statistics.mean(ms), 4), "calls": len(ms)}))
+    alone = out[f"logging alone ({hits} hits)"]
+    print(json.dumps({"verdict": "ok" if alone <= 0.2 else "over budget", "logging_ms_per_answer": round(alone, 4),
+                      "logging_ms_per_get": round(out["logging alone (get, 1 record)"], 4),
+                      "query_on_minus_off_ms": round(out["query log on"] - out["query log off"], 4),
+                      "get_on_minus_off_ms": round(out["get log on"] - out["get log off"], 4), "budget_ms": 0.2}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""The read log ("receipts", issue 40): who was shown which version of which record, and how.
+
+One SQLite file, `reads.sqlite`, beside the index (`index_dir`: `.git/kyb/`, or the user's cache for a
+read-only store). It is never part of the canon (no record file, no commit) and never travels with a
+sync or a clone: a clone starts with no reads. Each answer that shows records appends one row per
+record: `at`, the attribution labels writes use (agent, session, workspace, transport), `key`, the
+version's `sha` and the `mode` it was read in (get, current, as_of, as_of_event, history,
+changed_between, context). Questions that found nothing confident go to `misses` (the text secret-scanned
+first). The labels are what the client says: an audit aid, not identity.
+
+One index, (agent, key, id): the look-up every answer makes. `kyb reads KEY` and `--unread-since`
+scan the table (at most MAX_ROWS rows: about 20 and 40 ms), so that an answer pays for one index.
+
+Bounded by age and rows: every PRUNE_EVERY-th row written, rows older than KEEP_DAYS days are dropped
+and only the newest MAX_ROWS kept (per table), so no write pays for a scan. `KYB_READS=off` or
+`[reads] log = false` in config.toml turns the log off (nothing is read or written).
+"""
+
+from __future__ import annotations
+
+import time
+
+from pathlib import Path
+
+FILE = "reads.sqlite"
+KEEP_DAYS = 90
+MAX_ROWS = 200_000
+PRUNE_EVERY = 1024
+TEXT_MAX = 300  # a logged miss keeps the question's first 300 characters
+
+DDL = """
+CREATE TABLE IF NOT EXISTS reads(
+    id INTEGER PRIMARY KEY, at REAL NOT NULL, agent TEXT NOT NULL, session TEXT NOT NULL,
+    workspace TEXT NOT NULL, transport TEXT NOT NULL, key TEXT NOT NULL, sha TEXT NOT NULL, mode TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS reads_agent ON reads(agent, key, id);  -- the one index every answer keeps up
+CREATE TABLE IF NOT EXISTS misses(
+    id INTEGER PRIMARY KEY, at REAL NOT NULL, agent TEXT NOT NULL, session TEXT NOT NULL,
+    workspace TEXT NOT NULL, transport TEXT NOT NULL, text TEXT NOT NULL, mode TEXT NOT NULL);
+"""
+
+_CONNS: dict[tuple[str, int], object] = {}  # (file, thread): an apsw connection is one thread's at a time
+_CONFIG: dict[str, bool] = {}
+
+
+def enabled() -> bool:
+    """False under KYB_READS=off or `[reads] log = false` (config read once per process and file)."""
+    from kyb_cli.core.settings import env_off
+
+    if env_off("KYB_READS"):
+        return False
+    import os
+
+    where = "\0".join(os.environ.get(name, "") for name in ("KYB_CONFIG", "XDG_CONFIG_HOME", "HOME"))
+    if where not in _CONFIG:  # the config file is where these say: read once per process and place
+        from kyb_cli.core.config.file import load_config
+
+        try:
+            _CONFIG[where] = (load_config().get("reads") or {}).get("log", True) is not False
+        except Exception:  # noqa: BLE001 — a broken config is said by the calls that need it, not here
+            _CONFIG[where] = True
+    return _CONFIG[where]
+
+
+_PATHS: dict[str, Path] = {}
+
+
+def log_path(store_path: Path) -> Path:
+    """`reads.sqlite` in the store's index directory (found once per process and store)."""
+    found = _PATHS.get(str(store_path))
+    if found is None:
+        from kyb_cli.core.canon.headfile import git_dir
+        from kyb_cli.core.index.schema import index_dir
+
+        found = _PATHS[str(store_path)] = index_dir(git_dir(Path(store_path))) / FILE
+    return found
+
+
+def _conn(store_path: Path, *, create: bool):
+    """The process's connection to the store's read log (kept: a long-lived door pays one open);
+    None when there is no log yet and `create` is False."""
+    path = log_path(store_path)
+    import _thread  # threading's own ident without importing threading (a CLI query never does)
+
+    slot = (str(path), _thread.get_ident())
+    conn = _CONNS.get(slot)
+    if conn is not None and path.exists():
+        return conn
+    if not create and not path.exists():
+        return None
+    import apsw
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = apsw.Connection(str(path))
+    conn.set_busy_timeout(500)  # another process logging holds the write lock for well under a ms
+    # WAL, no fsync: a read log is an audit aid, and an answer must not wait for the disk (a power loss
+    # may lose the last reads, never the file); apsw runs a PRAGMA that answers only once read
+    conn.execute("PRAGMA journal_mode=WAL").fetchall()
+    conn.execute("PRAGMA synchronous=OFF").fetchall()
+    conn.execute(DDL)
+    _CONNS[slot] = conn
+    return conn
+
+
+def record(store_path: Path, who: tuple[str, str, str, str], rows: list[tuple[str, str, str]],
+           shown: list[tuple[str, str]] = ()) -> dict[str, tuple[str, float]]:
+    """Append one row per (key, sha, mode) shown to `who` (agent, session, workspace, transport), and
+    answer `changed_since` for the (key, current sha) pairs `shown` as it was just before (one
+    transaction: one lock, one commit)."""
+    if not rows:
+        conn = _conn(store_path, create=False)
+        return changed_since(conn, who[0], who[1], list(shown)) if conn is not None and shown else {}
+    conn = _conn(store_path, create=True)
+    at = time.time()
+    # IMMEDIATE: the write lock first (waited for), so the look-up's snapshot is never one another
+    # writer has moved past (a deferred transaction would fail its upgrade at once: a read lost)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        changed = changed_since(conn, who[0], who[1], list(shown)) if shown else {}
+        conn.executemany("INSERT INTO reads(at, agent, session, workspace, transport, key, sha, mode) "
+                         "VALUES (?,?,?,?,?,?,?,?)", [(at, *who, key, sha, mode) for key, sha, mode in rows])
+        newest = conn.last_insert_rowid()
+        conn.execute("COMMIT")
+    except BaseException:
+        if not conn.getautocommit():
+            conn.execute("ROLLBACK")
+        raise
+    if newest // PRUNE_EVERY != (newest - len(rows)) // PRUNE_EVERY:
+        prune(conn, "reads")
+    return changed
+
+
+def record_miss(store_path: Path, who: tuple[str, str, str, str], text: str, mode: str) -> None:
+    """A question that found nothing confident, its secrets cut out (never logged)."""
+    conn = _conn(store_path, create=True)
+    with conn:
+        conn.execute("INSERT INTO misses(at, agent, session, workspace, transport, text, mode) VALUES (?,?,?,?,?,?,?)",
+                     (time.time(), *who, scrubbed(text)[:TEXT_MAX], mode))
+        last = conn.last_insert_rowid()
+    if last % PRUNE_EVERY == 0:
+        prune(conn, "misses")
+
+
+def scrubbed(text: str) -> str:
+    """`text` with every secret-looking value from its start on replaced by `<not shown>`."""
+    from kyb_cli.core.records.secrets import scan
+
+    text = " ".join(text.split())
+    found = next(scan(text, anywhere=True), None)
+    return text if found is None else text[:found.start] + "<not shown>"
+
+
+def prune(conn, table: str) -> None:
+    """Rows older than KEEP_DAYS dropped, then all but the newest MAX_ROWS. Times grow with ids, so the
+    old rows are the first ones: found from the oldest on (a cost in the rows dropped, no index on `at`)."""
+    with conn:
+        conn.execute(f"DELETE FROM {table} WHERE id < coalesce((SELECT id FROM {table} WHERE at >= ? ORDER BY id "
+                     f"LIMIT 1), (SELECT max(id) + 1 FROM {table}))", (time.time() - KEEP_DAYS * 86400,))
+        conn.execute(f"DELETE FROM {table} WHERE id <= (SELECT max(id) FROM {table}) - ?", (MAX_ROWS,))
+
+
+def changed_since(conn, agent: str, session: str, shown: list[tuple[str, str]]) -> dict[str, tuple[str, float]]:
+    """key -> (sha, at) of the agent's (session's) newest read of each shown key, for the keys it read
+    at another version and never at the current one `shown` gives (a look at the past with `get --at`
+    after reading the current version warns of nothing)."""
+    if not shown:
+        return {}
+    # one indexed look-up per key (reads_agent: agent, key, id), never a scan of a key's every read
+    values = ",".join(["(?)"] * len(shown))
+    narrow, args = (" AND session = ?", [session]) if session else ("", [])
+    last = {key: (sha, at) for key, sha, at in conn.execute(
+        f"WITH k(key) AS (VALUES {values}) SELECT r.key, r.sha, r.at FROM k JOIN reads r ON r.id = "
+        f"(SELECT id FROM reads WHERE agent = ? AND key = k.key{narrow} ORDER BY id DESC LIMIT 1)",
+        [*(key for key, _sha in shown), agent, *args])}
+    changed = {}
+    for key, current in shown:
+        read = last.get(key)
+        if read is not None and read[0] != current and not conn.execute(  # rare: only when the last read differs
+                f"SELECT 1 FROM reads WHERE agent = ? AND key = ? AND sha = ?{narrow} LIMIT 1",
+                [agent, key, current, *args]).fetchall():
+            changed[key] = read
+    return changed
+
+
+def last_read_keys(store_path: Path, agent: str, session: str, limit: int = 500) -> list[tuple[str, str, float]]:
+    """(key, sha, at) of the newest read of each key this agent (session) read, newest first."""
+    conn = _conn(store_path, create=False)
+    if conn is None:
+        return []
+    narrow, args = (" AND session = ?", [session]) if session else ("", [])
+    rows = conn.execute(f"SELECT key, sha, at, max(id) AS last FROM reads WHERE agent = ?{narrow} GROUP BY key "
+                        "ORDER BY last DESC LIMIT ?", [agent, *args, limit]).fetchall()
+    return [(key, sha, at) for key, sha, at, _last in rows]
+
+
+def _where(agent: str, session: str, since: float | None, until: float | None, key: str = "") -> tuple[str, list]:
+    parts, args = [], []
+    for column, value in (("key", key), ("agent", agent), ("session", session)):
+        if value:
+            parts.append(f"{column} = ?")
+            args.append(value)
+    if since is not None:
+        parts.append("at >= ?")
+        args.append(since)
+    if until is not None:
+        parts.append("at <= ?")
+        args.append(until)
+    return (" WHERE " + " AND ".join(parts)) if parts else "", args
+
+
+COLUMNS = ("at", "agent", "session", "workspace", "transport")
+
+
+def reads(store_path: Path, key: str, *, agent: str = "", session: str = "", since: float | None = None,
+          until: float | None = None, limit: int = 100) -> tuple[list[dict], dict[str, int]]:
+    """The reads (newest first, at most `limit`) and the count per agent, under the filters."""
+    conn = _conn(store_path, create=False)
+    if conn is None:
+        return [], {}
+    where, args = _where(agent, session, since, until, key)
+    rows = [dict(zip((*COLUMNS, "key", "sha", "mode"), row)) for row in conn.execute(
+        f"SELECT at, agent, session, workspace, transport, key, sha, mode FROM reads{where} ORDER BY id DESC LIMIT ?",
+        [*args, limit])]
+    counts = dict(conn.execute(f"SELECT agent, count(*) FROM reads{where} GROUP BY agent ORDER BY count(*) DESC",
+                               args).fetchall())
+    return rows, counts
+
+
+def misses(store_path: Path, *, agent: str = "", session: str = "", since: float | None = None,
+           until: float | None = None, limit: int = 100) -> list[dict]:
+    conn = _conn(store_path, create=False)
+    if conn is None:
+        return []
+    where, args = _where(agent, session, since, until)
+    return [dict(zip((*COLUMNS, "text", "mode"), row)) for row in conn.execute(
+        f"SELECT at, agent, session, workspace, transport, text, mode FROM misses{where} ORDER BY id DESC LIMIT ?",
+        [*args, limit])]
+
+
+def read_since(store_path: Path, since: float) -> set[str]:
+    """The keys someone read at or after `since`."""
+    conn = _conn(store_path, create=False)
+    if conn is None:
+        return set()
+    return {key for (key,) in conn.execute("SELECT DISTINCT key FROM reads WHERE at >= ?", (since,))}
