@@ -122,7 +122,13 @@ def generate(n: int, seed: int = 1, path: Path | None = None, progress: bool = F
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
     steps = plan(n, seed, flat)
     rng = random.Random(seed + 1)
-    when = 1_735_689_600  # 2025-01-01T00:00:00Z
+    gaps = [rng.choice((0, 1, 5, 30, 120, 600, 3600)) for _ in range(len(steps) + 1)]
+    gaps.reverse()  # popped from the end: the same draws, in the same order, as one choice per commit
+    # From 2025-01-01, unless the history would run past 2026-01-01 (~622 s a commit: 100k keys one
+    # write a commit span 7 years): then it starts earlier and ends there. A history dated in the
+    # future would make every kyb write a commit older than its parent, and a clock skew a walk with
+    # a hidden commit pays for with the whole history (libgit2's revwalk, walk.py: 4 s at 100k keys).
+    when = min(1_735_689_600, 1_767_225_600 - sum(gaps))
     proc = subprocess.Popen(["git", "-C", str(path), "fast-import", "--quiet", "--done"],
                             stdin=subprocess.PIPE, stdout=sys.stderr if progress else None)
     out = proc.stdin
@@ -156,7 +162,7 @@ def generate(n: int, seed: int = 1, path: Path | None = None, progress: bool = F
         in_batch.clear()
         if not batch:
             return
-        when += rng.choice((0, 1, 5, 30, 120, 600, 3600))
+        when += gaps.pop()
         if len(batch) == 1:
             path_, verb, _c = batch[0]
             key = _key(path_)
