@@ -217,6 +217,10 @@ def sync_stage(path: Path, env: dict[str, str], work: Path, out: dict, args) -> 
 
 def bench(label: str, src: Path, args, model: str | None, flat: Path | None = None) -> dict:
     info = stats(src)
+    if args.stages == "migrate" and flat is not None:  # the move alone: no clone of the new-shape store
+        out = {"keys": info["keys"], "commits": info["commits"], "versions": info["versions"], "load_before": load()}
+        migrate_stage(flat, args, out)
+        return out | {"load_after": load()}
     work = WORK / label
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -371,7 +375,8 @@ def main() -> None:
                     help="an old-shape store (gen_store.py --flat --out) for each --store, in order, for `migrate`")
     ap.add_argument("--hybrid", action="store_true", help="also hybrid p50 while vectors are pending (KYB_MODEL)")
     ap.add_argument("--no-local", action="store_true", help="clone through the pack protocol (the outside run)")
-    ap.add_argument("--stages", help=f"comma-separated subset of {','.join(STAGES)} (clone, first, history always run)")
+    ap.add_argument("--stages", help=f"comma-separated subset of {','.join(STAGES)} (clone, first, history always "
+                                     "run, except for migrate alone)")
     ap.add_argument("--sync-records", type=int, default=SYNC_RECORDS, help="records in the peer's commit")
     ap.add_argument("--import-docs", type=int, default=IMPORT_DOCS, help="documents imported into the clone")
     ap.add_argument("--out", type=Path, help="append each result as a JSON line here")
