@@ -94,6 +94,14 @@ def for_question(cal: Calibration, english: bool) -> Calibration:
     return replace(cal, floor=cal.floor_other)
 
 
+def words_only(cal: Calibration) -> Calibration:
+    """`cal` with no semantic evidence: while a candidate of the answer has no vector yet, the
+    meaning side is known to be partial, so a hit is strong by its words alone (rule "how sure")."""
+    from kyb_cli.core.plain import replace
+
+    return replace(cal, floor=None, agree_cover=None, agree_floor=None)
+
+
 def _float(value) -> float | None:
     return None if value is None else float(value)
 
