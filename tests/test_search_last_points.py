@@ -66,3 +66,32 @@ def test_phrasings_fuse_the_same_in_any_order(store_path, tiny):
     three = [ask(store_path, a, also=[b, c]) for a, b, c in (("weekly plans", "cache worker", "queue drains"),
                                                           ("queue drains", "weekly plans", "cache worker"))]
     assert _answer(three[0]) == _answer(three[1])
+
+
+def _essay(words: list[str], paragraphs: int = 40) -> str:
+    """A long body (many passages) holding each of `words` once, far from the others."""
+    filler = ("The team wrote about agents, memory, versions and the shape of a store in plain prose "
+              "that goes on for a while without saying anything a search would want. ")
+    out = []
+    at = {round(i * (paragraphs - 1) / max(len(words) - 1, 1)): w for i, w in enumerate(words)}
+    for p in range(paragraphs):
+        out.append(filler * 2 + (f"Once it mentioned {at[p]} in passing. " if p in at else ""))
+    return "\n\n".join(out)
+
+
+def test_a_long_body_is_judged_by_its_best_passage(store_path, tiny, monkeypatch):
+    """Issue 41 "length wins": a 27 kB essay held a few of any question's words somewhere in its 24
+    passages and came first, `strong`. Its words now count where they meet, in one passage: the
+    essay is weak and does not lead; the short note holding them together is strong and first."""
+    words = ["webhooks", "retries", "backoff", "hours"]
+    put(store_path, "essay", "Notes on agent memory", _essay(words), T0)
+    put(store_path, "payments-retry", "Payment webhook retries",
+        "Stripe retries webhooks with exponential backoff for up to 72 hours.", T0 + 1)
+    put(store_path, "deploy-freeze", "Deploy freeze", "No production deploys on Fridays after 15:00 UTC.", T0 + 2)
+    fill_in_background_now(store_path)
+    for semantic in (False, True):
+        r = ask(store_path, "webhooks retries backoff hours", semantic=semantic)
+        by = {h["key"]: h for h in r["hits"]}
+        assert r["hits"][0]["key"] == "payments-retry" and by["payments-retry"]["strength"] == "strong"
+        assert by["essay"]["strength"] == "weak", by["essay"]
+        assert by["payments-retry"]["explain"]["coverage"] == 1.0 and by["essay"]["explain"]["coverage"] < 0.5

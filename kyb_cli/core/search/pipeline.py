@@ -219,14 +219,15 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     lex, sem = _candidates(mode, ranked, side)
     listing = plan.match is None
     unknown = _unmeasured(conn, lex, sem, side)
-    cover, first = _coverage(conn, text, plan, ranked, lex, sem, listing, head, unknown)
+    cover, best, first = _coverage(conn, text, plan, ranked, lex, sem, listing, head, unknown)
     if order_by is not None:
         order = order_by(lex, sem)
     elif side is not None:
         order = _fused_order(conn, mode, lex, sem, side, cover, first)
     else:
         order = [(i, rank, None, None) for rank, i in enumerate(lex, 1)]
-    return _hits(conn, parsed, order, lex, sem, side, cover, first, listing, explain, partial=bool(unknown))
+    return _hits(conn, parsed, order, lex, sem, side, cover, first, listing, explain, partial=bool(unknown),
+                 best=best)
 
 
 def _unmeasured(conn, lex: dict, sem: dict, side) -> set:
@@ -262,19 +263,24 @@ def _ident(mode: str, vid: int, key: str):
 
 
 def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool,
-              head: str | None = None, unknown: set = frozenset()) -> tuple[dict, set]:
-    """How much of the question each candidate holds, and the hits that lead (_leaders)."""
+              head: str | None = None, unknown: set = frozenset()) -> tuple[dict, dict, set]:
+    """How much of the question each candidate holds (the whole record; its best passage: the two
+    differ for a long body, relevance.passage_cover), and the hits that lead (_leaders)."""
     from kyb_cli.core.search import relevance
 
     vids = sorted({vid for vid, _h in lex.values()} | {n.vid for n in sem.values()})
     weights = [] if listing else relevance.term_weights(conn, plan.terms, head)
     held = relevance.term_hits(conn, plan.terms, vids) if weights else {}
     vid_of = {i: v for i, (v, _h) in lex.items()} | {i: n.vid for i, n in sem.items()}
-    cover = {i: relevance.coverage(held.get(v, set()), weights) for i, v in vid_of.items()}
-    return cover, _leaders(text, ranked, lex, sem, cover, listing, unknown)
+    whole = {v: relevance.coverage(held.get(v, set()), weights) for v in set(vid_of.values())}
+    passage = relevance.passage_cover(conn, plan.terms, weights, whole) if weights else {}
+    cover = {i: whole[v] for i, v in vid_of.items()}
+    best = {i: passage.get(v, whole[v]) for i, v in vid_of.items()}
+    return cover, best, _leaders(text, ranked, lex, sem, cover, listing, unknown, best)
 
 
-def _leaders(text: str, ranked, lex: dict, sem: dict, cover: dict, listing: bool, unknown: set = frozenset()) -> set:
+def _leaders(text: str, ranked, lex: dict, sem: dict, cover: dict, listing: bool, unknown: set = frozenset(),
+             best: dict | None = None) -> set:
     """The hits that lead the answer: an identifier found whole, else a decisive word match (BM25
     well ahead of the next, most of the question held, and the vector side agreeing enough — or
     unable to judge it: no vector yet, `unknown`)."""
@@ -289,7 +295,8 @@ def _leaders(text: str, ranked, lex: dict, sem: dict, cover: dict, listing: bool
     ratio = scores[0] / scores[1] if len(scores) > 1 and scores[1] > 0 else float("inf")
     vrank = list(sem).index(top) + 1 if top in sem else None
     near = not sem or top in unknown or (vrank is not None and vrank <= relevance.DECISIVE_VECTOR_RANK)
-    if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER and near:
+    held = (best or cover)[top]  # a long body leads only when its words meet in one passage
+    if ratio >= relevance.DECISIVE_BM25_RATIO and held >= relevance.DECISIVE_COVER and near:
         return {top}
     return set()
 
@@ -318,7 +325,7 @@ def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first
 
 
 def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: set, listing: bool,
-          explain: bool, partial: bool = False) -> list[dict]:
+          explain: bool, partial: bool = False, best: dict | None = None) -> list[dict]:
     """The hits in `order`: read (semantic-only ones), graded, snipped, explained. `partial`: a
     candidate has no vector yet, so the meaning side is no evidence (only words make a hit strong)."""
     from kyb_cli.core.search import relevance
@@ -346,11 +353,13 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
         if listing:
             hit["strength"], hit["found_by"] = "strong", "lexical"  # it satisfies all that was asked
         else:
-            relevance.grade(hit, lexical=cover.get(i, 0.0) > 0, cover=cover.get(i, 0.0), whole=i in first,
+            c = cover.get(i, 0.0)
+            b = (best or cover).get(i, c)
+            relevance.grade(hit, lexical=c > 0, cover=c, whole=i in first, best_cover=b,
                             sem_score=None if near is None else near.score, cal=cal)
         hit["snippet"] = _Snippet(words, None if near is None else near.part)  # cut once kept: _snipped
         if explain:
-            hit["explain"] = _explain(near, lrank, vrank, bm25, fused_score, cover.get(i, 0.0), cal)
+            hit["explain"] = _explain(near, lrank, vrank, bm25, fused_score, (best or cover).get(i, 0.0), cal)
         hits.append(hit)
     return hits
 
