@@ -2,7 +2,7 @@
 # Install: source this file from ~/.bashrc, or copy it to
 # ~/.local/share/bash-completion/completions/kyb
 declare -gA _kyb_subs=(
-  ['kyb']='init add get history diff edit log rm verify stale rules tags sync remote query export import reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context recall reads mcp serve help completion man'
+  ['kyb']='init add get history diff edit log rm verify stale rules tags sync remote query export import reindex migrate incident resolve incidents task task-status done tasks deadlines check agents model index doctor context recall reads mcp serve help completion man'
   ['kyb agents']='install uninstall'
   ['kyb model']='import pull status'
 )
@@ -32,6 +32,7 @@ declare -gA _kyb_opts=(
   ['kyb log']='--since --until --agent --author --kind --key --limit --fields --store --json -h --help'
   ['kyb man']='--path -h --help'
   ['kyb mcp']='--store --json -h --help'
+  ['kyb migrate']='--store --json -h --help'
   ['kyb model']='-h --help'
   ['kyb model import']='--dir --name --store --json -h --help'
   ['kyb model pull']='--url --dir --store --json -h --help'
@@ -79,6 +80,7 @@ declare -gA _kyb_valued=(
   ['kyb log']='--since --until --agent --author --kind --key --limit --fields --store'
   ['kyb man']=''
   ['kyb mcp']='--store'
+  ['kyb migrate']='--store'
   ['kyb model']=''
   ['kyb model import']='--dir --name --store'
   ['kyb model pull']='--url --dir --store'
@@ -141,6 +143,7 @@ declare -gA _kyb_files=(
   ['kyb init <arg>']='1'
   ['kyb log --store']='1'
   ['kyb mcp --store']='1'
+  ['kyb migrate --store']='1'
   ['kyb model import --dir']='1'
   ['kyb model import --store']='1'
   ['kyb model import <arg>']='1'

@@ -7,7 +7,7 @@ function __kyb_path --description 'the kyb command path typed so far'
         string match -q -- '-*' $w; and continue
         switch $path
             case 'kyb'
-                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export import reindex incident resolve incidents task task-status done tasks deadlines check agents model index doctor context recall reads mcp serve help completion man; and set path "$path $w"
+                contains -- $w init add get history diff edit log rm verify stale rules tags sync remote query export import reindex migrate incident resolve incidents task task-status done tasks deadlines check agents model index doctor context recall reads mcp serve help completion man; and set path "$path $w"
             case 'kyb agents'
                 contains -- $w install uninstall; and set path "$path $w"
             case 'kyb model'
@@ -37,6 +37,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a query -d 'Search records: curr
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a export -d 'A snapshot: one row per key that existed by revision...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a import -d 'Import Markdown files and folders (recursively), or the...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a reindex -d 'Rebuild the search index from every commit (the index is...'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a migrate -d 'Move an old flat store to the fanned-out layout: one...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a incident -d 'Write incident report KEY: a rewrite replaces it; tags...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a resolve -d 'Resolve (or mitigate) incident KEY; resolving archives it.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a incidents -d 'List incident reports: open, mitigated, resolved, then...'
@@ -182,6 +183,9 @@ complete -c kyb -n "test (__kyb_path) = 'kyb import'" -s h -l help -d 'Show this
 complete -c kyb -n "test (__kyb_path) = 'kyb reindex'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
 complete -c kyb -n "test (__kyb_path) = 'kyb reindex'" -l json -d 'JSON output even on a terminal.'
 complete -c kyb -n "test (__kyb_path) = 'kyb reindex'" -s h -l help -d 'Show this message and exit.'
+complete -c kyb -n "test (__kyb_path) = 'kyb migrate'" -l store -r -F -d 'Store to use (else KYB_STORE, .kyb.toml, the default store).'
+complete -c kyb -n "test (__kyb_path) = 'kyb migrate'" -l json -d 'JSON output even on a terminal.'
+complete -c kyb -n "test (__kyb_path) = 'kyb migrate'" -s h -l help -d 'Show this message and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb incident'" -l template -d 'Print the report skeleton and exit.'
 complete -c kyb -n "test (__kyb_path) = 'kyb incident'" -l key -x -d 'inc-<yyyy-mm-dd>-<slug>.'
 complete -c kyb -n "test (__kyb_path) = 'kyb incident'" -l title -x -d 'What happened, in one line.'

@@ -57,6 +57,7 @@ WRAPS = {
     "export_text": "kyb_cli.core.tools.export:render",
     "export_csv_lost": "kyb_cli.core.tools.export:csv_cannot_carry",
     "verify": "kyb_cli.core.kinds.verify:verify",
+    "migrate_store": "kyb_cli.core.canon.transaction:migrate",
 }
 # Where the api speaks the operation table's name for a parameter the core calls otherwise (the one
 # vocabulary of the doors and Python callers): api name -> core name.

@@ -8,6 +8,8 @@ import sys
 
 import pygit2
 
+from kyb_cli.core.records.keys import path_of_key
+
 WRITERS = 8
 WRITES = 5
 
@@ -70,13 +72,13 @@ def test_parallel_writers_same_key_every_write_is_a_commit(store_path):
         commit = repo[sha]
         assert len(commit.parents) == 1
         diff = repo.diff(commit.parents[0], commit)
-        assert [d.delta.new_file.path for d in diff] == ["knowledge/shared.md"]
-        bodies.append(commit.tree["knowledge/shared.md"].data.decode().rsplit("\n\n", 1)[1].strip())
+        assert [d.delta.new_file.path for d in diff] == [path_of_key("shared")]
+        bodies.append(commit.tree[path_of_key("shared")].data.decode().rsplit("\n\n", 1)[1].strip())
         agent = [line for line in commit.message.splitlines() if line.startswith("Kyb-Agent: ")][0]
         assert agent.endswith(f"agent-{bodies[-1].split()[1]}")
     assert sorted(bodies) == sorted(f"writer {i} write {j}" for i in range(WRITERS) for j in range(WRITES))
     # each writer's own writes land in its order
-    order = [repo[c].tree["knowledge/shared.md"].data.decode().rsplit("\n\n", 1)[1].strip()
+    order = [repo[c].tree[path_of_key("shared")].data.decode().rsplit("\n\n", 1)[1].strip()
              for c in reversed(git(store_path, "rev-list", f"HEAD~{WRITERS * WRITES}..HEAD").split())]
     for i in range(WRITERS):
         mine = [b for b in order if b.startswith(f"writer {i} ")]
@@ -90,8 +92,8 @@ def test_parallel_writers_different_keys_none_lost(store_path):
     repo = pygit2.Repository(str(store_path))
     head = repo.head.peel(pygit2.Commit)
     for i in range(WRITERS):
-        assert f"writer {i} write {WRITES - 1}" in head.tree[f"knowledge/key-{i}.md"].data.decode()
-        assert (store_path / "knowledge" / f"key-{i}.md").read_text().rstrip().endswith(f"write {WRITES - 1}")
+        assert f"writer {i} write {WRITES - 1}" in head.tree[path_of_key(f"key-{i}")].data.decode()
+        assert (store_path / path_of_key(f"key-{i}")).read_text().rstrip().endswith(f"write {WRITES - 1}")
     assert_canon_healthy(store_path)
 
 
@@ -104,6 +106,6 @@ def test_parallel_cli_processes(kyb, store_path):
     for i, p in enumerate(procs):
         out, err = p.communicate(input=f"body {i}", timeout=120)
         assert p.returncode == 0, err
-    assert sorted(p.stem for p in (store_path / "knowledge").glob("*.md")) == sorted(f"cli-{i}" for i in range(WRITERS))
+    assert sorted(p.stem for p in (store_path / "knowledge").glob("*/*.md")) == sorted(f"cli-{i}" for i in range(WRITERS))
     assert kyb("tags").code == 0
     assert_canon_healthy(store_path)

@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import pygit2
 import pytest
 
 from kyb_cli.core.canon.attribution import Attribution
@@ -20,6 +19,8 @@ from kyb_cli.core.kinds.knowledge import add_knowledge
 from kyb_cli.core.records.model import parse
 from kyb_cli.core.canon.repo import Store
 from support import oracle
+from support.worktree_check import fsck_clean, worktree_matches_head
+from kyb_cli.core.records.keys import path_of_key
 
 WHO = Attribution("test", "", "", "cli")
 
@@ -30,24 +31,6 @@ def git(store, *args: str) -> str:
 
 def head(store) -> str:
     return git(store, "rev-parse", "HEAD").strip()
-
-
-def fsck_clean(store) -> None:
-    subprocess.run(["git", "-C", str(store), "fsck", "--strict", "--no-dangling"], check=True, capture_output=True)
-
-
-def worktree_matches_head(store: Path) -> None:
-    """Every record file on disk is HEAD's blob, nothing else is there, and git sees a clean tree."""
-    repo = pygit2.Repository(str(store))
-    tree = repo.head.peel(pygit2.Commit).tree
-    for directory in ("knowledge", "incidents", "tasks"):
-        on_disk = {p.name for p in (store / directory).glob("*")} if (store / directory).exists() else set()
-        in_head = {e.name for e in tree[directory]} if directory in tree else set()
-        assert on_disk == in_head, directory
-        for name in in_head:
-            assert (store / directory / name).read_bytes() == tree[f"{directory}/{name}"].data
-    assert git(store, "status", "--porcelain", "--untracked-files=all") == ""
-    assert not (store / ".git" / "kyb" / "pending.json").exists()
 
 
 def write(kyb, *args: str, body: str, fault: str | None = None):
@@ -80,14 +63,14 @@ def test_kill_mid_update_leaves_before_or_after(kyb, store_path, seeded, point, 
     assert (after != seeded) is moved
     if moved:
         assert git(store_path, "rev-parse", "HEAD~1").strip() == seeded
-        assert git(store_path, "show", "--name-only", "--format=", "HEAD").split() == ["knowledge/k.md"]
+        assert git(store_path, "show", "--name-only", "--format=", "HEAD").split() == [path_of_key("k")]
     fsck_clean(store_path)
     expected = "version two" if moved else "version one"
     assert kyb("get", "k").json["body"] == expected  # reads come from Git, right away
     # the next write (of another key) heals the working tree
     assert write(kyb, "add", "--key", "third", "--title", "3", body="three").code == 0
     worktree_matches_head(store_path)
-    assert parse((store_path / "knowledge" / "k.md").read_bytes()).body == expected
+    assert parse((store_path / path_of_key("k")).read_bytes()).body == expected
     # and the interrupted write can simply be made again
     again = write(kyb, "add", "--key", "k", "--title", "T", body="version two").json
     assert again == ({"changed": False, "key": "k"} if moved else {**again, "action": "updated"})
@@ -102,7 +85,7 @@ def test_kill_mid_retract_leaves_before_or_after(kyb, store_path, seeded, point,
     assert write(kyb, "add", "--key", "k" if not moved else "third", "--title", "T",
                  body="version one" if not moved else "x").code == 0
     worktree_matches_head(store_path)
-    assert (store_path / "knowledge" / "k.md").exists() is (not moved)
+    assert (store_path / path_of_key("k")).exists() is (not moved)
 
 
 def test_same_key_write_after_crash_is_not_mistaken_for_a_hand_edit(kyb, store_path, seeded):
@@ -116,7 +99,9 @@ def test_libgit2_leftovers_of_a_killed_writer_are_cleaned(kyb, store_path, seede
     """Killed inside index.write or before a rename: a stale index.lock and our temp file remain."""
     write(kyb, "add", "--key", "k", "--title", "T", body="version two", fault="after-ref")
     (store_path / ".git" / "index.lock").write_bytes(b"partial")
-    (store_path / "knowledge" / ".k.md.kyb-99999.tmp").write_text("partial")
+    bucket = (store_path / path_of_key("third")).parent  # the directory the next write touches
+    bucket.mkdir(parents=True, exist_ok=True)
+    (bucket / ".k.md.kyb-99999.tmp").write_text("partial")
     assert write(kyb, "add", "--key", "third", "--title", "3", body="three").code == 0
     worktree_matches_head(store_path)
     assert not (store_path / ".git" / "index.lock").exists()

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from kyb_cli.cli.app import cli as kyb_cli
 from kyb_cli.core.config.locate import locate
 from kyb_cli.core.canon.repo import init_store
+from kyb_cli.core.records.keys import path_of_key
 
 
 def run(*args: str, input: str = "body"):
@@ -19,7 +20,7 @@ def run(*args: str, input: str = "body"):
 
 
 def keys_in(store: Path) -> set[str]:
-    return {p.stem for p in (store / "knowledge").glob("*.md")}
+    return {p.stem for p in (store / "knowledge").glob("*/*.md")}
 
 
 @pytest.fixture
@@ -76,7 +77,7 @@ def test_default_store_created_on_first_write(tmp_path, monkeypatch, isolated_di
     assert not default.exists()
     code, out, _err = run("add", "--key", "first", "--title", "First", input="hello")
     assert code == 0 and json.loads(out)["action"] == "created"
-    assert (default / "knowledge" / "first.md").exists()
+    assert (default / path_of_key("first")).exists()
     assert json.loads(run("get", "first")[1])["body"] == "hello"
 
 

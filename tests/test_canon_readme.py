@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from kyb_cli.core.errors import EXIT_CODES
+from kyb_cli.core.records.keys import path_of_key
 
 DOC = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -50,7 +51,7 @@ def test_quick_start_works_verbatim_from_a_fresh_install(tmp_path):
     assert lines[2]["body"].endswith("port 9090.") and lines[2]["is_head"] is True
     assert [v["change"] for v in lines[3]["versions"]] == ["modified", "added"]
     assert lines[4]["body"].endswith("port 8080.") and lines[4]["sha"] == lines[0]["sha"]
-    assert (home / "data" / "kyb" / "store" / "knowledge" / "checkout-write-path.md").exists()
+    assert (home / "data" / "kyb" / "store" / path_of_key("checkout-write-path")).exists()
     wired = lines[5]
     assert wired["agents"] == ["claude", "codex"] and not wired["dry_run"]
     assert json.loads((home / ".claude.json").read_text())["mcpServers"]["kyb"]["args"] == ["mcp"]

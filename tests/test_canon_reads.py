@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from kyb_cli.core.records.keys import path_of_key
 
 
 def git(store, *args: str) -> str:
@@ -130,7 +131,7 @@ def test_history_of_unknown_key_exits_1(cli):
 def test_hand_commit_is_in_history_and_get(cli, store_path):
     """A plain `git` commit is a version like any other (the canon is just Git)."""
     cli("add", "--key", "k", "--title", "T", input="v1")
-    path = store_path / "knowledge" / "k.md"
+    path = store_path / path_of_key("k")
     path.write_text(path.read_text().replace("v1", "v2 by hand"))
     git(store_path, "commit", "-qam", "fix by hand")
     assert cli("get", "k").json["body"] == "v2 by hand"
@@ -155,7 +156,7 @@ def test_get_follows_the_version_a_merge_took(cli, store_path):
     git(store_path, "branch", "side", base)
     kept = cli("add", "--key", "k", "--title", "T", input="main side").json["sha"]
     git(store_path, "checkout", "-q", "side")
-    path = store_path / "knowledge" / "k.md"
+    path = store_path / path_of_key("k")
     path.write_text(path.read_text().replace("base", "other side"))
     env = {"GIT_COMMITTER_DATE": "2090-01-01 00:00:00 +0000", "GIT_AUTHOR_DATE": "2090-01-01 00:00:00 +0000"}
     subprocess.run(["git", "-C", str(store_path), "commit", "-qam", "side"], check=True,

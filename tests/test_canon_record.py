@@ -99,15 +99,21 @@ def test_hand_written_crlf_file_parses():
 ])
 def test_broken_files_give_clear_format_errors(text, fragment):
     with pytest.raises(RecordFormatError) as err:
-        parse(text, path="knowledge/k.md")
+        parse(text, path=path_of_key("k"))
     assert fragment in err.value.message
-    assert err.value.message.startswith("knowledge/k.md")
+    assert err.value.message.startswith(path_of_key("k"))
 
 
 def test_kind_and_path_follow_the_key_prefix():
-    assert (kind_of_key("inc-2026-x"), path_of_key("inc-2026-x")) == ("incident", "incidents/inc-2026-x.md")
-    assert (kind_of_key("task-x"), path_of_key("task-x")) == ("task", "tasks/task-x.md")
-    assert (kind_of_key("incx"), path_of_key("incx")) == ("knowledge", "knowledge/incx.md")
+    import hashlib
+
+    def bucket(key: str) -> str:
+        return hashlib.sha1(key.encode()).hexdigest()[:2]
+
+    assert (kind_of_key("inc-2026-x"), path_of_key("inc-2026-x")) == (
+        "incident", f"incidents/{bucket('inc-2026-x')}/inc-2026-x.md")
+    assert (kind_of_key("task-x"), path_of_key("task-x")) == ("task", f"tasks/{bucket('task-x')}/task-x.md")
+    assert (kind_of_key("incx"), path_of_key("incx")) == ("knowledge", f"knowledge/{bucket('incx')}/incx.md")
 
 
 # -- through the CLI: what goes in comes out, and the file on disk is the same bytes as in Git ----
@@ -119,7 +125,7 @@ def test_cli_body_roundtrip_byte_stable(cli, store_path, name):
     assert res.code == 0, res.stderr
     got = cli("get", "k").json
     assert got["body"] == body
-    on_disk = (store_path / "knowledge" / "k.md").read_bytes()
+    on_disk = (store_path / path_of_key("k")).read_bytes()
     assert parse(on_disk).body == body
     # writing the same again is a no-op: the stored bytes are stable
     assert cli("add", "--key", "k", "--title", "T", input=body).json == {"changed": False, "key": "k"}
@@ -151,7 +157,7 @@ def test_cli_hand_added_front_matter_survives_an_update(cli, store_path):
     import subprocess
 
     cli("add", "--key", "k", "--title", "T", input="v1")
-    f = store_path / "knowledge" / "k.md"
+    f = store_path / path_of_key("k")
     f.write_text(f.read_text().replace('title = "T"\n', 'title = "T"\nowner = "platform"\n'))
     subprocess.run(["git", "-C", str(store_path), "commit", "-qam", "hand edit"], check=True,
                    env={"GIT_AUTHOR_NAME": "p", "GIT_AUTHOR_EMAIL": "p@x", "GIT_COMMITTER_NAME": "p",

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from kyb_cli.core.records.keys import path_of_key
 
 
 def git(store, *args: str) -> str:
@@ -27,9 +28,9 @@ def test_write_is_one_commit_touching_only_its_file(cli, store_path):
     res = cli("add", "--key", "k", "--title", "T", "--tags", "a,b", input="body").json
     assert count(store_path) == before + 1
     assert res["sha"] == head(store_path) and len(res["sha"]) == 40
-    assert git(store_path, "show", "--name-status", "--format=", "HEAD").split() == ["A", "knowledge/k.md"]
+    assert git(store_path, "show", "--name-status", "--format=", "HEAD").split() == ["A", path_of_key("k")]
     cli("add", "--key", "k", "--title", "T2", input="body")
-    assert git(store_path, "show", "--name-status", "--format=", "HEAD").split() == ["M", "knowledge/k.md"]
+    assert git(store_path, "show", "--name-status", "--format=", "HEAD").split() == ["M", path_of_key("k")]
     assert git(store_path, "status", "--porcelain") == ""
 
 
@@ -114,25 +115,26 @@ def test_author_defaults_to_kyb_without_git_config(tmp_path):
 
 def test_dirty_working_tree_with_other_edits_is_left_alone(cli, store_path):
     cli("add", "--key", "a", "--title", "A", input="a")
-    (store_path / "knowledge" / "a.md").write_text("hand edit, not committed\n")
+    (store_path / path_of_key("a")).parent.mkdir(parents=True, exist_ok=True)
+    (store_path / path_of_key("a")).write_text("hand edit, not committed\n")
     (store_path / "notes.txt").write_text("untracked\n")
     (store_path / "staged.txt").write_text("staged\n")
     git(store_path, "add", "staged.txt")
     assert cli("add", "--key", "b", "--title", "B", input="b").code == 0
-    assert git(store_path, "show", "--name-only", "--format=", "HEAD").split() == ["knowledge/b.md"]
-    assert (store_path / "knowledge" / "a.md").read_text() == "hand edit, not committed\n"
+    assert git(store_path, "show", "--name-only", "--format=", "HEAD").split() == [path_of_key("b")]
+    assert (store_path / path_of_key("a")).read_text() == "hand edit, not committed\n"
     status = sorted(git(store_path, "status", "--porcelain").splitlines())
-    assert status == [" M knowledge/a.md", "?? notes.txt", "A  staged.txt"]
+    assert status == [f" M {path_of_key('a')}", "?? notes.txt", "A  staged.txt"]
 
 
 def test_hand_edited_file_is_refused_exit_3_and_nothing_written(cli, store_path):
     cli("add", "--key", "k", "--title", "T", input="v1")
     before = head(store_path)
-    path = store_path / "knowledge" / "k.md"
+    path = store_path / path_of_key("k")
     path.write_text(path.read_text() + "\nmy uncommitted note\n")
     res = cli("add", "--key", "k", "--title", "T", input="v2")
     assert (res.code, res.stdout) == (3, "")
-    assert "knowledge/k.md has uncommitted changes" in res.stderr and "will not overwrite" in res.stderr
+    assert f"{path_of_key('k')} has uncommitted changes" in res.stderr and "will not overwrite" in res.stderr
     assert head(store_path) == before
     assert path.read_text().endswith("my uncommitted note\n")
     res = cli("rm", "k", "--reason", "x")
@@ -142,18 +144,19 @@ def test_hand_edited_file_is_refused_exit_3_and_nothing_written(cli, store_path)
 
 def test_untracked_file_at_a_new_keys_path_is_refused(cli, store_path):
     (store_path / "knowledge").mkdir()
-    (store_path / "knowledge" / "k.md").write_text("a person's draft\n")
+    (store_path / path_of_key("k")).parent.mkdir(parents=True, exist_ok=True)
+    (store_path / path_of_key("k")).write_text("a person's draft\n")
     res = cli("add", "--key", "k", "--title", "T", input="v1")
     assert res.code == 3
-    assert (store_path / "knowledge" / "k.md").read_text() == "a person's draft\n"
+    assert (store_path / path_of_key("k")).read_text() == "a person's draft\n"
 
 
 def test_retract_removes_the_file_and_records_the_reason(cli, store_path):
     cli("add", "--key", "k", "--title", "T", input="v1")
     res = cli("rm", "k", "--reason", "this was wrong").json
     assert (res["action"], res["changed"]) == ("retracted", True)
-    assert not (store_path / "knowledge" / "k.md").exists()
-    assert git(store_path, "show", "--name-status", "--format=", "HEAD").split() == ["D", "knowledge/k.md"]
+    assert not (store_path / path_of_key("k")).exists()
+    assert git(store_path, "show", "--name-status", "--format=", "HEAD").split() == ["D", path_of_key("k")]
     assert git(store_path, "status", "--porcelain") == ""
 
 
@@ -192,11 +195,11 @@ def test_writes_keep_fsck_and_status_clean(cli, store_path):
 
 def test_staged_hand_edit_is_refused_too(cli, store_path):
     cli("add", "--key", "k", "--title", "T", input="v1")
-    path = store_path / "knowledge" / "k.md"
+    path = store_path / path_of_key("k")
     original = path.read_text()
     path.write_text(original + "\nstaged note\n")
-    git(store_path, "add", "knowledge/k.md")
+    git(store_path, "add", path_of_key("k"))
     path.write_text(original)  # working file back as committed, but the index still holds the edit
     res = cli("add", "--key", "k", "--title", "T", input="v2")
     assert (res.code, res.stdout) == (3, "")
-    assert git(store_path, "diff", "--cached", "--name-only").split() == ["knowledge/k.md"]
+    assert git(store_path, "diff", "--cached", "--name-only").split() == [path_of_key("k")]

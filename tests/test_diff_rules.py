@@ -6,6 +6,8 @@ Defaults: TO the latest version, FROM the one before it. The same core function 
 
 from __future__ import annotations
 
+from kyb_cli.core.records.keys import path_of_key
+
 
 def add(cli, key: str, title: str, body: str, tags: str = "") -> str:
     res = cli("add", "--key", key, "--title", title, "--tags", tags, "--body", body)
@@ -21,7 +23,7 @@ def test_default_compares_the_previous_version_with_the_latest(cli):
     assert data["changed"] is True and data["body_changed"] is True
     assert data["fields"] == [{"field": "title", "from": "Port", "to": "Port moved"},
                               {"field": "tags", "from": ["net"], "to": ["net", "prod"]}]
-    assert data["diff"].startswith(f"--- a/knowledge/port.md {first[:12]}\n+++ b/knowledge/port.md {second[:12]}\n")
+    assert data["diff"].startswith(f"--- a/{path_of_key('port')} {first[:12]}\n+++ b/{path_of_key('port')} {second[:12]}\n")
     assert "-port 8080\n+port 9090\n" in data["diff"]
     assert '-title = "Port"\n' in data["diff"] and '+title = "Port moved"\n' in data["diff"]
 
@@ -42,7 +44,7 @@ def test_the_first_version_is_all_added(cli):
     sha = add(cli, "fresh", "Fresh", "hello")
     data = cli("diff", "fresh").json
     assert data["from"] is None and data["to"]["sha"] == sha
-    assert data["diff"].startswith("--- a/knowledge/fresh.md\n+++ b/knowledge/fresh.md")
+    assert data["diff"].startswith(f"--- a/{path_of_key('fresh')}\n+++ b/{path_of_key('fresh')}")
     assert "+hello\n" in data["diff"] and not any(
         line.startswith("-") and not line.startswith("---") for line in data["diff"].splitlines())
 

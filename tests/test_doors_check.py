@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from kyb_cli.core.records.keys import path_of_key
+
 ROOT = Path(__file__).resolve().parents[1]
 # Synthetic (random, correctly shaped, never a real credential); split so scanners of this file stay quiet.
 GITHUB_TOKEN = "ghp_" + "Zq7Lk2Vx9Rt4Nw8Pb3Hs6Jd1Fy5Gc0Um" + "Ae4T"
@@ -28,6 +30,21 @@ def record(key: str, body: str = "", extra: str = "") -> str:
 
 def problems(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if not line.startswith("kyb: ")]
+
+
+def test_fanned_out_files_are_checked_and_a_wrong_bucket_is_named(cli, store_path):
+    """Records live in their bucket (records/keys.py); the old flat path is still a record; a file in
+    another bucket is named with the path its key belongs at."""
+    write(store_path, path_of_key("alpha"), record("alpha", "see [[beta]] and [[gamma]]"))
+    write(store_path, "knowledge/beta.md", record("beta"))  # the old flat shape
+    right = path_of_key("gamma").split("/")[1]
+    wrong = f"knowledge/{'00' if right != '00' else '01'}/gamma.md"
+    write(store_path, wrong, record("gamma"))
+    res = cli("check")
+    assert res.code == 3
+    assert problems(res.stderr) == [
+        f"{store_path / wrong}:2: key 'gamma' belongs in {path_of_key('gamma')}, not {wrong} "
+        "(the directory is the first two hex characters of the key's sha1)"]
 
 
 def test_clean_store_passes_silently(cli, store_path):
@@ -68,7 +85,7 @@ def test_each_problem_is_file_line_message_and_exit_3(cli, store_path, monkeypat
     assert sorted(problems(res.stderr)) == sorted([
         "knowledge/open.md:1: unclosed front matter (+++)",
         "knowledge/named.md:2: key 'other' does not match the file name (expected key 'named' in "
-        "knowledge/named.md, or the file knowledge/other.md)",
+        f"knowledge/named.md, or the file {path_of_key('other')})",
         "knowledge/leak.md:7: body looks like a secret (rule password-assignment) — store secrets as pointers in refs",
         "knowledge/bad-toml.md:3: broken TOML in front matter: Invalid value",
     ])
@@ -101,7 +118,7 @@ def test_kind_follows_key_prefix_so_incident_key_in_knowledge_dir_is_wrong(cli, 
     res = cli("check")
     assert res.code == 3
     assert problems(res.stderr) == [
-        "knowledge/inc-x.md:2: key 'inc-x' belongs in incidents/inc-x.md, not knowledge/inc-x.md "
+        f"knowledge/inc-x.md:2: key 'inc-x' belongs in {path_of_key('inc-x')}, not knowledge/inc-x.md "
         "(the kind follows the key prefix)",
         "knowledge/inc-x.md:1: incident needs a service (what broke)"]
 
@@ -147,7 +164,7 @@ def test_paths_outside_record_dirs_are_not_records(cli, tmp_path):
     res = cli("check", str(stray))
     assert res.code == 3
     assert problems(res.stderr) == [
-        f"{stray}:1: not a record file: records are knowledge/<key>.md, incidents/<key>.md or tasks/<key>.md"]
+        f"{stray}:1: not a record file: records are knowledge/<h>/<key>.md, incidents/<h>/<key>.md or tasks/<h>/<key>.md"]
 
 
 def test_directory_argument_checks_its_record_files(cli, store_path):

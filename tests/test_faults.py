@@ -21,8 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pygit2
 import pytest
+from kyb_cli.core.records.keys import path_of_key
+from support.worktree_check import fsck_clean, worktree_matches_head
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("before-commit", "before-ref", "after-ref", "after-worktree")
@@ -62,30 +63,6 @@ def faulted(kyb_env: dict[str, str], store: Path, point: str, action: str, *args
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
-def worktree_matches_head(store: Path) -> None:
-    """Every record file on disk is HEAD's blob, nothing else is there, git sees a clean tree, and no
-    journal or temp file is left."""
-    repo = pygit2.Repository(str(store))
-    tree = repo.head.peel(pygit2.Commit).tree
-    for directory in ("knowledge", "incidents", "tasks"):
-        on_disk = {p.name for p in (store / directory).iterdir()} if (store / directory).exists() else set()
-        in_head = {e.name for e in tree[directory]} if directory in tree else set()
-        assert on_disk == in_head, directory
-        for name in in_head:
-            assert (store / directory / name).read_bytes() == tree[f"{directory}/{name}"].data
-    assert git(store, "status", "--porcelain", "--untracked-files=all") == ""
-    kyb_dir = store / ".git" / "kyb"
-    leftovers = [p.name for p in kyb_dir.iterdir() if "pending" in p.name] if kyb_dir.exists() else []
-    assert leftovers == []
-
-
-def fsck_clean(store: Path) -> None:
-    subprocess.run(["git", "-C", str(store), "fsck", "--strict", "--no-dangling"], check=True,
-                   capture_output=True)
-
-
-# -- the commands: how to run each, and what Git must show once it happened -------------------------
-
 def _blob(store: Path, rev: str, path: str) -> str | None:
     out = subprocess.run(["git", "-C", str(store), "show", f"{rev}:{path}"], capture_output=True, text=True)
     return out.stdout if out.returncode == 0 else None
@@ -101,19 +78,19 @@ def _close_happened(store: Path, before: str, path: str, status: str) -> None:
 
 COMMANDS = {
     "add": (["add", "--key", "k", "--title", "T"], "version two",
-            lambda s, b: "version two" in (_blob(s, "HEAD", "knowledge/k.md") or "")),
+            lambda s, b: "version two" in (_blob(s, "HEAD", path_of_key("k")) or "")),
     "rm": (["rm", "k", "--reason", "it was wrong"], "",
-           lambda s, b: _blob(s, "HEAD", "knowledge/k.md") is None),
+           lambda s, b: _blob(s, "HEAD", path_of_key("k")) is None),
     "incident": (["incident", "--key", "inc-a", "--title", "A", "--service", "orders", "--severity", "high"],
-                 "second report", lambda s, b: "second report" in (_blob(s, "HEAD", "incidents/inc-a.md") or "")),
+                 "second report", lambda s, b: "second report" in (_blob(s, "HEAD", path_of_key("inc-a")) or "")),
     "resolve": (["resolve", "inc-a", "--resolution", "heap raised"], "",
-                lambda s, b: _close_happened(s, b, "incidents/inc-a.md", "resolved") is None),
+                lambda s, b: _close_happened(s, b, path_of_key("inc-a"), "resolved") is None),
     "task": (["task", "--key", "task-a", "--title", "A"], "second text",
-             lambda s, b: "second text" in (_blob(s, "HEAD", "tasks/task-a.md") or "")),
+             lambda s, b: "second text" in (_blob(s, "HEAD", path_of_key("task-a")) or "")),
     "task-status": (["task-status", "task-a", "--status", "in_progress"], "",
-                    lambda s, b: 'status = "in_progress"' in (_blob(s, "HEAD", "tasks/task-a.md") or "")),
+                    lambda s, b: 'status = "in_progress"' in (_blob(s, "HEAD", path_of_key("task-a")) or "")),
     "done": (["done", "task-a", "--resolution", "shipped"], "",
-             lambda s, b: _close_happened(s, b, "tasks/task-a.md", "done") is None),
+             lambda s, b: _close_happened(s, b, path_of_key("task-a"), "done") is None),
 }
 
 
@@ -231,7 +208,8 @@ def synced(kyb, seeded, tmp_path):
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(remote), str(other))
     (other / "knowledge").mkdir(exist_ok=True)
-    (other / "knowledge" / "from-other.md").write_text('+++\nkey = "from-other"\ntitle = "F"\n+++\n\nremote\n')
+    (other / path_of_key("from-other")).parent.mkdir(parents=True, exist_ok=True)
+    (other / path_of_key("from-other")).write_text('+++\nkey = "from-other"\ntitle = "F"\n+++\n\nremote\n')
     git(other, "add", "-A")
     git(other, "commit", "-q", "-m", "kyb: add from-other")
     git(other, "push", "-q", "origin", "main")
@@ -248,8 +226,8 @@ def test_sync_answer_matches_git_with_a_fault_at_each_step(kyb, synced, point, a
     res = faulted(kyb.env, store, point, action, "sync")
 
     def happened(s: Path, b: str) -> bool:
-        return _blob(s, "HEAD", "knowledge/from-other.md") is not None and \
-            _blob(s, "HEAD", "knowledge/local.md") is not None
+        return _blob(s, "HEAD", path_of_key("from-other")) is not None and \
+            _blob(s, "HEAD", path_of_key("local")) is not None
 
     _check_answer(res, store, before, point, action, happened, answered=lambda reply: (reply["head"],))
     assert kyb("sync").code == 0

@@ -4,6 +4,8 @@ error (the index is a cache of Git; losing it costs a rebuild, never an answer).
 
 from __future__ import annotations
 
+from kyb_cli.core.records.keys import path_of_key
+
 import os
 import subprocess
 import sys
@@ -59,9 +61,11 @@ def test_index_path_that_is_not_a_file_is_moved_aside_and_rebuilt(kyb, indexed, 
 def test_temp_files_of_dead_processes_are_removed(kyb, indexed):
     kyb_dir = indexed / ".git" / "kyb"
     dead, alive = dead_pid(), os.getpid()
+    bucket = (indexed / path_of_key("k9")).parent  # the directory the write below touches
+    bucket.mkdir(parents=True, exist_ok=True)
     stale = [kyb_dir / f"index.sqlite.tmp-{dead}", kyb_dir / f"index.sqlite.tmp-{dead}-journal",
-             indexed / "knowledge" / f".k1.md.kyb-{dead}.tmp"]
-    live = [kyb_dir / f"index.sqlite.tmp-{alive}", indexed / "knowledge" / f".k2.md.kyb-{alive}.tmp"]
+             bucket / f".k1.md.kyb-{dead}.tmp"]
+    live = [kyb_dir / f"index.sqlite.tmp-{alive}", bucket / f".k2.md.kyb-{alive}.tmp"]
     for path in stale + live:
         path.write_bytes(b"x" * 4096)
     assert kyb("add", "--key", "k9", "--title", "T", input="new").code == 0  # a write, then a read

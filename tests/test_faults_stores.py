@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from kyb_cli.core.records.keys import path_of_key
 
 
 def git(path: Path, *args: str) -> str:
@@ -82,7 +83,7 @@ def test_kyb_init_marks_an_existing_repository_deliberately(kyb, victim):
     res = kyb("add", "--key", "x", "--title", "T", input="body", env={"KYB_STORE": str(victim)})
     assert res.code == 0, res.stderr
     # only the record file was touched
-    assert git(victim, "show", "--name-only", "--format=", "HEAD").split() == ["knowledge/x.md"]
+    assert git(victim, "show", "--name-only", "--format=", "HEAD").split() == [path_of_key("x")]
 
 
 def test_a_store_made_by_an_older_kyb_is_recognised_by_its_layout(kyb, store_path):
@@ -96,7 +97,8 @@ def test_a_store_made_by_hand_is_recognised_by_its_layout(kyb, tmp_path):
     store.mkdir()
     git(store, "init", "-q", "-b", "main")
     (store / "knowledge").mkdir()
-    (store / "knowledge" / "a.md").write_text('+++\nkey = "a"\ntitle = "A"\n+++\n\nby hand\n')
+    (store / path_of_key("a")).parent.mkdir(parents=True, exist_ok=True)
+    (store / path_of_key("a")).write_text('+++\nkey = "a"\ntitle = "A"\n+++\n\nby hand\n')
     (store / ".gitignore").write_text("*.tmp\n")
     git(store, "add", "-A")
     git(store, "commit", "-q", "-m", "records by hand")

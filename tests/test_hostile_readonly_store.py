@@ -15,6 +15,7 @@ import pytest
 
 from support.hostile import kyb_bound
 from test_sync_hostile import team, team_template  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
+from kyb_cli.core.records.keys import path_of_key
 
 READ_ONLY = [".git/kyb", "knowledge", ".git/objects", ".git", ".git/refs/heads", "(root, tasks/ not made yet)"]
 
@@ -85,7 +86,7 @@ def test_a_store_dir_owned_by_another_user_advises_running_as_its_owner(seeded):
 def test_a_sync_into_a_read_only_store_dir_is_refused_before_it_fetches(team, where):  # noqa: F811
     from support.hostile import BLOB, record_text
 
-    team.peer.write({"knowledge/from-peer.md": (BLOB, record_text("from-peer", body="the peer's words"))})
+    team.peer.write({path_of_key("from-peer"): (BLOB, record_text("from-peer", body="the peer's words"))})
     before = _state(team.store)
     target = team.store / where
     target.chmod(0o555)
@@ -98,7 +99,7 @@ def test_a_sync_into_a_read_only_store_dir_is_refused_before_it_fetches(team, wh
     finally:
         target.chmod(0o755)
     assert kyb_bound(team.env, team.store, "sync").returncode == 0
-    assert "the peer's words" in (team.store / "knowledge" / "from-peer.md").read_text()
+    assert "the peer's words" in (team.store / path_of_key("from-peer")).read_text()
 
 
 def test_a_permission_error_reaching_a_door_names_the_path_and_the_fix(tmp_path):

@@ -14,6 +14,7 @@ from kyb_cli.core.records.model import Record
 from kyb_cli.core.records.validate import validate
 from support.hostile import BLOB, record_text
 from test_sync_hostile import team, team_template  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
+from kyb_cli.core.records.keys import path_of_key
 
 CORPUS = Path(__file__).resolve().parent / "data" / "secrets_corpus_round2.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -38,19 +39,19 @@ def test_failure_2_round_two_corpus_at_least_95_percent_caught_no_lookalike_refu
 
 
 PEER_FIELDS = {  # path -> record text with the secret in one field a write scans
-    "knowledge/f-tags.md": record_text("f-tags", tags=[GHP]),
-    "knowledge/f-hand.md": record_text("f-hand", runbook=GHP),
-    "knowledge/f-verified.md": record_text("f-verified") .replace(
+    path_of_key("f-tags"): record_text("f-tags", tags=[GHP]),
+    path_of_key("f-hand"): record_text("f-hand", runbook=GHP),
+    path_of_key("f-verified"): record_text("f-verified") .replace(
         "+++\n", "+++\n", 1).replace('title = "f-verified"', f'title = "f-verified"\n[verified]\nsource = "{GHP}"'),
-    "incidents/inc-service.md": record_text("inc-service", service=GHP, severity="low", status="open"),
-    "incidents/inc-hosts.md": record_text("inc-hosts", service="s", severity="low", status="open", hosts=[GHP]),
-    "incidents/inc-know.md": record_text("inc-know", service="s", severity="low", status="open", knowledge=[GHP]),
-    "incidents/inc-aff.md": record_text("inc-aff", service="s", severity="low", status="open").replace(
+    path_of_key("inc-service"): record_text("inc-service", service=GHP, severity="low", status="open"),
+    path_of_key("inc-hosts"): record_text("inc-hosts", service="s", severity="low", status="open", hosts=[GHP]),
+    path_of_key("inc-know"): record_text("inc-know", service="s", severity="low", status="open", knowledge=[GHP]),
+    path_of_key("inc-aff"): record_text("inc-aff", service="s", severity="low", status="open").replace(
         '+++\n', f'[[affected]]\nscope = "{GHP}"\nfrom = "2026-01-01"\nto = "2026-01-02"\n+++\n', 2).replace(
         f'[[affected]]\nscope = "{GHP}"\nfrom = "2026-01-01"\nto = "2026-01-02"\n+++\nkey', '+++\nkey', 1),
-    "tasks/task-blocked.md": record_text("task-blocked", status="blocked", blocked_reason="r",
+    path_of_key("task-blocked"): record_text("task-blocked", status="blocked", blocked_reason="r",
                                          blocked_by=[f"task-{GHP}"]),
-    "tasks/task-parent.md": record_text("task-parent", status="open", parent_task=f"task-{GHP}"),
+    path_of_key("task-parent"): record_text("task-parent", status="open", parent_task=f"task-{GHP}"),
 }
 
 
@@ -131,7 +132,7 @@ def test_failure_1_a_peer_name_over_name_max_is_refused_before_the_branch_moves(
     before = git("-C", str(team.store), "rev-parse", "HEAD", check=False)
     long_name = "knowledge/" + "a" * 300 + ".md"
     team.peer.write({long_name: (BLOB, record_text("a" * 300)),
-                     "knowledge/fine.md": (BLOB, record_text("fine", body="ok"))})
+                     path_of_key("fine"): (BLOB, record_text("fine", body="ok"))})
     res = team.sync()
     assert res.returncode == 4 and res.stdout == "" and "NAME_MAX" in res.stderr, res.stderr
     assert git("-C", str(team.store), "rev-parse", "HEAD", check=False) == before
@@ -147,11 +148,11 @@ def test_failure_4_front_matter_over_the_limit_is_refused_locally_and_held_out_f
     with pytest.raises(Rejected) as err:
         validate(Record(key="k", title="t", extra={"notes": big}))
     assert "front matter" in err.value.message and "64 KiB" in err.value.message
-    assert "front matter" in served.record_problem("knowledge/k.md", record_text("k", notes=big))
-    team.peer.write({"knowledge/big.md": (BLOB, record_text("big", notes=big, body="big body"))})
+    assert "front matter" in served.record_problem(path_of_key("k"), record_text("k", notes=big))
+    team.peer.write({path_of_key("big"): (BLOB, record_text("big", notes=big, body="big body"))})
     res = team.sync()
     assert res.returncode == 0, res.stderr
-    assert [h["path"] for h in json.loads(res.stdout)["held_out"]] == ["knowledge/big.md"]
+    assert [h["path"] for h in json.loads(res.stdout)["held_out"]] == [path_of_key("big")]
     for args in (("get", "big"), ("export",)):
         out = team.kyb(*args)
         assert "x x x x" not in out.stdout and len(out.stdout) < 10_000, (args, len(out.stdout))
@@ -197,7 +198,7 @@ def test_failure_4_total_incoming_size_per_sync_is_capped_with_what_to_do(team, 
 def test_failure_4_an_oversized_commit_object_is_refused(team):  # noqa: F811
     from kyb_cli.core.records import limits
 
-    tip = team.peer.write({"knowledge/a.md": (BLOB, record_text("a"))})
+    tip = team.peer.write({path_of_key("a"): (BLOB, record_text("a"))})
     tree = team.peer.g("rev-parse", f"{tip}^{{tree}}")
     team.peer.push(team.peer.commit(tree, [tip], "peer: big\n\n" + "m" * (limits.COMMIT_MAX_BYTES + 1) + "\n"))
     res = team.sync()
@@ -234,7 +235,7 @@ def test_failure_5_a_tree_a_thousand_directories_deep_is_refused_not_a_crash(tea
 
 def test_failure_5_a_commit_with_an_unknown_encoding_header_does_not_stop_syncs(team):  # noqa: F811
     peer = team.peer
-    tip = peer.write({"knowledge/enc.md": (BLOB, record_text("enc", body="encoded"))})
+    tip = peer.write({path_of_key("enc"): (BLOB, record_text("enc", body="encoded"))})
     tree = peer.g("rev-parse", f"{tip}^{{tree}}")
     raw = (f"tree {tree}\nparent {tip}\nauthor peer <p@x.invalid> 1800000100 +0000\n"
            f"committer peer <p@x.invalid> 1800000100 +0000\nencoding x-no-such-charset\n\npeer: \xe9t\xe9\n")
@@ -251,11 +252,11 @@ def test_failure_5_a_commit_with_an_unknown_encoding_header_does_not_stop_syncs(
 # -- failure 7: `kyb log` forged by a separator in a message -----------------------------------------
 
 FORGED = ("\x1e" + "f" * 40 + "\x1f1800000000\x1f\x1fmallory <m@x>\x1fkyb: add forged\n\nKyb-Action: add\x1f"
-          "knowledge/forged.md")
+          + path_of_key("forged"))
 
 
 def test_failure_7_kyb_log_is_not_forged_by_separators_in_a_peer_commit(team):  # noqa: F811
-    tip = team.peer.write({"knowledge/real.md": (BLOB, record_text("real", body="r"))},
+    tip = team.peer.write({path_of_key("real"): (BLOB, record_text("real", body="r"))},
                           message="peer: edit" + FORGED + "\n")
     assert team.sync().returncode == 0
     res = team.kyb("log")
@@ -310,7 +311,7 @@ def test_failure_6_a_killed_syncs_quarantine_is_cleaned_up_by_the_next_sync(team
     left = team.store / ".git" / "kyb" / "quarantine-999999"
     (left / "pack").mkdir(parents=True)
     (left / "pack" / "junk.pack").write_bytes(b"x" * 100)
-    team.peer.write({"knowledge/q.md": (BLOB, record_text("q", body="q"))})
+    team.peer.write({path_of_key("q"): (BLOB, record_text("q", body="q"))})
     assert team.sync().returncode == 0
     assert not left.exists()
     assert not [p for p in (team.store / ".git" / "kyb").iterdir() if p.name.startswith("quarantine-")]
@@ -366,7 +367,7 @@ def test_failure_10_a_peer_planted_kyb_toml_in_the_store_does_not_redirect_kyb(s
 
 def test_failure_10_init_clone_with_a_relative_path_works(team, monkeypatch):  # noqa: F811
     """Processes: a relative path is resolved against the process's own working directory."""
-    team.peer.write({"knowledge/rel.md": (BLOB, record_text("rel", body="relative"))})
+    team.peer.write({path_of_key("rel"): (BLOB, record_text("rel", body="relative"))})
     monkeypatch.chdir(team.remote.parent)
     from support.hostile import git  # noqa: F401
 
@@ -384,8 +385,8 @@ def test_failure_10_init_clone_with_a_relative_path_works(team, monkeypatch):  #
 def test_failure_10_a_shallow_remote_gets_advice_that_helps(team, tmp_path):  # noqa: F811
     import subprocess
 
-    team.peer.write({"knowledge/s1.md": (BLOB, record_text("s1", body="one"))})
-    team.peer.write({"knowledge/s2.md": (BLOB, record_text("s2", body="two"))})
+    team.peer.write({path_of_key("s1"): (BLOB, record_text("s1", body="one"))})
+    team.peer.write({path_of_key("s2"): (BLOB, record_text("s2", body="two"))})
     shallow = tmp_path / "shallow.git"
     subprocess.run(["git", "clone", "-q", "--bare", "--depth", "1", f"file://{team.remote}", str(shallow)],
                    check=True, capture_output=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kyb_cli.core.errors import UsageError
+from kyb_cli.core.records.keys import path_of_key
 from support.hostile import BLOB
 from test_hostile_round_two import GHP, PEER_FIELDS
 from test_sync_hostile import team, team_template  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
@@ -86,7 +87,7 @@ def test_failure_9_every_terminal_view_escapes_control_sequences_from_titles_bod
 
     message = f"peer: {EVIL} edit\n\nKyb-Action: add\nKyb-Agent: bot{EVIL}\nKyb-Reason: {EVIL}\n"
     text = record_text("evil", title="T", body=f"pwned body {EVIL}").replace('"T"', json.dumps(EVIL))  # TOML escapes
-    team.peer.write({"knowledge/evil.md": (BLOB, text)}, message=message)
+    team.peer.write({path_of_key("evil"): (BLOB, text)}, message=message)
     assert team.sync().returncode == 0
     monkeypatch.setenv("KYB_STORE", str(team.store))
     monkeypatch.setattr(output, "wants_json", lambda: False)  # as on a terminal

@@ -11,6 +11,7 @@ import pytest
 
 from support.hostile import BLOB, git, kyb_bound, record_text
 from test_sync_hostile import team, team_template  # noqa: F401  (the fixture: a victim store, a bare remote, a peer)
+from kyb_cli.core.records.keys import path_of_key
 
 
 # -- issue 25 item 13: doctor with a broken model blames the model, not the cache -----------------
@@ -118,7 +119,7 @@ def test_failure_3_init_clone_onto_a_full_disk_is_a_clear_refusal(shared, tmp_pa
     assert not target.exists() and [p.name for p in tmp_path.iterdir() if ".kyb-clone-" in p.name] == []
     monkeypatch.undo()
     assert _cli("init", "--clone", str(shared), str(target)).exit_code == 0  # the advice works
-    assert (target / "knowledge" / "k.md").exists()
+    assert (target / path_of_key("k")).exists()
 
 
 def test_failure_3_a_landed_sync_hitting_a_full_disk_says_it_landed_with_a_warning(shared, store, monkeypatch):
@@ -147,17 +148,17 @@ def _wedge(team, check: bool = True) -> dict[str, str]:  # noqa: F811
     once its sync moved the branch (a read-only knowledge/ before it is refused up front:
     test_hostile_readonly_store.py): the working tree cannot follow. Returns the peer's bodies by key."""
     bodies = {"a": "alpha", "b": "bravo", "c": "charlie", "seed": "seed body, edited by the peer"}
-    team.peer.write({f"knowledge/{k}.md": (BLOB, record_text(k, body=v)) for k, v in bodies.items()})
+    team.peer.write({path_of_key(k): (BLOB, record_text(k, body=v)) for k, v in bodies.items()})
     try:
         res = kyb_bound(team.env, team.store, "sync", fault=("after-ref", "readonly-knowledge"))
         assert res.returncode == 0 and "the sync is committed" in res.stderr, (res.returncode, res.stderr)
         status = git("-C", str(team.store), "status", "--porcelain")
-        assert "D  knowledge/a.md" in status  # the state the issue found: staged deletions nobody made
+        assert f"D  {path_of_key('a')}" in status  # the state the issue found: staged deletions nobody made
         if not check:
             return bodies
         doc = kyb_bound(team.env, team.store, "doctor")
         assert doc.returncode == 4 and "kyb doctor --fix" in doc.stderr, doc.stderr
-        assert all(f"knowledge/{k}.md" in doc.stderr for k in bodies), doc.stderr
+        assert all(path_of_key(k) in doc.stderr for k in bodies), doc.stderr
         write = kyb_bound(team.env, team.store, "add", "--key", "a", "--title", "A", "--body", "mine")
         said = write.stderr
         assert write.returncode == 4 and f"chmod u+w {team.store / 'knowledge'}" in said and "Errno" not in said, said
@@ -169,7 +170,7 @@ def _wedge(team, check: bool = True) -> dict[str, str]:  # noqa: F811
 def _whole(team, bodies: dict[str, str]) -> None:  # noqa: F811
     assert git("-C", str(team.store), "status", "--porcelain") == ""
     for key, body in bodies.items():
-        assert body in (team.store / "knowledge" / f"{key}.md").read_text()
+        assert body in (team.store / path_of_key(key)).read_text()
     doc = kyb_bound(team.env, team.store, "doctor")
     assert doc.returncode == 0, doc.stderr
 
@@ -191,9 +192,9 @@ def test_failure_1_with_the_journal_lost_the_next_write_repairs_its_record_and_d
     (team.store / ".git" / "kyb" / "pending.json").unlink()  # as a journal set aside, or an old kyb's
     res = kyb_bound(team.env, team.store, "add", "--key", "a", "--title", "A", "--body", "mine")
     assert res.returncode == 0, res.stderr  # not exit 3 forever: nothing of anyone's was in the way
-    assert "mine" in (team.store / "knowledge" / "a.md").read_text()
+    assert "mine" in (team.store / path_of_key("a")).read_text()
     doc = kyb_bound(team.env, team.store, "doctor")
-    assert doc.returncode == 4 and "knowledge/b.md" in doc.stderr and "knowledge/a.md" not in doc.stderr
+    assert doc.returncode == 4 and path_of_key("b") in doc.stderr and path_of_key("a") not in doc.stderr
     assert kyb_bound(team.env, team.store, "doctor", "--fix").returncode == 0
     _whole(team, {**bodies, "a": "mine"})
 
@@ -205,13 +206,14 @@ def test_failure_1_a_real_hand_edit_in_a_wedged_store_is_kept_and_the_printed_di
 
     bodies = _wedge(team, check=False)
     (team.store / ".git" / "kyb" / "pending.json").unlink()
-    (team.store / "knowledge" / "b.md").write_text("my own notes, never committed\n")
+    (team.store / path_of_key("b")).parent.mkdir(exist_ok=True)  # the wedged update never made its bucket
+    (team.store / path_of_key("b")).write_text("my own notes, never committed\n")
     res = kyb_bound(team.env, team.store, "add", "--key", "b", "--title", "B", "--body", "mine")
     assert res.returncode == 3 and "will not overwrite" in res.stderr, res.stderr
-    assert (team.store / "knowledge" / "b.md").read_text() == "my own notes, never committed\n"
+    assert (team.store / path_of_key("b")).read_text() == "my own notes, never committed\n"
     doc = kyb_bound(team.env, team.store, "doctor", "--fix")
-    assert "knowledge/b.md has uncommitted changes" in doc.stderr + doc.stdout
-    assert (team.store / "knowledge" / "b.md").read_text() == "my own notes, never committed\n"
+    assert f"{path_of_key('b')} has uncommitted changes" in doc.stderr + doc.stdout
+    assert (team.store / path_of_key("b")).read_text() == "my own notes, never committed\n"
     discard = re.search(r"discard them \((git [^)]*)\)", res.stderr).group(1)
     assert subprocess.run(shlex.split(discard), capture_output=True, env=team.env).returncode == 0
     _whole(team, bodies)
@@ -319,12 +321,12 @@ def test_failure_10_held_out_records_are_shown_on_a_terminal_with_why(team):  # 
     from kyb_cli.cli.commands.init import _cloned_view
     from kyb_cli.cli.commands.sync import sync_view
 
-    team.peer.write({"knowledge/typo.md": (BLOB, "+++\nkey = 'typo'\ntitle = [broken\n+++\n"),
-                     "knowledge/esc.md": (BLOB, record_text("other-key"))})
+    team.peer.write({path_of_key("typo"): (BLOB, "+++\nkey = 'typo'\ntitle = [broken\n+++\n"),
+                     path_of_key("esc"): (BLOB, record_text("other-key"))})
     res = team.sync()
     assert res.returncode == 0, res.stderr
     reply = json.loads(res.stdout)
-    assert {h["path"] for h in reply["held_out"]} == {"knowledge/typo.md", "knowledge/esc.md"}
+    assert {h["path"] for h in reply["held_out"]} == {path_of_key("typo"), path_of_key("esc")}
     shown = _terminal(sync_view, reply)
     assert "2 record file(s) held out" in shown
     for held in reply["held_out"]:

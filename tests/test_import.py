@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from kyb_cli.core.records.keys import path_of_key
+
 
 def write(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -165,7 +167,7 @@ def test_a_store_file_with_hand_edits_is_skipped_not_overwritten(kyb, tmp_path):
     root = tmp_path / "n"
     write(root / "a.md", "# A\n\none\n")
     kyb("import", str(root))
-    store_file = kyb.store_path / "knowledge" / "a.md"
+    store_file = kyb.store_path / path_of_key("a")
     store_file.write_text(store_file.read_text() + "hand edit\n")
     write(root / "a.md", "# A\n\ntwo\n")
     d = kyb("import", str(root)).json

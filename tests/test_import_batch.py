@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.oracle import live_records as _oracle_live
+from kyb_cli.core.records.keys import path_of_key
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,12 +45,12 @@ def test_pygit2_fast_import_and_the_pack_writer_make_identical_commits(store, mo
     base = store.head_commit()
     commits = [batch.Commit(f"kyb: add k{i}\n\nKyb-Action: add\n", {f"knowledge/k{i}.md": f"+++\nbody {i}\n".encode()})
                for i in range(5)]
-    commits.append(batch.Commit("kyb: retract k1\n", {"knowledge/k1.md": None}))
+    commits.append(batch.Commit("kyb: retract k1\n", {path_of_key("k1"): None}))
     one, changes_one = batch.write_objects(store, base, commits, fast_import=False)
     two, changes_two = batch.write_objects(store, base, commits, fast_import="git")
     three, changes_three = batch.write_objects(store, base, commits, fast_import=True)
     assert one == two == three and changes_one == changes_two == changes_three
-    assert changes_one["knowledge/k1.md"] is None
+    assert changes_one[path_of_key("k1")] is None
     assert store.head_commit().id == base.id  # objects only: the branch did not move
     assert not [r for r in store.repo.references if r.startswith(batch.TEMP_REF_PREFIX)]
 
@@ -77,11 +78,11 @@ def test_the_pack_writer_matches_pygit2_over_long_histories_and_git_fsck_accepts
         name = f"{d}/{prefix}{rng.randrange(60):03d}.md"
         data = None if rng.random() < 0.15 else b"version %d of %s\n" % (i, name.encode())
         commits.append(batch.Commit(f"kyb: write {i}\n", {name: data}))
-    commits.append(batch.Commit("kyb: add again\n", {"knowledge/again.md": b"a\n"}))
-    commits.append(batch.Commit("kyb: retract again\n", {"knowledge/again.md": None}))  # a tree seen before
-    commits.append(batch.Commit("kyb: after\n", {"knowledge/after.md": b"b\n"}))  # a delta on that tree
-    commits.append(batch.Commit("kyb: several\n", {"knowledge/s0.md": None, "tasks/task-999.md": b"x\n",
-                                                    "knowledge/zz.md": b"y\n"}))
+    commits.append(batch.Commit("kyb: add again\n", {path_of_key("again"): b"a\n"}))
+    commits.append(batch.Commit("kyb: retract again\n", {path_of_key("again"): None}))  # a tree seen before
+    commits.append(batch.Commit("kyb: after\n", {path_of_key("after"): b"b\n"}))  # a delta on that tree
+    commits.append(batch.Commit("kyb: several\n", {path_of_key("s0"): None, path_of_key("task-999"): b"x\n",
+                                                    path_of_key("zz"): b"y\n"}))
     loose, changes_loose = batch.write_objects(store, base, commits, fast_import=False)
     packed, changes_packed = batch.write_objects(store, base, commits, fast_import=True)
     assert loose == packed and changes_loose == changes_packed
@@ -102,9 +103,10 @@ def test_hand_edited_sees_changed_added_and_deleted_files(store):
     repo = store.repo
     blob = repo.create_blob(b"x\n")
     (store.path / "knowledge").mkdir(exist_ok=True)
-    (store.path / "knowledge" / "new.md").write_text("by hand\n")
-    assert batch.hand_edited(repo, {"knowledge/new.md": None, "knowledge/absent.md": None}) == {"knowledge/new.md"}
-    assert batch.hand_edited(repo, {"knowledge/gone.md": blob}) == {"knowledge/gone.md"}
+    (store.path / path_of_key("new")).parent.mkdir(parents=True, exist_ok=True)
+    (store.path / path_of_key("new")).write_text("by hand\n")
+    assert batch.hand_edited(repo, {path_of_key("new"): None, path_of_key("absent"): None}) == {path_of_key("new")}
+    assert batch.hand_edited(repo, {path_of_key("gone"): blob}) == {path_of_key("gone")}
 
 
 @pytest.mark.parametrize("step", ["before-ref", "after-ref", "after-worktree"])

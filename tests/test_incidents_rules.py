@@ -11,6 +11,7 @@ from kyb_cli.core.errors import NotFound, Rejected
 from kyb_cli.core.kinds.incidents import HINTS, list_incidents, resolve_incident, write_incident
 from kyb_cli.core.kinds.lifecycle import open_followups
 from kyb_cli.core.index import reads
+from kyb_cli.core.records.keys import path_of_key
 
 ATT = Attribution("tester", "s1", "ws", "test")
 KEY = "inc-2026-07-22-orders-oom"
@@ -117,7 +118,7 @@ def test_closing_archives_in_a_second_commit(store):
     assert head.message.startswith(f"kyb: archive {KEY}")
     assert str(head.parents[0].id) == reply["sha"]
     assert store.repo[reply["sha"]].message.startswith(f"kyb: resolve {KEY}")
-    assert not (store.path / "incidents" / f"{KEY}.md").exists()
+    assert not (store.path / path_of_key(KEY)).exists()
     version = reads.read(store, KEY)
     assert version.state == "archived" and version.record.resolution == "raised the heap"
     assert version.record.resolved_at.endswith("Z")
@@ -329,12 +330,10 @@ def test_catalog_sees_a_plain_git_rm_as_archived(store):
     inc(store, key="inc-gone")
     repo = store.repo
     head = store.head_commit()
-    builder = repo.TreeBuilder(head.tree["incidents"])
-    builder.remove("inc-gone.md")
-    root = repo.TreeBuilder(head.tree)
-    if len(repo[builder.write()]) == 0:
-        root.remove("incidents")
+    from kyb_cli.core.canon.tree import apply_changes
+
+    tree = apply_changes(repo, head.tree, {path_of_key("inc-gone"): None})  # what `git rm` leaves
     sig = pygit2.Signature("t", "t@t")
-    repo.create_commit("HEAD", sig, sig, "git rm", root.write(), [head.id])
+    repo.create_commit("HEAD", sig, sig, "git rm", tree, [head.id])
     rows = list_incidents(store, include_archived=True)
     assert [(r["key"], r["archived"]) for r in rows] == [("inc-gone", True)]

@@ -12,6 +12,7 @@ import pygit2
 from kyb_cli.core.index import schema
 from kyb_cli.core.index.fresh import fresh
 from tests.support.index_helpers import T0, keys, put, query
+from kyb_cli.core.records.keys import path_of_key
 
 
 def _git(store_path, *args):
@@ -48,7 +49,7 @@ def test_hand_edit_committed_with_plain_git_is_seen(store_path):
     put(store_path, "svc", "Svc", "port 8080", T0)
     assert keys(query(store_path, "8080")) == ["svc"]  # indexed at this commit
     _git(store_path, "reset", "-q", "--hard")  # the helper wrote Git only; bring the file along
-    path = store_path / "knowledge" / "svc.md"
+    path = store_path / path_of_key("svc")
     path.write_text(path.read_text().replace("8080", "7070"))
     _git(store_path, "commit", "-q", "-am", "hand edit")
     head = pygit2.Repository(str(store_path)).head.target
@@ -113,14 +114,14 @@ def _merge_store(store_path):
 
     base_commit = repo[pygit2.Oid(hex=base)]
     blob = repo.create_blob(Record(key="k1", title="K1", body="one side").to_markdown().encode())
-    tree = set_file(repo, base_commit.tree, "knowledge/k1.md", blob)
+    tree = set_file(repo, base_commit.tree, path_of_key("k1"), blob)
     sig = pygit2.Signature("s", "s@example.org", T0 + 5, 0)
     side = repo.create_commit(None, sig, sig, "side edit\n", tree, [base_commit.id])
     # Merge: main's tree plus side's k1; a resolution also rewrites k2.
     main_commit = repo[pygit2.Oid(hex=main_tip)]
-    merged = set_file(repo, main_commit.tree, "knowledge/k1.md", blob)
+    merged = set_file(repo, main_commit.tree, path_of_key("k1"), blob)
     blob2 = repo.create_blob(Record(key="k2", title="K2", body="two resolved").to_markdown().encode())
-    merged = set_file(repo, repo[merged], "knowledge/k2.md", blob2)
+    merged = set_file(repo, repo[merged], path_of_key("k2"), blob2)
     msig = pygit2.Signature("m", "m@example.org", T0 + 20, 0)
     merge = repo.create_commit("HEAD", msig, msig, "merge side\n", merged, [main_commit.id, side])
     return main_tip, str(side), str(merge)

@@ -8,6 +8,7 @@ from kyb_cli.core.records.model import Record
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.index import reads
 from tests.support.index_helpers import T0, put, query, set_file
+from kyb_cli.core.records.keys import path_of_key
 
 
 def _both_sides_edit_then_merge_takes_side(store_path):
@@ -18,9 +19,9 @@ def _both_sides_edit_then_merge_takes_side(store_path):
     blob = repo.create_blob(Record(key="k", title="K", body="side wrote this").to_markdown().encode())
     sig = pygit2.Signature("s", "s@example.org", T0 + 5, 0)
     side = repo.create_commit(None, sig, sig, "side edit\n",
-                              set_file(repo, base_commit.tree, "knowledge/k.md", blob), [base_commit.id])
+                              set_file(repo, base_commit.tree, path_of_key("k"), blob), [base_commit.id])
     main_commit = repo[pygit2.Oid(hex=main_tip)]
-    merged = set_file(repo, main_commit.tree, "knowledge/k.md", blob)
+    merged = set_file(repo, main_commit.tree, path_of_key("k"), blob)
     msig = pygit2.Signature("m", "m@example.org", T0 + 20, 0)
     merge = repo.create_commit("HEAD", msig, msig, "merge\n", merged, [main_commit.id, side])
     return str(side), str(merge)

@@ -21,6 +21,7 @@ from kyb_cli.core.kinds.knowledge import add_knowledge, retract_knowledge
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.kinds.tasks import close_task, list_tasks, transition_task, write_task
 from support.oracle import Walk
+from kyb_cli.core.records.keys import path_of_key
 
 ATTR = Attribution("test-agent", "s1", "w1", "cli")
 GIT_ENV = {"GIT_AUTHOR_NAME": "Hand Editor", "GIT_AUTHOR_EMAIL": "hand@example.invalid",
@@ -55,8 +56,9 @@ def lifecycle_store(store) -> list[str]:
                    body="- [ ] follow up")
     resolve_incident(store, ATTR, "inc-outage", resolution="rolled back")
     write_incident(store, ATTR, key="inc-slow", title="Slow", service="search", severity="low")
-    (store.path / "knowledge" / "port.md").write_text(
-        (store.path / "knowledge" / "port.md").read_text().replace("9090", "9091"))
+    (store.path / path_of_key("port")).parent.mkdir(parents=True, exist_ok=True)
+    (store.path / path_of_key("port")).write_text(
+        (store.path / path_of_key("port")).read_text().replace("9090", "9091"))
     git(store.path, "commit", "-q", "-am", "hand edit of port")
     return ["port", "cache", "flaky", "task-migrate", "task-docs", "inc-outage", "inc-slow", "never"]
 
@@ -134,7 +136,7 @@ def test_retracted_get_message_unchanged(cli, store):
 def test_get_sees_commit_made_with_plain_git(kyb, store):
     know(store, "port", "listens on 8080")
     assert kyb("get", "port").json["body"] == "listens on 8080"  # the index is built here
-    path = store.path / "knowledge" / "port.md"
+    path = store.path / path_of_key("port")
     path.write_text(path.read_text().replace("8080", "9090"))
     git(store.path, "commit", "-q", "-am", "moved the port by hand")
     got = kyb("get", "port")
@@ -166,7 +168,8 @@ def test_get_at_revision_off_the_indexed_line_is_answered_from_its_tree(store):
     git(store.path, "branch", "side", base)
     side = store.path.parent / "side"
     git(store.path, "worktree", "add", "-q", str(side), "side")
-    (side / "knowledge" / "port.md").write_text((side / "knowledge" / "port.md").read_text().replace("8080", "7070"))
+    (side / path_of_key("port")).parent.mkdir(parents=True, exist_ok=True)
+    (side / path_of_key("port")).write_text((side / path_of_key("port")).read_text().replace("8080", "7070"))
     git(side, "commit", "-q", "-am", "side edit")
     walk = Walk(store.path)
     for rev in ("side", "side~1"):
@@ -239,11 +242,11 @@ def test_history_lists_a_merge_that_wrote_new_content(store):
     def text(body: str) -> bytes:
         return Record(key="port", title="Port", body=body).to_markdown().encode()
 
-    base = _commit(store.path, "knowledge/port.md", text("8080"), 1_800_000_000, "kyb: add port\n")
-    x = _commit(store.path, "knowledge/port.md", text("9090"), 1_800_000_010, "line x\n")
-    y = _commit(store.path, "knowledge/port.md", text("7070"), 1_800_000_020, "line y\n",
+    base = _commit(store.path, path_of_key("port"), text("8080"), 1_800_000_000, "kyb: add port\n")
+    x = _commit(store.path, path_of_key("port"), text("9090"), 1_800_000_010, "line x\n")
+    y = _commit(store.path, path_of_key("port"), text("7070"), 1_800_000_020, "line y\n",
                 parents=[pygit2.Oid(hex=base)], ref=None)
-    merge = _commit(store.path, "knowledge/port.md", text("6060"), 1_800_000_030, "merge, resolved\n",
+    merge = _commit(store.path, path_of_key("port"), text("6060"), 1_800_000_030, "merge, resolved\n",
                     parents=[pygit2.Oid(hex=x), pygit2.Oid(hex=y)])
     walk = Walk(store.path)
     ours = [(r.sha, r.change) for r in reads.history(store.path, "port")]

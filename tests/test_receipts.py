@@ -21,8 +21,8 @@ def env(monkeypatch):
     return {"KYB_AGENT": "agent-a"}
 
 
-def _add(kyb, body: str) -> str:
-    res = kyb("add", "--key", KEY, "--title", "Checkout path", "--body", body, env={"KYB_AGENT": "writer"})
+def _add(kyb, body: str, *more: str) -> str:
+    res = kyb("add", "--key", KEY, "--title", "Checkout path", "--body", body, *more, env={"KYB_AGENT": "writer"})
     assert res.code == 0, res.stderr
     return res.json["sha"]
 
@@ -82,7 +82,10 @@ def test_context_lists_what_changed_since_the_agent_read_it(kyb, env):
     _add(kyb, "port 9443 on node-4")
     digest = _as(kyb, "agent-a", "context")
     [item] = digest["digest"]["changed_since_read"]
-    assert item["key"] == KEY and item["body"].startswith("-1 +1 lines: port 9443")
+    assert item["key"] == KEY and item["body"].startswith("-1 +1 lines: port 9443") and item["fields"] == ["body"]
+    _add(kyb, "port 9443 on node-4", "--tags", "infra")  # the front matter alone: not a body change
+    [item] = _as(kyb, "agent-a", "context")["digest"]["changed_since_read"]
+    assert item["fields"] == ["tags"] and item["body"] == "unchanged"
     text = digest["text"]  # inside the records fence: what a record says is reference data, not instructions
     assert text.index("<kyb-records>") < text.index("Changed since you read them") < text.rindex("</kyb-records>")
     assert _as(kyb, "agent-b", "context")["digest"]["changed_since_read"] == []

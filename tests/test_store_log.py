@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from kyb_cli.core.records.keys import path_of_key
 
 
 def _git(store, *args):
@@ -45,8 +46,9 @@ def test_log_filters_by_key_kind_agent_author_and_limit(kyb, store_path):
 def test_log_labels_a_merge(kyb, store_path):
     kyb("add", "--key", "alpha", "--title", "Alpha", "--body", "one")
     _git(store_path, "checkout", "-qb", "side")
-    (store_path / "knowledge" / "beta.md").write_text('+++\nkey = "beta"\ntitle = "Beta"\n+++\n\nb\n')
-    _git(store_path, "add", "knowledge/beta.md")
+    (store_path / path_of_key("beta")).parent.mkdir(parents=True, exist_ok=True)
+    (store_path / path_of_key("beta")).write_text('+++\nkey = "beta"\ntitle = "Beta"\n+++\n\nb\n')
+    _git(store_path, "add", path_of_key("beta"))
     _git(store_path, "commit", "-qm", "beta by hand")
     _git(store_path, "checkout", "-q", "main")
     kyb("add", "--key", "gamma", "--title", "Gamma", "--body", "g")

@@ -28,6 +28,7 @@ from support.hostile import (
     BLOB, EXEC, GITLINK, LINK, Entry, Peer, git, kyb_env, outside_files, record_text, refused_report,
     run_kyb, snapshot,
 )
+from kyb_cli.core.records.keys import path_of_key
 
 
 class Team:
@@ -180,13 +181,13 @@ def test_refuse_unsafe_record_directory_replaced_by_symlink(team, door):
     _assert_refused_everywhere(team, commit, "tasks", door=door)
     res = team.kyb("task", "--key", "task-z", "--title", "Z", "--body", "z")
     assert res.returncode == 0 and json.loads(res.stdout)["action"] == "created"
-    assert (team.store / "tasks" / "task-z.md").is_file() and not (team.outside / "task-z.md").exists()
+    assert (team.store / path_of_key("task-z")).is_file() and not (team.outside / "task-z.md").exists()
 
 
 @DOORS
 def test_refuse_unsafe_record_file_replaced_by_symlink(team, door):
-    commit = team.peer.write({"tasks/task-leak.md": (LINK, str(team.outside / "secret.txt"))})
-    _assert_refused_everywhere(team, commit, "tasks/task-leak.md", door=door)
+    commit = team.peer.write({path_of_key("task-leak"): (LINK, str(team.outside / "secret.txt"))})
+    _assert_refused_everywhere(team, commit, path_of_key("task-leak"), door=door)
     for args in (("context",), ("tasks", "--all"), ("deadlines",), ("query", "leaked")):
         res = team.kyb(*args)
         assert "LEAKED-OUTSIDE-CONTENT" not in res.stdout + res.stderr
@@ -201,8 +202,8 @@ def test_refuse_unsafe_gitlink(team, door, path):
 
 @DOORS
 def test_refuse_unsafe_executable_record(team, door):
-    commit = team.peer.write({"knowledge/run.md": (EXEC, record_text("run", body="#!/bin/sh"))})
-    _assert_refused_everywhere(team, commit, "knowledge/run.md", door=door)
+    commit = team.peer.write({path_of_key("run"): (EXEC, record_text("run", body="#!/bin/sh"))})
+    _assert_refused_everywhere(team, commit, path_of_key("run"), door=door)
 
 
 @DOORS
@@ -210,12 +211,12 @@ def test_refuse_unsafe_blob_over_the_cap(team, door, monkeypatch):
     cap = {"KYB_SYNC_MAX_BLOB": str(2 * 1024 * 1024)}
     team.env.update(cap)
     big = record_text("big", body="x" * (3 * 1024 * 1024))
-    commit = team.peer.write({"knowledge/big.md": (BLOB, big)})
+    commit = team.peer.write({path_of_key("big"): (BLOB, big)})
     refused = None
     if door == "sync":
         res = team.sync()
-        refused = _assert_refused(team, res, commit, "knowledge/big.md")
-    _assert_refused_everywhere(team, commit, "knowledge/big.md", door=door)
+        refused = _assert_refused(team, res, commit, path_of_key("big"))
+    _assert_refused_everywhere(team, commit, path_of_key("big"), door=door)
     if refused:
         assert "cap" in refused[0]["reason"] or "bytes" in refused[0]["reason"]
     index = team.store / ".git" / "kyb" / "index.sqlite"
@@ -226,7 +227,7 @@ def test_refuse_unsafe_blob_over_the_cap(team, door, monkeypatch):
 @DOORS
 def test_refuse_unsafe_commit_time_git_cannot_hold(team, door):
     """2^64-1 is refused by Git's own object checks (badDateOverflow): the commit is named."""
-    commit = team.peer.write({"knowledge/late.md": (BLOB, record_text("late"))}, when=2**64 - 1)
+    commit = team.peer.write({path_of_key("late"): (BLOB, record_text("late"))}, when=2**64 - 1)
     outside = team.outside_now()
     if door == "sync":
         before = snapshot(team.store)
@@ -241,9 +242,9 @@ def test_refuse_unsafe_commit_time_git_cannot_hold(team, door):
 
 
 def test_refuse_unsafe_names_the_commit_that_wrote_it_not_a_later_one(team):
-    bad = team.peer.write({"knowledge/run.md": (EXEC, record_text("run"))})
-    team.peer.write({"knowledge/fine.md": (BLOB, record_text("fine"))})
-    refused = _assert_refused(team, team.sync(), bad, "knowledge/run.md")
+    bad = team.peer.write({path_of_key("run"): (EXEC, record_text("run"))})
+    team.peer.write({path_of_key("fine"): (BLOB, record_text("fine"))})
+    refused = _assert_refused(team, team.sync(), bad, path_of_key("run"))
     assert len(refused) == 1
 
 
@@ -260,9 +261,7 @@ def test_refuse_unsafe_dotdot_in_history_only_is_refused_by_git_checks(team):
 def test_a_worktree_symlink_is_never_written_or_read_through(team):
     """Whatever is in the working tree: a record directory swapped for a link by hand."""
     tasks = team.store / "tasks"
-    for f in tasks.iterdir():
-        f.unlink()
-    tasks.rmdir()
+    shutil.rmtree(tasks)
     tasks.symlink_to(team.outside)
     res = team.kyb("task", "--key", "task-y", "--title", "Y", "--body", "y")
     assert res.returncode == 4 and res.stdout == "" and res.stderr.startswith("kyb: ")
@@ -299,20 +298,20 @@ def _held(reply: dict) -> list[tuple[str, str]]:
 
 
 def test_held_out_key_path_mismatch_never_writes_the_other_key(team):
-    commit = team.peer.write({"tasks/task-a.md": (BLOB, record_text("task-b", status="open"))})
+    commit = team.peer.write({path_of_key("task-a"): (BLOB, record_text("task-b", status="open"))})
     reply = _sync_ok(team)
-    assert _held(reply) == [(commit, "tasks/task-a.md")]
+    assert _held(reply) == [(commit, path_of_key("task-a"))]
     assert "task-b" in reply["held_out"][0]["reason"]
     res = team.kyb("done", "task-a", "--resolution", "done")
     assert res.returncode != 0 and res.stdout == ""
     assert team.kyb("get", "task-b").returncode == 1
     assert team.kyb("history", "task-b").returncode == 1
     got = team.kyb("get", "task-a")
-    assert got.returncode == 4 and got.stdout == "" and "tasks/task-a.md" in got.stderr
+    assert got.returncode == 4 and got.stdout == "" and path_of_key("task-a") in got.stderr
     assert "task-b" not in team.kyb("tasks", "--all").stdout
     # reported on every sync and every clone while the remote holds it
-    assert _held(_sync_ok(team)) == [(commit, "tasks/task-a.md")]
-    assert _held(_clone_ok(team, "again")) == [(commit, "tasks/task-a.md")]
+    assert _held(_sync_ok(team)) == [(commit, path_of_key("task-a"))]
+    assert _held(_clone_ok(team, "again")) == [(commit, path_of_key("task-a"))]
     # the repair is an ordinary write, and then nobody hears about it again
     fix = team.kyb("task", "--key", "task-a", "--title", "Task A", "--body", "fixed")
     assert fix.returncode == 0, fix.stderr
@@ -321,8 +320,8 @@ def test_held_out_key_path_mismatch_never_writes_the_other_key(team):
 
 
 def test_held_out_knowledge_key_mismatch_is_not_served_under_either_key(team):
-    commit = team.peer.write({"knowledge/alpha.md": (BLOB, record_text("beta", body="who am i"))})
-    assert _held(_sync_ok(team)) == [(commit, "knowledge/alpha.md")]
+    commit = team.peer.write({path_of_key("alpha"): (BLOB, record_text("beta", body="who am i"))})
+    assert _held(_sync_ok(team)) == [(commit, path_of_key("alpha"))]
     assert team.kyb("get", "beta").returncode == 1
     assert team.kyb("get", "alpha").returncode == 4
     hits = json.loads(team.kyb("query", "who am i").stdout)["hits"]
@@ -331,7 +330,7 @@ def test_held_out_knowledge_key_mismatch_is_not_served_under_either_key(team):
 
 def test_held_out_one_key_under_two_directories(team):
     inc = record_text("inc-d", body="database on fire", service="db", severity="high", status="open")
-    commit = team.peer.write({"incidents/inc-d.md": (BLOB, inc),
+    commit = team.peer.write({path_of_key("inc-d"): (BLOB, inc),
                               "knowledge/inc-d.md": (BLOB, record_text("inc-d", body="shadow"))})
     reply = _sync_ok(team)
     assert _held(reply) == [(commit, "knowledge/inc-d.md")]
@@ -373,10 +372,10 @@ def test_held_out_rule_breaking_records_are_never_served(team, name, text, reaso
 
 def test_held_out_version_never_wins_a_conflict(team):
     team.kyb("add", "--key", "seed", "--title", "Seed", "--body", "local edit")
-    commit = team.peer.write({"knowledge/seed.md": (BLOB, record_text("seed", body="ghp_" + "Q7wE3rT9yU1iO5pA2sD8fG4hJ6kL0zXcVbNm"))},
+    commit = team.peer.write({path_of_key("seed"): (BLOB, record_text("seed", body="ghp_" + "Q7wE3rT9yU1iO5pA2sD8fG4hJ6kL0zXcVbNm"))},
                              when=int(time.time()) + 60)
     reply = _sync_ok(team)
-    assert _held(reply) == [(commit, "knowledge/seed.md")]
+    assert _held(reply) == [(commit, path_of_key("seed"))]
     assert json.loads(team.kyb("get", "seed").stdout)["body"] == "local edit"
     assert [c["kept_side"] for c in reply["conflicts"]] in ([], ["local"])
     # our merge was pushed: the remote no longer holds it at its tip
@@ -411,14 +410,15 @@ def test_recovery_never_wedges_on_a_journal_it_cannot_apply(team, journal):
 def _hand_commit(store: Path, when: int, key: str = "far", body: str = "far future") -> str:
     """A commit with any time, made in the store with plumbing (no kyb, no datetime)."""
     blob = git("hash-object", "-w", "--stdin", cwd=store, input=record_text(key, body=body))
-    git("update-index", "--add", "--cacheinfo", f"100644,{blob},knowledge/{key}.md", cwd=store)
+    git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path_of_key(key)}", cwd=store)
     tree = git("write-tree", cwd=store)
     head = git("rev-parse", "HEAD", cwd=store)
     raw = (f"tree {tree}\nparent {head}\nauthor h <h@x> {when} +0000\ncommitter h <h@x> {when} +0000\n\n"
            f"hand: {key}\n")
     commit = git("hash-object", "-t", "commit", "-w", "--stdin", "--literally", cwd=store, input=raw)
     git("update-ref", "HEAD", commit, cwd=store)
-    (store / "knowledge" / f"{key}.md").write_text(record_text(key, body=body))
+    (store / path_of_key(key)).parent.mkdir(parents=True, exist_ok=True)
+    (store / path_of_key(key)).write_text(record_text(key, body=body))
     return commit
 
 
@@ -435,7 +435,7 @@ def test_any_commit_time_is_handled_in_every_read(team, when):
 
 
 def test_far_future_commit_from_a_peer_is_clamped_and_reported(team):
-    commit = team.peer.write({"knowledge/far.md": (BLOB, record_text("far", body="from the future"))},
+    commit = team.peer.write({path_of_key("far"): (BLOB, record_text("far", body="from the future"))},
                              when=300_000_000_000)
     reply = _sync_ok(team)
     assert commit in [c["commit"] for c in reply["clamped"]]
@@ -450,7 +450,7 @@ def test_bounded_clocks_a_2099_commit_does_not_win_against_a_later_write(team):
     """The peer's 2099 edit is bounded by the commits built on it; a later real edit beats it."""
     other = team.root / "other"
     assert team.kyb("init", "--clone", str(team.remote), str(other), store=None).returncode == 0
-    f = team.peer.write({"knowledge/seed.md": (BLOB, record_text("seed", body="from 2099"))},
+    f = team.peer.write({path_of_key("seed"): (BLOB, record_text("seed", body="from 2099"))},
                         when=4_080_000_000)
     reply = _sync_ok(team)  # the victim fast-forwards to F, then builds on it
     assert f in [c["commit"] for c in reply["clamped"]]
@@ -468,7 +468,7 @@ def test_bounded_clocks_a_2099_commit_does_not_win_against_a_later_write(team):
 
 def test_conflict_reports_come_only_from_kyb_merges_and_are_validated(team):
     victim_head = git("rev-parse", "HEAD", cwd=team.store)
-    side = team.peer.write({"knowledge/side.md": (BLOB, record_text("side"))})
+    side = team.peer.write({path_of_key("side"): (BLOB, record_text("side"))})
     tree = git("--git-dir", str(team.remote), "rev-parse", f"{side}^{{tree}}")
     lies = (f"kyb: sync merge origin\n\nIntegrated.\n\nKyb-Action: sync\n"
             f"Kyb-Conflict: ../../etc/passwd both_changed kept={side} other={victim_head}\n"
@@ -486,7 +486,7 @@ def test_conflict_reports_come_only_from_kyb_merges_and_are_validated(team):
 
 @pytest.mark.parametrize("when", [0, 1, 4_080_000_000])
 def test_legal_dates_1970_and_2099_lose_nothing(team, when):
-    commit = team.peer.write({"knowledge/dated.md": (BLOB, record_text("dated", body="dated body"))}, when=when)
+    commit = team.peer.write({path_of_key("dated"): (BLOB, record_text("dated", body="dated body"))}, when=when)
     reply = _sync_ok(team)
     assert reply["held_out"] == [] and reply["head"] == commit
     assert json.loads(team.kyb("get", "dated").stdout)["body"] == "dated body"
@@ -520,7 +520,7 @@ def test_five_parent_merge_from_a_peer(team):
 
 def test_force_pushed_remote_loses_nothing_local(team):
     team.kyb("add", "--key", "mine", "--title", "M", "--body", "mine")
-    root_only = team.peer.commit(team.peer.tree({"knowledge/new.md": Entry(BLOB, team.peer.blob(
+    root_only = team.peer.commit(team.peer.tree({path_of_key("new"): Entry(BLOB, team.peer.blob(
         record_text("new", body="rewritten history")))}), [], "rewrite\n")
     team.peer.push(root_only)
     reply = _sync_ok(team)
@@ -540,12 +540,12 @@ def test_readme_at_the_root_is_legal_and_kept(team):
 
 def test_init_clone_and_sync_give_the_same_answer(team):
     """sync-clone-parity: the same remote is refused or held out the same way by both doors."""
-    commit = team.peer.write({"knowledge/broken.md": (BLOB, "nope\n")})
+    commit = team.peer.write({path_of_key("broken"): (BLOB, "nope\n")})
     synced = _sync_ok(team)
     cloned = _clone_ok(team, "again")
     assert synced["held_out"] == cloned["held_out"] == [
-        {"commit": commit, "path": "knowledge/broken.md", "reason": synced["held_out"][0]["reason"]}]
-    bad = team.peer.write({"knowledge/run.md": (EXEC, record_text("run"))})
+        {"commit": commit, "path": path_of_key("broken"), "reason": synced["held_out"][0]["reason"]}]
+    bad = team.peer.write({path_of_key("run"): (EXEC, record_text("run"))})
     a, b = team.sync(), team.clone()
     assert a.returncode == b.returncode == 4
     assert refused_report(a.stderr) == refused_report(b.stderr)

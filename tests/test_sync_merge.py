@@ -8,6 +8,7 @@ from kyb_cli.core.errors import Rejected, StoreError
 from kyb_cli.core.canon.repo import Store
 from kyb_cli.core.index import reads
 from support.sync_world import ATTR, Clock, World, git
+from kyb_cli.core.records.keys import path_of_key
 
 
 @pytest.fixture
@@ -30,7 +31,8 @@ def test_different_keys_never_conflict(world):
     assert [str(p) for p in merge.parent_ids][1] == str(a.head_sha())  # parents: local head, remote head
     world.settle([a, b])
     world.check([a, b])
-    assert {p.name for p in (a.path / "knowledge").iterdir()} == {"alpha.md", "beta.md"}
+    assert {str(p.relative_to(a.path)) for p in (a.path / "knowledge").glob("*/*.md")} == {
+        path_of_key("alpha"), path_of_key("beta")}
 
 
 def test_fast_forward_makes_no_merge_commit(world):
@@ -41,7 +43,7 @@ def test_fast_forward_makes_no_merge_commit(world):
     reply = world.sync(b)
     assert reply["fast_forward"] and not reply["merged"] and not reply["pushed"]
     assert b.head_sha() == a.head_sha()
-    assert (b.path / "knowledge" / "alpha.md").read_text().strip().endswith("two")
+    assert (b.path / path_of_key("alpha")).read_text().strip().endswith("two")
     world.check([a, b])
 
 
@@ -54,10 +56,10 @@ def test_same_key_later_write_wins_and_both_versions_stay(world):
     assert reply["conflicts"] == [{
         "key": "shared", "type": "both_changed", "kept": late, "other": early,
         "kept_at": reply["conflicts"][0]["kept_at"], "other_at": reply["conflicts"][0]["other_at"],
-        "kept_side": "remote", "path": "knowledge/shared.md", "merge": reply["head"]}]
+        "kept_side": "remote", "path": path_of_key("shared"), "merge": reply["head"]}]
     world.settle([a, b])
     world.check([a, b])
-    assert "a wrote later" in (b.path / "knowledge" / "shared.md").read_text()
+    assert "a wrote later" in (b.path / path_of_key("shared")).read_text()
     assert {early, late} <= {row.sha for row in reads.history(b.path, "shared")}
 
 
@@ -168,7 +170,7 @@ def test_retract_on_one_side_only_is_no_conflict(world):
     world.sync(a)
     reply = world.sync(b)
     assert reply["conflicts"] == []
-    assert not (b.path / "knowledge" / "fact.md").exists()
+    assert not (b.path / path_of_key("fact")).exists()
     world.settle([a, b])
     world.check([a, b])
 
@@ -176,17 +178,17 @@ def test_retract_on_one_side_only_is_no_conflict(world):
 def test_unparseable_record_is_held_out_and_reported_not_a_stop(world):
     """held-out (tests/test_sync_hostile.py): one peer's broken file never stops a team from sharing."""
     a, b = world.clone("a"), world.clone("b")
-    (b.path / "knowledge").mkdir()
-    (b.path / "knowledge" / "broken.md").write_text("no front matter here\n")
-    git("add", "knowledge/broken.md", cwd=b.path)
+    (b.path / path_of_key("broken")).parent.mkdir(parents=True)
+    (b.path / path_of_key("broken")).write_text("no front matter here\n")
+    git("add", path_of_key("broken"), cwd=b.path)
     git("commit", "--quiet", "-m", "hand commit", cwd=b.path)
     written = git("rev-parse", "HEAD", cwd=b.path).stdout.strip()
     git("push", "--quiet", "origin", "main", cwd=b.path)
     world.add(a, "alpha", "one")
     reply = world.sync(a)
     assert reply["merged"] and reply["pushed"]
-    assert [(h["commit"], h["path"]) for h in reply["held_out"]] == [(written, "knowledge/broken.md")]
-    assert [(h["commit"], h["path"]) for h in world.sync(a)["held_out"]] == [(written, "knowledge/broken.md")]
+    assert [(h["commit"], h["path"]) for h in reply["held_out"]] == [(written, path_of_key("broken"))]
+    assert [(h["commit"], h["path"]) for h in world.sync(a)["held_out"]] == [(written, path_of_key("broken"))]
     with pytest.raises(StoreError, match="held out"):
         from kyb_cli.core.index.reads import read
 
@@ -200,12 +202,13 @@ def test_sync_refuses_to_overwrite_hand_edits(world):
     world.sync(b)
     world.add(a, "fact", "v2")
     world.sync(a)
-    (b.path / "knowledge" / "fact.md").write_text("hand edit\n")
+    (b.path / path_of_key("fact")).parent.mkdir(parents=True, exist_ok=True)
+    (b.path / path_of_key("fact")).write_text("hand edit\n")
     before = b.head_sha()
     with pytest.raises(Rejected, match="uncommitted changes"):
         world.sync(b)
     assert Store(b.path).head_sha() == before
-    assert (b.path / "knowledge" / "fact.md").read_text() == "hand edit\n"
+    assert (b.path / path_of_key("fact")).read_text() == "hand edit\n"
 
 
 def test_unrelated_stores_merge_into_one(world, tmp_path):
@@ -237,10 +240,10 @@ def test_sync_journal_finishes_a_sync_that_died_midway(world):
     git("fetch", "--quiet", "origin", cwd=b.path)
     remote = b.repo.lookup_reference("refs/remotes/origin/main").peel()
     (b.kyb_dir).mkdir(parents=True, exist_ok=True)
-    (b.kyb_dir / journal.NAME).write_text(json.dumps({"commit": str(remote.id), "paths": ["knowledge/alpha.md"]}))
+    (b.kyb_dir / journal.NAME).write_text(json.dumps({"commit": str(remote.id), "paths": [path_of_key("alpha")]}))
     b.repo.references["refs/heads/main"].set_target(remote.id)  # the branch moved, the files did not
     world.add(b, "beta", "two")
-    assert (b.path / "knowledge" / "alpha.md").exists()
+    assert (b.path / path_of_key("alpha")).exists()
     world.settle([a, b])
     world.check([a, b])
 
@@ -264,4 +267,4 @@ def test_archive_vs_edit_keeps_the_edit_and_reports_it(world):
     assert [(c["type"], c["kept"], c["other"]) for c in reply["conflicts"]] == [("archive_vs_edit", edit, archived)]
     world.settle([a, b])
     world.check([a, b])
-    assert (a.path / "tasks" / "task-ship.md").exists()
+    assert (a.path / path_of_key("task-ship")).exists()

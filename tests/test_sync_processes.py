@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kyb_cli.core.canon.repo import Store
+from kyb_cli.core.records.keys import path_of_key
 from support.sync_world import ROOT_ENV, World, git
 
 DRIVER = """
@@ -134,7 +135,7 @@ def test_remote_command_shows_sets_and_respects_plain_git(world, kyb):
     git("remote", "set-url", "origin", str(world.remote), cwd=kyb.store_path)
     res = kyb("sync")
     assert res.code == 0 and res.json["merged"]  # an independent `kyb init` joins the team's history
-    assert (kyb.store_path / "knowledge" / "alpha.md").exists()
+    assert (kyb.store_path / path_of_key("alpha")).exists()
 
 
 def test_init_clone_makes_a_working_store(world, kyb, tmp_path):

@@ -13,6 +13,7 @@ import pytest
 from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.errors import Rejected, UsageError
 from kyb_cli.core.kinds.knowledge import add_knowledge
+from kyb_cli.core.records.keys import path_of_key
 
 WHO = Attribution("test", "", "", "cli")
 
@@ -118,8 +119,8 @@ def test_a_peers_record_with_a_line_break_in_a_tag_is_not_served():
     from kyb_cli.core.records.served import record_problem
 
     text = '+++\nkey = "k"\ntitle = "T"\ntags = ["a\\nb"]\n+++\nbody\n'
-    assert "one line" in (record_problem("knowledge/k.md", text) or "")
-    assert record_problem("knowledge/k.md", text.replace("a\\nb", "a-b")) is None
+    assert "one line" in (record_problem(path_of_key("k"), text) or "")
+    assert record_problem(path_of_key("k"), text.replace("a\\nb", "a-b")) is None
 
 
 def test_mixed_case_tags_are_still_folded_once_lowercased(store, store_path):
@@ -127,9 +128,9 @@ def test_mixed_case_tags_are_still_folded_once_lowercased(store, store_path):
 
     add_knowledge(store, key="k", title="T", body="b", tags=["Infra", "INFRA", " infra ", "Redis"], refs=[],
                   attribution=WHO)
-    text = subprocess.run(["git", "-C", str(store_path), "show", "HEAD:knowledge/k.md"], capture_output=True,
+    text = subprocess.run(["git", "-C", str(store_path), "show", f"HEAD:{path_of_key('k')}"], capture_output=True,
                           text=True, check=True).stdout
-    assert parse(text, path="knowledge/k.md").tags == ["infra", "redis"]
+    assert parse(text, path=path_of_key("k")).tags == ["infra", "redis"]
 
 
 @pytest.mark.parametrize("tags,code", [([RSA], 3), (["infra", "two\nlines"], 2)], ids=["rsa", "newline"])

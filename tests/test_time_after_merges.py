@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from kyb_cli.core.records.keys import path_of_key
+
 from support.hostile import BLOB, Peer, git, kyb_env, record_text, run_kyb
 
 
@@ -25,14 +27,15 @@ def _iso(t: int) -> str:
 def _hand_commit(store: Path, key: str, body: str, when: int) -> str:
     """A local write at a chosen time, made with plumbing as a hand `git commit` would."""
     blob = git("hash-object", "-w", "--stdin", cwd=store, input=record_text(key, body=body))
-    git("update-index", "--add", "--cacheinfo", f"100644,{blob},knowledge/{key}.md", cwd=store)
+    git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path_of_key(key)}", cwd=store)
     tree = git("write-tree", cwd=store)
     head = git("rev-parse", "HEAD", cwd=store)
     raw = (f"tree {tree}\nparent {head}\nauthor h <h@x> {when} +0000\ncommitter h <h@x> {when} +0000\n\n"
            f"kyb: update {key}\n")
     commit = git("hash-object", "-t", "commit", "-w", "--stdin", "--literally", cwd=store, input=raw)
     git("update-ref", "HEAD", commit, cwd=store)
-    (store / "knowledge" / f"{key}.md").write_text(record_text(key, body=body))
+    (store / path_of_key(key)).parent.mkdir(parents=True, exist_ok=True)
+    (store / path_of_key(key)).write_text(record_text(key, body=body))
     return commit
 
 
@@ -42,12 +45,12 @@ def merged(tmp_path, isolated_dirs):
     remote = tmp_path / "remote.git"
     git("init", "--quiet", "--bare", "-b", "main", str(remote))
     peer = Peer(remote)
-    v1 = peer.write({"knowledge/doc.md": (BLOB, record_text("doc", body="v1 base"))}, when=500)
+    v1 = peer.write({path_of_key("doc"): (BLOB, record_text("doc", body="v1 base"))}, when=500)
     store = tmp_path / "store"
     res = run_kyb(env, "init", "--clone", str(remote), str(store))
     assert res.returncode == 0, res.stderr
     v2 = _hand_commit(store, "doc", "v2 local", 2000)
-    v3 = peer.write({"knowledge/doc.md": (BLOB, record_text("doc", body="v3 remote"))}, when=1000)
+    v3 = peer.write({path_of_key("doc"): (BLOB, record_text("doc", body="v3 remote"))}, when=1000)
     res = run_kyb(env, "sync", store=store)
     assert res.returncode == 0, res.stderr
     reply = json.loads(res.stdout)
@@ -94,11 +97,11 @@ def test_a_merge_that_takes_the_remote_version_contributes_it_at_the_merge_time(
     remote = tmp_path / "remote.git"
     git("init", "--quiet", "--bare", "-b", "main", str(remote))
     peer = Peer(remote)
-    peer.write({"knowledge/doc.md": (BLOB, record_text("doc", body="v1 base"))}, when=500)
+    peer.write({path_of_key("doc"): (BLOB, record_text("doc", body="v1 base"))}, when=500)
     store = tmp_path / "store"
     assert run_kyb(env, "init", "--clone", str(remote), str(store)).returncode == 0
     _hand_commit(store, "other", "local other key", 1000)
-    peer.write({"knowledge/doc.md": (BLOB, record_text("doc", body="v3 remote"))}, when=2000)
+    peer.write({path_of_key("doc"): (BLOB, record_text("doc", body="v3 remote"))}, when=2000)
     res = run_kyb(env, "sync", store=store)
     assert res.returncode == 0 and json.loads(res.stdout)["merged"]
     merge_time = int(git("log", "-1", "--format=%ct", cwd=store))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 
 from tests.support.index_helpers import put, remove
+from kyb_cli.core.records.keys import path_of_key
 
 DAY = 1_791_676_800  # 2026-10-11T00:00:00Z
 H = 3600
@@ -78,13 +79,13 @@ def test_effective_at_on_the_cli_is_stored_normalised_and_validated(kyb, store_p
     res = kyb("add", "--key", "svc-port", "--title", "Service port", "--body", "port 9090",
               "--effective-at", "2000-01-01 12:00")
     assert res.code == 0, res.stderr
-    text = (store_path / "knowledge" / "svc-port.md").read_text()
+    text = (store_path / path_of_key("svc-port")).read_text()
     assert 'effective_at = "2000-01-01T12:00:00Z"' in text
     # the 9090 version was effective long before the 8080 version was written
     assert bodies(kyb, "--as-of-event", "2010-01-01") == ["port 9090"]
     # a rewrite without --effective-at is effective when written
     kyb("add", "--key", "svc-port", "--title", "Service port", "--body", "port 7070")
-    assert "effective_at" not in (store_path / "knowledge" / "svc-port.md").read_text()
+    assert "effective_at" not in (store_path / path_of_key("svc-port")).read_text()
     head = subprocess.run(["git", "-C", str(store_path), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     for bad in ("yesterday", "HEAD~1", "2026-13-45"):
         res = kyb("add", "--key", "svc-port", "--title", "Service port", "--body", "port 1", "--effective-at", bad)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from kyb_cli.core.records.keys import path_of_key
 
 
 def test_retracted_is_not_archived(kyb):
@@ -33,7 +34,7 @@ def test_retracted_is_not_archived(kyb):
 def test_write_time_is_commit_time(kyb, store_path):
     """No stored `updated_at`: the version's time is its commit's, even for a commit made with plain git."""
     kyb("add", "--key", "port", "--title", "Port", input="service-api listens on 8080")
-    record = store_path / "knowledge" / "port.md"
+    record = store_path / path_of_key("port")
     assert "updated_at" not in record.read_text()
     record.write_text(record.read_text().replace("8080", "9090"))
     env = dict(os.environ, GIT_AUTHOR_DATE="2030-01-02T03:04:05+00:00",

@@ -8,6 +8,7 @@ import subprocess
 from datetime import date, timedelta
 
 import pytest
+from kyb_cli.core.records.keys import path_of_key
 
 
 def add(cli, key, body, *, title=None, tags="", extra=()):
@@ -40,7 +41,7 @@ def test_verification_by_an_agent_shows_by_and_is_one_verify_commit(cli, store_p
                                "rev": "abc123", "note": "read the listener config", "sha": reply["sha"],
                                "current": True}
     assert got["verified"]["at"][:19] == when[:19]
-    text = (store_path / "knowledge" / "checkout-write-path.md").read_text()
+    text = (store_path / path_of_key("checkout-write-path")).read_text()
     assert "[verified]" in text and "claude-code" not in text  # who and when are never stored in the file
 
 
@@ -112,10 +113,10 @@ def test_verified_table_round_trips_through_the_record_model():
 
 
 def test_a_hand_written_verified_table_without_a_digest_reads_from_its_commit(cli, store_path):
-    path = store_path / "knowledge" / "hand.md"
-    path.parent.mkdir(exist_ok=True)
+    path = store_path / path_of_key("hand")
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text('+++\nkey = "hand"\ntitle = "Hand"\n\n[verified]\nsource = "runbook"\n+++\n\nBody.\n')
-    _git(store_path, "add", "knowledge/hand.md")
+    _git(store_path, "add", path_of_key("hand"))
     _git(store_path, "-c", "user.name=Ann", "-c", "user.email=ann@example.org", "commit", "-qm", "hand")
     got = cli("get", "hand").json
     assert got["verified"]["by"] == "Ann <ann@example.org>" and got["verified"]["current"] is True

@@ -16,6 +16,7 @@ from kyb_cli import api
 from kyb_cli.core.index import schema, warm
 from kyb_cli.core.records.model import Record
 from tests.support.index_helpers import T0, put
+from kyb_cli.core.records.keys import path_of_key
 
 
 @pytest.fixture
@@ -60,8 +61,9 @@ def test_write_from_another_process_is_seen_by_the_next_warm_answer(store_path, 
     assert _keys(store_path, "zebra") == []
     record = Record(key="zoo", title="Zoo", body="the zebra lives here")
     (store_path / "knowledge").mkdir(exist_ok=True)
-    (store_path / "knowledge" / "zoo.md").write_text(record.to_markdown())
-    _git(store_path, "add", "knowledge/zoo.md")
+    (store_path / path_of_key("zoo")).parent.mkdir(parents=True, exist_ok=True)
+    (store_path / path_of_key("zoo")).write_text(record.to_markdown())
+    _git(store_path, "add", path_of_key("zoo"))
     _git(store_path, "commit", "-q", "-m", "kyb: add zoo")  # another process moves HEAD
     assert _keys(store_path, "zebra") == ["zoo"]
 

@@ -21,6 +21,7 @@ import pytest
 from kyb_cli import api
 from kyb_cli.core.canon import diskfull, faults, journal
 from kyb_cli.core.errors import StoreError
+from kyb_cli.core.records.keys import path_of_key
 
 STALE = "index does not contain knowledge/full-18.md at stage 0"  # what libgit2 said on a full disk
 
@@ -71,7 +72,7 @@ def test_a_full_disk_told_with_a_stale_text_keeps_the_journal_and_the_next_write
         assert journal.path_of(store.kyb_dir).exists()
     add("after", "space again")  # space returned: this write finishes the earlier one first
     assert status(store.path) == ""
-    assert (store.path / "knowledge" / "full-18.md").exists()
+    assert (store.path / path_of_key("full-18")).exists()
 
 
 def test_after_a_journal_is_set_aside_the_next_write_brings_every_record_file_back_to_head(
@@ -83,18 +84,18 @@ def test_after_a_journal_is_set_aside_the_next_write_brings_every_record_file_ba
     api.retract_knowledge(store, "gone-03", "wrong", who)
     # what a working-tree update that stopped midway leaves, and a journal that could not be applied
     git = ["git", "-C", str(store.path)]
-    gone = subprocess.run([*git, "rev-parse", "HEAD~1:knowledge/gone-03.md"], capture_output=True, text=True,
+    gone = subprocess.run([*git, "rev-parse", f"HEAD~1:{path_of_key('gone-03')}"], capture_output=True, text=True,
                           check=True).stdout.strip()
-    subprocess.run([*git, "rm", "-q", "--cached", "knowledge/full-18.md"], check=True)
-    (store.path / "knowledge" / "full-18.md").unlink()
-    subprocess.run([*git, "update-index", "--add", "--cacheinfo", f"100644,{gone},knowledge/gone-03.md"],
+    subprocess.run([*git, "rm", "-q", "--cached", path_of_key("full-18")], check=True)
+    (store.path / path_of_key("full-18")).unlink()
+    subprocess.run([*git, "update-index", "--add", "--cacheinfo", f"100644,{gone},{path_of_key('gone-03')}"],
                    check=True)
     journal.path_of(store.kyb_dir).write_text("{not json")
     capsys.readouterr()
     before = status(store.path)
-    assert "D  knowledge/full-18.md" in before and "AD knowledge/gone-03.md" in before, before
+    assert f"D  {path_of_key('full-18')}" in before and f"AD {path_of_key('gone-03')}" in before, before
     add("after", "space again")
     assert "set aside" in capsys.readouterr().err
     assert status(store.path) == "?? knowledge/mine.md\n"  # repaired; the hand edit left alone
-    assert (store.path / "knowledge" / "full-18.md").exists()
+    assert (store.path / path_of_key("full-18")).exists()
     assert not (store.kyb_dir / "pending.json.failed").exists()

@@ -15,14 +15,15 @@ import pytest
 
 from support.hostile import BLOB, Entry, record_text
 from test_sync_hostile import team, team_template  # noqa: F401 (fixtures)
+from kyb_cli.core.records.keys import path_of_key
 
 SECRET = "ghp_" + "k3Jq9ZpX2mVt7RwL5nYc8Hs4Fd6Gb1Ae0UoQ"
 
-KNOWLEDGE = dict(path="knowledge/peer-fact.md", key="peer-fact", base={},
+KNOWLEDGE = dict(path=path_of_key("peer-fact"), key="peer-fact", base={},
                  repair=("add", "--key", "peer-fact", "--title", "Fact", "--body", "repaired"))
-TASK = dict(path="tasks/task-peer.md", key="task-peer", base={"status": "open"},
+TASK = dict(path=path_of_key("task-peer"), key="task-peer", base={"status": "open"},
             repair=("task", "--key", "task-peer", "--title", "Task", "--body", "repaired"))
-INCIDENT = dict(path="incidents/inc-peer.md", key="inc-peer",
+INCIDENT = dict(path=path_of_key("inc-peer"), key="inc-peer",
                 base={"service": "db", "severity": "high", "status": "open"},
                 repair=("incident", "--key", "inc-peer", "--title", "Inc", "--body", "repaired",
                         "--service", "db", "--severity", "high"))
@@ -69,7 +70,7 @@ def test_typed_fields_held_out(team, kind, field, more, value):
 def _peer_commit_with_secrets(team) -> str:
     message = (f"peer: note {SECRET}\n\nmore words\n\nKyb-Action: add\nKyb-Agent: {SECRET}\n"
                f"Kyb-Session: s-{SECRET}\nKyb-Transport: cli\nKyb-Reason: token {SECRET}\n")
-    commit = team.peer.write({"knowledge/peer-note.md": (BLOB, record_text("peer-note", body="peer note"))},
+    commit = team.peer.write({path_of_key("peer-note"): (BLOB, record_text("peer-note", body="peer note"))},
                              message=message)
     res = team.sync()
     assert res.returncode == 0, res.stderr
@@ -102,7 +103,7 @@ def test_refuse_unsafe_remote_branch_pointing_at_a_tree_or_blob(team, what):
     from test_sync_hostile import _assert_refused
 
     blob = team.peer.blob(record_text("peer-x", body="x"))
-    target = blob if what == "blob" else team.peer.tree({"knowledge/peer-x.md": Entry(BLOB, blob)})
+    target = blob if what == "blob" else team.peer.tree({path_of_key("peer-x"): Entry(BLOB, blob)})
     (team.remote / "refs" / "heads" / "main").write_text(target + "\n")  # git update-ref refuses this
     before = snapshot(team.store)
     for _ in range(2):  # every sync says the same, nothing is half-applied
@@ -118,7 +119,7 @@ def test_refuse_unsafe_remote_branch_pointing_at_a_tree_or_blob(team, what):
 
 
 def test_commit_text_redacted_in_a_retraction_reason(team):
-    commit = team.peer.write({"knowledge/seed.md": None},
+    commit = team.peer.write({path_of_key("seed"): None},
                              message=f"kyb: retract seed\n\nKyb-Action: retract\nKyb-Reason: token {SECRET}\n")
     assert team.sync().returncode == 0
     got = team.kyb("get", "seed")

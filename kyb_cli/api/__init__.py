@@ -51,7 +51,7 @@ _LAZY = {name: area for area, names in {
     "recalls": "recall recall_hook",
     "records": "add_knowledge edit_text history is_store read retract_knowledge save_edit split_list",
     "tools": """apply_agent_changes check_paths check_store enclosing_store export_csv_lost export_media_type
-                export_text found_agents import_records known_agents model_import model_pull model_status
+                export_text found_agents import_records known_agents migrate_store model_import model_pull model_status
                 plan_install plan_uninstall""",
     "trust": "reader_day today_arg trust_of verify",
     "work": """KEEP LISTING_MAX_LIMIT close_task deadlines_block deadlines_switched_off describe failing

@@ -131,20 +131,25 @@ def changed_since_read(path: Any, agent: str, session: str) -> list[dict[str, An
 
 
 def _what_changed(path: Any, key: str, old: str, new: str) -> dict[str, Any]:
-    """`fields` (names) and `body`: one line about the body's change."""
+    """`fields` (names, `body` among them when it changed) and `body`: one line about the body's change
+    (its lines removed and added, and the first added line), the front matter left to `fields`."""
+    import difflib
+
+    from kyb_cli.api.records import read
     from kyb_cli.core.kinds.diff import diff
 
     try:
-        d = diff(path, key, old, new)
+        fields = [f["field"] for f in diff(path, key, old, new)["fields"]]
+        before, after = (read(path, key, sha).record.body.splitlines() for sha in (old, new))
     except Exception:  # noqa: BLE001 — the version read may be gone (a rewritten history): say so
         return {"fields": [], "body": "the version read is no longer in this store's history"}
-    body = "unchanged"
-    if d["body_changed"]:
-        lines = d["diff"].splitlines()
-        added = [ln[1:].strip() for ln in lines if ln.startswith("+") and not ln.startswith("+++") and ln[1:].strip()]
-        removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
-        body = f"-{removed} +{len(added)} lines" + (f": {added[0][:80]}" if added else "")
-    return {"fields": [f["field"] for f in d["fields"]], "body": body}
+    if before == after:
+        return {"fields": fields, "body": "unchanged"}
+    lines = list(difflib.unified_diff(before, after, lineterm="", n=0))[2:]
+    added = [ln[1:].strip() for ln in lines if ln.startswith("+") and ln[1:].strip()]
+    removed = sum(1 for ln in lines if ln.startswith("-"))
+    body = f"-{removed} +{len(added)} lines" + (f": {added[0][:80]}" if added else "")
+    return {"fields": ["body", *fields], "body": body}
 
 
 def _with_changed(text: str, items: list[dict[str, Any]]) -> str:

@@ -1,4 +1,4 @@
-"""Handlers of the store operations the CLI alone offers (index, reindex, remote, sync, import, edit): one per table
+"""Handlers of the store operations the CLI alone offers (index, reindex, remote, sync, import, edit, migrate): one per table
 operation, so the command does what every door does — api.handle with the table's fields — and
 renders the answer. A long job reports through the door's `progress` when it has one
 (`progress(done, total)`; sync: `progress(message)`)."""
@@ -77,5 +77,12 @@ def _edit(door, a: dict[str, Any]) -> dict[str, Any]:
     return door.edit(original, save)
 
 
+def _migrate(door, a: dict[str, Any]) -> dict[str, Any]:
+    """The move to the fanned-out layout, on its own: what it moved (api.migrate_store's reply)."""
+    from kyb_cli.api.tools import migrate_store
+
+    return migrate_store(door.store(), door.attribution())
+
+
 STORE_HANDLERS = {"index": _index, "reindex": _reindex, "remote": _remote, "sync": _sync, "import": _import,
-                  "edit": _edit}
+                  "edit": _edit, "migrate": _migrate}

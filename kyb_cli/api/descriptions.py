@@ -96,6 +96,13 @@ DETAILS: dict[str, str] = {
         "terminal (the background filler pauses meanwhile). Vectors already in the user-wide cache cost no "
         "model time."),
     "reindex": "Prints counts and the time it took.",
+    "migrate": (
+        "Records live at knowledge/<h>/<key>.md (incidents/, tasks/ alike), <h> the first two hex characters "
+        "of the key's sha1, so a write rewrites a few small trees at any size. A store written before that "
+        "layout is read as it is; one commit (`Kyb-Action: migrate`) moves every record file to its new path, "
+        "blobs unchanged: no record gets a new version, and history, --as-of, get --at and diff follow each "
+        "key across the move. The first write does this move by itself; `kyb migrate` does it now and "
+        "reports how many files it moved (`changed: false` on a store already moved)."),
     "edit": (
         "Unchanged text makes no commit. A rejected edit is kept in a file whose path is printed, and on a "
         "terminal kyb offers to edit it again. Closing work is not an edit: use `kyb done` / `kyb resolve`."),

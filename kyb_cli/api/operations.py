@@ -325,6 +325,8 @@ IMPORT = Operation("import", "Import Markdown files and folders (recursively), o
     Field("sync_deletes", "boolean", False, "Retract records whose source file disappeared since the last import "
           "of that folder."),
 ), example="kyb import notes/ --tags imported", doors=CLI)
+MIGRATE = Operation("migrate", "Move an old flat store to the fanned-out layout: one commit, no new versions.", (),
+                    example="kyb migrate", doors=CLI)
 
 # The operations whose answer carries the deadlines block and that take the reader's `today` in the MCP
 # and HTTP doors (the CLI prints the block on stderr): a door parameter, not a field of the operation.
@@ -332,7 +334,8 @@ DATED = ("query", "get", "tasks", "incidents")
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     QUERY, GET, HISTORY, DIFF, ADD, ADD_MANY, RM, VERIFY, INCIDENT, RESOLVE, TASK, TASK_STATUS, DONE, TASKS, INCIDENTS,
-    DEADLINES, STALE, RULES, TAGS_OP, EXPORT, LOG, CONTEXT, RECALL, READS_OP, SYNC, DOCTOR, INDEX, REINDEX, EDIT, REMOTE, IMPORT)}
+    DEADLINES, STALE, RULES, TAGS_OP, EXPORT, LOG, CONTEXT, RECALL, READS_OP, SYNC, DOCTOR, INDEX, REINDEX, EDIT, REMOTE,
+    IMPORT, MIGRATE)}
 
 
 def example(name: str) -> str:

@@ -143,3 +143,12 @@ def import_records(store, paths: list[str], *, attribution, format: str = "auto"
         return core(store, paths, attribution=attribution, fmt=format, kind=kind, tags=tags, key_from=key_from,
                     excludes=exclude, dry_run=dry_run, one_commit=one_commit, sync_deletes=sync_deletes,
                     progress=progress)
+
+
+def migrate_store(store, attribution) -> dict:
+    """`kyb migrate`: move every record file of an old, flat store to its fanned-out path in one commit
+    (blobs unchanged; not a new version of any record): `{changed, moved, sha}`. A no-op on a store
+    already fanned out. The first write after an upgrade does the same move by itself."""
+    from kyb_cli.core.canon.transaction import migrate
+
+    return migrate(store, attribution)

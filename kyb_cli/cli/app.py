@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "export": "export:export_cmd",
     "import": "import_:import_cmd",
     "reindex": "reindex:reindex_cmd",
+    "migrate": "migrate:migrate_cmd",
     "incident": "incident:incident_cmd",
     "resolve": "resolve:resolve_cmd",
     "incidents": "incidents:incidents_cmd",

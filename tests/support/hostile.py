@@ -126,9 +126,11 @@ class Peer:
             path.write_text(text)
             paths.append(str(path))
         shas = self.g("hash-object", "-w", "--stdin-paths", input="\n".join(paths) + "\n").split()
+        from kyb_cli.core.records.keys import path_of_key
+
         files = self.files()
         for key, sha in zip(texts, shas):
-            files[f"knowledge/{key}.md"] = Entry(BLOB, sha)
+            files[path_of_key(key)] = Entry(BLOB, sha)  # a peer on the fanned-out layout
         return self.push(self.commit(self.tree(files), [self.tip()], message))
 
     def write(self, changes: dict[str, tuple[str, bytes | str] | Entry | None], *,

@@ -13,15 +13,44 @@ import pygit2
 
 from kyb_cli.core.records.trailers import parse_trailers
 from kyb_cli.core.canon.repo import Store
-from kyb_cli.core.canon.tree import blob_at
+from kyb_cli.core.canon.tree import blob_at as _path_blob
 from kyb_cli.core.errors import KybError, NotFound
-from kyb_cli.core.records.keys import KIND_DIRS, RECORD_DIRS, key_of_path, path_of_key
+from kyb_cli.core.records.keys import KIND_DIRS, RECORD_DIRS, key_of_path, path_of_key, paths_of_key
 from kyb_cli.core.records.model import Record, RecordFormatError, parse
 from kyb_cli.core.records.validate import check_key
 from kyb_cli.core.records.versions import (
     CatalogEntry as Entry, HistoryRow, Version, change_of, history_row, ranked_tags, retracted_error, retraction_of,
 )
 from kyb_cli.core.timestamps import rfc3339
+
+
+def blob_at(commit: pygit2.Commit, path: str) -> pygit2.Oid | None:
+    """The blob at `path`; for a record path, its key's file at either layout (the fanned-out path
+    or the old flat one: identity is the key, so a move is no change; records/keys.py)."""
+    key = key_of_path(path)
+    if key is None:
+        return _path_blob(commit, path)
+    for candidate in paths_of_key(key):
+        found = _path_blob(commit, candidate)
+        if found is not None:
+            return found
+    return None
+
+
+def _entries(tree: pygit2.Tree, directory: str) -> Iterator[tuple[str, pygit2.Object]]:
+    """(path, entry) of each file in a record directory and in its bucket directories."""
+    try:
+        sub = tree[directory]
+    except KeyError:
+        return
+    if not isinstance(sub, pygit2.Tree):
+        return
+    for entry in sub:
+        if isinstance(entry, pygit2.Tree):
+            for inner in entry:
+                yield f"{directory}/{entry.name}/{inner.name}", inner
+        else:
+            yield f"{directory}/{entry.name}", entry
 
 
 def _store(store: Any) -> Store:
@@ -126,14 +155,7 @@ def live_records(store: Any, rev: str | None = None) -> tuple[list[Record], list
     if commit is None:
         return records, broken
     for directory in RECORD_DIRS:
-        try:
-            tree = commit.tree[directory]
-        except KeyError:
-            continue
-        if not isinstance(tree, pygit2.Tree):
-            continue
-        for entry in tree:
-            rel = f"{directory}/{entry.name}"
+        for rel, entry in _entries(commit.tree, directory):
             if key_of_path(rel) is None or entry.type_str != "blob":
                 continue
             try:
@@ -155,32 +177,6 @@ def tags(store: Any) -> list[dict[str, Any]]:
 
 # -- listings (the walk behind kinds/catalog.py) ----------------------------------------------------
 
-def _subtree(commit, directory: str):
-    try:
-        obj = commit.tree[directory]
-    except KeyError:
-        return None
-    return obj if obj.type_str == "tree" else None
-
-
-def _blob_in(tree, name: str):
-    if tree is None:
-        return None
-    try:
-        entry = tree[name]
-    except KeyError:
-        return None
-    return entry.id if entry.type_str == "blob" else None
-
-
-def _changed_names(old, new) -> list[str]:
-    """File names that differ between two versions of a directory tree (either may be None)."""
-    if old is None or new is None:
-        present = new if new is not None else old
-        return [] if present is None else [e.name for e in present]
-    return [delta.new_file.path or delta.old_file.path for delta in old.diff_to_tree(new).deltas]
-
-
 def catalog(store: Any, kind: str) -> list[Entry]:
     """All keys of `kind` ever committed, each with the version HEAD shows (its last one when removed).
 
@@ -199,13 +195,12 @@ def catalog(store: Any, kind: str) -> list[Entry]:
     order = {str(c.id): n for n, c in enumerate(walk)}
     keys = set()
     for commit in walk:
-        sub = _subtree(commit, directory)
-        for e in sub or []:
-            if key_of_path(f"{directory}/{e.name}") is not None:
-                keys.add(e.name[:-3])
+        for rel, _e in _entries(commit.tree, directory):
+            if key_of_path(rel) is not None:
+                keys.add(key_of_path(rel))
     out = []
     for key in sorted(keys):
-        path = f"{directory}/{key}.md"
+        path = path_of_key(key)
         blob = blob_at(head, path)
         ended = None
         at = head
@@ -262,16 +257,10 @@ def _loadable(store: Store, blob, path: str) -> bool:
 def _record_paths(tree: pygit2.Tree) -> dict[str, pygit2.Oid]:
     out = {}
     for directory in RECORD_DIRS:
-        try:
-            sub = tree[directory]
-        except KeyError:
-            continue
-        if sub.type_str != "tree":
-            continue
-        for entry in sub:
-            path = f"{directory}/{entry.name}"
-            if entry.type_str == "blob" and key_of_path(path) is not None:
-                out[path] = entry.id
+        for path, entry in _entries(tree, directory):
+            key = key_of_path(path)
+            if entry.type_str == "blob" and key is not None:
+                out[path_of_key(key)] = entry.id  # by key: either layout names the same record
     return out
 
 

@@ -93,7 +93,7 @@ class World:
             status = git("status", "--porcelain", "--untracked-files=all", cwd=store.path).stdout
             assert status == "", f"{store.path.name} working tree differs from HEAD: {status}"
             on_disk = {str(p.relative_to(store.path)) for d in ("knowledge", "incidents", "tasks")
-                       for p in (store.path / d).glob("*.md")}
+                       for pattern in ("*.md", "*/*.md") for p in (store.path / d).glob(pattern)}
             in_tree = {p for p in _paths(head.tree) if key_of_path(p)}
             assert on_disk == in_tree
         remote_head = git("rev-parse", "main", cwd=self.remote).stdout.strip()

@@ -9,8 +9,9 @@ The labels are client-supplied: an audit aid, not identity.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path
+
+# No dataclasses, no pathlib, no @plain: a `kyb query` labels its reads (issue 40), and each would
+# cost it a millisecond or more of its floor.
 
 # (label, process names, environment variables that carry the agent's own session id)
 KNOWN_AGENTS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
@@ -25,12 +26,33 @@ KNOWN_AGENTS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
 )
 
 
-@dataclass(frozen=True)
 class Attribution:
+    """Who: four labels, immutable, compared and hashed by value."""
+
+    __slots__ = ("agent", "session", "workspace", "transport")
     agent: str
     session: str
     workspace: str
     transport: str
+
+    def __init__(self, agent: str, session: str, workspace: str, transport: str) -> None:
+        for name, value in zip(self.__slots__, (agent, session, workspace, transport)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field '{name}'")
+
+    def _labels(self) -> tuple[str, str, str, str]:
+        return self.agent, self.session, self.workspace, self.transport
+
+    def __eq__(self, other: object) -> bool:
+        return other._labels() == self._labels() if type(other) is Attribution else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._labels())
+
+    def __repr__(self) -> str:
+        return "Attribution(" + ", ".join(f"{n}={v!r}" for n, v in zip(self.__slots__, self._labels())) + ")"
 
     def trailers(self) -> list[tuple[str, str]]:
         """The commit trailers; Rejected when a label looks like a secret (labels are committed to
@@ -75,7 +97,7 @@ def detect(transport: str = "cli", *, environ: dict[str, str] | None = None) -> 
     agent = _label_var(env, "KYB_AGENT")
     session = _label_var(env, "KYB_SESSION")
     found = None if agent else _agent_of_parent()
-    if not agent and found is None and not Path("/proc/self").exists():
+    if not agent and found is None and not os.path.exists("/proc/self"):
         agent = _agent_from_env_markers(env)  # no /proc (macOS): the agents' own markers
     if not agent:
         if found is not None:
@@ -131,21 +153,30 @@ def _workspace() -> str:
     except OSError:
         return ""
     if here not in _WORKSPACES:
-        _WORKSPACES[here] = _workspace_of(Path(here))
+        _WORKSPACES[here] = _workspace_of(here)
     return _WORKSPACES[here]
 
 
-def _workspace_of(cwd: Path) -> str:
-    for parent in (cwd, *cwd.parents):
-        if (parent / ".git").exists() or (parent / ".kyb.toml").exists():
-            return str(parent)
-    return str(cwd)
+def _workspace_of(cwd: str) -> str:
+    parent = cwd
+    while True:
+        if os.path.exists(os.path.join(parent, ".git")) or os.path.exists(os.path.join(parent, ".kyb.toml")):
+            return parent
+        up = os.path.dirname(parent)
+        if up == parent:
+            return cwd
+        parent = up
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
 
 
 def _proc_stat(pid: int) -> tuple[int, str] | None:
     """(parent pid, start time) of a process from /proc; None where /proc is not there."""
     try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
+        raw = _read(f"/proc/{pid}/stat").decode(errors="replace")
     except OSError:
         return None
     rest = raw[raw.rfind(")") + 2:].split()
@@ -158,11 +189,11 @@ def _proc_stat(pid: int) -> tuple[int, str] | None:
 def _process_names(pid: int) -> list[str]:
     names: list[str] = []
     try:
-        names.append(Path(f"/proc/{pid}/comm").read_text().strip().lower())
+        names.append(_read(f"/proc/{pid}/comm").decode(errors="replace").strip().lower())
     except OSError:
         pass
     try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        argv = _read(f"/proc/{pid}/cmdline").split(b"\0")
         for arg in argv[:2]:
             if arg:
                 names.append(os.path.basename(arg.decode(errors="replace")).lower())

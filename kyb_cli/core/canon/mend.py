@@ -32,8 +32,12 @@ def _head_paths(head: pygit2.Commit | None) -> set[str]:
             tree = head.tree[directory]
         except KeyError:
             continue
-        if tree.type_str == "tree":
-            out.update(f"{directory}/{e.name}" for e in tree if e.type_str == "blob")
+        if tree.type_str != "tree":
+            continue
+        out.update(f"{directory}/{e.name}" for e in tree if e.type_str == "blob")  # the old flat shape
+        for bucket in (e for e in tree if e.type_str == "tree"):  # fanned out (records/keys.py)
+            out.update(f"{directory}/{bucket.name}/{e.name}" for e in head.tree[f"{directory}/{bucket.name}"]
+                       if e.type_str == "blob")
     return out
 
 

@@ -88,41 +88,59 @@ def read_file(root: Path, path: str) -> bytes | None:
         os.close(dfd)
 
 
-def read_files(root: Path, directory: str, keep) -> dict[str, bytes]:
+def read_files(root: Path, directory: str, keep, *, buckets: bool = False) -> dict[str, bytes]:
     """The bytes of the regular files directly in working-tree `directory` whose name `keep(name)`
     accepts, in name order, read through one directory fd (the deadlines block after every query
     reads every task: one open each, no separate stat). Links (O_NOFOLLOW), FIFOs, anything not a
-    regular file, unreadable files and names the key authority refuses are left out."""
-    from kyb_cli.core.records.keys import unsafe_component
-
+    regular file, unreadable files and names the key authority refuses are left out. `buckets`: the
+    files of its two-hex-character bucket directories too (records/keys.py), named `<h>/<name>`."""
     try:
         dfd = _open_dir(root, _parts(directory), create=False)
     except (FileNotFoundError, LinkInTheWay):
         return {}
     out: dict[str, bytes] = {}
     try:
-        for name in sorted(os.listdir(dfd)):
-            if not keep(name) or unsafe_component(name) is not None:
-                continue
-            try:
-                fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK, dir_fd=dfd)
-            except OSError:
-                continue
-            try:
-                size = os.fstat(fd)
-                if not stat.S_ISREG(size.st_mode):
-                    continue
-                chunks = [os.read(fd, size.st_size + 1)]
-                while len(chunks[-1]) and sum(map(len, chunks)) > size.st_size:  # it grew meanwhile
-                    chunks.append(os.read(fd, 65536))
-                out[name] = b"".join(chunks)
-            except OSError:
-                continue
-            finally:
-                os.close(fd)
+        _read_dir(dfd, keep, "", out, buckets)
     finally:
         os.close(dfd)
-    return out
+    return dict(sorted(out.items()))
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _read_dir(dfd: int, keep, prefix: str, out: dict[str, bytes], buckets: bool) -> None:
+    from kyb_cli.core.records.keys import unsafe_component
+
+    for name in sorted(os.listdir(dfd)):
+        if buckets and len(name) == 2 and set(name) <= _HEX:
+            try:
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=dfd)
+            except OSError:
+                continue  # a link, a file named like a bucket, unreadable: left out
+            try:
+                _read_dir(sub, keep, f"{name}/", out, False)
+            finally:
+                os.close(sub)
+            continue
+        if not keep(name) or unsafe_component(name) is not None:
+            continue
+        try:
+            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK, dir_fd=dfd)
+        except OSError:
+            continue
+        try:
+            size = os.fstat(fd)
+            if not stat.S_ISREG(size.st_mode):
+                continue
+            chunks = [os.read(fd, size.st_size + 1)]
+            while len(chunks[-1]) and sum(map(len, chunks)) > size.st_size:  # it grew meanwhile
+                chunks.append(os.read(fd, 65536))
+            out[prefix + name] = b"".join(chunks)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
 
 
 def _write_replace(dfd: int, tmp: str, name: str, data: bytes, executable: bool, *, durable: bool) -> None:

@@ -12,7 +12,8 @@ its index are written under temporary names and renamed into objects/pack/ (inde
 killed writer leaves no pack Git would read. Nothing refers to the objects until the caller
 moves the branch. tests/test_import_batch.py checks the commits are identical to pygit2's.
 
-Only record paths (`<dir>/<file>`, one level) are handled; `supported()` says when to use it.
+Only record paths (`<dir>/<file>`, or `<dir>/<bucket>/<file>` fanned out: records/keys.py) are
+handled; `supported()` says when to use it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ COMMIT, TREE, BLOB, OFS_DELTA = 1, 2, 3, 6
 
 
 def supported(paths) -> bool:
-    return all(p.count("/") == 1 and not p.startswith("/") and "\0" not in p for p in paths)
+    return all(p.count("/") in (1, 2) and not p.startswith("/") and "\0" not in p and "//" not in p
+               for p in paths)
 
 
 def _obj_id(kind: bytes, data: bytes) -> bytes:
@@ -100,10 +102,12 @@ class _Dir:
         self.depth = 0  # delta chain length of the current version
         self.depths: dict[bytes, int] = {}
 
-    def set(self, name: str, oid: bytes | None) -> tuple[int, int, bytes] | None:
-        """Set or remove a file; returns (byte position, old entry length, new entry bytes) or None."""
-        i = bisect_left(self.names, name)
-        present = i < len(self.names) and self.names[i] == name
+    def set(self, name: str, oid: bytes | None, mode: bytes = b"100644") -> tuple[int, int, bytes] | None:
+        """Set or remove a file (or, with TREE_MODE, a subdirectory); returns (byte position, old entry
+        length, new entry bytes) or None."""
+        sort_name = name + "/" if mode == TREE_MODE else name
+        i = bisect_left(self.names, sort_name)
+        present = i < len(self.names) and self.names[i] == sort_name
         if self.offsets is None:
             self.offsets = []
             pos = 0
@@ -111,7 +115,7 @@ class _Dir:
                 self.offsets.append(pos)
                 pos += len(r)
         pos = self.offsets[i] if i < len(self.offsets) else len(self.data)
-        new = b"" if oid is None else b"100644 %s\0%s" % (name.encode("utf-8"), oid)
+        new = b"" if oid is None else b"%s %s\0%s" % (mode, name.encode("utf-8"), oid)
         old_len = len(self.raw[i]) if present else 0
         if not present and oid is None:
             return None
@@ -121,7 +125,7 @@ class _Dir:
             else:
                 self.raw[i] = new
         else:
-            self.names.insert(i, name)
+            self.names.insert(i, sort_name)
             self.raw.insert(i, new)
             self.offsets.insert(i, pos)
         shift = len(new) - old_len
@@ -255,41 +259,63 @@ def write_pack(repo, base, commits, sig) -> bytes:
     parent = base.id.raw if base is not None else None
     w = PackWriter(pack_dir)
     try:
+        def tree_at(d: str) -> _Dir:
+            tree = dirs.get(d)
+            if tree is None:
+                entries = []
+                head, _, _rest = d.partition("/")
+                if head in root_entries and root_entries[head][0] == TREE_MODE and base_tree is not None:
+                    try:
+                        sub = base_tree[d]
+                    except KeyError:
+                        sub = None
+                    if sub is not None and sub.type_str == "tree":
+                        entries = [(e.name, b"%o" % e.filemode, e.id.raw) for e in sub]
+                tree = dirs[d] = _Dir(entries)
+            return tree
+
+        def write_tree(tree: _Dir, old_data: bytes, spots: list) -> bytes:
+            oid = _obj_id(b"tree", tree.data)
+            if oid in w.seen:  # this version was written before (a file added, then removed again)
+                tree.last_offset = w.seen[oid]
+                tree.depth = tree.depths.get(oid, DEPTH)
+            else:
+                if len(spots) == 1 and tree.last_offset is not None and tree.depth < DEPTH:
+                    pos, old_len, new = spots[0]
+                    delta = (_varint(len(old_data)) + _varint(len(tree.data)) + _copy(0, pos)
+                             + (_insert(new) if new else b"")
+                             + _copy(pos + old_len, len(old_data) - pos - old_len))
+                    tree.last_offset = w.add_delta(oid, tree.last_offset, delta)
+                    tree.depth += 1
+                else:
+                    _, tree.last_offset = w.add(TREE, b"tree", tree.data)
+                    tree.depth = 0
+                tree.depths[oid] = tree.depth
+            return oid
+
+        def update(d: str, files: list[tuple[str, bytes | None, bytes]]) -> bytes | None:
+            """Apply `files` (name, oid or None, mode) to directory `d`: its new tree id, None when empty."""
+            tree = tree_at(d)
+            old_data = tree.data
+            spots = [s for s in (tree.set(name, oid, mode) for name, oid, mode in files) if s is not None]
+            oid = write_tree(tree, old_data, spots)
+            return oid if tree.names else None
+
         for c in commits:
-            touched: dict[str, list[tuple[str, bytes | None]]] = {}
+            deep: dict[str, list[tuple[str, bytes | None, bytes]]] = {}  # "<dir>/<bucket>" -> files
+            touched: dict[str, list[tuple[str, bytes | None, bytes]]] = {}  # "<dir>" -> entries
             for path, data in c.changes.items():
-                d, _, name = path.partition("/")
                 oid = None
                 if data is not None:
                     oid, _ = w.add(BLOB, b"blob", data, 6)
-                touched.setdefault(d, []).append((name, oid))
+                folder, _, name = path.rpartition("/")
+                (deep if "/" in folder else touched).setdefault(folder, []).append((name, oid, b"100644"))
+            for bucket_path, files in deep.items():
+                d, _, bucket = bucket_path.partition("/")
+                touched.setdefault(d, []).append((bucket, update(bucket_path, files), TREE_MODE))
             for d, files in touched.items():
-                tree = dirs.get(d)
-                if tree is None:
-                    entries = []
-                    if d in root_entries and root_entries[d][0] == TREE_MODE and base_tree is not None:
-                        entries = [(e.name, b"%o" % e.filemode, e.id.raw) for e in base_tree[d]]
-                    tree = dirs[d] = _Dir(entries)
-                old_data = tree.data
-                spots = [tree.set(name, oid) for name, oid in files]
-                spots = [s for s in spots if s is not None]
-                oid = _obj_id(b"tree", tree.data)
-                if oid in w.seen:  # this version was written before (a file added, then removed again)
-                    tree.last_offset = w.seen[oid]
-                    tree.depth = tree.depths.get(oid, DEPTH)
-                else:
-                    if len(spots) == 1 and tree.last_offset is not None and tree.depth < DEPTH:
-                        pos, old_len, new = spots[0]
-                        delta = (_varint(len(old_data)) + _varint(len(tree.data)) + _copy(0, pos)
-                                 + (_insert(new) if new else b"")
-                                 + _copy(pos + old_len, len(old_data) - pos - old_len))
-                        tree.last_offset = w.add_delta(oid, tree.last_offset, delta)
-                        tree.depth += 1
-                    else:
-                        _, tree.last_offset = w.add(TREE, b"tree", tree.data)
-                        tree.depth = 0
-                    tree.depths[oid] = tree.depth
-                if tree.names:
+                oid = update(d, files)
+                if oid is not None:
                     root_entries[d] = (TREE_MODE, oid)
                 else:
                     root_entries.pop(d, None)

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 import pygit2
 
-from kyb_cli.core.canon import durability, faults, journal
+from kyb_cli.core.canon import durability, faults, journal, migrate as layout
 from kyb_cli.core.canon.mend import mend_after_set_aside
 from kyb_cli.core.canon import lock as store_lock
 from kyb_cli.core.canon.attribution import Attribution
@@ -188,11 +188,39 @@ class Transaction:
         self.base = store.head_commit()  # HEAD under the lock: where the branch moves from
         self.tip = self.base  # the last commit made in this transaction (not yet on the branch)
         self.changes: dict[str, Entry | None] = {}
+        self.moved = 0  # record files the move to the fanned-out layout moves (canon/migrate.py)
+        self.keep_move = False  # publish the move even when nothing else is written (`kyb migrate`)
+        self._move_tip: pygit2.Commit | None = None
+        self._start_move()
+
+    def _start_move(self) -> None:
+        """An old-shape store: the move commit first, so every read and write of this transaction
+        sees the fanned-out tree; it is published with the write (or not at all, if nothing is)."""
+        if self.base is None:
+            return
+        try:
+            made = layout.move_commit(self.store, self.base, self.attribution.trailers())
+        except (OSError, pygit2.GitError) as exc:
+            raise self._unwritten(exc) from None
+        if made is None:
+            return
+        tip, changes, moved = made
+        repo = self.store.repo
+        if repo.workdir is not None:  # the move never overwrites a hand edit, old path or new
+            index = repo.index
+            index.read()
+            for path, entry in changes.items():
+                was = blob_at(self.base, path)
+                refuse_hand_edits(repo, self.store.path, path, was, index=index)
+        self.tip, self._move_tip, self.moved = tip, tip, moved
+        self.changes.update(changes)
 
     def publish(self) -> None:
         """Move the branch once, from `base` to `tip` (nothing to do when nothing was committed)."""
         if self.tip is None or self.tip is self.base:
             return
+        if self.tip is self._move_tip and not self.keep_move:
+            return  # only the move: a write that changed nothing does not move the store
         log = self.tip.message.split("\n", 1)[0]
         publish(self.store, self.base, self.tip.id, self.changes, log)
 
@@ -315,3 +343,16 @@ class Transaction:
         self.tip = repo[commit].peel(pygit2.Commit)
         self.changes.update(change)
         return str(commit)
+
+
+def migrate(store, attribution: Attribution) -> dict:
+    """`kyb migrate`: the move to the fanned-out layout (canon/migrate.py) published on its own,
+    `{changed, moved, sha}`; a new-shape store answers `changed: false` and writes nothing (the
+    first write would have made the same move)."""
+    with writing(store, attribution) as tx:
+        tx.keep_move = True
+        moved = tx.moved
+        sha = str(tx.tip.id) if moved else None
+    if not moved:
+        return {"changed": False, "moved": 0}
+    return {"changed": True, "moved": moved, "sha": sha}

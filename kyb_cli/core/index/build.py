@@ -28,7 +28,7 @@ from typing import Callable, Iterable
 
 from kyb_cli.core.embed.recipe import passage_hashes
 from kyb_cli.core.index import gitlog, schema, walk
-from kyb_cli.core.records.keys import KIND_DIRS, key_of_path, kind_of_key
+from kyb_cli.core.records.keys import by_key, kind_of_key, old_path_of_key, path_of_key
 from kyb_cli.core.records.served import load
 from kyb_cli.core.records.model import Record, RecordFormatError
 
@@ -103,10 +103,8 @@ class Builder:
         self.commits.append((self.seq, commit.sha, commit.when))
         on_line = self.line is None or commit.sha in self.line
         when = commit.when if self.line is None else self.line.get(commit.sha, SIDE)
-        for path, blob in sorted(commit.changes.items()):
-            key = key_of_path(path)
-            if key is None:
-                continue
+        moved = by_key(commit.changes)  # a move of a file to its fanned path is no change of its key
+        for key, blob in sorted(moved.items(), key=lambda kb: old_path_of_key(kb[0])):
             if not on_line:
                 self._side(commit, key, blob)
                 continue
@@ -165,7 +163,7 @@ class Builder:
         contents = self.source.blobs(sorted({p[4] for p in self.pending}))
         rows, fts, vtext, unreadable = [], [], [], []
         for vid, key, sha, when, blob in self.pending:
-            path = f"{KIND_DIRS[kind_of_key(key)]}/{key}.md"
+            path = path_of_key(key)
             try:
                 record = load(path, contents[blob])
                 readable = True

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kyb_cli.core.records.keys import path_of_key
+from kyb_cli.core.index import keypaths
 
 
 def _git(store_path: Path, *args: str) -> tuple[int, str]:
@@ -50,7 +50,8 @@ def along_line(store: Any, key: str, rows: list) -> list:
     code, out = _git(path, "rev-list", "--first-parent", "HEAD")
     line = out.split() if code == 0 else []
     pos = {sha: n for n, sha in enumerate(line)}
-    _, origin = _git(path, "log", "-1", "--format=%H", "HEAD", "--", path_of_key(key))
+    found = keypaths.origin(path, "HEAD", key)  # looks through the move to the fanned-out layout
+    origin = found[0] if found is not None else ""
     placed = []
     for n, row in enumerate(rows):
         on_line = row.sha in pos or not line

@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from kyb_cli.core.index import schema
+from kyb_cli.core.index import keypaths, schema
 from kyb_cli.core.records.trailers import parse_trailers
 from kyb_cli.core.errors import NotFound, StoreError
 from kyb_cli.core.records.keys import KIND_DIRS, path_of_key
@@ -118,19 +118,10 @@ def _git_ok(store_path: Path, *args: str) -> tuple[bool, str]:
     return res.returncode == 0, res.stdout.decode(errors="replace").strip()
 
 
-def _origin(store_path: Path, rev: str, path: str) -> tuple[str, int] | None:
-    """(sha, commit time) of the commit that made `path` what it is at `rev` (wrote it, or removed it).
-
-    Git's default history simplification follows, at a merge, a parent that holds the same blob
-    (TREESAME), so the answer is the commit on that side that wrote it. None: never existed there.
-    """
-    ok, out = _git_ok(store_path, "log", "-1", "--format=%H %ct", rev, "--", path)
-    if not ok:
-        raise StoreError(f"git log failed for {path} at {rev}")
-    if not out:
-        return None
-    sha, when = out.split()
-    return sha, int(when)
+def _origin(store_path: Path, rev: str, key: str) -> tuple[str, int] | None:
+    """(sha, commit time) of the commit that made `key`'s file what it is at `rev` (wrote it, or
+    removed it), looking through a move to the fanned-out layout (index/keypaths.py)."""
+    return keypaths.origin(store_path, rev, key)
 
 
 # -- get -------------------------------------------------------------------------------------------
@@ -218,7 +209,7 @@ def _snapshot_version(f, key: str, blob: str) -> Version:
     objs = cat_file(f.store_path, [blob])
     if not objs or objs[0] is None or objs[0][1] != "blob":
         raise Unanswerable("version blob missing")
-    origin = _origin(f.store_path, f.head, path) if f.head else None
+    origin = _origin(f.store_path, f.head, key) if f.head else None
     sha, when = origin if origin is not None else (None, None)
     return Version(_served(path, objs[0][2], sha or "HEAD"), sha, None if when is None else rfc3339(when),  # type: ignore[arg-type]
                    "active")
@@ -262,8 +253,8 @@ def _read_by_origin(f, key: str, at: str | None) -> Version:
 
 
 def _version_by_origin(f, key: str, path: str, rev: str, at: str | None) -> Version:
-    blob = _blob_id(cat_file(f.store_path, [f"{rev}:{path}"])[0])
-    origin = _origin(f.store_path, rev, path)
+    blob = _blob_id(keypaths.objects_at(f.store_path, [rev], key)[0])
+    origin = _origin(f.store_path, rev, key)
     if blob is not None:
         assert origin is not None
         data = cat_file(f.store_path, [blob])[0]
@@ -271,8 +262,8 @@ def _version_by_origin(f, key: str, path: str, rev: str, at: str | None) -> Vers
     if origin is None:
         raise NotFound(f"no record '{key}'" + (f" at {shown(at)}" if at else ""))
     end_sha, end_time = origin
-    last = _origin(f.store_path, f"{end_sha}^1", path)
-    objs = cat_file(f.store_path, [f"{end_sha}^1:{path}", end_sha])
+    last = _origin(f.store_path, f"{end_sha}^1", key)
+    objs = [keypaths.objects_at(f.store_path, [f"{end_sha}^1"], key)[0], *cat_file(f.store_path, [end_sha])]
     if last is None or objs[0] is None or objs[0][1] != "blob":
         raise StoreError(f"cannot read the version of {path} before {end_sha}")
     reason = parse_trailers(_commit(objs[1]).message).get("Kyb-Reason")
@@ -291,10 +282,12 @@ def _version(f, key: str, at: str | None, vsha: str, vtime: int, vblob: str, end
     specs = [vsha, vblob] + ([ended_sha] if ended_sha else [])
     if at_check is not None:
         rev, current = at_check
-        specs.append(f"{rev}:{path}")
+        specs.append(vblob)  # a stand-in: REV's file comes from keypaths (either shape), just below
         if current is not None and current[0] != "retracted":
             specs.append(current[3])
     objs = cat_file(f.store_path, specs)
+    if at_check is not None:
+        objs[3 if ended_sha else 2] = keypaths.objects_at(f.store_path, [at_check[0]], key)[0]
     commits = [_commit(objs[0])] + ([_commit(objs[2])] if ended_sha else [])
     if any(len(c.parents) > 1 for c in commits):
         raise Unanswerable("a merge wrote this version or removal: the walk follows its parents")
@@ -372,8 +365,8 @@ def _history(f, key: str) -> list[HistoryRow]:
     if not events:
         raise NotFound(f"no history for '{key}'")
     commits = [_commit(obj) for obj in cat_file(f.store_path, [sha for sha, _when, _blob in events])]
-    specs = [f"{sha}^{n + 1}:{path}" for (sha, _w, _b), c in zip(events, commits) for n in range(len(c.parents))]
-    parent_objs = iter(cat_file(f.store_path, specs))
+    revs = [f"{sha}^{n + 1}" for (sha, _w, _b), c in zip(events, commits) for n in range(len(c.parents))]
+    parent_objs = iter(keypaths.objects_at(f.store_path, revs, key))
     rows: list[HistoryRow] = []
     for (sha, when, blob), commit in zip(events, commits):
         change = change_of(blob, [_blob_id(next(parent_objs)) for _ in commit.parents])
@@ -454,7 +447,7 @@ def _snapshot_origins(f, keys: list[str]) -> dict[str, tuple[str, str]]:
         return {}
     named = {}
     for key in keys:
-        origin = _origin(f.store_path, f.head, path_of_key(key))
+        origin = _origin(f.store_path, f.head, key)
         if origin is not None:
             named[key] = (origin[0], rfc3339(origin[1]))
     return named

@@ -89,14 +89,18 @@ def _conn(store_path: Path, *, create: bool):
         return None
     import apsw
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    made = path.exists()
+    if not made:
+        path.parent.mkdir(parents=True, exist_ok=True)
     conn = apsw.Connection(str(path))
     conn.set_busy_timeout(500)  # another process logging holds the write lock for well under a ms
     # WAL, no fsync: a read log is an audit aid, and an answer must not wait for the disk (a power loss
-    # may lose the last reads, never the file); apsw runs a PRAGMA that answers only once read
-    conn.execute("PRAGMA journal_mode=WAL").fetchall()
+    # may lose the last reads, never the file); apsw runs a PRAGMA that answers only once read.
+    # WAL and the tables are the file's, made once; `synchronous` is each connection's own.
     conn.execute("PRAGMA synchronous=OFF").fetchall()
-    conn.execute(DDL)
+    if not made or not conn.execute("PRAGMA user_version").fetchall()[0][0]:
+        conn.execute("PRAGMA journal_mode=WAL").fetchall()
+        conn.execute(DDL + "PRAGMA user_version=1;")
     _CONNS[slot] = conn
     return conn
 

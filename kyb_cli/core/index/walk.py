@@ -89,9 +89,17 @@ class Walk:
         return not packed.exists() or b" refs/replace/" not in packed.read_bytes()
 
     def entries(self, head: str) -> int:
-        """Entries in HEAD's record folders: what each commit's tree diff walks."""
+        """Entries a commit's tree diff walks in HEAD's record folders: each folder's entries (its
+        buckets, or an old flat store's files) and, fanned out, one bucket's (records/keys.py)."""
         tree = self.repo[head].peel(self.pygit2.Commit).tree
-        return sum(len(sub) for sub in (_subtree(tree, folder) for folder in RECORD_DIRS) if sub is not None)
+        total = 0
+        for sub in (_subtree(tree, folder) for folder in RECORD_DIRS):
+            if sub is None:
+                continue
+            total += len(sub)
+            bucket = next((e for e in sub if e.type_str == "tree"), None)
+            total += len(self.repo[bucket.id]) if bucket is not None else 0
+        return total
 
     def new(self, head: str, since: str | None) -> list | None:
         """The commits reachable from `head` and not from `since` (unordered), None above SMALL."""

@@ -50,7 +50,8 @@ def dated_tasks(store_or_path: Any) -> list[Record]:
 
     root = Path(getattr(store_or_path, "path", store_or_path))
     out: list[Record] = []
-    for name, data in read_files(root, "tasks", lambda n: n.startswith("task-") and n.endswith(".md")).items():
+    keep = lambda n: n.startswith("task-") and n.endswith(".md")  # noqa: E731
+    for name, data in read_files(root, "tasks", keep, buckets=True).items():  # fanned out, or the old flat shape
         path = f"tasks/{name}"
         if (b"due" not in data and b"expected" not in data) or not _DATED.search(data):
             continue  # the substring test first: memchr-fast, and most tasks have neither word

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kyb_cli.core.errors import NotFound, Rejected
-from kyb_cli.core.records.keys import path_of_key
+from kyb_cli.core.records.keys import path_of_key, paths_of_key
 from kyb_cli.core.records.model import RecordFormatError, parse
 
 CLOSING = {"incident": ("resolved", "kyb resolve"), "task": ("done|dropped", "kyb done")}
@@ -25,7 +25,9 @@ def edit_text(store, key: str) -> str:
 
     check_key(key)
     head = store.head_commit()
-    blob = blob_at(head, path_of_key(key)) if head is not None else None
+    blob = None
+    for path in paths_of_key(key) if head is not None else ():  # an old-shape store: its flat path
+        blob = blob or blob_at(head, path)
     if blob is None:
         raise NotFound(f"no live record '{key}' to edit (kyb get {key} says why; kyb add writes a new one)")
     return store.blob_bytes(blob).decode("utf-8", errors="replace")

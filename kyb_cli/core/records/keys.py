@@ -1,8 +1,13 @@
 """THE key <-> path <-> kind authority: which file holds a key, which key a file names, its kind.
 
-A record is exactly `knowledge/<key>.md`, `incidents/<inc-key>.md` or `tasks/<task-key>.md`: a
-regular file directly in its kind's directory, named by a valid key whose prefix matches that
-directory (`inc-` incidents, `task-` tasks, anything else knowledge). The key comes from the path;
+A record is `knowledge/<h>/<key>.md`, `incidents/<h>/<inc-key>.md` or `tasks/<h>/<task-key>.md`,
+`<h>` the first two hex characters of sha1(key) (`bucket`: 256 fan-out directories, uniform whatever
+the keys' prefixes, so a write rewrites the root, its kind's tree of 256 entries and one small bucket,
+not a tree of every key; issue 39). The old flat shape `knowledge/<key>.md` is still a record path
+(`old_path_of_key`): stores written before the fan-out are read as they are and moved by one
+`Kyb-Action: migrate` commit (canon/migrate.py). A record is a regular file named by a valid key
+whose prefix matches its kind's directory (`inc-` incidents, `task-` tasks, anything else
+knowledge), at one of those two paths; a wrong bucket or a deeper path is not a record. The key comes from the path;
 a different `key` in the front matter breaks a write rule (`load`). Every reader and writer — the
 index, merge, check, the working tree, sync's checks and the doors — asks these functions, so the
 index and a walk of Git can never disagree on what is a record (tests/test_sync_hostile.py).
@@ -14,6 +19,7 @@ HFS+ ignorable characters), the same names Git's own fsck refuses.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 KIND_DIRS = {"knowledge": "knowledge", "incident": "incidents", "task": "tasks"}
@@ -44,35 +50,84 @@ def kind_of_key(key: str) -> str:
     return "knowledge"
 
 
+def bucket(key: str) -> str:
+    """The fan-out directory of a key: the first two hex characters of sha1(key utf-8)."""
+    return hashlib.sha1(key.encode()).hexdigest()[:2]
+
+
 def path_of_key(key: str) -> str:
-    """Repository-relative path of a key's file (`knowledge/<key>.md`, ...)."""
+    """Repository-relative path of a key's file (`knowledge/<h>/<key>.md`, ...): where kyb writes it."""
+    return f"{KIND_DIRS[kind_of_key(key)]}/{bucket(key)}/{key}.md"
+
+
+def old_path_of_key(key: str) -> str:
+    """The key's path in the flat shape before the fan-out (`knowledge/<key>.md`): read, never written."""
     return f"{KIND_DIRS[kind_of_key(key)]}/{key}.md"
 
 
-def is_record_candidate(path: str) -> bool:
-    """A `*.md` file directly in a record directory: a record, or a file breaking the key rules."""
+def paths_of_key(key: str) -> tuple[str, str]:
+    """Both paths a key's file may have in a commit: the fanned one first, then the old flat one."""
+    return path_of_key(key), old_path_of_key(key)
+
+
+def _candidate_key(path: str) -> str | None:
     parts = path.split("/")
-    return len(parts) == 2 and parts[0] in DIR_KINDS and parts[1].endswith(".md") and len(parts[1]) > 3
+    if not (2 <= len(parts) <= 3 and parts[0] in DIR_KINDS and parts[-1].endswith(".md") and len(parts[-1]) > 3):
+        return None
+    return parts[-1][:-3]
+
+
+def is_record_candidate(path: str) -> bool:
+    """A `*.md` file in a record directory or one level below it: a record, or a file breaking the
+    key rules (a wrong bucket, a key of another kind, not a slug)."""
+    return _candidate_key(path) is not None
 
 
 def path_problem(path: str) -> str | None:
-    """Why a record candidate is not a record path (not a slug, a key of another kind's directory)."""
-    key = path.split("/", 1)[1][:-3]
+    """Why a record candidate is not a record path (not a slug, another kind's directory, a wrong bucket)."""
+    key = _candidate_key(path) or path
     if not is_valid_key(key):
         return f"'{key}' is not a valid key ({KEY_MESSAGE})"
-    if path_of_key(key) != path:
+    if path not in paths_of_key(key):
         return f"the key '{key}' belongs at {path_of_key(key)}, not {path}"
     return None
 
 
 def key_of_path(path: str) -> str | None:
     """The key a record path names, or None for files that are not records (see the module doc)."""
-    if not is_record_candidate(path):
-        return None
-    key = path.split("/", 1)[1][:-3]
-    if not is_valid_key(key) or path_of_key(key) != path:
+    key = _candidate_key(path)
+    if key is None or not is_valid_key(key) or path not in paths_of_key(key):
         return None
     return key
+
+
+def is_old_path(path: str) -> bool:
+    """A record path of the old flat shape (`knowledge/<key>.md`)."""
+    return path.count("/") == 1 and key_of_path(path) is not None
+
+
+def by_key(changes: dict) -> dict:
+    """Path -> blob changes (None: absent) as key -> blob: a key's file moved from its old path to
+    its new one in the same commit is one entry, the blob it has now (a path that is not a record is
+    dropped). The identity of a record is its key, never its path."""
+    out: dict = {}
+    for path, blob in changes.items():
+        key = key_of_path(path)
+        if key is None:
+            continue
+        if blob is not None or key not in out:
+            out[key] = blob
+    return out
+
+
+def doubled(paths) -> list[str]:
+    """The keys that one tree holds at both their paths (old and new): a hostile or broken tree."""
+    seen: dict[str, int] = {}
+    for path in paths:
+        key = key_of_path(path)
+        if key is not None:
+            seen[key] = seen.get(key, 0) + 1
+    return sorted(k for k, n in seen.items() if n > 1)
 
 
 # -- what a path may be ------------------------------------------------------------------------------

@@ -30,10 +30,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Iterable, Iterator
 
-@dataclass(frozen=True)
+from kyb_cli.core.plain import plain
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a `kyb query` that logs a miss
+if TYPE_CHECKING:      # scans its text (issue 40), so this module is kept off dataclasses and typing
+    from typing import Iterable, Iterator
+
+@plain(frozen=True)
 class Rule:
     id: str
     pattern: str
@@ -48,7 +52,7 @@ class Rule:
     nocase: bool = False  # the pattern is lowercase and runs on the lowercased text
 
 
-@dataclass(frozen=True)
+@plain(frozen=True)
 class Finding:
     """A secret-looking value: which rule, in which field, where it starts. Never the text itself."""
 

@@ -23,12 +23,12 @@ def load(path: str, data: bytes | str):
     unreadable: never served by any door, listed by sync as held out, never winning a conflict.
     """
     if not is_record_candidate(path):
-        raise RecordFormatError("not a record path (knowledge/, incidents/ or tasks/ <key>.md)", path=path)
+        raise RecordFormatError("not a record path (knowledge/, incidents/ or tasks/ <bucket>/<key>.md)", path=path)
     problem = path_problem(path)
     if problem is not None:
         raise RecordFormatError(problem, path=path)
     record = parse(data, path=path)
-    key = path.split("/", 1)[1][:-3]
+    key = path.rsplit("/", 1)[1][:-3]
     if record.key != key:
         raise RecordFormatError(f"the front matter says key = '{record.key}' but the file is {path} "
                                 f"(key '{key}')", path=path)

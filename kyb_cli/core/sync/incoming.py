@@ -355,6 +355,7 @@ def check_tip(q: Quarantine, cwd: Path, tip: str, local: str | None) -> tuple[li
             unsafe.append((path, oid, f"a blob of {sizes[oid]:,} bytes, over the cap of {cap:,} bytes "
                                       "(KYB_SYNC_MAX_BLOB)"))
     unsafe += _over_totals(q, cwd, tip, local, blobs, sizes)
+    unsafe += _doubled(q, cwd, tip, entries)
     held: list[tuple[str, str, str]] = []
     if not unsafe:
         candidates = [(p, o) for p, m, o in entries if m == "100644" and keys.is_record_candidate(p)]
@@ -399,6 +400,24 @@ def _sizes(q: Quarantine, cwd: Path, oids: list[str]) -> dict[str, int]:
         parts = line.split()
         if len(parts) == 2 and parts[1].isdigit():
             out[parts[0]] = int(parts[1])
+    return out
+
+
+def _doubled(q: Quarantine, cwd: Path, tip: str, entries: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """A key the tip holds at both its paths (the old flat one and the fanned-out one): one key is
+    one file, so such a tree is refused, whichever path it came in by (records/keys.py)."""
+    seen: dict[str, tuple[str, str]] = {}
+    for path, mode, oid in entries:
+        key = keys.key_of_path(path)
+        if key is not None and mode != "040000":
+            seen.setdefault(key, (path, oid))
+    names = sorted(seen)
+    objs = _cat(q, cwd, [f"{tip}:{p}" for k in names for p in keys.paths_of_key(k)])
+    out = []
+    for n, key in enumerate(names):
+        if objs[2 * n] is not None and objs[2 * n + 1] is not None:
+            new, old = keys.paths_of_key(key)
+            out.append((*seen[key], f"the key '{key}' is held at two paths ({new} and {old}): one key is one file"))
     return out
 
 

@@ -15,6 +15,10 @@ Each record is its own file, so two sides are combined file by file against thei
   the tree, where kyb never serves it (sync lists it under `held_out` until someone repairs it).
 - bounded-clocks: "later" compares effective times (clocks.py): a commit counts as no later than
   any commit built on it, and no later than the merging clone's clock plus KYB_CLOCK_SKEW.
+- by-key: a record is its key, not its path. A side that only moved a file from its old flat path
+  to its fanned-out one (canon/migrate.py, same blob) did not change it; a peer still on the old
+  shape that edits `knowledge/<key>.md` changes the key, and the merge writes that version at the
+  key's fanned-out path (removing the old file): old and new shapes sync both ways, nothing lost.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from typing import Any
 
 import pygit2
 
-from kyb_cli.core.records.keys import is_record_candidate, is_valid_key, key_of_path, kind_of_key, path_of_key
+from kyb_cli.core.records.keys import (is_record_candidate, is_valid_key, key_of_path, kind_of_key, path_of_key,
+                                       paths_of_key)
 from kyb_cli.core.records.served import record_problem
 from kyb_cli.core.canon.tree import Entry, apply_changes, blob_at
 from kyb_cli.core.timestamps import rfc3339
@@ -130,8 +135,8 @@ def _validated(repo: pygit2.Repository, merge: pygit2.Commit, parts: list[str], 
     if not (repo.descendant_of(merge.id, kept.id) and repo.descendant_of(merge.id, other.id)):
         return None
     path = path_of_key(parts[0])
-    held = blob_at(merge, path)
-    if blob_at(kept, path) != held or blob_at(other, path) == held:
+    held = _blob_of(merge, path)
+    if _blob_of(kept, path) != held or _blob_of(other, path) == held:
         return None  # the trailer does not describe what this merge did
     if not (other.id == local or repo.descendant_of(local, other.id)):
         return None  # not a version this clone had: nothing of ours was overridden
@@ -165,6 +170,62 @@ def tree_changes(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.T
     return out
 
 
+def _key_entry(tree: pygit2.Tree | None, key: str) -> tuple[str, Entry] | None:
+    """(path, entry) of `key`'s file in `tree`, at its fanned-out path or its old flat one, or None."""
+    if tree is None:
+        return None
+    for path in paths_of_key(key):
+        try:
+            obj = tree[path]
+        except KeyError:
+            continue
+        return path, (obj.id, int(obj.filemode))
+    return None
+
+
+def _blob_of(commit: pygit2.Commit, name: str) -> pygit2.Oid | None:
+    """The blob at `name` in `commit`: for a record, its key's file at either path (by-key)."""
+    key = key_of_path(name)
+    if key is None:
+        return blob_at(commit, name)
+    found = _key_entry(commit.tree, key)
+    return found[1][0] if found is not None else None
+
+
+def _keyed(changes: dict[str, Entry | None], base: pygit2.Tree | None, tip: pygit2.Tree) -> dict[str, Entry | None]:
+    """Path changes as changes of names: a record's name is its key's fanned-out path, and it changed
+    only when its key's entry (at either path) differs from the base's (by-key: a move is no change)."""
+    out: dict[str, Entry | None] = {}
+    for path, entry in changes.items():
+        key = key_of_path(path)
+        if key is None:
+            out[path] = entry
+            continue
+        name = path_of_key(key)
+        if name in out:
+            continue
+        now, was = _key_entry(tip, key), _key_entry(base, key)
+        if (now[1] if now else None) != (was[1] if was else None):
+            out[name] = now[1] if now else None
+    return out
+
+
+def _place(changes: dict[str, Entry | None], local: pygit2.Tree, name: str, entry: Entry | None) -> None:
+    """Set `name` to `entry` in the merged tree; a record goes to its fanned-out path, and its old
+    flat file in the local tree (if any) goes, so no key is held at two paths."""
+    key = key_of_path(name)
+    if key is None:
+        changes[name] = entry
+        return
+    for path in paths_of_key(key)[1:]:
+        try:
+            local[path]
+        except KeyError:
+            continue
+        changes[path] = None
+    changes[name] = entry
+
+
 def writer_of(repo: pygit2.Repository, tip: pygit2.Commit, path: str, entry: Entry | None) -> pygit2.Commit:
     """The newest commit reachable from `tip` that made `path` what it is at `tip` (wrote or removed it).
 
@@ -174,14 +235,14 @@ def writer_of(repo: pygit2.Repository, tip: pygit2.Commit, path: str, entry: Ent
     target = None if entry is None else entry[0]
     walker = repo.walk(tip.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
     for commit in walker:
-        if blob_at(commit, path) != target:
+        if _blob_of(commit, path) != target:
             continue
         parents = commit.parents
         if not parents:
             if target is not None:
                 return commit
             continue
-        if all(blob_at(p, path) != target for p in parents):
+        if all(_blob_of(p, path) != target for p in parents):
             return commit
     return tip
 
@@ -190,7 +251,8 @@ def _bad(repo: pygit2.Repository, path: str, entry: Entry | None, held: set[tupl
     """True when `entry` at `path` is a record version kyb holds out (it breaks the write rules)."""
     if entry is None or not is_record_candidate(path):
         return False
-    if (path, str(entry[0])) in held:
+    key = key_of_path(path)
+    if any((p, str(entry[0])) in held for p in (paths_of_key(key) if key else (path,))):
         return True
     return record_problem(path, repo[entry[0]].data) is not None
 
@@ -209,8 +271,8 @@ def integrate(repo: pygit2.Repository, local: pygit2.Commit, remote: pygit2.Comm
 
     held = held or set()
     base_tree = base.tree if base is not None else None
-    ours = tree_changes(repo, base_tree, local.tree)
-    theirs = tree_changes(repo, base_tree, remote.tree)
+    ours = _keyed(tree_changes(repo, base_tree, local.tree), base_tree, local.tree)
+    theirs = _keyed(tree_changes(repo, base_tree, remote.tree), base_tree, remote.tree)
     changes: dict[str, Entry | None] = {}
     conflicts: list[Conflict] = []
     bounds: dict[str, int] | None = None
@@ -218,7 +280,7 @@ def integrate(repo: pygit2.Repository, local: pygit2.Commit, remote: pygit2.Comm
     limit = now + clocks.skew()
     for path, their_entry in theirs.items():
         if path not in ours:
-            changes[path] = their_entry
+            _place(changes, local.tree, path, their_entry)
             continue
         our_entry = ours[path]
         if our_entry == their_entry:
@@ -247,7 +309,7 @@ def integrate(repo: pygit2.Repository, local: pygit2.Commit, remote: pygit2.Comm
             kept_side="remote" if take_theirs else "local",
         ))
         if take_theirs:
-            changes[path] = their_entry
+            _place(changes, local.tree, path, their_entry)
     tree = apply_changes(repo, local.tree, changes)
     conflicts.sort(key=lambda c: c.path)
     return Integration(tree=tree, changes=changes, conflicts=conflicts)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kyb_cli.core.errors import UsageError
-from kyb_cli.core.records.keys import KIND_DIRS, key_of_path, kind_of_key, path_of_key
+from kyb_cli.core.records.keys import KIND_DIRS, key_of_path, kind_of_key, paths_of_key
 from kyb_cli.core.records.trailers import parse_trailers, served_text
 from kyb_cli.core.timestamps import rfc3339
 
@@ -56,7 +56,7 @@ def log(store_path: Path, *, since: int | None = None, until: int | None = None,
         from kyb_cli.core.records.validate import check_key
 
         check_key(key)
-        paths = [path_of_key(key)]
+        paths = list(paths_of_key(key))  # both shapes (records/keys.py)
     elif kind:
         paths = [f"{KIND_DIRS[kind]}/"]
     if paths:
@@ -109,7 +109,7 @@ def row(chunk: str, sep: str = "\x1f") -> dict[str, Any]:
             action = "init"  # the empty root commit `kyb init` makes
         else:
             action = "merge" if len(parents.split()) > 1 else "hand"
-    key = m.group("key") if m and m.group("key") and action not in ("sync", "merge", "init", "hand") else ""
+    key = m.group("key") if m and m.group("key") and action not in ("sync", "merge", "init", "hand", "migrate") else ""
     if not key and len(keys) == 1:
         key = keys[0]
     return {

@@ -16,7 +16,7 @@ from typing import Iterable
 from kyb_cli.core.canon.nofollow import LinkInTheWay
 from kyb_cli.core.canon.nofollow import read_file as read_record_file  # never through a link, never waits on a FIFO
 from kyb_cli.core.errors import KybError
-from kyb_cli.core.records.keys import RECORD_DIRS, is_record_candidate
+from kyb_cli.core.records.keys import RECORD_DIRS, is_record_candidate, paths_of_key
 from kyb_cli.core.records.model import Record, RecordFormatError, parse
 from kyb_cli.core.records.secrets import scan as scan_secrets
 from kyb_cli.core.records.validate import is_valid_key, validate
@@ -65,7 +65,7 @@ class _File:
 
 
 def record_files(root: Path) -> list[Path]:
-    """Every record file in a store's working tree (`<dir>/<key>.md` for the three record dirs)."""
+    """Every record file in a store's working tree (`<dir>/<h>/<key>.md` and the old `<dir>/<key>.md`)."""
     out: list[Path] = []
     for directory in RECORD_DIRS:
         base = root / directory
@@ -75,9 +75,12 @@ def record_files(root: Path) -> list[Path]:
 
 
 def _md_entries(directory: Path) -> list[Path]:
-    """The `*.md` entries of one record directory that are not directories — links, FIFOs and
-    devices included, so the check reports them (check_files reads without following)."""
-    return sorted(p for p in directory.glob("*.md") if p.is_symlink() or not p.is_dir())
+    """The `*.md` entries of one record directory and of its bucket directories that are not
+    directories — links, FIFOs and devices included, so the check reports them (check_files reads
+    without following)."""
+    found = [*directory.glob("*.md"), *(p for sub in directory.iterdir()
+                                       if sub.is_dir() and not sub.is_symlink() for p in sub.glob("*.md"))]
+    return sorted(p for p in found if p.is_symlink() or not p.is_dir())
 
 
 def _shown(path: Path, given: str | None = None) -> str:
@@ -94,6 +97,8 @@ def _locate(path: Path, shown: str) -> _File:
     parent = absolute.parent
     if parent.name in RECORD_DIRS:
         return _File(parent.parent, f"{parent.name}/{absolute.name}", shown)
+    if parent.parent.name in RECORD_DIRS:  # a bucket directory (records/keys.py)
+        return _File(parent.parent.parent, f"{parent.parent.name}/{parent.name}/{absolute.name}", shown)
     return _File(parent, None, shown)
 
 
@@ -144,8 +149,8 @@ def check_files(files: list[_File]) -> CheckReport:
             problems.append(Problem(file.shown, 1, "no such file"))
             continue
         if file.rel is None or _named_key(file.rel) is None:
-            problems.append(Problem(file.shown, 1, "not a record file: records are knowledge/<key>.md, "
-                                                   "incidents/<key>.md or tasks/<key>.md"))
+            problems.append(Problem(file.shown, 1, "not a record file: records are knowledge/<h>/<key>.md, "
+                                                   "incidents/<h>/<key>.md or tasks/<h>/<key>.md"))
             continue
         try:
             data = read_record_file(file.root, file.rel)
@@ -175,7 +180,7 @@ def check_files(files: list[_File]) -> CheckReport:
 def _named_key(rel: str) -> str | None:
     """The key a record file's name says (the key authority's candidate rule); check then reports
     every way the file breaks the rules (wrong directory for the key, front matter key, write rules)."""
-    return rel.split("/", 1)[1][:-3] if is_record_candidate(rel) else None
+    return rel.rsplit("/", 1)[1][:-3] if is_record_candidate(rel) else None
 
 
 _TOML_AT_RE = re.compile(r" \(at line (\d+), column \d+\)$")
@@ -213,10 +218,12 @@ def _file_problems(file: _File, record: Record, text: str) -> list[Problem]:
             file.shown, _field_line(text, "key"),
             f"key '{record.key}' does not match the file name (expected key '{expected_key}' "
             f"in {file.rel}, or the file {record.path})"))
-    elif is_valid_key(record.key) and record.path != file.rel:
+    elif is_valid_key(record.key) and file.rel not in paths_of_key(record.key):  # the old flat path is one too
+        why = ("the kind follows the key prefix" if file.rel.split("/", 1)[0] != record.path.split("/", 1)[0]
+               else "the directory is the first two hex characters of the key's sha1")
         problems.append(Problem(
             file.shown, _field_line(text, "key"),
-            f"key '{record.key}' belongs in {record.path}, not {file.rel} (the kind follows the key prefix)"))
+            f"key '{record.key}' belongs in {record.path}, not {file.rel} ({why})"))
     try:
         validate(record)
     except KybError as exc:
@@ -269,7 +276,7 @@ def _store_keys(root: Path) -> dict[str, list[str]]:
         return cached
     keys: dict[str, list[str]] = {}
     for path in record_files(root):
-        rel = f"{path.parent.name}/{path.name}"
+        rel = path.relative_to(root).as_posix()
         try:
             data = read_record_file(root, rel)
             if data is None:

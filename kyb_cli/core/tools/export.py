@@ -97,9 +97,12 @@ def _rows_at(f: Fresh, at: str) -> tuple[str, list[tuple[int, dict]]]:
         except KeyError:
             continue
         for entry in tree:
-            key = key_of_path(f"{directory}/{entry.name}")
-            if key is not None:
-                present[key] = str(entry.id)
+            files = ([(f"{directory}/{entry.name}/{e.name}", e) for e in commit.tree[f"{directory}/{entry.name}"]]
+                     if entry.type_str == "tree" else [(f"{directory}/{entry.name}", entry)])
+            for path, blob in files:  # a bucket's files, or an old-shape file (records/keys.py)
+                key = key_of_path(path)
+                if key is not None:
+                    present[key] = str(blob.id)
     conn = f.conn
     last: dict[str, tuple] = {}
     for key, action, vid, blob, sha, when in conn.execute(

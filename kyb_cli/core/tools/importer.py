@@ -136,9 +136,15 @@ def apply(store, items: list[Item], *, attribution, dry_run: bool, one_commit: b
             batch.remove_temp_refs(store.repo)
         from kyb_cli.core.canon.tree import entries_at
 
+        if not dry_run:  # an old-shape store moves first, on its own commit (canon/migrate.py)
+            from kyb_cli.core.canon.transaction import Transaction
+
+            mover = Transaction(store, attribution)
+            mover.keep_move = True
+            mover.publish()
         base = store.head_commit()
         live = [i for i in items if i.skip is None and i.record is not None]
-        at_base = entries_at(base, [i.record.path for i in live])
+        at_base = _at_base(base, [i.record.key for i in live])
         ended = _ended_versions(store, live, at_base)
         plans = [_plan(store, at_base[i.record.path], i, ended) for i in live]
         edited = batch.hand_edited(store.repo, {p["path"]: p["old_blob"] for p in plans if p["ops"]}) \
@@ -209,6 +215,20 @@ def apply(store, items: list[Item], *, attribution, dry_run: bool, one_commit: b
     if commits:
         _catch_up_index(store, progress)
     return reply
+
+
+def _at_base(base, keys: list[str]) -> dict:
+    """Each key's entry in `base` by its (fanned) path; a dry run on an old-shape store finds the
+    file at its old flat path (records/keys.py)."""
+    from kyb_cli.core.canon.tree import entries_at
+    from kyb_cli.core.records.keys import old_path_of_key, path_of_key
+
+    found = entries_at(base, [path_of_key(k) for k in keys])
+    missing = [k for k in keys if found[path_of_key(k)] is None]
+    old = entries_at(base, [old_path_of_key(k) for k in missing]) if missing and base is not None else {}
+    for k in missing:
+        found[path_of_key(k)] = old.get(old_path_of_key(k))
+    return found
 
 
 HINT_LIMIT = 200  # past this many records, the per-record hints would cost more than the import

@@ -32,8 +32,9 @@ _SAYS = {"missing": "the file is missing from the working tree",
 
 def lines(store, rows: list[dict]) -> tuple[list[str], list[str]]:
     """(problems, warnings) for doctor, each saying how to fix it."""
-    problems: list[str] = []
-    warnings: list[str] = []
+    from kyb_cli.core.canon.migrate import layout_lines
+
+    problems, warnings = layout_lines(store) if store.head_commit() is not None else ([], [])
     if journal.path_of(store.kyb_dir).exists():
         problems.append(f"worktree: an interrupted write or sync has not finished bringing the working tree "
                         f"along (.git/kyb/{journal.NAME}) — fix: {FIX}")
