@@ -96,7 +96,7 @@ def test_confident_is_right_for_nine_in_ten_on_topic_and_off_topic(result, mode)
     assert sum(not r[mode]["confident"] for r in off) / len(off) >= OFF_TOPIC_FLOOR
 
 
-@pytest.mark.xfail(strict=False, reason="off-topic not confident 40/47 and 41/47 here against 0.90 (issue 41)")
+@pytest.mark.xfail(strict=False, reason="off-topic not confident 40/47 here (hybrid and also) against 0.90 (issue 41)")
 @pytest.mark.parametrize("mode", ["hybrid", "also"])
 def test_off_topic_questions_are_not_confident_nine_in_ten(result, mode):
     off = [r for r in result["questions"] if r["kind"] == "off_topic"]
