@@ -60,8 +60,10 @@ def fused(answers: list[list[tuple[str, str]]], policy: str) -> list[tuple[str, 
     score: dict = {}
     best: dict = {}
     strong_in: dict = {}
+    ranks: dict = {}
     for q, hits in enumerate(answers):
         for rank, (key, strength) in enumerate(hits, 1):
+            ranks.setdefault((q, key), rank)
             score[key] = score.get(key, 0.0) + 1.0 / (k + rank)
             if key not in best or rank < best[key][0]:
                 best[key] = (rank, q, strength)
@@ -85,12 +87,20 @@ def fused(answers: list[list[tuple[str, str]]], policy: str) -> list[tuple[str, 
             return len(s) >= min(2, n)
         if policy == "original-or-two-others":
             return 0 in s or len(s - {0}) >= 2
+        if policy.startswith("two-or-top"):  # symmetric: every phrasing vouches, or one does and all rank it near
+            k_near = int(policy[len("two-or-top"):])
+            return len(s) == n or (bool(s) and all(ranks.get((q, key), 10**9) <= k_near for q in range(n)))
+        if policy.startswith("any-top"):  # symmetric: one phrasing says strong, every one ranks it near
+            k_near = int(policy[len("any-top"):])
+            return bool(s) and all(ranks.get((q, key), 10**9) <= k_near for q in range(n))
+        raise ValueError(policy)
         raise ValueError(policy)
 
     return [(key, strong(key)) for key in order]
 
 
-POLICIES = ("best-phrasing", "any", "original", "original-or-all", "two")
+POLICIES = ("best-phrasing", "any", "original", "original-or-all", "two", "any-top1", "any-top3", "any-top5",
+            "any-top10", "any-top24", "two-or-top1", "two-or-top2", "two-or-top3")
 
 
 def report(rows: list[dict]) -> None:

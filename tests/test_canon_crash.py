@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import pygit2
 import pytest
 
 from kyb_cli.core.canon.attribution import Attribution
@@ -20,6 +19,7 @@ from kyb_cli.core.kinds.knowledge import add_knowledge
 from kyb_cli.core.records.model import parse
 from kyb_cli.core.canon.repo import Store
 from support import oracle
+from support.worktree_check import fsck_clean, worktree_matches_head
 from kyb_cli.core.records.keys import path_of_key
 
 WHO = Attribution("test", "", "", "cli")
@@ -31,28 +31,6 @@ def git(store, *args: str) -> str:
 
 def head(store) -> str:
     return git(store, "rev-parse", "HEAD").strip()
-
-
-def fsck_clean(store) -> None:
-    subprocess.run(["git", "-C", str(store), "fsck", "--strict", "--no-dangling"], check=True, capture_output=True)
-
-
-def worktree_matches_head(store: Path) -> None:
-    """Every record file on disk is HEAD's blob, nothing else is there, and git sees a clean tree."""
-    repo = pygit2.Repository(str(store))
-    tree = repo.head.peel(pygit2.Commit).tree
-    for directory in ("knowledge", "incidents", "tasks"):  # record files sit in bucket directories
-        root = store / directory
-        on_disk = {p.relative_to(root).as_posix() for p in root.rglob("*")
-                   if not p.is_dir()} if root.exists() else set()
-        in_head = {f"{e.name}/{f.name}" for e in tree[directory] for f in tree[f"{directory}/{e.name}"]} \
-            if directory in tree else set()
-        assert on_disk == in_head, directory
-        assert all(not d.is_dir() or any(d.iterdir()) for d in root.glob("*")) if root.exists() else True
-        for name in in_head:
-            assert (root / name).read_bytes() == tree[f"{directory}/{name}"].data
-    assert git(store, "status", "--porcelain", "--untracked-files=all") == ""
-    assert not (store / ".git" / "kyb" / "pending.json").exists()
 
 
 def write(kyb, *args: str, body: str, fault: str | None = None):

@@ -21,9 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pygit2
 import pytest
 from kyb_cli.core.records.keys import path_of_key
+from support.worktree_check import fsck_clean, worktree_matches_head
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("before-commit", "before-ref", "after-ref", "after-worktree")
@@ -62,34 +62,6 @@ def faulted(kyb_env: dict[str, str], store: Path, point: str, action: str, *args
                           input=input, capture_output=True, text=True, env=env, timeout=60)
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
-
-def worktree_matches_head(store: Path) -> None:
-    """Every record file on disk is HEAD's blob, nothing else is there, git sees a clean tree, and no
-    journal or temp file is left."""
-    repo = pygit2.Repository(str(store))
-    tree = repo.head.peel(pygit2.Commit).tree
-    for directory in ("knowledge", "incidents", "tasks"):  # record files sit in bucket directories
-        root = store / directory
-        on_disk = {p.relative_to(root).as_posix() for p in root.rglob("*")
-                   if not p.is_dir()} if root.exists() else set()
-        in_head = {f"{e.name}/{f.name}" for e in tree[directory] for f in tree[f"{directory}/{e.name}"]} \
-            if directory in tree else set()
-        assert on_disk == in_head, directory
-        assert all(not d.is_dir() or any(d.iterdir()) for d in root.glob("*")) if root.exists() else True
-        for name in in_head:
-            assert (root / name).read_bytes() == tree[f"{directory}/{name}"].data
-    assert git(store, "status", "--porcelain", "--untracked-files=all") == ""
-    kyb_dir = store / ".git" / "kyb"
-    leftovers = [p.name for p in kyb_dir.iterdir() if "pending" in p.name] if kyb_dir.exists() else []
-    assert leftovers == []
-
-
-def fsck_clean(store: Path) -> None:
-    subprocess.run(["git", "-C", str(store), "fsck", "--strict", "--no-dangling"], check=True,
-                   capture_output=True)
-
-
-# -- the commands: how to run each, and what Git must show once it happened -------------------------
 
 def _blob(store: Path, rev: str, path: str) -> str | None:
     out = subprocess.run(["git", "-C", str(store), "show", f"{rev}:{path}"], capture_output=True, text=True)

@@ -198,7 +198,7 @@ def test_recall_and_the_prompt_hook_log_what_they_showed(kyb, env):
         assert kyb("add", "--key", key, "--title", title, "--body", body).code == 0
     assert kyb("query", "warm").code == 0
     _as(kyb, "agent-a", "recall", ON_TOPIC)
-    res = kyb("recall", "--hook-json", input=hook_input(ON_TOPIC, session="hook-s1"), env={"KYB_AGENT": "agent-h"})
+    res = kyb("recall", "--hook-json", input=hook_input(ON_TOPIC, session="hook-s1"), env={"KYB_AGENT": "agent-h", "KYB_RECALL_BUDGET_MS": "30000"})
     assert res.code == 0 and "checkout-port" in res.stdout, res.stderr
     rows = _as(kyb, "x", "reads", "checkout-port")["reads"]
     assert [(r["agent"], r["session"], r["transport"], r["mode"]) for r in rows] == [

@@ -194,16 +194,28 @@ def test_only_the_hits_returned_are_snipped(store_path, tiny, monkeypatch, also)
     assert not any(k.startswith("_") for h in r["hits"] for k in h)
 
 
-def test_other_phrasings_reorder_but_only_the_question_as_asked_vouches(store_path, tiny):
-    """Rule "several phrasings": a hit only another phrasing found ranks in the fused answer but is
-    weak; one the question found keeps its grading there, so `confident` is the question's own."""
+def test_other_phrasings_vouch_together(store_path, tiny, monkeypatch):
+    """Rule "several phrasings": a fused hit is strong when every phrasing grades it strong, or one
+    does and every phrasing ranks it in its first AGREE_RANK; a hit one phrasing never found is weak."""
+    from kyb_cli.core.search import phrasings
+
+    def answer(*graded):  # each phrasing: [(key, strength)] best first
+        return [([{"key": k, "strength": s} for k, s in hits], {"semantic": True}) for hits in graded]
+
+    q = [("a", "weak"), ("b", "strong"), ("c", "weak")]  # b: only q found it; c: q ranks it 3rd
+    r = [("c", "strong"), ("a", "weak")]
+    hits, out = phrasings.fuse_answers(answer(q, r), "current", ["q", "r"])
+    assert [(h["key"], h["strength"]) for h in hits] == [("a", "weak"), ("c", "weak"), ("b", "weak")]
+    assert out["phrasings"] == 2
+    near = [("c", "weak"), ("a", "weak")]
+    hits, _ = phrasings.fuse_answers(answer(near, r), "current", ["q", "r"])
+    assert hits[0]["key"] == "c" and hits[0]["strength"] == "strong"  # both rank it first, one vouches
+    both = [("a", "strong"), ("b", "weak"), ("x", "weak"), ("c", "strong")]
+    hits, _ = phrasings.fuse_answers(answer(both, r), "current", ["q", "r"])
+    assert {h["key"]: h["strength"] for h in hits}["c"] == "strong"  # every phrasing vouches
     seed(store_path)
-    vague = search(store_path, "weekly plans", semantic=True, also=("cache worker drains the queue",))
-    hit = next(h for h in vague["hits"] if h["key"] == "cache-worker")
-    assert hit["strength"] == "weak" and vague["confident"] is False and vague["phrasings"] == 2
     asked = search(store_path, "cache worker drains the queue", semantic=True, also=("weekly plans",))
-    assert asked["hits"][0]["key"] == "cache-worker" and asked["hits"][0]["strength"] == "strong"
-    assert asked["confident"] is True
+    assert asked["hits"][0]["key"] == "cache-worker" and asked["phrasings"] == 2
 
 
 def test_a_question_the_router_does_not_call_english_is_held_to_its_own_floor(store_path, tiny, monkeypatch):

@@ -80,7 +80,8 @@ def nearest_sql(conn, qvec: bytes, fp: str, s, n: int, *, require: str | None = 
         score = ("(SELECT 1.0 - vec_distance_cosine(vec_sub(x.vec, :cp), :qc) FROM vtext t JOIN vectors x "
                  "ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id = top.vid AND t.part = top.part)")
     sql = f"{with_}SELECT vid, key, state, cos, part, {score}, s FROM ({top}) AS top ORDER BY s DESC, key, vid DESC"
-    bound = params | {"fp": fp, "qv": qvec, "n": int(n), "bonus": semantic.FIRST_PASSAGE_BONUS, "wbest": semantic.BEST_WEIGHT}
+    bound = params | {"fp": fp, "qv": qvec, "n": int(n), "bonus": semantic.FIRST_PASSAGE_BONUS, "wbest": semantic.BEST_WEIGHT,
+                      "lpen": semantic.LENGTH_PENALTY}
     if centre:
         bound |= {"qc": centre[0], "cp": centre[1]}
     return [semantic.Near(vid, key, state, float(cos), part, None if z is None else float(z), float(m))

@@ -26,8 +26,13 @@ DETAILS: dict[str, str] = {
         "NOT word exclude (on both sides, in every mode); prefix* matches word starts; A AND B requires both. "
         "Bad syntax is searched as words.\n\n"
         "Several phrasings: when you ask in natural language (not an identifier), pass 1-3 rephrasings in "
-        "`also` (other words; English if you ask in another language): one fused answer finds the record more "
-        "often than the question alone."),
+        "`also`: one fused answer finds the record more often than the question alone (measured: a paraphrase "
+        "found in the top 3 0.59 alone, 0.85 with one rephrasing). Write each as the record's author would: "
+        "name the technical term, the system or the likely identifier the question only describes, and ask "
+        "in English when you ask in another language. Example: text \"how long does the card processor keep "
+        "resending failed notifications\", also [\"Stripe webhook retry schedule exponential backoff\"]. "
+        "Rephrase again when an answer is not `confident`. The phrasings vouch together, in any order: a hit "
+        "is strong when every phrasing grades it strong, or one does and every one ranks it in its first two."),
     "get": "A retracted or archived record says so and still shows its last content.",
     "diff": (
         "The revisions are shas, short shas, HEAD~2 or tags; the record is read as it stood there. Defaults: "

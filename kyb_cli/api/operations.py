@@ -47,7 +47,8 @@ QUERY = Operation("query", "Search records: current state, `history`, `as_of`, `
         "Other phrasings of the same question (up to 7), fused with it into one answer with one `confident`. "
         "Give them when the words of the records are unknown: a paraphrase in other words, the question in "
         "English when asked in another language, a likely identifier; or when a first answer was not confident. "
-        "They reorder the answer; `strength` and `confident` stay the judgement of the question as asked."),
+        "They vouch together, the same in any order: a hit is strong when every phrasing grades it strong, or "
+        "one does and every one ranks it in its first two."),
         example=["how is an order written to the database"], maximum=7, metavar="TEXT"),
     Field("limit", "integer", 10, "At most this many hits.", minimum=LIMIT_MIN, maximum=100),
     Field("tags", "strings", [], f"Only records with all these tags (comma list; on the CLI repeatable too; at most "

@@ -6,16 +6,17 @@ searched exactly as a question alone (its own lexical side, vector sides, fusion
 answers are then fused by reciprocal rank (RRF, k = RRF_K): a record that several phrasings put
 near the top comes first. Ranks, not scores: each phrasing's scores sit on its own level.
 
-Phrasings find; the question as asked vouches. A hit the original question also found is the
-original's hit (its `strength`, `found_by`, snippet); a hit only another phrasing found keeps that
-phrasing's fields but is `weak`. So `confident` is the original question's judgement over the fused
-order: each extra phrasing would otherwise be one more chance for a question about nothing stored
-to look strong somewhere. On the dev set (bench/exp_phrasings.py, docs/SEARCH.md "Several
-phrasings"), letting the phrasing that ranked a hit best grade it gave off-topic `confident: false`
-0.79 (on-topic `confident: true` 0.99); the original's grading 0.94 (on-topic 0.90). The answer's other fields
-(`semantic`, `pending_vectors`, `semantic_off`, `semantic_missing`) are the original question's;
-`phrasings` says how many were fused. Measured on the dev set with rephrasings written before
-measuring (bench/evalset/also.jsonl, docs/SEARCH.md "Several phrasings").
+The phrasings vouch together, and the answer is the same in any order (Q --also R == R --also Q:
+issue 41 found one order `weak`, the other `strong`, for the same record). A fused hit is strong
+when every phrasing grades it strong, or one does and every phrasing ranks it in its first
+AGREE_RANK; a hit some phrasing did not find at all is weak. Each extra phrasing graded on its own
+would be one more chance for a question about nothing stored to look strong somewhere. Replayed on
+the dev set's 212 questions with a rephrasing (bench/exp_phrasings.py, docs/SEARCH.md "Several
+phrasings"), on-topic `confident: true` / off-topic `confident: false`, fit half: the question as
+asked vouching (before, not symmetric) 0.82 / 0.86, every phrasing 0.75 / 0.86, this rule 0.90 /
+0.86; check half 0.74 / 0.88, 0.66 / 0.92, 0.87 / 0.85. The answer's other fields (`semantic`,
+`pending_vectors`, `semantic_off`, `semantic_missing`) are merged the same way (_merged);
+`phrasings` says how many were fused. Rephrasings written before measuring: bench/evalset/also.jsonl.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from kyb_cli.core.errors import UsageError
 
 MAX_PHRASINGS = 8  # the question and at most 7 others
 RRF_K = 60
+AGREE_RANK = 2  # ... or one grades it strong and every phrasing ranks it this high (fuse_answers)
 
 
 def checked(text: str, also) -> list[str]:
@@ -44,26 +46,51 @@ def _ident(mode: str, hit: dict):
     return (hit["key"], hit.get("sha")) if mode == "history" else hit["key"]
 
 
-def fuse_answers(answers: list[tuple[list[dict], dict]], mode: str) -> tuple[list[dict], dict]:
-    """One (hits, out) from each phrasing's (hits, out), the first being the original question's."""
+def fuse_answers(answers: list[tuple[list[dict], dict]], mode: str, texts: list[str] | None = None,
+                 ) -> tuple[list[dict], dict]:
+    """One (hits, out) from each phrasing's (hits, out) (`texts`: the phrasings, in the same order),
+    the same whatever their order.
+
+    Order: RRF over the phrasings (ties: the best rank any phrasing gave, then the identity). A hit
+    is strong when the phrasings agree on it: every one grades it strong, or one does and every one
+    ranks it within AGREE_RANK. So a question about nothing stored, asked twice, does not get two
+    chances to look strong somewhere, and a vague question whose rephrasing names the record's
+    terms is confident when both put the record on top. The hit shown is the one the best-ranking phrasing graded (among
+    those that found it strong, when it is strong; ties: the phrasing's text)."""
     score: dict = {}
-    best: dict = {}
-    for q, (hits, _out) in enumerate(answers):
+    seen: dict = {}  # ident -> [(rank, text, hit)] one per phrasing that found it
+    texts = list(texts) if texts is not None else [str(k) for k in range(len(answers))]
+    for (hits, _out), text in zip(answers, texts):
         for rank, hit in enumerate(hits, 1):
             i = _ident(mode, hit)
+            if any(t == text for _r, t, _h in seen.get(i, ())):
+                continue
             score[i] = score.get(i, 0.0) + 1.0 / (RRF_K + rank)
-            held = best.get(i)
-            if held is None or rank < held[0]:
-                best[i] = (rank, q, hit)
-    order = sorted(score, key=lambda i: (-score[i], best[i][0], str(i)))
-    original = {_ident(mode, hit): hit for hit in answers[0][0]}
+            seen.setdefault(i, []).append((rank, text, hit))
+    best = {i: min(found, key=lambda f: (f[0], f[1]))[0] for i, found in seen.items()}
+    order = sorted(score, key=lambda i: (-score[i], best[i], str(i)))
+    n = len(set(texts))  # a phrasing given twice counts once
     hits = []
     for i in order:
-        hit = original.get(i)
-        if hit is None:  # found by another phrasing only: it ranks, it does not vouch
-            hit = best[i][2]
-            hit["strength"] = "weak"
+        found = sorted(seen[i], key=lambda f: (f[0], f[1]))
+        vouch = [f for f in found if f[2]["strength"] == "strong"]
+        near = len(found) == n and all(r <= AGREE_RANK for r, _t, _h in found)
+        hit = (vouch or found)[0][2]
+        hit["strength"] = "strong" if len(vouch) == n or (vouch and near) else "weak"
         hits.append(hit)
-    out = dict(answers[0][1])
-    out["phrasings"] = len(answers)
-    return hits, out
+    return hits, _merged([out for _h, out in answers], texts, len(answers))
+
+
+def _merged(outs: list[dict], texts: list, n: int) -> dict:
+    """The answer's own fields, the same in any order: vectors ran when they ran for a phrasing,
+    pending is the most any phrasing saw, other fields from the first phrasing by text."""
+    merged: dict = {}
+    for _t, out in sorted(zip(texts, outs), key=lambda x: str(x[0])):
+        for k, v in out.items():
+            merged.setdefault(k, v)
+    merged["semantic"] = any(out.get("semantic") for out in outs)
+    pending = [out["pending_vectors"] for out in outs if "pending_vectors" in out]
+    if pending:
+        merged["pending_vectors"] = max(pending)
+    merged["phrasings"] = n
+    return merged

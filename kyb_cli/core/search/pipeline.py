@@ -74,7 +74,7 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
               wide=strong_only or len(phrasings) > 1, ordering=ordering)
 
     def run(f: Fresh) -> dict:
-        response = _response(f, [_phrasing(f, q, ask) for q in phrasings], ask)
+        response = _response(f, [_phrasing(f, q, ask) for q in phrasings], ask, phrasings)
         if annotate:
             from kyb_cli.core.index.trust import annotate_hits
 
@@ -86,12 +86,12 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     return response
 
 
-def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask) -> dict:
+def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask, texts: list[str] = ()) -> dict:
     """The phrasings' answers as one response: fused (several), strong only, cut to the limit."""
     if len(answers) > 1:
         from kyb_cli.core.search.phrasings import fuse_answers
 
-        hits, out = fuse_answers(answers, ask.mode)
+        hits, out = fuse_answers(answers, ask.mode, list(texts))
     else:
         hits, out = answers[0]
     if ask.strong_only:
@@ -218,14 +218,35 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     """
     lex, sem = _candidates(mode, ranked, side)
     listing = plan.match is None
-    cover, first = _coverage(conn, text, plan, ranked, lex, sem, listing, head)
+    unknown = _unmeasured(conn, lex, sem, side)
+    cover, best, first = _coverage(conn, text, plan, ranked, lex, sem, listing, head, unknown)
     if order_by is not None:
         order = order_by(lex, sem)
     elif side is not None:
         order = _fused_order(conn, mode, lex, sem, side, cover, first)
     else:
         order = [(i, rank, None, None) for rank, i in enumerate(lex, 1)]
-    return _hits(conn, parsed, order, lex, sem, side, cover, first, listing, explain)
+    return _hits(conn, parsed, order, lex, sem, side, cover, first, listing, explain, partial=bool(unknown),
+                 best=best)
+
+
+def _unmeasured(conn, lex: dict, sem: dict, side) -> set:
+    """The word candidates whose meaning the vector side cannot judge yet: no vector on any side
+    (pending, the filler has not reached them). Empty when nothing is pending (no cost)."""
+    if side is None or not side.pending:
+        return set()
+    outside = {v: i for i, (v, _h) in lex.items() if i not in sem}
+    if not outside:
+        return set()
+    if side.meanings is not None:  # both vector sides fused (search/route.py)
+        known = set(side.meanings)
+    elif side.qvec is not None and side.fingerprint is not None:
+        from kyb_cli.core.search.semantic import meaning_of
+
+        known = set(meaning_of(conn, side.qvec, side.fingerprint, sorted(outside)))
+    else:
+        return set()
+    return {i for v, i in outside.items() if v not in known}
 
 
 def _candidates(mode: str, ranked, side) -> tuple[dict, dict]:
@@ -242,21 +263,27 @@ def _ident(mode: str, vid: int, key: str):
 
 
 def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool,
-              head: str | None = None) -> tuple[dict, set]:
-    """How much of the question each candidate holds, and the hits that lead (_leaders)."""
+              head: str | None = None, unknown: set = frozenset()) -> tuple[dict, dict, set]:
+    """How much of the question each candidate holds (the whole record; its best passage: the two
+    differ for a long body, relevance.passage_cover), and the hits that lead (_leaders)."""
     from kyb_cli.core.search import relevance
 
     vids = sorted({vid for vid, _h in lex.values()} | {n.vid for n in sem.values()})
     weights = [] if listing else relevance.term_weights(conn, plan.terms, head)
     held = relevance.term_hits(conn, plan.terms, vids) if weights else {}
     vid_of = {i: v for i, (v, _h) in lex.items()} | {i: n.vid for i, n in sem.items()}
-    cover = {i: relevance.coverage(held.get(v, set()), weights) for i, v in vid_of.items()}
-    return cover, _leaders(text, ranked, lex, sem, cover, listing)
+    whole = {v: relevance.coverage(held.get(v, set()), weights) for v in set(vid_of.values())}
+    passage = relevance.passage_cover(conn, plan.terms, weights, whole) if weights else {}
+    cover = {i: whole[v] for i, v in vid_of.items()}
+    best = {i: passage.get(v, whole[v]) for i, v in vid_of.items()}
+    return cover, best, _leaders(text, ranked, lex, sem, cover, listing, unknown, best)
 
 
-def _leaders(text: str, ranked, lex: dict, sem: dict, cover: dict, listing: bool) -> set:
+def _leaders(text: str, ranked, lex: dict, sem: dict, cover: dict, listing: bool, unknown: set = frozenset(),
+             best: dict | None = None) -> set:
     """The hits that lead the answer: an identifier found whole, else a decisive word match (BM25
-    well ahead of the next, most of the question held, and the vector side agreeing enough)."""
+    well ahead of the next, most of the question held, and the vector side agreeing enough — or
+    unable to judge it: no vector yet, `unknown`)."""
     from kyb_cli.core.search import relevance
 
     identifier = not listing and relevance.looks_like_identifier(text.split())
@@ -267,8 +294,9 @@ def _leaders(text: str, ranked, lex: dict, sem: dict, cover: dict, listing: bool
     scores = [h["score"] for _v, h in ranked[:2]]
     ratio = scores[0] / scores[1] if len(scores) > 1 and scores[1] > 0 else float("inf")
     vrank = list(sem).index(top) + 1 if top in sem else None
-    near = not sem or (vrank is not None and vrank <= relevance.DECISIVE_VECTOR_RANK)
-    if ratio >= relevance.DECISIVE_BM25_RATIO and cover[top] >= relevance.DECISIVE_COVER and near:
+    near = not sem or top in unknown or (vrank is not None and vrank <= relevance.DECISIVE_VECTOR_RANK)
+    held = (best or cover)[top]  # a long body leads only when its words meet in one passage
+    if ratio >= relevance.DECISIVE_BM25_RATIO and held >= relevance.DECISIVE_COVER and near:
         return {top}
     return set()
 
@@ -297,8 +325,9 @@ def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first
 
 
 def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: set, listing: bool,
-          explain: bool) -> list[dict]:
-    """The hits in `order`: read (semantic-only ones), graded, snipped, explained."""
+          explain: bool, partial: bool = False, best: dict | None = None) -> list[dict]:
+    """The hits in `order`: read (semantic-only ones), graded, snipped, explained. `partial`: a
+    candidate has no vector yet, so the meaning side is no evidence (only words make a hit strong)."""
     from kyb_cli.core.search import relevance
     from kyb_cli.core.search.lexical import hits_for
 
@@ -309,6 +338,8 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
         from kyb_cli.core.search.route import is_english
 
         cal = relevance.for_question(cal, is_english(parsed.positive_text))
+    if partial:
+        cal = relevance.words_only(cal)
     words = _snippet_words(parsed)
     hits = []
     for i, lrank, vrank, fused_score in order:
@@ -322,11 +353,13 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
         if listing:
             hit["strength"], hit["found_by"] = "strong", "lexical"  # it satisfies all that was asked
         else:
-            relevance.grade(hit, lexical=cover.get(i, 0.0) > 0, cover=cover.get(i, 0.0), whole=i in first,
+            c = cover.get(i, 0.0)
+            b = (best or cover).get(i, c)
+            relevance.grade(hit, lexical=c > 0, cover=c, whole=i in first, best_cover=b,
                             sem_score=None if near is None else near.score, cal=cal)
         hit["snippet"] = _Snippet(words, None if near is None else near.part)  # cut once kept: _snipped
         if explain:
-            hit["explain"] = _explain(near, lrank, vrank, bm25, fused_score, cover.get(i, 0.0), cal)
+            hit["explain"] = _explain(near, lrank, vrank, bm25, fused_score, (best or cover).get(i, 0.0), cal)
         hits.append(hit)
     return hits
 

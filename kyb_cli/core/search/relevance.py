@@ -94,6 +94,14 @@ def for_question(cal: Calibration, english: bool) -> Calibration:
     return replace(cal, floor=cal.floor_other)
 
 
+def words_only(cal: Calibration) -> Calibration:
+    """`cal` with no semantic evidence: while a candidate of the answer has no vector yet, the
+    meaning side is known to be partial, so a hit is strong by its words alone (rule "how sure")."""
+    from kyb_cli.core.plain import replace
+
+    return replace(cal, floor=None, agree_cover=None, agree_floor=None)
+
+
 def _float(value) -> float | None:
     return None if value is None else float(value)
 
@@ -168,17 +176,75 @@ def term_hits(conn, terms: list[str], vids: list[int]) -> dict[int, set[int]]:
     return out
 
 
+# A long body is judged by its best passage: its words count when they meet in one passage (the
+# passages the vector side embeds, core/embed/recipe.py), not anywhere in 27 kB (issue 41: an essay
+# held most of any question's common words and led, `strong`, over the short note that answers).
+# The best passage's share decides a word lead (pipeline._leaders) and strength by words alone
+# (grade); fusion and the agreement rule keep the whole record's share: on the dev set, the
+# agreement rule by passage cost on-topic `confident: true` 0.92 -> 0.89 (off-topic `confident:
+# false` 0.85 -> 0.89) and fusion by passage paraphrase top-3 0.59 -> 0.57 (docs/SEARCH.md "The
+# last points"). Only candidates holding at least PASSAGE_FROM of the question are looked at (the
+# least either use needs, LEXICAL_COVER), and only bodies over PASSAGE_CHARS can have two passages.
+PASSAGE_FROM = 0.5
+PASSAGE_CHARS = 900
+
+
+def passage_cover(conn, terms: list[str], weights: list[float], cover: dict[int, float]) -> dict[int, float]:
+    """{vid: the share of the question's weight its best passage holds} for the versions of `cover`
+    (vid -> coverage of the whole version) cut into several passages; the others are left out. The
+    passages are matched by FTS5 with the index's own tokenizer, in a temporary table of this
+    connection emptied after use."""
+    from kyb_cli.core.embed.recipe import passages
+    from kyb_cli.core.index.schema import TOKENIZER, decode
+
+    look = sorted(v for v, c in cover.items() if c >= PASSAGE_FROM - 1e-9)
+    if not look or not terms:
+        return {}
+    marks = ",".join(str(int(v)) for v in look)
+    owner: dict[int, int] = {}
+    rows: list[tuple[int, str]] = []
+    for vid, raw in conn.execute(f"SELECT id, doc FROM versions WHERE id IN ({marks})"):
+        doc = decode(raw)
+        if len(str(doc.get("body") or "")) <= PASSAGE_CHARS:
+            continue
+        parts = passages(doc)
+        if len(parts) < 2:
+            continue
+        for text in parts:
+            owner[len(rows) + 1] = vid
+            rows.append((len(rows) + 1, text))
+    if not rows:
+        return {}
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.passage_words USING fts5(text, tokenize='{TOKENIZER}')")
+    try:
+        conn.executemany("INSERT INTO temp.passage_words(rowid, text) VALUES (?, ?)", rows)
+        held: dict[int, set[int]] = {}
+        for i, t in enumerate(terms):
+            for (rowid,) in conn.execute("SELECT rowid FROM temp.passage_words WHERE passage_words MATCH ?", (t,)):
+                held.setdefault(rowid, set()).add(i)
+    finally:
+        conn.execute("DELETE FROM temp.passage_words")
+    out = {owner[r]: 0.0 for r in owner}
+    for rowid, got in held.items():
+        vid = owner[rowid]
+        out[vid] = max(out[vid], coverage(got, weights))
+    return out
+
+
 def coverage(held: set[int], weights: list[float]) -> float:
     total = sum(weights)
     return 0.0 if total <= 0 else sum(weights[i] for i in held) / total
 
 
 def grade(hit: dict, *, lexical: bool, cover: float, whole: bool, sem_score: float | None,
-          cal: Calibration) -> None:
-    """Set `strength` and `found_by` on one hit. `whole`: it holds an identifier question as written."""
+          cal: Calibration, best_cover: float | None = None) -> None:
+    """Set `strength` and `found_by` on one hit. `whole`: it holds an identifier question as written.
+    `best_cover`: the share its best passage holds (passage_cover; default `cover`): words alone
+    make a hit strong only when they meet in one passage."""
+    best_cover = cover if best_cover is None else best_cover
     sem_strong = (cal.floor is not None and sem_score is not None
                   and sem_score + cal.lexical_boost * cover >= cal.floor)
-    lex_strong = lexical and (whole or cover >= cal.lexical_cover - 1e-9)
+    lex_strong = lexical and (whole or best_cover >= cal.lexical_cover - 1e-9)
     agree = (lexical and cal.agree_cover is not None and cal.agree_floor is not None and sem_score is not None
              and cover >= cal.agree_cover - 1e-9 and sem_score >= cal.agree_floor)
     hit["strength"] = "strong" if (lex_strong or sem_strong or agree) else "weak"
