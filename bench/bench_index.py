@@ -33,20 +33,32 @@ def add_commits(path: Path, n: int, start: int) -> None:
     """n new commits on HEAD (updates, new keys, a retraction), written as a plain git client would."""
     import pygit2
 
-    from kyb_cli.core.records.model import Record
     from kyb_cli.core.canon.tree import BLOB_MODE, apply_changes
+    from kyb_cli.core.records.keys import key_of_path, path_of_key
+    from kyb_cli.core.records.model import Record
 
     repo = pygit2.Repository(str(path))
-    names = [e.name for e in repo.head.peel(pygit2.Commit).tree["knowledge"]][:n]
+    keys: list[str] = []  # knowledge keys at HEAD, in either shape (a flat store stays flat: no move)
+    for entry in repo.head.peel(pygit2.Commit).tree["knowledge"]:
+        children = [e.name for e in repo[entry.id]] if entry.type_str == "tree" else [entry.name]
+        prefix = f"knowledge/{entry.name}/" if entry.type_str == "tree" else "knowledge/"
+        keys += [k for k in (key_of_path(prefix + c) for c in children) if k]
+        if len(keys) >= n:
+            break
+    flat = not any(e.type_str == "tree" for e in repo.head.peel(pygit2.Commit).tree["knowledge"])
+
+    def where(key: str) -> str:
+        return f"knowledge/{key}.md" if flat else path_of_key(key)
+
     for i in range(n):
         head = repo.head.peel(pygit2.Commit)
         if i % 10 == 9:
-            parts, blob = ["knowledge", names[i]], None
+            change = {where(keys[i]): None}
         else:
-            key = f"bench-new-{i}" if i % 3 == 0 else names[i][:-3]
+            key = f"bench-new-{i}" if i % 3 == 0 else keys[i]
             text = Record(key=key, title=f"Bench {i}", body=f"catch-up commit {i} port 7070").to_markdown()
-            parts, blob = ["knowledge", f"{key}.md"], repo.create_blob(text.encode())
-        tree = apply_changes(repo, head.tree, {"/".join(parts): None if blob is None else (blob, BLOB_MODE)})
+            change = {where(key): (repo.create_blob(text.encode()), BLOB_MODE)}
+        tree = apply_changes(repo, head.tree, change)
         sig = pygit2.Signature("bench", "bench@localhost", start + i, 0)
         repo.create_commit("HEAD", sig, sig, f"bench commit {i}\n", tree, [head.id])
 

@@ -1,7 +1,9 @@
 """Growth: a fresh clone of a 1k, 10k or 100k-key store, every stage timed with its peak memory.
 
-    python bench/gen_store.py 100000 --per-commit 1000 --out /tmp/kyb-100k --progress   # once (~15 min)
-    python bench/bench_large.py --keys 1000 --keys 10000 --store /tmp/kyb-100k --out /tmp/growth.jsonl
+    python bench/gen_store.py 100000 --out /tmp/kyb-100k --progress        # once, one commit per version
+    python bench/gen_store.py 100000 --flat --per-commit 1000 --out /tmp/kyb-100k-flat   # for `migrate`
+    python bench/bench_large.py --keys 1000 --keys 10000 --no-local --out /tmp/growth.jsonl
+    python bench/bench_large.py --store /tmp/kyb-100k --flat-store /tmp/kyb-100k-flat --no-local --out …
     KYB_MODEL=… python bench/bench_large.py --store /tmp/kyb-100k --hybrid --out /tmp/growth.jsonl
     python bench/bench_large.py --table --plot docs/growth.png --out /tmp/growth.jsonl  # table and plot only
     python bench/bench_large.py --keys 10000 --no-local --stages clone,history        # the outside run
@@ -18,9 +20,17 @@ average is printed next to every figure (`load`), as the machine is shared. Stag
 - lexical      p50/p95 of `kyb query … --no-semantic` on the complete index;
 - hybrid       (--hybrid, KYB_MODEL) p50 while the filler is still embedding passages;
 - catch_up     `fresh()` after 100 new commits on top;
-- write        one `kyb add` (a write at this size);
+- write        `--writes` (default 9) `kyb add`s of new keys, one after the other: p50, p95, the
+               first, the peak; and what .git grows by per write, measured twice: the loose objects
+               (`git count-objects -v` size, KiB on disk — objects as kyb writes them, unpacked, the
+               way a user's disk sees them until a gc packs them) and `du -sk .git` less `.git/kyb`
+               (the sidecar), which also counts git's index file, refs and the reflog;
 - sync         `kyb sync` merging a peer commit of 1,000 new records with one local write;
-- import       `kyb import` of 10,000 Markdown documents into the clone.
+- import       `kyb import` of 10,000 Markdown documents into the clone;
+- migrate      a clone of an old flat store of the same size (gen_store.py --flat; `--keys` builds it
+               batched: 1 write a commit at 1k, 100 at 10k, 1,000 beyond), its index built, then
+               `kyb migrate` (the one move commit), what .git grew by, and the next `kyb query`
+               (the sidecar's catch-up over a commit that moves every record).
 """
 
 from __future__ import annotations
@@ -45,7 +55,8 @@ from bench_coldstart import WORDS, _stop_filler  # noqa: E402
 from gen_store import generate, stats  # noqa: E402
 
 WORK = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-bench-large"
-STAGES = ("clone", "first", "history", "lexical", "hybrid", "catch_up", "write", "sync", "import")
+STAGES = ("clone", "first", "history", "lexical", "hybrid", "catch_up", "write", "sync", "import", "migrate")
+WRITES = 9
 QUESTION = "checkout port 9090"
 SYNC_RECORDS = 1000
 IMPORT_DOCS = 10_000
@@ -71,6 +82,67 @@ def timed(cmd: list[str], env: dict[str, str] | None = None, check: bool = True)
 
 def kyb(env: dict[str, str], *args: str) -> dict:
     return timed([sys.executable, "-m", "kyb_cli", *args], env)
+
+
+def git_kib(path: Path) -> dict:
+    """KiB .git holds: its loose objects (`git count-objects -v` size) and all of it less the sidecar."""
+    counts = dict(line.split(": ") for line in subprocess.run(
+        ["git", "-C", str(path), "count-objects", "-v"], capture_output=True, text=True, check=True).stdout.splitlines())
+    du = subprocess.run(["du", "-sk", "--exclude=kyb", str(path / ".git")], capture_output=True, text=True, check=True)
+    return {"loose_kib": int(counts["size"]), "loose_count": int(counts["count"]), "git_kib": int(du.stdout.split()[0])}
+
+
+def growth(before: dict, after: dict, n: int) -> dict:
+    return {"loose_kb_per_write": round((after["loose_kib"] - before["loose_kib"]) * 1.024 / n, 1),
+            "loose_objects_per_write": round((after["loose_count"] - before["loose_count"]) / n, 1),
+            "git_kb_per_write": round((after["git_kib"] - before["git_kib"]) * 1.024 / n, 1)}
+
+
+def write_stage(path: Path, env: dict[str, str], out: dict, args) -> None:
+    """`args.writes` `kyb add`s of new keys: latency p50/p95, the first, peak memory, .git growth a write."""
+    before = git_kib(path)
+    runs = [kyb(env, "add", "--key", f"bench-write-{i}", "--title", f"Bench write {i}",
+                "--body", f"write {i} of the growth bench: {WORDS[i % len(WORDS)]} port 8080")
+            for i in range(args.writes)]
+    after = git_kib(path)
+    out["write"] = pcts([r["s"] for r in runs]) | {
+        "s": round(statistics.median(r["s"] for r in runs), 3), "first_s": runs[0]["s"], "writes": args.writes,
+        "peak_mib": max(r["peak_mib"] or 0 for r in runs), "load": load()} | growth(before, after, args.writes)
+
+
+def migrate_stage(flat: Path, args, out: dict) -> None:
+    """A fresh clone of an old flat store, its index built, then `kyb migrate` and the next query."""
+    info = stats(flat)
+    work = WORK / f"{flat.name}-migrate"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    path, home = work / "clone", work / "home"
+    home.mkdir()
+    subprocess.run(["git", "clone", "-q", *(["--no-local"] if args.no_local else []), str(flat), str(path)], check=True)
+    env = environment(path, home, None)
+    seen: dict = {}
+    history_loop(path, env, seen)
+    _stop_filler(path)
+    before = git_kib(path)
+    run = kyb(env, "migrate")
+    reply = json.loads(run["stdout"])
+    after = git_kib(path)
+    grew = growth(before, after, 1)
+    query = kyb(env, "query", QUESTION, "--no-semantic")
+    out["migrate"] = figure(run) | {"moved": reply.get("moved"), "flat_versions": info["versions"],
+                                    "flat_commits": info["commits"],
+                                    "loose_kb": grew["loose_kb_per_write"], "git_kb": grew["git_kb_per_write"],
+                                    "flat_history_s": (seen.get("history") or {}).get("s")}
+    out["after_migrate_query"] = figure(query)
+    _stop_filler(path)
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def flat_source(keys: int) -> Path:
+    """The old-shape store of `keys` keys (cached): one write a commit at 1k, batched beyond (a flat tree
+    of every key rewritten by each commit makes fast-import itself take hours one write a commit)."""
+    return generate(keys, flat=True, per_commit=1 if keys <= 1000 else 100 if keys <= 10_000 else 1000)
 
 
 def figure(run: dict) -> dict:
@@ -137,21 +209,26 @@ def sync_stage(path: Path, env: dict[str, str], work: Path, out: dict, args) -> 
     texts = {f"peer-{i}": record_text(f"peer-{i}", body=f"peer record {i} {WORDS[i % len(WORDS)]} port 8080")
              for i in range(args.sync_records)}
     Peer(remote).push_records(texts, work / "bulk", "peer: 1000 records\n")
-    out["write"] = figure(kyb(env, "add", "--key", "bench-local-write", "--title", "Local write",
-                              "--body", "a local write before the sync"))
+    out["sync_local_write"] = figure(kyb(env, "add", "--key", "bench-local-write", "--title", "Local write",
+                                         "--body", "a local write before the sync"))
     run = kyb(env, "sync")
     out["sync"] = figure(run) | {"records": args.sync_records}
 
 
-def bench(label: str, src: Path, args, model: str | None) -> dict:
+def bench(label: str, src: Path, args, model: str | None, flat: Path | None = None) -> dict:
     info = stats(src)
+    if args.stages == "migrate" and flat is not None:  # the move alone: no clone of the new-shape store
+        out = {"keys": info["keys"], "commits": info["commits"], "versions": info["versions"], "load_before": load()}
+        migrate_stage(flat, args, out)
+        return out | {"load_after": load()}
     work = WORK / label
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     path, home = work / "clone", work / "home"
     home.mkdir()
     out: dict = {"keys": info["keys"], "commits": info["commits"], "versions": info["versions"],
-                 "writes_per_commit": info.get("writes_per_commit", 1), "load_before": load()}
+                 "writes_per_commit": info.get("writes_per_commit", 1), "shape": info.get("shape", "flat"),
+                 "load_before": load()}
     stages = set(args.stages.split(",")) if args.stages else set(STAGES) - ({"hybrid"} if not args.hybrid else set())
     clone = ["git", "clone", "-q", *(["--no-local"] if args.no_local else []), str(src), str(path)]
     out["clone"] = figure(timed(clone)) | {"no_local": args.no_local}
@@ -190,7 +267,9 @@ def bench(label: str, src: Path, args, model: str | None) -> dict:
                 "t = time.perf_counter(); f = fresh(Path(sys.argv[1])); print(time.perf_counter() - t)")
         run = timed([sys.executable, "-c", code, str(path)], dict(env, KYB_BACKGROUND="off"))
         out["catch_up"] = figure(run) | {"commits": 100, "in_process_s": round(float(run["stdout"]), 3)}
-    if "sync" in stages or "write" in stages:
+    if "write" in stages:
+        write_stage(path, env, out, args)
+    if "sync" in stages:
         sync_stage(path, env, work, out, args)
     if "import" in stages:
         from bench_import import make_notes
@@ -209,9 +288,11 @@ def bench(label: str, src: Path, args, model: str | None) -> dict:
             out["log_per_commit_ms"] = round(log["s"] / n * 1000, 3)
             out["log_per_commit_load"] = load()
     _stop_filler(path)
-    out["load_after"] = load()
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
+    if "migrate" in stages and flat is not None:
+        migrate_stage(flat, args, out)
+    out["load_after"] = load()
     return out
 
 
@@ -264,15 +345,22 @@ def table(results: list[dict]) -> str:
     head = "| stage | " + " | ".join(f"{r['keys']:,} keys ({r['versions']:,} versions, {r['commits']:,} commits)"
                                      for r in rows) + " |"
     lines = [head, "|---|" + "---|" * len(rows)]
-    for label, stage, ms in (("first answer (≤ 3 s)", "first", False),
+    for label, stage, ms in (("`git clone` (`--no-local`: the pack protocol)", "clone", False),
+                             ("first answer (≤ 3 s)", "first", False),
                              ("history complete, asked in a loop (≤ 120 s)", "history", False),
                              ("lexical p50 (≤ 150 ms)", "lexical", True),
                              ("hybrid p50, vectors pending (≤ 2× lexical)", "hybrid", True),
                              ("catch-up after 100 commits (≤ 1 s)", "catch_up", False),
-                             ("one write (`kyb add`)", "write", False),
+                             ("one write (`kyb add`), p50 (at 100k ≤ 2× at 1k)", "write", False),
                              ("sync merging 1,000 incoming records (≤ 10 s)", "sync", False),
                              ("import of 10,000 documents", "import", False)):
         lines.append(f"| {label} | " + " | ".join(cell(r, stage, ms) for r in rows) + " |")
+    lines.insert(9, "| .git growth a write: loose objects / all of .git (≤ 64 kB) | " + " | ".join(
+        f"{r['write']['loose_kb_per_write']:g} kB / {r['write']['git_kb_per_write']:g} kB"
+        if "loose_kb_per_write" in (r.get("write") or {}) else "—" for r in rows) + " |")
+    lines.append("| `kyb migrate` of the old flat shape (one commit) | " + " | ".join(cell(r, "migrate") for r in rows) + " |")
+    lines.append("| first `kyb query` after the migrate (catch-up over the move) | " + " | ".join(
+        cell(r, "after_migrate_query") for r in rows) + " |")
     lines.append("| `python -c pass` p50 (same run) | " + " | ".join(
         f"{(r.get('lexical') or {}).get('python_pass_p50_ms', '—')} ms" for r in rows) + " |")
     return "\n".join(lines)
@@ -283,9 +371,13 @@ def main() -> None:
     ap.add_argument("--keys", type=int, action="append", default=[], help="a gen_store.py store (cached)")
     ap.add_argument("--store", type=Path, action="append", default=[], help="a store gen_store.py built (--out)")
     ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--writes", type=int, default=WRITES, help="`kyb add`s in the write stage")
+    ap.add_argument("--flat-store", type=Path, action="append", default=[],
+                    help="an old-shape store (gen_store.py --flat --out) for each --store, in order, for `migrate`")
     ap.add_argument("--hybrid", action="store_true", help="also hybrid p50 while vectors are pending (KYB_MODEL)")
     ap.add_argument("--no-local", action="store_true", help="clone through the pack protocol (the outside run)")
-    ap.add_argument("--stages", help=f"comma-separated subset of {','.join(STAGES)} (clone, first, history always run)")
+    ap.add_argument("--stages", help=f"comma-separated subset of {','.join(STAGES)} (clone, first, history always "
+                                     "run, except for migrate alone)")
     ap.add_argument("--sync-records", type=int, default=SYNC_RECORDS, help="records in the peer's commit")
     ap.add_argument("--import-docs", type=int, default=IMPORT_DOCS, help="documents imported into the clone")
     ap.add_argument("--out", type=Path, help="append each result as a JSON line here")
@@ -294,8 +386,11 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the clone under $KYB_BENCH_DIR/kyb-bench-large")
     args = ap.parse_args()
     model = os.environ.get("KYB_MODEL") if args.hybrid else None
-    for label, src in [(f"{k}", generate(k)) for k in args.keys] + [(p.name, p) for p in args.store]:
-        result = bench(label, src, args, model)
+    migrating = not args.stages or "migrate" in args.stages.split(",")
+    sources = [(f"{k}", generate(k), flat_source(k) if migrating else None) for k in args.keys]
+    sources += [(p.name, p, args.flat_store[i] if i < len(args.flat_store) else None) for i, p in enumerate(args.store)]
+    for label, src, flat in sources:
+        result = bench(label, src, args, model, flat)
         print(json.dumps(result), flush=True)
         if args.out:
             with args.out.open("a") as f:

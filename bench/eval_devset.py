@@ -36,7 +36,7 @@ from evalset import checks  # noqa: E402  (no kyb import: runs before the enviro
 BASE = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-evalset"
 MODES = ("lexical", "vectors", "hybrid", "also")  # also: hybrid with bench/evalset/also.jsonl's phrasings
 ALSO_FILE = ROOT / "bench" / "evalset" / "also.jsonl"
-FORMAT = "2"  # bump when the way the store is built changes
+FORMAT = "3"  # 3: records fanned out (keys.path_of_key, issue 39); bump when the way the store is built changes
 LIMIT = 10
 
 
@@ -85,7 +85,10 @@ def record_text(doc: dict) -> str:
 
 
 def build_store(path: Path, docs: list[dict]) -> None:
-    """One `kyb: add` commit per document on branch main, streamed into git fast-import."""
+    """One `kyb: add` commit per document on branch main, streamed into git fast-import, each record
+    at the path kyb writes it (`knowledge/<h>/<key>.md`)."""
+    from kyb_cli.core.records.keys import path_of_key
+
     if path.exists():
         shutil.rmtree(path)
     path.mkdir(parents=True)
@@ -106,7 +109,7 @@ def build_store(path: Path, docs: list[dict]) -> None:
         when += 60
         raw = record_text(doc).encode()
         msg = f"kyb: add {doc['key']}\n\nKyb-Action: add\nKyb-Agent: evalset\nKyb-Transport: cli\n"
-        commit(msg, f"M 100644 inline knowledge/{doc['key']}.md\n".encode() + b"data %d\n" % len(raw) + raw + b"\n")
+        commit(msg, f"M 100644 inline {path_of_key(doc['key'])}\n".encode() + b"data %d\n" % len(raw) + raw + b"\n")
     out.write(b"done\n")
     out.close()
     if proc.wait() != 0:

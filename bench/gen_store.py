@@ -1,13 +1,16 @@
 """Generate a realistic kyb store: N keys, mean ~3.7 versions per key, 3/4 of keys with two or more
 (as measured in seed 002), some retractions (and re-adds), archived incidents and tasks.
 
-One write = one commit, as kyb makes them. Objects are streamed into `git fast-import`, which
-writes one delta-compressed pack: with pygit2 loose objects every commit would store a fresh
-`knowledge/` tree (~0.5 MB at 10k keys), gigabytes for a 10k-key history. Stores are cached under
-/tmp/kyb-bench-stores/<n>-<seed> and reused.
+One write = one commit, as kyb makes them. Records are at their fanned-out paths
+(`knowledge/<h>/<key>.md`, keys.path_of_key; issue 39), so a commit rewrites the root, a kind's tree
+of 256 entries and one small bucket: one commit per version is feasible at 100k keys. `--flat` makes
+a store of the old flat shape (`knowledge/<key>.md`), to measure `kyb migrate`. Objects are streamed
+into `git fast-import` (one delta-compressed pack). Stores are cached under
+/tmp/kyb-bench-stores/fan-<n>-<seed> (flat: flat-<n>-<seed>) and reused.
 
     python bench/gen_store.py 10000            # prints the path and the version statistics
-    python bench/gen_store.py 100000 --per-commit 1000 --out /tmp/kyb-100k --progress
+    python bench/gen_store.py 100000 --out /tmp/kyb-100k --progress
+    python bench/gen_store.py 10000 --flat     # the old shape, for `kyb migrate`
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from pathlib import Path
 
 CACHE = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-bench-stores"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kyb_cli.core.records.keys import old_path_of_key, path_of_key  # noqa: E402
 
 WORDS = ("checkout orders payments billing gateway cache redis postgres kafka nats deploy rollout "
          "terraform helm ingress latency timeout retry queue worker cron backup replica shard index "
@@ -42,6 +47,11 @@ def _n_versions(rng: random.Random) -> int:
     if rng.random() < 0.25:
         return 1
     return 2 + int(round(rng.expovariate(1 / 2.6)))
+
+
+def _key(path: str) -> str:
+    """The key a generated path names (its last component, flat or fanned out)."""
+    return path.rsplit("/", 1)[-1][:-3]
 
 
 def _record(key: str, rng: random.Random, v: int, final: bool = False) -> str:
@@ -65,15 +75,15 @@ def _record(key: str, rng: random.Random, v: int, final: bool = False) -> str:
     return Record(key=key, title=title, body=body, tags=tags, **fields).to_markdown()
 
 
-def plan(n: int, seed: int) -> list[tuple[str, str, str | None]]:
+def plan(n: int, seed: int, flat: bool = False) -> list[tuple[str, str, str | None]]:
     """(path, verb, content or None for a deletion), in commit order."""
     rng = random.Random(seed)
     per_key: list[list[tuple[str, str, str | None]]] = []
     for i in range(n):
         r = rng.random()
         key = f"inc-{i:06d}-outage" if r < 0.1 else f"task-{i:06d}-work" if r < 0.2 else f"k{i:06d}-{rng.choice(WORDS)}"
-        d = "incidents" if key.startswith("inc-") else "tasks" if key.startswith("task-") else "knowledge"
-        path = f"{d}/{key}.md"
+        path = old_path_of_key(key) if flat else path_of_key(key)
+        d = path.split("/")[0]
         nv = _n_versions(rng)
         steps: list[tuple[str, str, str | None]] = []
         archived = d != "knowledge" and rng.random() < 0.5
@@ -97,20 +107,28 @@ def plan(n: int, seed: int) -> list[tuple[str, str, str | None]]:
     return out
 
 
-def generate(n: int, seed: int = 1, path: Path | None = None, progress: bool = False, per_commit: int = 1) -> Path:
+def generate(n: int, seed: int = 1, path: Path | None = None, progress: bool = False, per_commit: int = 1,
+             flat: bool = False) -> Path:
     """`per_commit` > 1: that many writes of distinct keys share a commit (as `kyb import` or a sync
-    merge makes them). One write per commit costs git O(keys) per commit, in a flat directory: at
-    100k keys a 4 MB tree is hashed and deltified per write, hours for 380k writes (BENCHMARKS.md)."""
-    path = path or CACHE / (f"{n}-{seed}" if per_commit == 1 else f"{n}-{seed}-x{per_commit}")
+    merge makes them). `flat`: the old shape (one tree of every key, rewritten by every commit: hours
+    of fast-import at 100k keys one write a commit; batch it)."""
+    name = f"{'flat' if flat else 'fan'}-{n}-{seed}" + ("" if per_commit == 1 else f"-x{per_commit}")
+    path = path or CACHE / name
     if (path / ".git" / "kyb-bench-done").exists():
         return path
     if path.exists():
         shutil.rmtree(path)
     path.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
-    steps = plan(n, seed)
+    steps = plan(n, seed, flat)
     rng = random.Random(seed + 1)
-    when = 1_735_689_600  # 2025-01-01T00:00:00Z
+    gaps = [rng.choice((0, 1, 5, 30, 120, 600, 3600)) for _ in range(len(steps) + 1)]
+    gaps.reverse()  # popped from the end: the same draws, in the same order, as one choice per commit
+    # From 2025-01-01, unless the history would run past 2026-01-01 (~622 s a commit: 100k keys one
+    # write a commit span 7 years): then it starts earlier and ends there. A history dated in the
+    # future would make every kyb write a commit older than its parent, and a clock skew a walk with
+    # a hidden commit pays for with the whole history (libgit2's revwalk, walk.py: 4 s at 100k keys).
+    when = min(1_735_689_600, 1_767_225_600 - sum(gaps))
     proc = subprocess.Popen(["git", "-C", str(path), "fast-import", "--quiet", "--done"],
                             stdin=subprocess.PIPE, stdout=sys.stderr if progress else None)
     out = proc.stdin
@@ -144,10 +162,10 @@ def generate(n: int, seed: int = 1, path: Path | None = None, progress: bool = F
         in_batch.clear()
         if not batch:
             return
-        when += rng.choice((0, 1, 5, 30, 120, 600, 3600))
+        when += gaps.pop()
         if len(batch) == 1:
             path_, verb, _c = batch[0]
-            key = path_.split("/")[1][:-3]
+            key = _key(path_)
             msg = f"kyb: {verb} {key}\n\nKyb-Action: {verb}\nKyb-Agent: bench\nKyb-Transport: cli\n"
         else:
             msg = f"kyb: import {len(batch)} records\n\nKyb-Action: import\nKyb-Agent: bench\nKyb-Transport: cli\n"
@@ -171,7 +189,8 @@ def generate(n: int, seed: int = 1, path: Path | None = None, progress: bool = F
     subprocess.run(["git", "-C", str(path), "reset", "-q", "--hard", "main"], check=True)
     versions = sum(1 for _p, _v, c in steps if c is not None)
     (path / ".git" / "kyb-bench-done").write_text(json.dumps({"keys": n, "commits": n_commits + 1, "versions": versions,
-                                                              "writes_per_commit": per_commit}))
+                                                              "writes_per_commit": per_commit,
+                                                              "shape": "flat" if flat else "fan-out"}))
     return path
 
 
@@ -186,8 +205,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, help="where to build it (default: the cache directory)")
     ap.add_argument("--progress", action="store_true", help="report every 10,000 writes on stderr")
     ap.add_argument("--per-commit", type=int, default=1, help="writes of distinct keys per commit (default 1)")
+    ap.add_argument("--flat", action="store_true", help="the old flat shape knowledge/<key>.md (to measure kyb migrate)")
     args = ap.parse_args()
-    path = generate(args.keys, args.seed, args.out, args.progress, max(1, args.per_commit))
+    path = generate(args.keys, args.seed, args.out, args.progress, max(1, args.per_commit), args.flat)
     print(json.dumps({"path": str(path), **stats(path)}))
 
 

@@ -68,10 +68,29 @@ def test_import_benchmark_runs(tmp_path):
 
 
 def test_growth_benchmark_runs_every_stage_with_peak_memory(tmp_path):
-    rows = _bench("bench_large.py", "--keys", "300", "--runs", "1", "--sync-records", "5", "--import-docs", "8",
-                  "--out", str(tmp_path / "growth.jsonl"), "--table", tmp_path=tmp_path)
+    rows = _bench("bench_large.py", "--keys", "300", "--runs", "1", "--writes", "2", "--sync-records", "5",
+                  "--import-docs", "8", "--out", str(tmp_path / "growth.jsonl"), "--table", tmp_path=tmp_path)
     result = rows[-1]
-    for stage in ("clone", "first", "history", "catch_up", "write", "sync", "import"):
+    assert result["shape"] == "fan-out"
+    for stage in ("clone", "first", "history", "catch_up", "write", "sync", "import", "migrate"):
         assert result[stage]["s"] > 0 and "load" in result[stage], stage
     assert result["first"]["peak_mib"] > 0 and result["lexical"]["p50_ms"] > 0
     assert result["import"]["created"] == 8 and result["sync"]["records"] == 5
+    # a write is a blob, three trees (root, kind, bucket) and a commit, all loose
+    assert result["write"]["writes"] == 2 and result["write"]["loose_objects_per_write"] == 5
+    assert result["migrate"]["moved"] > 200 and result["after_migrate_query"]["s"] > 0
+
+
+def test_gen_store_fans_out_and_keeps_a_flat_option(tmp_path):
+    env = dict(os.environ, KYB_BENCH_DIR=str(tmp_path))
+    for flat in (False, True):
+        proc = subprocess.run([sys.executable, str(ROOT / "bench" / "gen_store.py"), "40", *(["--flat"] if flat else [])],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        info = json.loads(proc.stdout)
+        assert Path(info["path"]).name == ("flat-40-1" if flat else "fan-40-1")
+        files = subprocess.run(["git", "-C", info["path"], "ls-files"], capture_output=True, text=True).stdout.split()
+        from kyb_cli.core.records.keys import key_of_path, old_path_of_key, path_of_key
+
+        assert files and all(key_of_path(f) for f in files)
+        assert all(f == (old_path_of_key if flat else path_of_key)(key_of_path(f)) for f in files)

@@ -304,3 +304,27 @@ def test_attribution_is_kept_on_the_move_commit(store_path):
     reply = migrate(Store(store_path), ATTR)
     message = pygit2.Repository(str(store_path))[reply["sha"]].message
     assert "Kyb-Action: migrate" in message and "Kyb-Agent: test-agent" in message
+
+
+def test_the_move_keeps_a_file_already_at_its_new_path_and_reads_each_tree_once(tmp_path):
+    """move_changes on a flat tree where one key is at both paths: the old file goes, the new one
+    stays; the other keys move with their blob and mode (one pass per bucket, no lookup per key)."""
+    import pygit2
+
+    from kyb_cli.core.canon.migrate import move_changes, old_files
+    from kyb_cli.core.canon.tree import BLOB_MODE, apply_changes
+    from kyb_cli.core.records.keys import path_of_key
+
+    repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
+    blobs = {k: repo.create_blob(f"+++\nkey = \"{k}\"\n+++\n\n{k}\n".encode()) for k in ("alpha", "beta", "inc-gamma")}
+    files = {"knowledge/alpha.md": blobs["alpha"], "knowledge/beta.md": blobs["beta"],
+             path_of_key("beta"): blobs["beta"], "incidents/inc-gamma.md": blobs["inc-gamma"],
+             "knowledge/notes.txt": blobs["alpha"]}
+    tree = apply_changes(repo, None, {p: (b, BLOB_MODE) for p, b in files.items()})
+    sig = pygit2.Signature("t", "t@x", 1_700_000_000, 0)
+    commit = repo[repo.create_commit(None, sig, sig, "flat", tree, [])]
+    changes = move_changes(commit)
+    assert changes == {"knowledge/alpha.md": None, path_of_key("alpha"): (blobs["alpha"], BLOB_MODE),
+                       "knowledge/beta.md": None,
+                       "incidents/inc-gamma.md": None, path_of_key("inc-gamma"): (blobs["inc-gamma"], BLOB_MODE)}
+    assert move_changes(commit, old_files(commit)) == changes

@@ -39,21 +39,39 @@ def old_files(commit: pygit2.Commit | None) -> dict[str, Entry]:
     return out
 
 
-def move_changes(commit: pygit2.Commit | None) -> dict[str, Entry | None]:
-    """The tree changes of the move: each old path removed, its blob (and mode) at the new path.
-    A key already at its new path too (a doubled tree) keeps the new file; the old one goes."""
-    changes: dict[str, Entry | None] = {}
-    for path, entry in old_files(commit).items():
-        key = key_of_path(path)
-        assert key is not None
-        changes[path] = None
-        new = path_of_key(key)
+def _fanned_paths(commit: pygit2.Commit, buckets: set[str]) -> set[str]:
+    """The paths held one level below the record directories, in the `buckets` (`knowledge/<h>`) only.
+    Read once per bucket: a path lookup per key in an old flat tree re-reads that tree each time
+    (libgit2 caches no tree over 4 kB), O(keys²) — 8 s at 10k keys (bench_large.py migrate)."""
+    out: set[str] = set()
+    tree = commit.tree
+    for folder in RECORD_DIRS:
         try:
-            present = commit.tree[new] if commit is not None else None
+            sub = tree[folder]
         except KeyError:
-            present = None
-        if present is None:
-            changes[new] = entry
+            continue
+        if sub.type_str != "tree":
+            continue
+        for entry in sub:
+            if entry.type_str == "tree" and f"{folder}/{entry.name}" in buckets:
+                out.update(f"{folder}/{entry.name}/{e.name}" for e in entry)
+    return out
+
+
+def move_changes(commit: pygit2.Commit | None, old: dict[str, Entry] | None = None) -> dict[str, Entry | None]:
+    """The tree changes of the move: each old path removed, its blob (and mode) at the new path.
+    A key already at its new path too (a doubled tree) keeps the new file; the old one goes.
+    `old`: old_files(commit) when the caller has it."""
+    changes: dict[str, Entry | None] = {}
+    old = old_files(commit) if old is None else old
+    if commit is None or not old:
+        return changes
+    news = {path: path_of_key(key_of_path(path) or "") for path in old}
+    present = _fanned_paths(commit, {new.rsplit("/", 1)[0] for new in news.values()})
+    for path, entry in old.items():
+        changes[path] = None
+        if news[path] not in present:
+            changes[news[path]] = entry
     return changes
 
 
@@ -64,10 +82,13 @@ def message(moved: int, trailers: list[tuple[str, str]]) -> str:
 
 
 def move_commit(store, head: pygit2.Commit | None,
-                trailers: list[tuple[str, str]]) -> tuple[pygit2.Commit, dict[str, Entry | None], int] | None:
-    """The move commit on `head` (objects only, not on the branch), its changes and how many files
-    it moves; None for a new-shape (or empty) store."""
-    changes = move_changes(head)
+                trailers: list[tuple[str, str]]) -> tuple[pygit2.Commit, dict[str, Entry | None], int,
+                                                           dict[str, Entry]] | None:
+    """The move commit on `head` (objects only, not on the branch), its changes, how many files it
+    moves and what each changed path held in `head` (the old files; a new path was absent); None
+    for a new-shape (or empty) store."""
+    old = old_files(head)
+    changes = move_changes(head, old)
     if head is None or not changes:
         return None
     repo = store.repo
@@ -75,7 +96,7 @@ def move_commit(store, head: pygit2.Commit | None,
     tree = apply_changes(repo, head.tree, changes)
     sig = store.signature()
     oid = repo.create_commit(None, sig, sig, message(moved, trailers), tree, [head.id])
-    return repo[oid].peel(pygit2.Commit), changes, moved
+    return repo[oid].peel(pygit2.Commit), changes, moved, old
 
 
 def layout_lines(store) -> tuple[list[str], list[str]]:

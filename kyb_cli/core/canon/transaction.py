@@ -204,13 +204,13 @@ class Transaction:
             raise self._unwritten(exc) from None
         if made is None:
             return
-        tip, changes, moved = made
+        tip, changes, moved, held = made
         repo = self.store.repo
         if repo.workdir is not None:  # the move never overwrites a hand edit, old path or new
             index = repo.index
             index.read()
-            for path, entry in changes.items():
-                was = blob_at(self.base, path)
+            for path in changes:  # what base held there: an old file, or nothing at a new path
+                was = held[path][0] if path in held else None  # (no path lookup per key: O(keys²))
                 refuse_hand_edits(repo, self.store.path, path, was, index=index)
         self.tip, self._move_tip, self.moved = tip, tip, moved
         self.changes.update(changes)
