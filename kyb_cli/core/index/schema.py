@@ -62,6 +62,7 @@ CREATE TABLE versions(
 );
 CREATE INDEX versions_key ON versions(key, id);
 CREATE INDEX versions_time ON versions(committed_at);
+CREATE INDEX versions_title ON versions(lower(title));  -- a write's "same title" hint (kinds/wording.similar)
 CREATE TABLE events(
     id INTEGER PRIMARY KEY,
     key TEXT NOT NULL,

@@ -204,6 +204,15 @@ def _words(text: str) -> set[str]:
     return set(_tokens(text))
 
 
+def _title_index(conn) -> None:
+    """An index built before `versions_title` was in the schema gets it on its first write's check (about a
+    second at 100k keys, once); a connection that cannot write leaves the look-up to a scan."""
+    try:
+        conn.execute("CREATE INDEX IF NOT EXISTS versions_title ON versions(lower(title))")
+    except Exception:  # noqa: BLE001 — read-only or busy: the same answer, by a scan
+        pass
+
+
 def similar(conn, record: Record) -> list[dict[str, Any]]:
     """[{key, title, why, score}], best first: near keys (any that ever existed), same title, near text."""
     out: dict[str, dict[str, Any]] = {}
@@ -211,8 +220,11 @@ def similar(conn, record: Record) -> list[dict[str, Any]]:
     grams = _bigrams(key)
     digits = _DIGITS.findall(key)
     cap = key_distance(key)
-    for other, state, vid in conn.execute("SELECT key, state, version_id FROM keys WHERE key != ?", (key,)):
-        if abs(len(other) - len(key)) > cap or _DIGITS.findall(other) != digits:
+    # every key within `cap` of this one's length (keys are ASCII: length() counts bytes): SQLite's scan,
+    # not a Python loop over 100k keys (issue 39: a write's cost must not grow with the store)
+    for other, state, vid in conn.execute("SELECT key, state, version_id FROM keys WHERE key != ? AND "
+                                          "length(key) BETWEEN ? AND ?", (key, len(key) - cap, len(key) + cap)):
+        if _DIGITS.findall(other) != digits:
             continue  # svc-3-port and svc-4-port name different things
         # q-gram filter: an edit removes at most two of the key's bigrams
         if len(grams & _bigrams(other)) < min(len(grams), len(_bigrams(other))) - 2 * cap:
@@ -224,9 +236,10 @@ def similar(conn, record: Record) -> list[dict[str, Any]]:
             out[other] = {"key": other, "title": schema.decode(doc).get("title", ""), "why": why,
                           "score": round(1 - d / max(len(key), len(other)), 3)}
     title = _norm(record.title)
-    for other, doc in conn.execute(
-            "SELECT k.key, v.doc FROM keys k JOIN versions v ON v.id = k.version_id "
-            "WHERE k.state = 'active' AND k.key != ? AND lower(v.title) = ?", (key, record.title.lower())):
+    _title_index(conn)
+    for other, doc in conn.execute(  # the versions of that title (versions_title), each kept if current
+            "SELECT k.key, v.doc FROM versions v JOIN keys k ON k.key = v.key AND k.version_id = v.id "
+            "WHERE lower(v.title) = ? AND k.state = 'active' AND k.key != ?", (record.title.lower(), key)):
         if _norm(schema.decode(doc).get("title", "")) == title:
             if other in out:
                 out[other].update(why=out[other]["why"] + "; same title", score=1.0)
