@@ -80,11 +80,12 @@ def test_identifiers_stay_exact_top1(result):
     assert ident["hybrid"]["top1"] >= ident["lexical"]["top1"] - 1e-9, ident
 
 
-# Off-topic questions answered `confident: false`: the target is 0.90 (43 of 47). On 2026-12-06 this
-# machine measured 40/47 (hybrid) and 41/47 (also) at main and at 11b6526 alike (the same model files,
-# fingerprint and calibration; a cold and a warm vector cache agree), so the drift is not from a change
-# of code since: the guard holds the measured floor, the target stays stated (issue 41 is open).
-OFF_TOPIC_TARGET, OFF_TOPIC_FLOOR = 0.90, 40 / 47 - 1e-9
+# Off-topic questions answered `confident: false`: the target is 0.90 (43 of 47). Measured 40/47
+# (hybrid) and 41/47 (also) on 2026-12-06 before the agreement rule asked the question's words to
+# recur in the store (relevance.grade `usual`, calibration `agree_typical`): hybrid 44/47 (met),
+# also 42/47 (one short: a phrasing's agreement vouches for an off-topic answer). The guard holds
+# the measured floor, the target stays stated for `also` (issue 41 is open).
+OFF_TOPIC_TARGET, OFF_TOPIC_FLOOR = 0.90, 42 / 47 - 1e-9
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "also"])
@@ -96,8 +97,8 @@ def test_confident_is_right_for_nine_in_ten_on_topic_and_off_topic(result, mode)
     assert sum(not r[mode]["confident"] for r in off) / len(off) >= OFF_TOPIC_FLOOR
 
 
-@pytest.mark.xfail(strict=False, reason="off-topic not confident 40/47 here (hybrid and also) against 0.90 (issue 41)")
-@pytest.mark.parametrize("mode", ["hybrid", "also"])
+@pytest.mark.parametrize("mode", ["hybrid", pytest.param("also", marks=pytest.mark.xfail(
+    strict=False, reason="off-topic not confident 42/47 with one rephrasing against 0.90 (issue 41)"))])
 def test_off_topic_questions_are_not_confident_nine_in_ten(result, mode):
     off = [r for r in result["questions"] if r["kind"] == "off_topic"]
     assert sum(not r[mode]["confident"] for r in off) / len(off) >= OFF_TOPIC_TARGET

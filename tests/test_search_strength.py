@@ -114,6 +114,27 @@ def test_words_and_meaning_agreeing_in_part_make_a_hit_strong():
     assert hit["strength"] == "weak"
 
 
+def test_words_and_meaning_agree_only_on_a_subject_the_store_talks_about():
+    """Issue 41: agreement also asks a quarter of the answer's candidates to hold `agree_typical` of
+    the question (`usual`): an off-topic question's few words meeting in one record do not agree."""
+    from kyb_cli.core.search import relevance
+
+    cal = relevance.Calibration(floor=0.226, agree_cover=0.2, agree_floor=0.18, agree_typical=0.14)
+
+    def strength(usual):
+        hit: dict = {}
+        relevance.grade(hit, lexical=True, cover=0.3, whole=False, sem_score=0.19, cal=cal, usual=usual)
+        return hit["strength"]
+
+    assert strength(0.2) == "strong"
+    assert strength(0.1) == "weak"
+    assert strength(None) == "weak"
+    assert relevance.words_only(cal).agree_typical is None
+    hit: dict = {}  # words alone or meaning alone do not ask it
+    relevance.grade(hit, lexical=True, cover=0.6, whole=False, sem_score=0.1, cal=cal, usual=0.0)
+    assert hit["strength"] == "strong"
+
+
 def test_shipped_calibration_carries_the_agreement_thresholds():
     import json
 
@@ -123,6 +144,7 @@ def test_shipped_calibration_carries_the_agreement_thresholds():
         cal = relevance.calibration(fp)
         assert cal.agree_cover == entry["agree_cover"] and 0 < cal.agree_cover < cal.lexical_cover
         assert cal.agree_floor == entry["agree_floor"] and 0 < cal.agree_floor < cal.floor
+        assert cal.agree_typical == entry.get("agree_typical")
 
 
 @pytest.mark.parametrize("text", ["svc-checkout", "9090", "node-3", "db-1"])

@@ -341,6 +341,9 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
     if partial:
         cal = relevance.words_only(cal)
     words = _snippet_words(parsed)
+    from kyb_cli.core.search.fusion import typical
+
+    usual = typical(list(cover.values()))  # the agreement rule's "the store talks about it"
     hits = []
     for i, lrank, vrank, fused_score in order:
         hit = lex[i][1] if i in lex else extra.get(sem[i].vid)
@@ -356,7 +359,7 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
             c = cover.get(i, 0.0)
             b = (best or cover).get(i, c)
             relevance.grade(hit, lexical=c > 0, cover=c, whole=i in first, best_cover=b,
-                            sem_score=None if near is None else near.score, cal=cal)
+                            sem_score=None if near is None else near.score, cal=cal, usual=usual)
         hit["snippet"] = _Snippet(words, None if near is None else near.part)  # cut once kept: _snipped
         if explain:
             hit["explain"] = _explain(near, lrank, vrank, bm25, fused_score, (best or cover).get(i, 0.0), cal)

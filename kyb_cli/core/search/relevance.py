@@ -13,7 +13,10 @@ anything matched. Two kinds of evidence make a hit strong:
 - both at once: it holds `agree_cover` of the question's weight AND its vector score is within
   reach of the floor (`agree_floor`): two partial pieces of evidence that agree. On the dev set
   lifted on-topic `confident: true` 0.88 -> 0.91 (recipe 2), 0.88 -> 0.91 (recipe 3), off-topic
-  `confident: false` staying at or above 0.915 (bench/calibrate_search.py agree).
+  `confident: false` staying at or above 0.915 (bench/calibrate_search.py agree). And the
+  question's words recur in the store (`agree_typical`: a quarter of the candidates hold that
+  share): an off-topic question's few words meeting in one record by chance do not agree (issue
+  41: off-topic `confident: false` 0.85 -> 0.94, bench/exp_agree_typical.py).
 The calibration is kept per vector fingerprint (model files + recipe) in calibration.json; under a
 model or recipe it has no entry for, only lexical evidence can make a hit strong.
 """
@@ -50,6 +53,8 @@ class Calibration:
                                         # (fitted by bench/calibrate_search.py pipeline; 0 so far)
     agree_cover: float | None = None    # words and meaning agreeing: this much of the question's
     agree_floor: float | None = None    # weight held and a semantic score of at least this
+    agree_typical: float | None = None  # ... and the question's words recur in the store: a quarter
+                                        # of the candidates hold at least this share (fusion.typical)
     source: str = "none"
     floor_other: float | None = None    # the floor for a question the router does not call English
                                         # (search/route.py; None: `floor` for every question)
@@ -80,6 +85,7 @@ def calibration(fingerprint: str | None) -> Calibration:
                        lexical_cover=float(entry.get("lexical_cover", LEXICAL_COVER)),
                        lexical_boost=float(entry.get("lexical_boost", 0.0)),
                        agree_cover=_float(entry.get("agree_cover")), agree_floor=_float(entry.get("agree_floor")),
+                       agree_typical=_float(entry.get("agree_typical")),
                        source=str(entry.get("source", "")), floor_other=_float(entry.get("floor_other")))
 
 
@@ -99,7 +105,7 @@ def words_only(cal: Calibration) -> Calibration:
     meaning side is known to be partial, so a hit is strong by its words alone (rule "how sure")."""
     from kyb_cli.core.plain import replace
 
-    return replace(cal, floor=None, agree_cover=None, agree_floor=None)
+    return replace(cal, floor=None, agree_cover=None, agree_floor=None, agree_typical=None)
 
 
 def _float(value) -> float | None:
@@ -237,16 +243,19 @@ def coverage(held: set[int], weights: list[float]) -> float:
 
 
 def grade(hit: dict, *, lexical: bool, cover: float, whole: bool, sem_score: float | None,
-          cal: Calibration, best_cover: float | None = None) -> None:
+          cal: Calibration, best_cover: float | None = None, usual: float | None = None) -> None:
     """Set `strength` and `found_by` on one hit. `whole`: it holds an identifier question as written.
     `best_cover`: the share its best passage holds (passage_cover; default `cover`): words alone
-    make a hit strong only when they meet in one passage."""
+    make a hit strong only when they meet in one passage. `usual`: the share a quarter of the
+    answer's candidates hold (fusion.typical): words and meaning agree only on a subject the store
+    talks about (`agree_typical`), not where an off-topic question's few words meet in one record."""
     best_cover = cover if best_cover is None else best_cover
     sem_strong = (cal.floor is not None and sem_score is not None
                   and sem_score + cal.lexical_boost * cover >= cal.floor)
     lex_strong = lexical and (whole or best_cover >= cal.lexical_cover - 1e-9)
     agree = (lexical and cal.agree_cover is not None and cal.agree_floor is not None and sem_score is not None
-             and cover >= cal.agree_cover - 1e-9 and sem_score >= cal.agree_floor)
+             and cover >= cal.agree_cover - 1e-9 and sem_score >= cal.agree_floor
+             and (cal.agree_typical is None or (usual is not None and usual >= cal.agree_typical - 1e-9)))
     hit["strength"] = "strong" if (lex_strong or sem_strong or agree) else "weak"
     if lexical and (sem_strong or agree):
         hit["found_by"] = "both"
