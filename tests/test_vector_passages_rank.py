@@ -51,16 +51,27 @@ def ranked(store_path):
 
 
 def test_a_version_ranks_by_its_two_best_passages(ranked):
-    from kyb_cli.core.search.semantic import BEST_WEIGHT, FIRST_PASSAGE_BONUS
+    import math
 
-    near, _conn, _vids = ranked
+    from kyb_cli.core.search.semantic import BEST_WEIGHT, FIRST_PASSAGE_BONUS, LENGTH_PENALTY
+
+    near, conn, vids = ranked
     order = [n.key for n in near]
-    # two-good 0.7*0.91 + 0.3*0.90 = 0.907; one-passage (0.90 + bonus) = 0.92; one-lucky 0.7*0.95 + 0.3*0.30
+    # two-good 0.7*0.91 + 0.3*0.90 = 0.907; one-passage (0.90 + bonus) = 0.92; one-lucky 0.7*0.95 + 0.3*0.30,
+    # each long one less LENGTH_PENALTY x ln(its passages) (a record does not win by its number of passages)
     assert order == ["one-passage", "two-good", "one-lucky"]
     by_key = {n.key: n for n in near}
-    assert by_key["two-good"].meaning == pytest.approx(BEST_WEIGHT * 0.91 + (1 - BEST_WEIGHT) * 0.90, abs=1e-5)
+
+    def less(key: str) -> float:
+        (count,), = conn.execute("SELECT count(*) FROM vtext WHERE version_id = ?", (vids[key],)).fetchall()
+        return LENGTH_PENALTY * math.log(count)
+
+    assert less("two-good") > 0 and less("one-passage") == 0
+    assert by_key["two-good"].meaning == pytest.approx(
+        BEST_WEIGHT * 0.91 + (1 - BEST_WEIGHT) * 0.90 - less("two-good"), abs=1e-5)
     assert by_key["one-passage"].meaning == pytest.approx(0.90 + FIRST_PASSAGE_BONUS, abs=1e-5)
-    assert by_key["one-lucky"].meaning == pytest.approx(BEST_WEIGHT * 0.95 + (1 - BEST_WEIGHT) * 0.30, abs=1e-5)
+    assert by_key["one-lucky"].meaning == pytest.approx(
+        BEST_WEIGHT * 0.95 + (1 - BEST_WEIGHT) * 0.30 - less("one-lucky"), abs=1e-5)
 
 
 def test_the_hit_names_its_best_passage(ranked):

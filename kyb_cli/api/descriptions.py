@@ -29,7 +29,7 @@ DETAILS: dict[str, str] = {
         "`also`: one fused answer finds the record more often than the question alone (measured: a paraphrase "
         "found in the top 3 0.59 alone, 0.85 with one rephrasing). Write each as the record's author would: "
         "name the technical term, the system or the likely identifier the question only describes, and ask "
-        "in English when you ask in another language. Example: text \"how long does the card processor keep "
+        "in English when you ask in another language. For instance, text \"how long does the card processor keep "
         "resending failed notifications\", also [\"Stripe webhook retry schedule exponential backoff\"]. "
         "Rephrase again when an answer is not `confident`. The phrasings vouch together, in any order: a hit "
         "is strong when every phrasing grades it strong, or one does and every one ranks it in its first two."),
