@@ -327,11 +327,11 @@ def test_get_after_a_plain_git_clone_of_3000_records_names_the_version(kyb, tmp_
     source = generate(3000, path=tmp_path / "source")
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
-    files = sorted((clone / "knowledge").glob("*.md"))
+    files = sorted((clone / "knowledge").glob("*/*.md"))  # gen_store writes the fanned-out shape
     assert len(files) > 1000
     for path in (files[0], files[len(files) // 2], files[-1]):
         res = kyb("get", path.stem, "--no-wait", env={"KYB_STORE": str(clone), "KYB_BACKGROUND": "off"})
         assert res.code == 0, res.stderr
-        want = subprocess.run(["git", "-C", str(clone), "log", "-1", "--format=%H", "--", f"knowledge/{path.name}"],
+        want = subprocess.run(["git", "-C", str(clone), "log", "-1", "--format=%H", "--", path.relative_to(clone).as_posix()],
                               capture_output=True, text=True, check=True).stdout.strip()
         assert res.json["history_complete"] is False and res.json["sha"] == want and res.json["committed_at"]

@@ -31,7 +31,10 @@ COMMIT, TREE, BLOB, OFS_DELTA = 1, 2, 3, 6
 
 
 def supported(paths) -> bool:
-    return all(p.count("/") in (1, 2) and not p.startswith("/") and "\0" not in p and "//" not in p
+    """Flat record paths only: with bucket directories a retract can empty a bucket, and a delta on the
+    empty tree (which no pack holds) made an unreadable pack (slow lane, test_import_batch); fanned-out
+    batches go to git fast-import or pygit2 until that is fixed."""
+    return all(p.count("/") == 1 and not p.startswith("/") and "\0" not in p and "//" not in p
                for p in paths)
 
 
