@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pygit2
 
-from kyb_cli.core.canon.tree import Entry, apply_changes
+from kyb_cli.core.canon.tree import Entry, TreeListing, apply_changes
 from kyb_cli.core.records.keys import RECORD_DIRS, is_old_path, key_of_path, path_of_key
 
 ACTION = "migrate"
@@ -39,25 +39,6 @@ def old_files(commit: pygit2.Commit | None) -> dict[str, Entry]:
     return out
 
 
-def _fanned_paths(commit: pygit2.Commit, buckets: set[str]) -> set[str]:
-    """The paths held one level below the record directories, in the `buckets` (`knowledge/<h>`) only.
-    Read once per bucket: a path lookup per key in an old flat tree re-reads that tree each time
-    (libgit2 caches no tree over 4 kB), O(keys²) — 8 s at 10k keys (bench_large.py migrate)."""
-    out: set[str] = set()
-    tree = commit.tree
-    for folder in RECORD_DIRS:
-        try:
-            sub = tree[folder]
-        except KeyError:
-            continue
-        if sub.type_str != "tree":
-            continue
-        for entry in sub:
-            if entry.type_str == "tree" and f"{folder}/{entry.name}" in buckets:
-                out.update(f"{folder}/{entry.name}/{e.name}" for e in entry)
-    return out
-
-
 def move_changes(commit: pygit2.Commit | None, old: dict[str, Entry] | None = None) -> dict[str, Entry | None]:
     """The tree changes of the move: each old path removed, its blob (and mode) at the new path.
     A key already at its new path too (a doubled tree) keeps the new file; the old one goes.
@@ -67,10 +48,10 @@ def move_changes(commit: pygit2.Commit | None, old: dict[str, Entry] | None = No
     if commit is None or not old:
         return changes
     news = {path: path_of_key(key_of_path(path) or "") for path in old}
-    present = _fanned_paths(commit, {new.rsplit("/", 1)[0] for new in news.values()})
+    listing = TreeListing(commit.tree)  # each bucket read once, however many keys it holds
     for path, entry in old.items():
         changes[path] = None
-        if news[path] not in present:
+        if listing.get(news[path]) is None:
             changes[news[path]] = entry
     return changes
 

@@ -82,14 +82,14 @@ def _conn(store_path: Path, *, create: bool):
     import _thread  # threading's own ident without importing threading (a CLI query never does)
 
     slot = (str(path), _thread.get_ident())
+    made = path.exists()  # a log removed meanwhile (a store deleted and made again) is opened anew
     conn = _CONNS.get(slot)
-    if conn is not None and path.exists():
+    if conn is not None and made:
         return conn
-    if not create and not path.exists():
+    if not create and not made:
         return None
     import apsw
 
-    made = path.exists()
     if not made:
         path.parent.mkdir(parents=True, exist_ok=True)
     conn = apsw.Connection(str(path))

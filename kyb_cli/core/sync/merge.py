@@ -32,7 +32,7 @@ import pygit2
 from kyb_cli.core.records.keys import (is_record_candidate, is_valid_key, key_of_path, kind_of_key, path_of_key,
                                        paths_of_key)
 from kyb_cli.core.records.served import record_problem
-from kyb_cli.core.canon.tree import Entry, apply_changes, blob_at
+from kyb_cli.core.canon.tree import Entry, TreeListing, apply_changes, blob_at
 from kyb_cli.core.timestamps import rfc3339
 
 
@@ -170,30 +170,7 @@ def tree_changes(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.T
     return out
 
 
-class _Listing:
-    """A tree's entries looked up by path, each directory read once: `tree[path]` re-reads its
-    directory every time (libgit2 keeps no big tree), so 50,000 incoming records in a flat directory
-    cost minutes looked up one by one."""
-
-    def __init__(self, tree: pygit2.Tree | None) -> None:
-        self.tree, self.dirs = tree, {}
-
-    def get(self, path: str) -> Entry | None:
-        if self.tree is None:
-            return None
-        folder, _, name = path.rpartition("/")
-        entries = self.dirs.get(folder)
-        if entries is None:
-            try:
-                sub = self.tree[folder] if folder else self.tree
-            except KeyError:
-                sub = None
-            entries = self.dirs[folder] = ({e.name: (e.id, int(e.filemode)) for e in sub}
-                                           if isinstance(sub, pygit2.Tree) else {})
-        return entries.get(name)
-
-
-def _key_entry(listing: _Listing, key: str) -> tuple[str, Entry] | None:
+def _key_entry(listing: TreeListing, key: str) -> tuple[str, Entry] | None:
     """(path, entry) of `key`'s file in a tree, at its fanned-out path or its old flat one, or None."""
     for path in paths_of_key(key):
         entry = listing.get(path)
@@ -207,7 +184,7 @@ def _blob_of(commit: pygit2.Commit, name: str) -> pygit2.Oid | None:
     key = key_of_path(name)
     if key is None:
         return blob_at(commit, name)
-    found = _key_entry(_Listing(commit.tree), key)
+    found = _key_entry(TreeListing(commit.tree), key)
     return found[1][0] if found is not None else None
 
 
@@ -215,7 +192,7 @@ def _keyed(changes: dict[str, Entry | None], base: pygit2.Tree | None, tip: pygi
     """Path changes as changes of names: a record's name is its key's fanned-out path, and it changed
     only when its key's entry (at either path) differs from the base's (by-key: a move is no change)."""
     out: dict[str, Entry | None] = {}
-    tip_list, base_list = _Listing(tip), _Listing(base)
+    tip_list, base_list = TreeListing(tip), TreeListing(base)
     for path, entry in changes.items():
         key = key_of_path(path)
         if key is None:
