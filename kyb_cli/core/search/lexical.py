@@ -101,14 +101,18 @@ def _kept_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
 def hits_for(conn, picks: list[tuple[int, str]]) -> dict[int, dict]:
     """Hits for (version_id, state) pairs found by the vector side, shaped as lexical() shapes them."""
     out: dict[int, dict] = {}
-    for vid, state in picks:
-        row = conn.execute(
-            "SELECT v.id, v.key, v.sha, v.committed_at, v.doc, ?, 0.0, "
+    states = dict(picks)
+    if not states:
+        return out
+    marks = ",".join(str(int(v)) for v in states)  # one read for all of them (ids are integers)
+    for row in conn.execute(
+            "SELECT v.id, v.key, v.sha, v.committed_at, v.doc, NULL, 0.0, "
             "(k.version_id = v.id AND k.state != 'retracted') FROM versions v JOIN keys k ON k.key = v.key "
-            "WHERE v.id = ?", (state, vid)).fetchone()
-        if row is not None:
-            out[vid] = _hit(dict(zip(_COLUMNS, row)), 0.0)
-    return out
+            f"WHERE v.id IN ({marks})"):
+        r = dict(zip(_COLUMNS, row))
+        r["hit_state"] = states[r["id"]]
+        out[r["id"]] = _hit(r, 0.0)
+    return {vid: out[vid] for vid in states if vid in out}  # in the order asked
 
 
 def _hit(r: dict, score: float) -> dict:
