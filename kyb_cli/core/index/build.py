@@ -86,6 +86,7 @@ class Builder:
         self.pending: list[tuple[int, str, str, int, str]] = []  # vid, key, sha, when, blob
         self.events: list[tuple] = []
         self.skipped: list[str] = []
+        self.spread = None  # pending -> version_rows's answer, from other processes (index/spread.py)
 
     def _state(self, key: str) -> KeyState | None:
         if key not in self.keys:
@@ -160,27 +161,12 @@ class Builder:
         return row[0] if row and row[0] is not None else None
 
     def _versions(self) -> tuple[list[tuple], list[tuple], list[tuple], list[tuple]]:
-        contents = self.source.blobs(sorted({p[4] for p in self.pending}))
-        rows, fts, vtext, unreadable = [], [], [], []
-        for vid, key, sha, when, blob in self.pending:
-            path = path_of_key(key)
-            try:
-                record = load(path, contents[blob])
-                readable = True
-            except (RecordFormatError, KeyError) as exc:
-                reason = getattr(exc, "reason", "missing blob")
-                self.skipped.append(f"{key}@{(sha or 'HEAD')[:12]}: {reason}")
-                record = Record(key=key, title=f"{key} (unreadable: {reason})")
-                readable = False
-                unreadable.append((vid, reason))
-            doc = record.to_json()
-            rows.append((vid, key, record.kind, sha, when, blob, record.title,
-                         json.dumps([t.lower() for t in record.tags], ensure_ascii=False),
-                         record.service.lower(), record.status, record.priority, record.assignee,
-                         record.parent_task, json.dumps(doc, ensure_ascii=False)))
-            if readable:
-                fts.append((vid, *fts_columns(key, doc)))
-                vtext.extend((vid, part, h) for part, h in enumerate(passage_hashes(doc)))
+        if self.spread is not None:  # a big snapshot: read on every core (index/spread.py)
+            rows, fts, vtext, unreadable, skipped = self.spread(self.pending)
+        else:
+            contents = self.source.blobs(sorted({p[4] for p in self.pending}))
+            rows, fts, vtext, unreadable, skipped = version_rows(self.pending, contents)
+        self.skipped.extend(skipped)
         return rows, fts, vtext, unreadable
 
     def flush(self) -> None:
@@ -243,6 +229,32 @@ class Builder:
         if progress is not None:
             progress(n, total or n)
         return n
+
+
+def version_rows(pending, contents: dict[str, bytes]) -> tuple[list, list, list, list, list[str]]:
+    """The rows of each (vid, key, sha, when, blob) of `pending`, its text from `contents`: versions,
+    fts, vtext, unreadable, and what was skipped. Pure: index/spread.py runs it on every core."""
+    rows, fts, vtext, unreadable, skipped = [], [], [], [], []
+    for vid, key, sha, when, blob in pending:
+        path = path_of_key(key)
+        try:
+            record = load(path, contents[blob])
+            readable = True
+        except (RecordFormatError, KeyError) as exc:
+            reason = getattr(exc, "reason", "missing blob")
+            skipped.append(f"{key}@{(sha or 'HEAD')[:12]}: {reason}")
+            record = Record(key=key, title=f"{key} (unreadable: {reason})")
+            readable = False
+            unreadable.append((vid, reason))
+        doc = record.to_json()
+        rows.append((vid, key, record.kind, sha, when, blob, record.title,
+                     json.dumps([t.lower() for t in record.tags], ensure_ascii=False),
+                     record.service.lower(), record.status, record.priority, record.assignee,
+                     record.parent_task, json.dumps(doc, ensure_ascii=False)))
+        if readable:
+            fts.append((vid, *fts_columns(key, doc)))
+            vtext.extend((vid, part, h) for part, h in enumerate(passage_hashes(doc)))
+    return rows, fts, vtext, unreadable, skipped
 
 
 def _set_head(conn, head: str | None) -> None:

@@ -17,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from kyb_cli.core.index import gitlog, schema
+from kyb_cli.core.index import gitlog, schema, spread
 from kyb_cli.core.index.build import Builder, KeyState, _set_head, _stats
 from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path, kind_of_key
 
@@ -66,21 +66,32 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
         stale.unlink(missing_ok=True)
     when = commit_time(store_path, head)
     conn = schema.connect(tmp, create=True)
+    parts = None
     try:
         conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF")
         schema.create(conn)
         builder = Builder(conn, store_path)
+        entries = sorted(head_entries(store_path, head))
+        chunks = [entries[i:i + spread.CHUNK] for i in range(0, len(entries), spread.CHUNK)]
+        parts = spread.parts(store_path, [[(start + n, key, None, None, blob) for n, (key, blob) in
+                                           enumerate(chunk, 1)] for start, chunk in
+                                          zip(range(0, len(entries), spread.CHUNK), chunks)])
         with conn:
             builder.seq = 1
             builder.commits.append((1, head, when))
-            for key, blob in sorted(head_entries(store_path, head)):
-                builder.vid += 1
-                builder.eid += 1
-                # The event carries HEAD's time: `--as-of T` from T = HEAD on sees these versions.
-                builder.pending.append((builder.vid, key, None, None, blob))
-                builder.events.append((builder.eid, key, 1, when, "content", builder.vid, blob))
-                builder.keys[key] = KeyState(kind_of_key(key), "active", builder.vid, builder.eid, blob, dirty=True)
-            builder.flush()
+            for chunk in chunks:
+                for key, blob in chunk:
+                    builder.vid += 1
+                    builder.eid += 1
+                    # The event carries HEAD's time: `--as-of T` from T = HEAD on sees these versions.
+                    builder.pending.append((builder.vid, key, None, None, blob))
+                    builder.events.append((builder.eid, key, 1, when, "content", builder.vid, blob))
+                    builder.keys[key] = KeyState(kind_of_key(key), "active", builder.vid, builder.eid, blob,
+                                                 dirty=True)
+                if parts is not None:  # this chunk's rows, read by a worker meanwhile (index/spread.py)
+                    builder.spread = lambda _pending, part=next(parts): part
+                builder.flush()
+                builder.keys.clear()  # written: each key comes once, and a later flush walks them all
             _set_head(conn, head)
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('history', 'pending')")
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('snapshot_seq', '1')")
@@ -89,6 +100,8 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
         conn.execute("PRAGMA journal_mode=DELETE")
         stats = _stats(conn)
     finally:
+        if parts is not None:
+            parts.close()  # the workers stop (a failure half way)
         conn.close()
     Path(f"{db_path}-journal").unlink(missing_ok=True)
     os.replace(tmp, db_path)
