@@ -63,3 +63,24 @@ def test_a_worker_that_dies_leaves_its_chunks_to_this_process(store_path, tmp_pa
     monkeypatch.setattr(spread, "workers", lambda: 2)
     monkeypatch.setattr(sys, "executable", "false")  # every worker exits at once, reading nothing
     assert build(store_path, tmp_path, "dead")[0] == here
+
+
+def test_a_history_built_with_workers_is_the_history_built_here(store_path, tmp_path, monkeypatch):
+    from kyb_cli.core.index import build as index_build
+    from tests.support.index_helpers import remove
+
+    seed(store_path)
+    put(store_path, "note-03", "Note 3", "checkout note 3 moved to port 8080", T0 + 40)
+    remove(store_path, "note-04", T0 + 50)
+    head = gitlog.head(store_path)
+    index_build.build_file(store_path, tmp_path / "here.sqlite", head, note=False)
+    monkeypatch.setattr(spread, "SPREAD_AT", 1)
+    monkeypatch.setattr(spread, "workers", lambda: 3)
+    monkeypatch.setattr(index_build, "FLUSH_EVERY", 4)  # several flushes, each split among the workers
+    pools = []
+    real = spread.Pool
+    monkeypatch.setattr(spread, "Pool", lambda *a: pools.append(real(*a)) or pools[-1])
+    work = index_build.build_file(store_path, tmp_path / "spread.sqlite", head, note=False)
+    assert len(pools) == 1 and all(p.poll() is not None for p in pools[0].procs)  # used, then stopped
+    assert dump(tmp_path / "spread.sqlite") == dump(tmp_path / "here.sqlite")
+    assert len(work["skipped"]) == 1 and work["versions"] == 14

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from kyb_cli.core.embed.recipe import passage_hashes
-from kyb_cli.core.index import gitlog, schema, walk
+from kyb_cli.core.index import gitlog, schema, spread, walk
 from kyb_cli.core.records.keys import by_key, kind_of_key, old_path_of_key, path_of_key
 from kyb_cli.core.records.served import load
 from kyb_cli.core.records.model import Record, RecordFormatError
@@ -286,11 +286,14 @@ def build_file(store_path: Path, path: Path, head: str | None,
                          "this happens once, later reads catch up incrementally\n")
         sys.stderr.flush()
     conn = schema.connect(path, create=True)
+    workers = None
     try:
         conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")
         schema.create(conn)
         line = dict(src.first_parent_line(head) or []) if head else {}
         builder = Builder(conn, store_path, line, src)
+        workers = spread.pool(store_path, len(order))  # the records parsed on every core
+        builder.spread = workers.rows if workers is not None else None
         with conn:
             commits = src.commits(head, order=order) if head else iter(())
             builder.run(commits, progress, len(order))
@@ -299,6 +302,8 @@ def build_file(store_path: Path, path: Path, head: str | None,
         conn.execute("PRAGMA journal_mode=DELETE")
         stats = _stats(conn)
     finally:
+        if workers is not None:
+            workers.close()
         conn.close()
     stats.update(head=head, commits=len(order), skipped=builder.skipped,
                  seconds=round(time.perf_counter() - started, 3), rebuilt=True)

@@ -42,34 +42,83 @@ def parts(store_path: Path, chunks: list[list]):
     return _parts(store_path, chunks, n)
 
 
-def _parts(store_path: Path, chunks: list[list], n: int):
+def _start(store_path: Path, n: int) -> list:
     import subprocess
-    import threading
 
     from kyb_cli.core.canon import git
 
-    procs = [subprocess.Popen([sys.executable, "-m", __name__, str(store_path)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, env=git.environment()) for _ in range(n)]
+    return [subprocess.Popen([sys.executable, "-m", __name__, str(store_path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, env=git.environment()) for _ in range(n)]
 
-    def feed(proc, mine: list[list]) -> None:  # a thread each: a worker's stdin never blocks this one
-        try:
-            _send(proc.stdin, mine)
-            proc.stdin.close()
-        except OSError:
-            pass  # the worker died: its stdout ends early, and reading it says so
 
-    for i, proc in enumerate(procs):
-        threading.Thread(target=feed, args=(proc, chunks[i::n]), daemon=True).start()
+def _stop(procs: list) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+
+
+def _feed(proc, chunks: list[list]) -> None:
+    try:
+        for chunk in chunks:
+            _send(proc.stdin, chunk)
+        proc.stdin.close()
+    except OSError:
+        pass  # the worker died: its stdout ends early, and its chunks are read here
+
+
+def _parts(store_path: Path, chunks: list[list], n: int):
+    import threading
+
+    procs = _start(store_path, n)
+    for i, proc in enumerate(procs):  # a thread each: a worker's full stdin never blocks this one
+        threading.Thread(target=_feed, args=(proc, chunks[i::n]), daemon=True).start()
     try:
         for j in range(len(chunks)):
             part = _receive(procs[j % n].stdout)
             yield part if part is not None else _rows(store_path, chunks[j])  # a worker died: read here
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            proc.stdout.close()
+        _stop(procs)
+
+
+class Pool:
+    """Workers kept for a whole build (the history replay, build.py): each flush's versions split
+    among them, the rows back in order. `rows` is build.Builder.spread."""
+
+    def __init__(self, store_path: Path, n: int) -> None:
+        self.store_path, self.procs = store_path, _start(store_path, n)
+
+    def rows(self, pending: list):
+        size = -(-len(pending) // len(self.procs))
+        chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
+        sent = []
+        for proc, chunk in zip(self.procs, chunks):
+            try:
+                _send(proc.stdin, chunk)
+                sent.append(True)
+            except OSError:
+                sent.append(False)
+        out: tuple[list, ...] = ([], [], [], [], [])
+        for proc, chunk, ok in zip(self.procs, chunks, sent):
+            part = _receive(proc.stdout) if ok else None
+            for into, rows in zip(out, part if part is not None else _rows(self.store_path, chunk)):
+                into.extend(rows)
+        return out
+
+    def close(self) -> None:
+        for proc in self.procs:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+        _stop(self.procs)
+
+
+def pool(store_path: Path, commits: int):
+    """A Pool for a build of `commits` commits when there is more than one core, else None."""
+    n = workers()
+    return Pool(store_path, n) if n > 1 and commits >= SPREAD_AT else None
 
 
 def _send(stream, value) -> None:
@@ -79,15 +128,18 @@ def _send(stream, value) -> None:
 
 
 def _receive(stream):
+    """The next message, or None at the end of the stream (or a short one: the sender died)."""
     head = stream.read(_SIZE.size)
     if len(head) < _SIZE.size:
         return None
-    return pickle.loads(stream.read(_SIZE.unpack(head)[0]))
+    size = _SIZE.unpack(head)[0]
+    data = stream.read(size)
+    return pickle.loads(data) if len(data) == size else None
 
 
 def main(store_path: str) -> None:
-    """A worker: its chunks from stdin, each chunk's rows to stdout in turn."""
-    for pending in _receive(sys.stdin.buffer) or []:
+    """A worker: chunks of pending versions from stdin, each chunk's rows to stdout, until stdin ends."""
+    while (pending := _receive(sys.stdin.buffer)) is not None:
         _send(sys.stdout.buffer, _rows(Path(store_path), pending))
 
 
