@@ -231,6 +231,9 @@ class Builder:
         return n
 
 
+_dumps = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(…, ensure_ascii=False) without a new encoder a call
+
+
 def version_rows(pending, contents: dict[str, bytes]) -> tuple[list, list, list, list, list[str]]:
     """The rows of each (vid, key, sha, when, blob) of `pending`, its text from `contents`: versions,
     fts, vtext, unreadable, and what was skipped. Pure: index/spread.py runs it on every core."""
@@ -248,9 +251,9 @@ def version_rows(pending, contents: dict[str, bytes]) -> tuple[list, list, list,
             unreadable.append((vid, reason))
         doc = record.to_json()
         rows.append((vid, key, record.kind, sha, when, blob, record.title,
-                     json.dumps([t.lower() for t in record.tags], ensure_ascii=False),
+                     _dumps([t.lower() for t in record.tags]),
                      record.service.lower(), record.status, record.priority, record.assignee,
-                     record.parent_task, json.dumps(doc, ensure_ascii=False)))
+                     record.parent_task, _dumps(doc)))
         if readable:
             fts.append((vid, *fts_columns(key, doc)))
             vtext.extend((vid, part, h) for part, h in enumerate(passage_hashes(doc)))
