@@ -1,6 +1,6 @@
 """A big snapshot read by worker processes (index/spread.py) is the same index, row for row, as one
 read in-process: the same versions, search rows, held-out versions and what was skipped; and a
-worker that dies leaves its chunks to this process, never a failed read (issue 39)."""
+worker that dies, or cannot start, leaves its chunks to this process, never a failed read (issue 39)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_a_snapshot_read_by_workers_is_the_snapshot_read_here(store_path, tmp_pa
     monkeypatch.setattr(spread, "workers", lambda: 2)
     started = []
     real = spread._parts
-    monkeypatch.setattr(spread, "_parts", lambda *a: started.append(a[2]) or real(*a))
+    monkeypatch.setattr(spread, "_parts", lambda *a: started.append(len(a[2])) or real(*a))
     spread_index, spread_work = build(store_path, tmp_path, "spread")
     assert started == [2]  # it did go to two workers
     assert spread_index == here and len(here["versions"]) == 13
@@ -63,6 +63,8 @@ def test_a_worker_that_dies_leaves_its_chunks_to_this_process(store_path, tmp_pa
     monkeypatch.setattr(spread, "workers", lambda: 2)
     monkeypatch.setattr(sys, "executable", "false")  # every worker exits at once, reading nothing
     assert build(store_path, tmp_path, "dead")[0] == here
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))  # no worker starts at all
+    assert build(store_path, tmp_path, "none")[0] == here
 
 
 def test_a_history_built_with_workers_is_the_history_built_here(store_path, tmp_path, monkeypatch):

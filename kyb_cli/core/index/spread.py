@@ -39,16 +39,26 @@ def parts(store_path: Path, chunks: list[list]):
     n = min(workers(), len(chunks))
     if n < 2 or sum(map(len, chunks)) < SPREAD_AT:
         return None
-    return _parts(store_path, chunks, n)
+    try:
+        procs = _start(store_path, n)
+    except OSError:  # no process to start (no python at sys.executable): read here
+        return None
+    return _parts(store_path, chunks, procs)
 
 
 def _start(store_path: Path, n: int) -> list:
+    """n workers, importing kyb_cli from where this process did; quiet: one that cannot start or
+    dies leaves its chunks to this process (the same rows), never a message on a reader's terminal."""
     import subprocess
 
     from kyb_cli.core.canon import git
 
+    env = git.environment()
+    here = str(Path(__file__).resolve().parents[3])  # the directory holding the kyb_cli package
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
     return [subprocess.Popen([sys.executable, "-m", __name__, str(store_path)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, env=git.environment()) for _ in range(n)]
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+            for _ in range(n)]
 
 
 def _stop(procs: list) -> None:
@@ -68,10 +78,10 @@ def _feed(proc, chunks: list[list]) -> None:
         pass  # the worker died: its stdout ends early, and its chunks are read here
 
 
-def _parts(store_path: Path, chunks: list[list], n: int):
+def _parts(store_path: Path, chunks: list[list], procs: list):
     import threading
 
-    procs = _start(store_path, n)
+    n = len(procs)
     for i, proc in enumerate(procs):  # a thread each: a worker's full stdin never blocks this one
         threading.Thread(target=_feed, args=(proc, chunks[i::n]), daemon=True).start()
     try:
@@ -118,7 +128,12 @@ class Pool:
 def pool(store_path: Path, commits: int):
     """A Pool for a build of `commits` commits when there is more than one core, else None."""
     n = workers()
-    return Pool(store_path, n) if n > 1 and commits >= SPREAD_AT else None
+    if n < 2 or commits < SPREAD_AT:
+        return None
+    try:
+        return Pool(store_path, n)
+    except OSError:  # no process to start: the build reads in-process
+        return None
 
 
 def _send(stream, value) -> None:
