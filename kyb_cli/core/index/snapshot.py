@@ -68,7 +68,7 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
     conn = schema.connect(tmp, create=True)
     parts = None
     try:
-        conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF")
+        conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")
         schema.create(conn)
         builder = Builder(conn, store_path)
         entries = sorted(head_entries(store_path, head))
