@@ -25,7 +25,10 @@ def main() -> None:
     ap.add_argument("--store", required=True)
     ap.add_argument("--writes", type=int, default=9)
     args = ap.parse_args()
-    env = {**os.environ, "KYB_STORE": args.store, "KYB_BACKGROUND": "off"}
+    env = {**os.environ, "KYB_STORE": args.store, "KYB_BACKGROUND": "off", "KYB_DEADLINES": "off",
+           "KYB_MODEL": os.path.join(args.store, ".no-model"), "GIT_AUTHOR_NAME": "bench",  # as bench_large.py
+           "GIT_AUTHOR_EMAIL": "bench@kyb.invalid", "GIT_COMMITTER_NAME": "bench",
+           "GIT_COMMITTER_EMAIL": "bench@kyb.invalid"}
     cpu, wall = [], []
     tag = uuid.uuid4().hex[:6]
     for i in range(args.writes):
