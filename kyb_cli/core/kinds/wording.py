@@ -222,8 +222,11 @@ def similar(conn, record: Record) -> list[dict[str, Any]]:
     cap = key_distance(key)
     # every key within `cap` of this one's length (keys are ASCII: length() counts bytes): SQLite's scan,
     # not a Python loop over 100k keys (issue 39: a write's cost must not grow with the store)
+    # and holding the same numbers (checked exactly below): SQLite skips the rest, not Python's regex
+    same_digits = " AND ".join(["instr(key, ?) > 0"] * len(digits)) or "key NOT GLOB '*[0-9]*'"
     for other, state, vid in conn.execute("SELECT key, state, version_id FROM keys WHERE key != ? AND "
-                                          "length(key) BETWEEN ? AND ?", (key, len(key) - cap, len(key) + cap)):
+                                          f"length(key) BETWEEN ? AND ? AND {same_digits}",
+                                          (key, len(key) - cap, len(key) + cap, *digits)):
         if _DIGITS.findall(other) != digits:
             continue  # svc-3-port and svc-4-port name different things
         # q-gram filter: an edit removes at most two of the key's bigrams
