@@ -71,6 +71,8 @@ def test_fast_path_imports_no_click(seeded, kyb, kyb_process):
     assert res.code == 0
     imported = {line.split("|")[-1].strip().split(".")[0] for line in res.stderr.splitlines() if "|" in line}
     assert "click" not in imported and "kyb_cli" in imported
+    # nor what @plain and the builtin sha1 keep off the floor (issue 38): ~15 ms of every query
+    assert not {"dataclasses", "inspect", "hashlib", "_hashlib", "typing"} & imported
 
 
 def test_a_failing_fast_path_query_runs_once_and_is_worded_as_click_words_it(seeded, kyb, monkeypatch):

@@ -67,7 +67,7 @@ def test_a_lexical_query_on_an_indexed_store_loads_no_model_registry_hashlib_thr
 
     api.query(store_path, "word", semantic=False)  # builds the index (that may import anything)
     heavy = ("kyb_cli.core.embed.files", "kyb_cli.core.embed.models", "hashlib", "threading", "tomllib",
-             "kyb_cli.api.operations")
+             "kyb_cli.api.operations", "dataclasses", "inspect", "typing")
     code = (f"import sys\nfrom kyb_cli import api\napi.query({str(store_path)!r}, 'word', semantic=False)\n"
             f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -41,12 +41,19 @@ def test_response_shape(cli):
     assert set(d) >= {"count", "hits", "semantic", "mode", "head"} and d["mode"] == "current"
     hit = d["hits"][0]
     assert list(hit)[:3] == ["key", "title", "kind"]  # compact: a snippet, not the body, nor lists to choose by
-    assert not {"body", "tags", "refs", "effective_at"} & set(hit) and len(hit["snippet"]) <= 160
+    assert not {"body", "tags", "refs", "effective_at", "score"} & set(hit) and len(hit["snippet"]) <= 100
+    assert not {"review_by", "verified"} & set(hit)  # unset freshness fields: nothing to say (COMPACT_UNSET)
     assert list(cli("query", "9090", "--full").json["hits"][0])[:5] == ["key", "title", "kind", "body", "tags"]
     assert "effective_at" in cli("query", "9090", "--as-of-event", "2030-01-01").json["hits"][0]  # its mode's field
     assert "tags" in cli("query", "9090", "--fields", "key,tags").json["hits"][0]
-    for name in ("sha", "committed_at", "state", "is_head", "score"):
+    for name in ("sha", "committed_at", "state", "is_head", "stale", "strength", "found_by", "snippet"):
         assert name in hit
+    assert "score" in cli("query", "9090", "--fields", "key,score").json["hits"][0]
+    assert cli("add", "--key", "reviewed", "--title", "Reviewed 9090", "--body", "port 9090 again",
+               "--review-by", "2031-01-01").code == 0
+    assert cli("query", "9090", "--fields", "key,review_by").json["hits"][0]["review_by"] == "2031-01-01"
+    assert {h["key"]: h.get("review_by") for h in cli("query", "9090").json["hits"]} == {
+        "reviewed": "2031-01-01", "svc": None}  # set: shown in the compact hit too
     assert len(d["head"]) == 40 and hit["committed_at"].endswith("+00:00")
 
 

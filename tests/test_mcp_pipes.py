@@ -70,7 +70,7 @@ def test_mcp_over_pipes_answers_every_call_by_its_id_and_nothing_else_on_the_wir
             reply = json.loads(proc.stdout.readline())
             assert reply["id"] == i
             hit = reply["result"]["structuredContent"]["hits"][0]
-            assert hit["key"] == "port" and "verified" in hit and "stale" in hit
+            assert hit["key"] == "port" and "stale" in hit and "committed_at" in hit
     finally:
         proc.stdin.close()
         rest = proc.stdout.read()

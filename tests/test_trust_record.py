@@ -46,12 +46,15 @@ def test_verification_by_an_agent_shows_by_and_is_one_verify_commit(cli, store_p
 
 
 def test_verified_is_null_when_never_verified_and_on_query_hits(cli):
+    """Null on `get` and on full hits; a compact hit leaves an unset `verified` out (COMPACT_UNSET)."""
     add(cli, "pool-size", "The pool size is 20.")
     assert cli("get", "pool-size").json["verified"] is None
     add(cli, "pool-max", "The max pool size is 40.")
     cli("verify", "pool-max", "--source", "app.toml")
+    full = {h["key"]: h for h in cli("query", "pool", "--no-semantic", "--full").json["hits"]}
+    assert full["pool-size"]["verified"] is None
     hits = {h["key"]: h for h in cli("query", "pool", "--no-semantic").json["hits"]}
-    assert hits["pool-size"]["verified"] is None and hits["pool-size"]["stale"] is False
+    assert "verified" not in hits["pool-size"] and hits["pool-size"]["stale"] is False
     assert hits["pool-max"]["verified"]["source"] == "app.toml" and hits["pool-max"]["verified"]["current"] is True
 
 

@@ -78,10 +78,14 @@ QUERY = Operation("query", "Search records: current state, `history`, `as_of`, `
           "and no body, a few kB for 10 hits; `get` reads the one record you choose."),
 ), example="kyb query 'checkout port' --as-of 2026-11-30")
 
-# What a compact hit (a query without `full`) leaves out, 10 hits in a few kB (issue 38): the body, and the
-# lists and times an agent does not choose by; `effective_at` stays in the mode that slices by it
+# What a compact hit (a query without `full`) leaves out, 10 hits in 4 kB (issue 38): the body, and the
+# lists, times and the rank score (BM25 or cosine: not comparable across answers; `strength` says how
+# good a hit is) an agent does not choose by; `effective_at` stays in the mode that slices by it
 # (--as-of-event). Asking for one of them by name (`--fields key,tags`) asks for the full hits.
-COMPACT_DROPS = ("body", "tags", "refs", "effective_at")
+COMPACT_DROPS = ("body", "tags", "refs", "effective_at", "score")
+# The freshness fields a compact hit carries only when the record sets them (`review_by` "", `verified`
+# null: nothing to say); `stale`, `committed_at` and `is_head` are always there.
+COMPACT_UNSET = ("review_by", "verified")
 
 FACT = (  # what one knowledge record is: `add` takes one, `add_many` a list of them
     Field("key", description="Record key: [a-z0-9-], at most 100 characters.", required=True, example="checkout-path"),

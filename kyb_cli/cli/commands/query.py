@@ -10,6 +10,7 @@ import click
 from kyb_cli.cli.common import CliDoor, common_options, fields_option
 from kyb_cli.cli.deadlines_block import deadline_options
 from kyb_cli.cli.options import table_command, table_fields, table_options
+from kyb_cli.cli import output
 from kyb_cli.cli.output import emit
 from kyb_cli.cli.waiting import wait_options
 
@@ -77,7 +78,8 @@ def query_cmd(**given: Any) -> None:
     fields["text"] = " ".join(fields["text"])  # the words of the command line are one question
     kept = click.get_current_context().meta.get("kyb.fields") or ""
     asked = set(kept.replace(" ", "").split(","))  # `--fields key,body` or `key,tags` asks for the full hits
-    fields["full"] = fields["full"] or bool(asked & set(api.COMPACT_DROPS))
+    # the terminal's table shows the score (the full hits are what the index read: nothing more to do)
+    fields["full"] = fields["full"] or bool(asked & set(api.COMPACT_DROPS)) or not output.wants_json()
     response = api.handle("query", door, fields)
     if response.get("semantic_off"):
         from kyb_cli.cli.output import note
@@ -167,7 +169,7 @@ def _query_table(c: Any, d: dict[str, Any]) -> None:
         text = _about(h)
         text = text if len(text) <= 120 else text[:119] + "…"  # two lines under the title, not ten
         title = escape(h["title"]) + (f"\n[dim]{escape(text)}[/dim]" if text else "")
-        row = [f"[{_style(h)}]{h['key']}[/]", title, state, version] + [f"{h['score']:.3f}"] * scored
+        row = [f"[{_style(h)}]{h['key']}[/]", title, state, version] + [f"{h.get('score') or 0:.3f}"] * scored
         if explain:
             e = h.get("explain") or {}
             row += [_cell(e.get("lexical_rank")), _cell(e.get("vector_rank")), _cell(e.get("cosine"), "{:.3f}"),

@@ -148,7 +148,7 @@ def chunks(body: str) -> list[str]:
     # MAX_PASSAGES chunks never reach past this many characters (CHUNK_UNITS*4 each, less overlap):
     # a 1 MiB body costs no more to cut than a 40 kB one.
     body = body[:MAX_PASSAGES * CHUNK_UNITS * 6]
-    wide = len(_wide().findall(body))
+    wide = 0 if body.isascii() else len(_wide().findall(body))  # the class compiles in ~3-10 ms: not for ASCII
     if wide * 1.0 + (len(body) - wide) * 0.25 <= CHUNK_UNITS:  # the same sum, exact (quarters)
         return [body]  # most bodies: no per-character walk (it was ~0.25 ms a record, issue 27)
     # units[i]: the units before body[i]; without wide characters that is i / 4, exactly (quarters)

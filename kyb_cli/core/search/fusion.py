@@ -27,8 +27,11 @@ lexical rank, then `tie[ident]`. Pure and tiny: no numpy, no I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Hashable
+from kyb_cli.core.plain import plain
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a lexical query loads `typical`)
+if TYPE_CHECKING:
+    from typing import Hashable
 
 MIN_CANDIDATES = 24  # each side contributes max(limit, 24) candidates
 WORDS_WEIGHT = 0.04
@@ -39,7 +42,7 @@ def candidates(limit: int) -> int:
     return max(int(limit), MIN_CANDIDATES)
 
 
-@dataclass
+@plain
 class Fused:
     ident: Hashable
     score: float
