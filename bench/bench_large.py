@@ -14,7 +14,8 @@ detached process, so its peak is read from /proc/<pid>/status (VmHWM) while it r
 average is printed next to every figure (`load`), as the machine is shared. Stages:
 
 - clone        `git clone` (local: the pack is linked; `--no-local`: through the pack protocol);
-- first        the first `kyb query … --history --no-wait` on the clone (HEAD's snapshot);
+- first        the first `kyb query … --history --no-wait` on the clone (HEAD's snapshot; `cpu_s`:
+               its CPU seconds with its workers', index/spread.py);
 - history      the same question asked in a loop, as an agent would, until `history_complete` is
                no longer false: seconds from the first call's start (the filler's peak memory);
 - lexical      p50/p95 of `kyb query … --no-semantic` on the complete index;
@@ -69,15 +70,24 @@ def load() -> str:
 def timed(cmd: list[str], env: dict[str, str] | None = None, check: bool = True) -> dict:
     """Run `cmd` to its end: seconds, peak RSS (MiB), stdout; a failure stops the bench."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), _children_cpu()
         res = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, *cmd], env=env,
                              capture_output=True, text=True)
-        took = time.perf_counter() - t
+        took, cpu = time.perf_counter() - t, _children_cpu() - cpu
         lines = [ln for ln in Path(out.name).read_text().splitlines() if ln.strip().isdigit()]
     if check and res.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()[-600:]}")
     return {"s": round(took, 3), "peak_mib": round(int(lines[-1]) / 1024, 1) if lines else None,
-            "stdout": res.stdout, "rc": res.returncode}
+            "cpu_s": round(cpu, 3), "stdout": res.stdout, "rc": res.returncode}
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the waited-for children so far: a command and every process it
+    waited for (kyb's snapshot workers too), the figure a loaded machine does not inflate much."""
+    import resource
+
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
 
 
 def kyb(env: dict[str, str], *args: str) -> dict:
@@ -146,7 +156,7 @@ def flat_source(keys: int) -> Path:
 
 
 def figure(run: dict) -> dict:
-    return {"s": run["s"], "peak_mib": run["peak_mib"], "load": load()}
+    return {"s": run["s"], "cpu_s": run.get("cpu_s"), "peak_mib": run["peak_mib"], "load": load()}
 
 
 def pcts(samples: list[float]) -> dict:

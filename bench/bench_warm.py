@@ -4,6 +4,7 @@
     KYB_MODEL=../shared/models/multilingual-e5-small python bench/bench_warm.py [--keys 10000] [--runs 30]
     python bench/bench_warm.py --keys 0 --skip warm --large /tmp/kyb-1k --large /tmp/kyb-10k   # the CLI floor
     KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_warm.py --keys 0 --runs 20 --skip cli --skip serve  # `kyb mcp` alone
+    KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_warm.py --keys 0 --large /tmp/kyb-10k --random-vectors --skip cli
 
 Corpus: 108 runbooks (bench/bench_import.py's notes folder, `kyb import`ed, every version embedded),
 plus a generated store of --keys keys (bench/gen_store.py; vectors may be pending there: hybrid then
@@ -74,6 +75,31 @@ def generated(keys: int) -> Path:
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "gen_store.py"), str(keys)],
                          capture_output=True, text=True, check=True).stdout
     return Path(json.loads(out.strip().splitlines()[-1])["path"])
+
+
+def random_vectors(store: Path, env: dict) -> int:
+    """Give every passage of `store` still without one a random unit vector (seeded) under each model
+    found here: a door's hybrid answer timed at 10k keys without hours of embedding. What a ranking
+    costs does not depend on the vectors' values (the question's vector is the model's own); a store
+    filled this way says nothing of quality and is never used for a quality figure."""
+    code = (
+        "import sys, numpy as np\n"
+        "from kyb_cli.core import embed\n"
+        "from kyb_cli.core.index import vectors\n"
+        "from kyb_cli.core.index.fresh import with_index\n"
+        "def run(f):\n"
+        "    n = 0\n"
+        "    for spec, fp, _loc in embed.available()[0]:\n"
+        "        rows = [r[0] for r in f.conn.execute('SELECT DISTINCT text_sha FROM vtext t WHERE NOT EXISTS '\n"
+        "                '(SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = ?)', (fp,))]\n"
+        "        m = np.random.default_rng(1).standard_normal((len(rows), spec.dim)).astype(np.float32)\n"
+        "        m /= np.linalg.norm(m, axis=1, keepdims=True)\n"
+        "        vectors.store(f.conn, fp, {h: m[i].tobytes() for i, h in enumerate(rows)}, spec)\n"
+        "        n += len(rows)\n"
+        "    return n\n"
+        f"print(with_index({str(store)!r}, run))\n")
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return int(res.stdout.strip().splitlines()[-1])
 
 
 def _p50(xs: list[float]) -> float:
@@ -283,6 +309,8 @@ def main() -> None:
                     help="also a store already made by `bench/gen_store.py N --out PATH` (repeatable)")
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--cli-runs", type=int, default=15)
+    ap.add_argument("--random-vectors", action="store_true",
+                    help="fill the --keys/--large stores' missing vectors with random unit vectors (cost only)")
     ap.add_argument("--skip", action="append", default=[], choices=["warm", "cli", "serve"],
                     help="warm: no server door; serve: `kyb mcp` alone (no `kyb serve`); cli: no CLI floor")
     a = ap.parse_args()
@@ -303,6 +331,8 @@ def main() -> None:
     result: dict = {}
     for name, store in stores.items():
         kyb(["--store", str(store), "query", "warm up", "--no-semantic"], env)  # the index is built before timing
+        if a.random_vectors and name != "108 runbooks":
+            print(f"{name:14s} random vectors for {random_vectors(store, env)} passages (cost only)", flush=True)
         row: dict = {}
         if "warm" not in a.skip:
             tag = f"{name.split()[0]}-{os.getpid()}-"  # a new text every run too: no vector an earlier run cached

@@ -80,3 +80,26 @@ def test_a_long_body_without_wide_characters_is_cut_where_the_walk_cuts_it():
         if rng.random() < 0.3:
             body = body[:len(body) // 2] + "日本" + body[len(body) // 2:]  # the walk, for comparison
         assert recipe.chunks(body) == _walked_chunks(body)
+
+
+TOML_PIECES = ['key = "a"', 'title = "Кафка ё"', 'tags = ["x", "y"]', "tags = []", 'tags = ["x"]', "t = true",
+               "f = false", 'a = "x\\ty"', 'a = "q\\"q"', 'a = "tab\there"', "a = 1", "a = 'lit'", "[verified]",
+               'source = "s"', "", "# note", 'a.b = "c"', 'a = ["x",]', 'a = ["x","y"]', 'x = "\x7f"',
+               'x = "\x01"', "x = \"a\"  ", 'bad key = "a"', "[[affected]]", 'x = """m"""', 'u = "é\\u00e9"']
+
+
+def test_the_plain_front_matter_reader_reads_what_tomllib_reads_or_leaves_it_to_tomllib():
+    import tomllib
+
+    from kyb_cli.core.records.model import plain_toml
+
+    rng = random.Random(39)
+    read = 0
+    for _ in range(4000):
+        text = "".join(rng.choice(TOML_PIECES) + "\n" for _ in range(rng.randint(0, 5)))
+        fast = plain_toml(text)
+        if fast is None:
+            continue
+        read += 1
+        assert fast == tomllib.loads(text), text  # never a different dict, never one tomllib refuses
+    assert read > 200  # it does read kyb's own shape

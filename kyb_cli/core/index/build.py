@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from kyb_cli.core.embed.recipe import passage_hashes
-from kyb_cli.core.index import gitlog, schema, walk
+from kyb_cli.core.index import gitlog, schema, spread, walk
 from kyb_cli.core.records.keys import by_key, kind_of_key, old_path_of_key, path_of_key
 from kyb_cli.core.records.served import load
 from kyb_cli.core.records.model import Record, RecordFormatError
@@ -86,6 +86,7 @@ class Builder:
         self.pending: list[tuple[int, str, str, int, str]] = []  # vid, key, sha, when, blob
         self.events: list[tuple] = []
         self.skipped: list[str] = []
+        self.spread = None  # pending -> version_rows's answer, from other processes (index/spread.py)
 
     def _state(self, key: str) -> KeyState | None:
         if key not in self.keys:
@@ -160,27 +161,12 @@ class Builder:
         return row[0] if row and row[0] is not None else None
 
     def _versions(self) -> tuple[list[tuple], list[tuple], list[tuple], list[tuple]]:
-        contents = self.source.blobs(sorted({p[4] for p in self.pending}))
-        rows, fts, vtext, unreadable = [], [], [], []
-        for vid, key, sha, when, blob in self.pending:
-            path = path_of_key(key)
-            try:
-                record = load(path, contents[blob])
-                readable = True
-            except (RecordFormatError, KeyError) as exc:
-                reason = getattr(exc, "reason", "missing blob")
-                self.skipped.append(f"{key}@{(sha or 'HEAD')[:12]}: {reason}")
-                record = Record(key=key, title=f"{key} (unreadable: {reason})")
-                readable = False
-                unreadable.append((vid, reason))
-            doc = record.to_json()
-            rows.append((vid, key, record.kind, sha, when, blob, record.title,
-                         json.dumps([t.lower() for t in record.tags], ensure_ascii=False),
-                         record.service.lower(), record.status, record.priority, record.assignee,
-                         record.parent_task, json.dumps(doc, ensure_ascii=False)))
-            if readable:
-                fts.append((vid, *fts_columns(key, doc)))
-                vtext.extend((vid, part, h) for part, h in enumerate(passage_hashes(doc)))
+        if self.spread is not None:  # a big snapshot: read on every core (index/spread.py)
+            rows, fts, vtext, unreadable, skipped = self.spread(self.pending)
+        else:
+            contents = self.source.blobs(sorted({p[4] for p in self.pending}))
+            rows, fts, vtext, unreadable, skipped = version_rows(self.pending, contents)
+        self.skipped.extend(skipped)
         return rows, fts, vtext, unreadable
 
     def flush(self) -> None:
@@ -245,6 +231,35 @@ class Builder:
         return n
 
 
+_dumps = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(…, ensure_ascii=False) without a new encoder a call
+
+
+def version_rows(pending, contents: dict[str, bytes]) -> tuple[list, list, list, list, list[str]]:
+    """The rows of each (vid, key, sha, when, blob) of `pending`, its text from `contents`: versions,
+    fts, vtext, unreadable, and what was skipped. Pure: index/spread.py runs it on every core."""
+    rows, fts, vtext, unreadable, skipped = [], [], [], [], []
+    for vid, key, sha, when, blob in pending:
+        path = path_of_key(key)
+        try:
+            record = load(path, contents[blob])
+            readable = True
+        except (RecordFormatError, KeyError) as exc:
+            reason = getattr(exc, "reason", "missing blob")
+            skipped.append(f"{key}@{(sha or 'HEAD')[:12]}: {reason}")
+            record = Record(key=key, title=f"{key} (unreadable: {reason})")
+            readable = False
+            unreadable.append((vid, reason))
+        doc = record.to_json()
+        rows.append((vid, key, record.kind, sha, when, blob, record.title,
+                     _dumps([t.lower() for t in record.tags]),
+                     record.service.lower(), record.status, record.priority, record.assignee,
+                     record.parent_task, _dumps(doc)))
+        if readable:
+            fts.append((vid, *fts_columns(key, doc)))
+            vtext.extend((vid, part, h) for part, h in enumerate(passage_hashes(doc)))
+    return rows, fts, vtext, unreadable, skipped
+
+
 def _set_head(conn, head: str | None) -> None:
     conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('head', ?)", (head or "",))
 
@@ -274,11 +289,14 @@ def build_file(store_path: Path, path: Path, head: str | None,
                          "this happens once, later reads catch up incrementally\n")
         sys.stderr.flush()
     conn = schema.connect(path, create=True)
+    workers = None
     try:
         conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")
         schema.create(conn)
         line = dict(src.first_parent_line(head) or []) if head else {}
         builder = Builder(conn, store_path, line, src)
+        workers = spread.pool(store_path, len(order))  # the records parsed on every core
+        builder.spread = workers.rows if workers is not None else None
         with conn:
             commits = src.commits(head, order=order) if head else iter(())
             builder.run(commits, progress, len(order))
@@ -287,6 +305,8 @@ def build_file(store_path: Path, path: Path, head: str | None,
         conn.execute("PRAGMA journal_mode=DELETE")
         stats = _stats(conn)
     finally:
+        if workers is not None:
+            workers.close()
         conn.close()
     stats.update(head=head, commits=len(order), skipped=builder.skipped,
                  seconds=round(time.perf_counter() - started, 3), rebuilt=True)

@@ -4,8 +4,9 @@ A full build diffs every commit (seconds at 10k keys, see build.py); a fresh clo
 index should answer sooner than that. The snapshot reads HEAD's tree (`git ls-tree`) and its blobs
 (one `git cat-file --batch`), and writes one version per live record with `meta.history = pending`:
 current queries, tags, listings and `get` of live keys answer from it at once. What it cannot know
-until the history is in: the commit that wrote each version (`sha`/`committed_at` are NULL, shown
-as null), archived incidents and tasks (no longer in the tree), and every past version. The filler
+until the history is in: the commit that wrote each version (`sha`/`committed_at` are NULL: an answer
+names them with one walk a hit on a history under ORIGINS_WALK_MAX commits, and on a longer one
+leaves them null until the history is in, as `history_complete: false` says), archived incidents and tasks (no longer in the tree), and every past version. The filler
 (index/filler.py, with history.py) builds the full index in the background and swaps it in; catch-ups work on a snapshot
 as on a full index, so commits made meanwhile get their real sha.
 """
@@ -16,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from kyb_cli.core.index import gitlog, schema
+from kyb_cli.core.index import gitlog, schema, spread
 from kyb_cli.core.index.build import Builder, KeyState, _set_head, _stats
 from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path, kind_of_key
 
@@ -40,6 +41,17 @@ def head_entries(store_path: Path, head: str) -> list[tuple[str, str]]:
     return out
 
 
+ORIGINS_WALK_MAX = 20_000  # commits: up to here a snapshot's answer names each hit's commit (one walk a hit)
+
+
+def short_history(store_path: Path, head: str) -> bool:
+    """Whether HEAD's history is short enough to walk once per hit (`git log -1 -- PATH` per hit,
+    reads.py `_snapshot_origins`): 0.3-1 s a hit at 38k commits, 1.8 s at 382k (issue 39). Counted
+    only up to ORIGINS_WALK_MAX (`rev-list --max-count`), so a long history costs no full walk here."""
+    res = gitlog._git(store_path, "rev-list", "--count", f"--max-count={ORIGINS_WALK_MAX}", head)
+    return res.returncode == 0 and int(res.stdout.decode().strip() or 0) < ORIGINS_WALK_MAX
+
+
 def commit_time(store_path: Path, sha: str) -> int:
     res = gitlog._git(store_path, "show", "-s", "--format=%ct", sha)
     return int(res.stdout.decode().strip() or 0)
@@ -54,27 +66,42 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
         stale.unlink(missing_ok=True)
     when = commit_time(store_path, head)
     conn = schema.connect(tmp, create=True)
+    parts = None
     try:
         conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF")
         schema.create(conn)
         builder = Builder(conn, store_path)
+        entries = sorted(head_entries(store_path, head))
+        chunks = [entries[i:i + spread.CHUNK] for i in range(0, len(entries), spread.CHUNK)]
+        parts = spread.parts(store_path, [[(start + n, key, None, None, blob) for n, (key, blob) in
+                                           enumerate(chunk, 1)] for start, chunk in
+                                          zip(range(0, len(entries), spread.CHUNK), chunks)])
         with conn:
             builder.seq = 1
             builder.commits.append((1, head, when))
-            for key, blob in sorted(head_entries(store_path, head)):
-                builder.vid += 1
-                builder.eid += 1
-                # The event carries HEAD's time: `--as-of T` from T = HEAD on sees these versions.
-                builder.pending.append((builder.vid, key, None, None, blob))
-                builder.events.append((builder.eid, key, 1, when, "content", builder.vid, blob))
-                builder.keys[key] = KeyState(kind_of_key(key), "active", builder.vid, builder.eid, blob, dirty=True)
-            builder.flush()
+            for chunk in chunks:
+                for key, blob in chunk:
+                    builder.vid += 1
+                    builder.eid += 1
+                    # The event carries HEAD's time: `--as-of T` from T = HEAD on sees these versions.
+                    builder.pending.append((builder.vid, key, None, None, blob))
+                    builder.events.append((builder.eid, key, 1, when, "content", builder.vid, blob))
+                    builder.keys[key] = KeyState(kind_of_key(key), "active", builder.vid, builder.eid, blob,
+                                                 dirty=True)
+                if parts is not None:  # this chunk's rows, read by a worker meanwhile (index/spread.py)
+                    builder.spread = lambda _pending, part=next(parts): part
+                builder.flush()
+                builder.keys.clear()  # written: each key comes once, and a later flush walks them all
             _set_head(conn, head)
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('history', 'pending')")
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('snapshot_seq', '1')")
+            if not short_history(store_path, head):  # its hits' commits wait for the history
+                conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('origins', 'pending')")
         conn.execute("PRAGMA journal_mode=DELETE")
         stats = _stats(conn)
     finally:
+        if parts is not None:
+            parts.close()  # the workers stop (a failure half way)
         conn.close()
     Path(f"{db_path}-journal").unlink(missing_ok=True)
     os.replace(tmp, db_path)

@@ -39,6 +39,11 @@ def keep(on: bool = True) -> None:
         clear()
 
 
+def keeping() -> bool:
+    """Whether this process is a long-lived door (`keep()` was called): worth keeping per-index state."""
+    return _keeping
+
+
 def _identity(path: Path) -> tuple[int, int] | None:
     try:
         st = os.stat(path)

@@ -62,9 +62,17 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
         # The hot path: every fts_now row is a current version, so rank it alone and join the top
         # rows only (no candidate set to build and probe: 10 ms instead of 40 at 10k keys).
         weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
-        top = (f"SELECT f.vid AS vid, k.state AS hit_state, f.score AS score, v.key AS key FROM "
-               f"(SELECT rowid AS vid, -bm25(fts_now, {weights}) AS score FROM fts_now WHERE fts_now MATCH :q "
-               f"ORDER BY score DESC, vid DESC LIMIT :limit) f "
+        ranked = _kept_top(conn, expr, params["limit"])
+        if ranked is None:
+            best = (f"SELECT rowid AS vid, -bm25(fts_now, {weights}) AS score FROM fts_now WHERE fts_now MATCH :q "
+                    f"ORDER BY score DESC, vid DESC LIMIT :limit")
+        else:  # the same rows and scores, from the door's postings (search/bm25.py)
+            best = ("SELECT column1 AS vid, column2 AS score FROM (VALUES "
+                    + ", ".join(f"(:v{i}, :s{i})" for i in range(len(ranked))) + ")"
+                    if ranked else "SELECT NULL AS vid, NULL AS score WHERE 0")
+            for i, (vid, score) in enumerate(ranked):
+                params[f"v{i}"], params[f"s{i}"] = vid, score
+        top = (f"SELECT f.vid AS vid, k.state AS hit_state, f.score AS score, v.key AS key FROM ({best}) f "
                f"JOIN versions v ON v.id = f.vid JOIN keys k ON k.key = v.key")
         with_ = ""
     sql = (f"{with_}"
@@ -79,17 +87,32 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
     return out
 
 
+def _kept_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
+    """The hot path's top rows from a long-lived door's postings (search/bm25.py), else None."""
+    from kyb_cli.core.index import warm
+
+    if not warm.keeping():
+        return None
+    from kyb_cli.core.search import bm25
+
+    return bm25.top(conn, match, limit)
+
+
 def hits_for(conn, picks: list[tuple[int, str]]) -> dict[int, dict]:
     """Hits for (version_id, state) pairs found by the vector side, shaped as lexical() shapes them."""
     out: dict[int, dict] = {}
-    for vid, state in picks:
-        row = conn.execute(
-            "SELECT v.id, v.key, v.sha, v.committed_at, v.doc, ?, 0.0, "
+    states = dict(picks)
+    if not states:
+        return out
+    marks = ",".join(str(int(v)) for v in states)  # one read for all of them (ids are integers)
+    for row in conn.execute(
+            "SELECT v.id, v.key, v.sha, v.committed_at, v.doc, NULL, 0.0, "
             "(k.version_id = v.id AND k.state != 'retracted') FROM versions v JOIN keys k ON k.key = v.key "
-            "WHERE v.id = ?", (state, vid)).fetchone()
-        if row is not None:
-            out[vid] = _hit(dict(zip(_COLUMNS, row)), 0.0)
-    return out
+            f"WHERE v.id IN ({marks})"):
+        r = dict(zip(_COLUMNS, row))
+        r["hit_state"] = states[r["id"]]
+        out[r["id"]] = _hit(r, 0.0)
+    return {vid: out[vid] for vid in states if vid in out}  # in the order asked
 
 
 def _hit(r: dict, score: float) -> dict:

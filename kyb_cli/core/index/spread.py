@@ -1,0 +1,169 @@
+"""A big snapshot's records read on every core: parse, write-rule checks and secret scan per process.
+
+HEAD's snapshot (snapshot.py) is O(live keys) of Python work, ~0.45 ms of CPU a record (the TOML
+parse, the secret scan of every field, the JSON of the row; issue 39): 40 s at 100k keys on one
+core. The records are independent, so they are cut into chunks read by worker processes, each
+`python -m kyb_cli.core.index.spread` (a module of this room, as the filler is: never
+multiprocessing, which would re-run the host program's main module), fetching its own blobs
+(`git cat-file`) and returning the rows build.version_rows makes in-process, while this process
+writes the earlier chunks. The rows come back in order: the index is the same row for row.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+from pathlib import Path
+
+SPREAD_AT = 5000  # records: below this one process is quicker than starting workers (~0.3 s)
+WORKERS_MAX = 8
+CHUNK = 1000  # records a task, and a write of the snapshot
+_SIZE = struct.Struct("<Q")
+
+
+def workers() -> int:
+    """The processes a snapshot is read with: this process's CPUs, at most WORKERS_MAX."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, WORKERS_MAX))
+
+
+def parts(store_path: Path, chunks: list[list]):
+    """build.version_rows's answer for each chunk of pending versions, in order, computed by worker
+    processes while the caller writes the earlier ones; None (read in-process) when the records are
+    few or there is one core."""
+    n = min(workers(), len(chunks))
+    if n < 2 or sum(map(len, chunks)) < SPREAD_AT:
+        return None
+    try:
+        procs = _start(store_path, n)
+    except OSError:  # no process to start (no python at sys.executable): read here
+        return None
+    return _parts(store_path, chunks, procs)
+
+
+def _start(store_path: Path, n: int) -> list:
+    """n workers, importing kyb_cli from where this process did; quiet: one that cannot start or
+    dies leaves its chunks to this process (the same rows), never a message on a reader's terminal."""
+    import subprocess
+
+    from kyb_cli.core.canon import git
+
+    env = git.environment()
+    here = str(Path(__file__).resolve().parents[3])  # the directory holding the kyb_cli package
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
+    return [subprocess.Popen([sys.executable, "-m", __name__, str(store_path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+            for _ in range(n)]
+
+
+def _stop(procs: list) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+
+
+def _feed(proc, chunks: list[list]) -> None:
+    try:
+        for chunk in chunks:
+            _send(proc.stdin, chunk)
+        proc.stdin.close()
+    except OSError:
+        pass  # the worker died: its stdout ends early, and its chunks are read here
+
+
+def _parts(store_path: Path, chunks: list[list], procs: list):
+    import threading
+
+    n = len(procs)
+    for i, proc in enumerate(procs):  # a thread each: a worker's full stdin never blocks this one
+        threading.Thread(target=_feed, args=(proc, chunks[i::n]), daemon=True).start()
+    try:
+        for j in range(len(chunks)):
+            part = _receive(procs[j % n].stdout)
+            yield part if part is not None else _rows(store_path, chunks[j])  # a worker died: read here
+    finally:
+        _stop(procs)
+
+
+class Pool:
+    """Workers kept for a whole build (the history replay, build.py): each flush's versions split
+    among them, the rows back in order. `rows` is build.Builder.spread."""
+
+    def __init__(self, store_path: Path, n: int) -> None:
+        self.store_path, self.procs = store_path, _start(store_path, n)
+
+    def rows(self, pending: list):
+        size = -(-len(pending) // len(self.procs))
+        chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
+        sent = []
+        for proc, chunk in zip(self.procs, chunks):
+            try:
+                _send(proc.stdin, chunk)
+                sent.append(True)
+            except OSError:
+                sent.append(False)
+        out: tuple[list, ...] = ([], [], [], [], [])
+        for proc, chunk, ok in zip(self.procs, chunks, sent):
+            part = _receive(proc.stdout) if ok else None
+            for into, rows in zip(out, part if part is not None else _rows(self.store_path, chunk)):
+                into.extend(rows)
+        return out
+
+    def close(self) -> None:
+        for proc in self.procs:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+        _stop(self.procs)
+
+
+def pool(store_path: Path, commits: int):
+    """A Pool for a build of `commits` commits when there is more than one core, else None."""
+    n = workers()
+    if n < 2 or commits < SPREAD_AT:
+        return None
+    try:
+        return Pool(store_path, n)
+    except OSError:  # no process to start: the build reads in-process
+        return None
+
+
+def _send(stream, value) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_SIZE.pack(len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream):
+    """The next message, or None at the end of the stream (or a short one: the sender died)."""
+    head = stream.read(_SIZE.size)
+    if len(head) < _SIZE.size:
+        return None
+    size = _SIZE.unpack(head)[0]
+    data = stream.read(size)
+    return pickle.loads(data) if len(data) == size else None
+
+
+def main(store_path: str) -> None:
+    """A worker: chunks of pending versions from stdin, each chunk's rows to stdout, until stdin ends."""
+    while (pending := _receive(sys.stdin.buffer)) is not None:
+        _send(sys.stdout.buffer, _rows(Path(store_path), pending))
+
+
+def _rows(store_path: Path, pending: list):
+    """build.version_rows of one chunk, its blobs in one `git cat-file --batch`."""
+    from kyb_cli.core.index import build, gitlog
+
+    return build.version_rows(pending, gitlog.blobs(store_path, sorted({p[4] for p in pending})))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

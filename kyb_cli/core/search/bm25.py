@@ -1,0 +1,159 @@
+"""FTS5's own `bm25()` over `fts_now`, computed in numpy from postings a long-lived door keeps (issue 38).
+
+At 10k keys a question's common words match ~9k current rows, and SQLite scores every one of them
+through bm25() (~1 µs a row: 5-10 ms of a 9 ms warm answer); no bound can skip a row when every word
+is that common. A door (`kyb mcp`, `kyb serve`) asks the same index many times, so it keeps, per
+index connection and state (vectors.db_state: any write, here or in another process, drops it), each
+row's token count and, per word, the rows holding it and its weighted count there (fts5vocab
+`instance`), and scores a question with one array pass per word. The arithmetic is fts5_aux.c's
+fts5Bm25Function, operation by operation and in its order (k1 1.2, b 0.75, idf clamped to 1e-6,
+avgdl = tokens / rows), so scores are the same doubles bm25() returns and the order (score, then
+newest version) is the same: tests/test_search_bm25.py compares them row by row.
+
+Only the hot path's shape is scored here: the current slice, no filter, an any-match of single
+words ("a" OR "b"); a phrase, a prefix, a required or excluded word, or a word the tokenizer splits
+goes to SQLite. A one-shot CLI process never keeps postings (reading them costs more than one
+bm25() pass): `lexical` asks only when the door keeps connections (index/warm.py).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from kyb_cli.core.index import schema
+
+K1 = 1.2
+B = 0.75
+MAX_POSTINGS = 4_000_000  # (row, word) entries kept per connection; past it the words start afresh
+_WORD = re.compile(r'"([^"\s*]+)"')
+
+
+def words_of(match: str) -> list[str] | None:
+    """The words of an any-match of single quoted words (`"a" OR "b"`), else None."""
+    parts = match.split(" OR ")
+    out = []
+    for part in parts:
+        m = _WORD.fullmatch(part)
+        if m is None:
+            return None
+        out.append(m.group(1))
+    return out
+
+
+class _Postings:
+    """One index state's rows and the words asked so far (see the module docstring)."""
+
+    def __init__(self, conn) -> None:
+        import numpy as np
+
+        ids, sizes = [], []
+        for rowid, blob in conn.execute("SELECT id, sz FROM fts_now_docsize"):
+            ids.append(rowid)
+            sizes.append(_varint_sum(blob))
+        order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
+        self.ids = np.asarray(ids, dtype=np.int64)[order]
+        self.size = np.asarray(sizes, dtype=np.float64)[order]
+        self.rows = len(ids)
+        self.avgdl = float(sum(sizes)) / float(self.rows) if self.rows else 0.0
+        self.words: dict[str, tuple] = {}
+        self.entries = 0
+        self.tokenize = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+        self.weight_sql = "CASE col " + " ".join(
+            f"WHEN '{name}' THEN {w!r}" for name, w in zip(schema.FTS_COLUMNS, schema.FTS_WEIGHTS)) + " END"
+
+    def token(self, word: str) -> str | None:
+        import apsw
+
+        got = self.tokenize(word.encode(), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False,
+                            include_colocated=False)
+        return got[0] if len(got) == 1 else None
+
+    def word(self, conn, token: str) -> tuple:
+        """(row positions, weighted count per row, rows holding it) of one token."""
+        import numpy as np
+
+        got = self.words.get(token)
+        if got is not None:
+            return got
+        # A row's count: its instances' column weights summed (multiples of 0.5: exact in any order).
+        rows = conn.execute(f"SELECT doc, sum({self.weight_sql}) FROM temp.kyb_vocab WHERE term = ? GROUP BY doc",
+                            (token,)).fetchall()
+        docs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        where = np.minimum(np.searchsorted(self.ids, docs), self.rows - 1)
+        known = self.ids[where] == docs  # a row deleted from fts_now is in no count of bm25()'s
+        got = (where[known], np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))[known],
+               int(known.sum()))
+        if self.entries + len(docs) > MAX_POSTINGS:
+            self.words.clear()
+            self.entries = 0
+        self.words[token] = got
+        self.entries += len(docs)
+        return got
+
+
+def _varint_sum(blob: bytes) -> int:
+    """The sum of the SQLite varints in a docsize blob (one per column: that row's tokens)."""
+    total, value = 0, 0
+    for byte in blob:  # FTS5 writes sizes as sqlite3PutVarint: 7 bits a byte, high bit = more
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            total += value
+            value = 0
+    return total
+
+
+def _postings(conn) -> _Postings | None:
+    """This connection's postings for the index as it is now; None for the first answer of a state.
+
+    Reading a state's rows and a common word's postings costs a few bm25() passes (~20 + ~25 ms a
+    word at 10k keys), and any write makes a new state: an agent that writes then asks once would pay
+    it every time. A state is kept from its second answer on, so alternating writes and questions
+    cost what they cost without it, and a run of questions pays it once."""
+    from kyb_cli.core.index.vectors import _conn_memo, db_state
+
+    memo = _conn_memo(conn)
+    state = db_state(conn)
+    kept = memo.get("bm25")
+    if kept is None or kept[0] != state:
+        memo["bm25"] = (state, None)
+        return None
+    if kept[1] is None:
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.kyb_vocab USING fts5vocab(main, fts_now, instance)")
+        memo["bm25"] = (db_state(conn), _Postings(conn))
+    return memo["bm25"][1]
+
+
+def top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
+    """The `limit` best (rowid, score) of `fts_now MATCH match` by -bm25 with schema.FTS_WEIGHTS,
+    newest first among equal scores; None when the question is not of the shape scored here."""
+    import numpy as np
+
+    words = words_of(match)
+    if not words:
+        return None
+    p = _postings(conn)
+    if p is None or not p.rows:
+        return None
+    tokens = [p.token(w) for w in words]
+    if any(t is None for t in tokens) or len(set(tokens)) != len(tokens):
+        return None
+    score = np.zeros(p.rows, dtype=np.float64)
+    matched = np.zeros(p.rows, dtype=bool)
+    norm = K1 * ((1 - B) + B * p.size / p.avgdl)  # k1 * (1 - b + b * D / avgdl), in fts5_aux.c's order
+    for token in tokens:
+        at, freq, hits = p.word(conn, token)
+        idf = math.log((p.rows - hits + 0.5) / (hits + 0.5))
+        if idf <= 0.0:
+            idf = 1e-6
+        part = np.zeros(p.rows, dtype=np.float64)
+        part[at] = idf * ((freq * (K1 + 1.0)) / (freq + norm[at]))
+        score += part  # a word a row lacks adds idf * 0 / norm = 0.0, as in C
+        matched[at] = True
+    rows = np.flatnonzero(matched)
+    if not len(rows):
+        return []
+    ids, scores = p.ids[rows], score[rows]
+    n = min(int(limit), len(rows))
+    order = np.lexsort((-ids, -scores))[:n]  # score descending, then the newest version
+    return [(int(ids[i]), float(scores[i])) for i in order]
