@@ -262,6 +262,35 @@ def test_similar_same_title_and_near_duplicate_text(cli):
     assert "similar" not in add(cli, "nightly-dumps", "Changed.", title="Nightly dumps")  # updates: no hint
 
 
+def test_the_near_text_query_matches_every_text_within_the_threshold_and_not_any_shared_word():
+    """The candidates of `near-duplicate text` (kinds/wording._near_text_query): every word set whose
+    words-in-common reach TEXT_SIMILAR satisfies the FTS query; one sharing only common words does not."""
+    import random
+    import re
+
+    from kyb_cli.core.kinds.wording import TEXT_SIMILAR, _near_text_query
+
+    def satisfies(query: str, words: set[str]) -> bool:
+        groups = [re.findall(r'"([^"]+)"', g) for g in query.split(" OR ")]
+        return any(all(w in words for w in g) for g in groups)
+
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(40)]
+    checked = 0
+    for _ in range(3000):
+        mine = set(rng.sample(vocab, rng.randrange(3, 25)))
+        theirs = set(mine)
+        for _ in range(rng.randrange(0, 4)):
+            theirs.discard(rng.choice(sorted(theirs)))
+        theirs |= set(rng.sample(vocab, rng.randrange(0, 3)))
+        if len(mine & theirs) / len(mine | theirs) >= TEXT_SIMILAR:
+            checked += 1
+            assert satisfies(_near_text_query(mine), theirs), (sorted(mine), sorted(theirs))
+    assert checked > 500
+    mine = {"port", "on", "node", "9003", "bench", "write", "3"}
+    assert not satisfies(_near_text_query(mine), {"port", "on", "node", "8000", "other"})
+
+
 def test_similar_includes_keys_that_left_the_tree(cli):
     add(cli, "redis-port", "6379")
     cli("rm", "redis-port", "--reason", "wrong")
