@@ -291,6 +291,52 @@ def test_the_near_text_query_matches_every_text_within_the_threshold_and_not_any
     assert not satisfies(_near_text_query(mine), {"port", "on", "node", "8000", "other"})
 
 
+def _decoys_and_near_duplicates(cli) -> None:
+    """25 live records holding every word of "Foxtrot: alpha bravo charlie delta echo" three times (bm25
+    ranks them above the near duplicates) that fail the 0.8 test (6 of 10 words shared), then 3 near
+    duplicates (6 of 7 words shared)."""
+    for i in range(25):
+        add(cli, f"decoy-{i}", "alpha bravo charlie delta echo foxtrot " * 3 + "golf hotel", title=f"Decoy {i}")
+    for key in ("near-one", "near-two", "near-three"):
+        add(cli, key, "alpha bravo charlie delta echo", title="Foxtrot notes")
+
+
+def test_similar_checks_every_candidate_of_the_near_text_query_not_the_20_best_ranked(cli):
+    """Every live text the query matches is checked (up to NEAR_CANDIDATES), so a near duplicate is
+    named however many texts share its words and however bm25 would rank them."""
+    _decoys_and_near_duplicates(cli)
+    reply = add(cli, "fresh-key", "alpha bravo charlie delta echo", title="Foxtrot")
+    assert [(s["key"], s["why"], s["score"]) for s in reply["similar"]] == [
+        (k, "near-duplicate text", 0.857) for k in ("near-one", "near-three", "near-two")]
+
+
+def test_above_near_candidates_the_best_by_bm25_are_checked(cli, monkeypatch):
+    from kyb_cli.core.kinds import wording
+
+    add(cli, "pg-backup", "Nightly pg_dump to s3 bucket backups-prod at 02:00 UTC, kept 30 days.",
+        title="Postgres backups")
+    add(cli, "pg-other", "Nightly pg_dump to s3 bucket backups-prod at 03:00 UTC, kept 30 days.",
+        title="Postgres dumps")
+    monkeypatch.setattr(wording, "NEAR_CANDIDATES", 1)  # two candidates: ranked, and both among the best
+    reply = add(cli, "nightly-dumps", "Nightly pg_dump to s3 bucket backups-prod at 02:00 UTC, kept 30 days!",
+                title="Nightly dumps")
+    assert [(s["key"], s["why"], s["score"]) for s in reply["similar"]] == [
+        ("pg-backup", "near-duplicate text", 0.882), ("pg-other", "near-duplicate text", 0.833)]
+
+
+def test_the_live_match_query_builds_no_automatic_index_over_every_key(tmp_path):
+    """keys.version_id has no index: joined on it, SQLite built one over every key for each query
+    (0.12-0.14 s a write at 100k keys). The query goes fts -> versions -> keys by primary keys."""
+    from kyb_cli.core.index import schema
+    from kyb_cli.core.kinds.wording import _CURRENT_MATCHES
+
+    conn = schema.connect(tmp_path / "i.sqlite", create=True)
+    schema.create(conn)
+    plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN SELECT k.key, v.doc FROM {_CURRENT_MATCHES}",
+                                           ('"a"', "k"))]
+    assert plan[0].startswith("SCAN fts") and not any("AUTOMATIC" in step or "SCAN" in step for step in plan[1:])
+
+
 def test_similar_includes_keys_that_left_the_tree(cli):
     add(cli, "redis-port", "6379")
     cli("rm", "redis-port", "--reason", "wrong")
