@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kyb_cli.core.canon.attribution import detect
+from kyb_cli.core.records.keys import path_of_key
 from kyb_cli.core.records.trailers import parse_trailers
 
 RELAY = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
@@ -100,7 +101,7 @@ def test_no_agent_is_human(env, store_path, tmp_path):
     os.close(read_end)
     os.write(write_end, b"body")  # kyb reads its body, then works out who it is: its parent is gone by now
     os.close(write_end)
-    target = store_path / "knowledge" / "orphan.md"
+    target = store_path / path_of_key("orphan")  # fanned out (issue 39): the wait ends when it lands
     deadline = time.monotonic() + 60
     while not target.exists() and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -56,36 +56,53 @@ def test_pygit2_fast_import_and_the_pack_writer_make_identical_commits(store, mo
 
 
 @pytest.mark.slow
-def test_the_pack_writer_matches_pygit2_over_long_histories_and_git_fsck_accepts_it(store, tmp_path):
-    """More commits than the delta depth, updates, removals, three record directories, a base with
-    records in it: the same commit ids as pygit2, and `git fsck --full` finds the pack sound."""
+def test_the_pack_writer_matches_pygit2_over_long_histories_and_git_fsck_accepts_it(store, tmp_path, monkeypatch):
+    """More commits than the delta depth, updates, removals, three record directories fanned out by
+    bucket (buckets emptied by a retract and filled again), a base with records in it: the same commit
+    ids as pygit2, and `git fsck --full` finds the pack sound."""
     import random
 
     import pygit2
 
-    from kyb_cli.core.canon import batch
+    from kyb_cli.core.canon import batch, packwrite
 
     sig = pygit2.Signature("Pack Test", "pack@kyb.invalid", 1_700_000_000, -90)
     store.signature = lambda: sig  # type: ignore[method-assign]
-    seed = [batch.Commit(f"kyb: add s{i}\n", {f"knowledge/s{i}.md": b"seed %d\n" % i}) for i in range(3)]
+    seed = [batch.Commit(f"kyb: add s{i}\n", {path_of_key(f"s{i}"): b"seed %d\n" % i}) for i in range(3)]
     tip, _ = batch.write_objects(store, store.head_commit(), seed, fast_import=False)
     base = store.repo[tip].peel(pygit2.Commit)
     rng = random.Random(5)
-    commits = []
+    commits = [batch.Commit("kyb: add again\n", {path_of_key("again"): b"a\n"}),
+               batch.Commit("kyb: retract again\n", {path_of_key("again"): None}),  # the pack's first empty tree
+               batch.Commit("kyb: retract s1\n", {path_of_key("s1"): None})]  # a base bucket emptied
     for i in range(130):
         d = rng.choice(("knowledge", "knowledge", "incidents", "tasks"))
         prefix = {"knowledge": "k", "incidents": "inc-", "tasks": "task-"}[d]
-        name = f"{d}/{prefix}{rng.randrange(60):03d}.md"
+        name = path_of_key(f"{prefix}{rng.randrange(60):03d}")
         data = None if rng.random() < 0.15 else b"version %d of %s\n" % (i, name.encode())
         commits.append(batch.Commit(f"kyb: write {i}\n", {name: data}))
     commits.append(batch.Commit("kyb: add again\n", {path_of_key("again"): b"a\n"}))
-    commits.append(batch.Commit("kyb: retract again\n", {path_of_key("again"): None}))  # a tree seen before
-    commits.append(batch.Commit("kyb: after\n", {path_of_key("after"): b"b\n"}))  # a delta on that tree
+    commits.append(batch.Commit("kyb: retract again\n", {path_of_key("again"): None}))  # its bucket emptied
+    commits.append(batch.Commit("kyb: again, again\n", {path_of_key("again"): b"c\n"}))  # and filled again
+    commits.append(batch.Commit("kyb: after\n", {path_of_key("after"): b"b\n"}))
     commits.append(batch.Commit("kyb: several\n", {path_of_key("s0"): None, path_of_key("task-999"): b"x\n",
                                                     path_of_key("zz"): b"y\n"}))
+    live: dict[str, bytes | None] = {}
+    for c in commits:
+        live.update(c.changes)
+    tasks = sorted(p for p, data in live.items() if p.startswith("tasks/") and data is not None)
+    for p in tasks:  # a whole record directory emptied one record a commit, then filled again
+        commits.append(batch.Commit(f"kyb: retract {p}\n", {p: None}))
+    commits.append(batch.Commit("kyb: task again\n", {path_of_key("task-1"): b"t\n"}))
+    emptied = [c for c in commits if list(c.changes.values()) == [None]]
+    assert len(emptied) > 10 and len(tasks) > 3
+    paths = [p for c in commits for p in c.changes]
+    assert packwrite.supported(paths) and all(p.count("/") == 2 for p in paths)
     loose, changes_loose = batch.write_objects(store, base, commits, fast_import=False)
+    monkeypatch.setattr(batch, "_with_fast_import", None)  # the pack writer, not git fast-import
     packed, changes_packed = batch.write_objects(store, base, commits, fast_import=True)
     assert loose == packed and changes_loose == changes_packed
+    assert "tasks" not in store.repo[loose].parents[0].tree  # the directory was gone before the last commit
     clone = tmp_path / "clone"
     subprocess.run(["git", "init", "-q", str(clone)], check=True)
     for pack in (store.path / ".git" / "objects" / "pack").glob("pack-*"):

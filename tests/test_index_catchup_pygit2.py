@@ -21,30 +21,32 @@ from kyb_cli.core.kinds.knowledge import add_knowledge
 ATTR = Attribution("test-agent", "s1", "w1", "cli")
 PATHS = ("knowledge/alpha.md", "knowledge/beta.md", "incidents/inc-one.md", "tasks/task-two.md",
          "knowledge/inc-misplaced.md", "knowledge/Bad Key.md", 'knowledge/quo"te.md', "knowledge/tab\there.md",
-         "knowledge/sub/deep.md", "notes.txt", "knowledge/caf\u00e9.md")
+         "knowledge/sub/deep.md", "notes.txt", "knowledge/caf\u00e9.md",
+         # the fanned-out shape (records/keys.py): buckets changed, added, emptied; two keys in one bucket
+         # (alpha, k254: "be"), a wrong bucket, a deeper path, a file where a bucket is (a type change)
+         "knowledge/be/alpha.md", "knowledge/be/k254.md", "knowledge/a2/beta.md", "incidents/35/inc-one.md",
+         "tasks/3e/task-two.md", "knowledge/ff/alpha.md", "knowledge/be/sub/deep.md", "knowledge/a2",
+         "knowledge/73/delta.md")
 
 
 def _tree(repo: pygit2.Repository, files: dict[str, bytes]) -> pygit2.Oid:
-    folders: dict[str, dict[str, bytes]] = {}
+    """The tree of `files` (path -> content), folders at any depth; a path that is both a file and a
+    folder's prefix keeps the folder."""
+    nested: dict[str, dict[str, bytes]] = {}
+    top: dict[str, bytes] = {}
     for path, data in files.items():
-        top, _, rest = path.partition("/")
-        folders.setdefault(top if rest else "", {})[rest or top] = data
-    root = repo.TreeBuilder()
-    for name, data in folders.pop("", {}).items():
-        root.insert(name, repo.create_blob(data), pygit2.enums.FileMode.BLOB)
-    for top, inner in folders.items():
-        nested = {k: v for k, v in inner.items() if "/" in k}
-        sub = repo.TreeBuilder()
-        for name, data in inner.items():
-            if "/" not in name:
-                sub.insert(name, repo.create_blob(data), pygit2.enums.FileMode.BLOB)
-        for name, data in nested.items():
-            d, f = name.split("/")
-            deeper = repo.TreeBuilder()
-            deeper.insert(f, repo.create_blob(data), pygit2.enums.FileMode.BLOB)
-            sub.insert(d, deeper.write(), pygit2.enums.FileMode.TREE)
-        root.insert(top, sub.write(), pygit2.enums.FileMode.TREE)
-    return root.write()
+        head, _, rest = path.partition("/")
+        if rest:
+            nested.setdefault(head, {})[rest] = data
+        else:
+            top[head] = data
+    builder = repo.TreeBuilder()
+    for name, data in top.items():
+        if name not in nested:
+            builder.insert(name, repo.create_blob(data), pygit2.enums.FileMode.BLOB)
+    for name, inner in nested.items():
+        builder.insert(name, _tree(repo, inner), pygit2.enums.FileMode.TREE)
+    return builder.write()
 
 
 def _history(path, seed: int) -> tuple[pygit2.Repository, list[str]]:
@@ -283,3 +285,57 @@ def test_a_line_of_writes_is_read_parent_by_parent_whatever_the_ancestors_dates(
     assert [str(c.id) for c in fresh.new(line[-1], line[-2])] == [line[-1]]
     assert [str(c.id) for c in fresh.new(line[-1], line[3])] == line[:3:-1]
     assert fresh.new(line[-1], line[-1]) == []
+
+
+def _fanned_store(path, keys: int) -> tuple[pygit2.Repository, list[str]]:
+    """A line of commits on a store of `keys` records: the old flat shape, the migrate commit that moves
+    every record to its bucket, then writes into one bucket, a new bucket, a deletion emptying a bucket,
+    and a move back to the flat shape."""
+    from kyb_cli.core.records.keys import old_path_of_key, path_of_key
+
+    repo = pygit2.init_repository(str(path), bare=False, initial_head="main")
+    names = [f"k{i}" for i in range(keys)] + ["inc-one", "task-two"]
+    flat = {old_path_of_key(k): f"{k}\n".encode() for k in names} | {"notes.txt": b"n\n"}
+    fanned = {path_of_key(k): f"{k}\n".encode() for k in names} | {"notes.txt": b"n\n"}
+    one_bucket = dict(fanned) | {path_of_key("k254"): b"k254 changed\n", path_of_key("alpha"): b"alpha\n"}
+    lone = next(k for k in names if sum(path_of_key(n).split("/")[1] == path_of_key(k).split("/")[1]
+                                        for n in names) == 1)
+    emptied = {p: d for p, d in one_bucket.items() if p != path_of_key(lone)}
+    states = [flat, fanned, one_bucket, emptied, dict(emptied) | {"knowledge/zz/new-one.md": b"wrong bucket\n"},
+              {old_path_of_key(k) if path_of_key(k) in emptied else k: d for k, d in
+               ((k, emptied.get(path_of_key(k))) for k in names) if d is not None}]
+    made: list[str] = []
+    for i, files in enumerate(states):
+        sig = pygit2.Signature("t", "t@x", 1_700_000_000 + 60 * i, 0)
+        made.append(str(repo.create_commit(None, sig, sig, f"s{i}", _tree(repo, files),
+                                           [pygit2.Oid(hex=made[-1])] if made else [])))
+    repo.references.create("refs/heads/main", made[-1], force=True)
+    return repo, made
+
+
+def test_in_process_catch_up_equals_the_git_program_across_a_migrate_and_bucket_writes(tmp_path):
+    _repo, made = _fanned_store(tmp_path / "s", 600)
+    program, inproc = gitlog.Program(tmp_path / "s"), walk.Walk(tmp_path / "s")
+    for i, head in enumerate(made):
+        _compare(tmp_path, program, inproc, head, None)
+        for since in made[:i]:
+            _compare(tmp_path, program, inproc, head, since)
+
+
+def test_a_write_into_one_bucket_diffs_that_bucket_alone(tmp_path, monkeypatch):
+    """A kind's folder of 256 buckets is compared entry by entry: only the buckets whose ids differ are
+    diffed below it (libgit2's diff of the two folders walked every record: 0.12 s at 100k keys)."""
+    _repo, made = _fanned_store(tmp_path / "s", 600)
+    whole: list[bytes] = []  # the trees diffed whole (diff_to_tree), by path
+    real = walk.Walk._diff
+
+    def spy(self, a, b, prefix, out, levels):
+        same = (a.id if a is not None else None) == (b.id if b is not None else None)
+        if not same and (a is None or b is None or levels <= 0 or len(a) + len(b) > 2 * walk.FANOUT):
+            whole.append(prefix)
+        return real(self, a, b, prefix, out, levels)
+
+    monkeypatch.setattr(walk.Walk, "_diff", spy)
+    [commit] = walk.Walk(tmp_path / "s").commits(made[2], made[1])
+    assert sorted(commit.changes) == ["knowledge/be/alpha.md", "knowledge/be/k254.md"]
+    assert whole == [b"knowledge/be"]

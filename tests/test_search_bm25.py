@@ -96,3 +96,20 @@ def test_only_an_any_match_of_single_words_is_scored_here():
     assert bm25.words_of('"a" OR "b"') == ["a", "b"]
     for match in ('"a b"', '"a" *', '("a") AND ("a" OR "b")', '("a") NOT ("b")', '"a" AND "b"'):
         assert bm25.words_of(match) is None
+
+
+def test_a_words_df_from_the_term_list_is_the_count_of_its_matches(store_path):
+    """relevance._df reads a single word's df from fts5vocab (issue 39: 3x cheaper at 100k keys):
+    the same number as counting `fts MATCH`, for every word of the store and the other shapes."""
+    from kyb_cli.core.search import relevance
+
+    _store(store_path)
+
+    def check(f):
+        terms = [query_plan(w)[1].terms[0] for w in WORDS + ["zebra", "rep*", '"replica failover"']]
+        for t in terms:
+            assert relevance._df(f.conn, t) == f.conn.execute(
+                "SELECT count(*) FROM fts WHERE fts MATCH ?", (t,)).fetchone()[0], t
+        return terms
+
+    assert len(with_index(store_path, check)) == len(WORDS) + 3

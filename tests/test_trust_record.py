@@ -262,6 +262,81 @@ def test_similar_same_title_and_near_duplicate_text(cli):
     assert "similar" not in add(cli, "nightly-dumps", "Changed.", title="Nightly dumps")  # updates: no hint
 
 
+def test_the_near_text_query_matches_every_text_within_the_threshold_and_not_any_shared_word():
+    """The candidates of `near-duplicate text` (kinds/wording._near_text_query): every word set whose
+    words-in-common reach TEXT_SIMILAR satisfies the FTS query; one sharing only common words does not."""
+    import random
+    import re
+
+    from kyb_cli.core.kinds.wording import TEXT_SIMILAR, _near_text_query
+
+    def satisfies(query: str, words: set[str]) -> bool:
+        groups = [re.findall(r'"([^"]+)"', g) for g in query.split(" OR ")]
+        return any(all(w in words for w in g) for g in groups)
+
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(40)]
+    checked = 0
+    for _ in range(3000):
+        mine = set(rng.sample(vocab, rng.randrange(3, 25)))
+        theirs = set(mine)
+        for _ in range(rng.randrange(0, 4)):
+            theirs.discard(rng.choice(sorted(theirs)))
+        theirs |= set(rng.sample(vocab, rng.randrange(0, 3)))
+        if len(mine & theirs) / len(mine | theirs) >= TEXT_SIMILAR:
+            checked += 1
+            assert satisfies(_near_text_query(mine), theirs), (sorted(mine), sorted(theirs))
+    assert checked > 500
+    mine = {"port", "on", "node", "9003", "bench", "write", "3"}
+    assert not satisfies(_near_text_query(mine), {"port", "on", "node", "8000", "other"})
+
+
+def _decoys_and_near_duplicates(cli) -> None:
+    """25 live records holding every word of "Foxtrot: alpha bravo charlie delta echo" three times (bm25
+    ranks them above the near duplicates) that fail the 0.8 test (6 of 10 words shared), then 3 near
+    duplicates (6 of 7 words shared)."""
+    for i in range(25):
+        add(cli, f"decoy-{i}", "alpha bravo charlie delta echo foxtrot " * 3 + "golf hotel", title=f"Decoy {i}")
+    for key in ("near-one", "near-two", "near-three"):
+        add(cli, key, "alpha bravo charlie delta echo", title="Foxtrot notes")
+
+
+def test_similar_checks_every_candidate_of_the_near_text_query_not_the_20_best_ranked(cli):
+    """Every live text the query matches is checked (up to NEAR_CANDIDATES), so a near duplicate is
+    named however many texts share its words and however bm25 would rank them."""
+    _decoys_and_near_duplicates(cli)
+    reply = add(cli, "fresh-key", "alpha bravo charlie delta echo", title="Foxtrot")
+    assert [(s["key"], s["why"], s["score"]) for s in reply["similar"]] == [
+        (k, "near-duplicate text", 0.857) for k in ("near-one", "near-three", "near-two")]
+
+
+def test_above_near_candidates_the_best_by_bm25_are_checked(cli, monkeypatch):
+    from kyb_cli.core.kinds import wording
+
+    add(cli, "pg-backup", "Nightly pg_dump to s3 bucket backups-prod at 02:00 UTC, kept 30 days.",
+        title="Postgres backups")
+    add(cli, "pg-other", "Nightly pg_dump to s3 bucket backups-prod at 03:00 UTC, kept 30 days.",
+        title="Postgres dumps")
+    monkeypatch.setattr(wording, "NEAR_CANDIDATES", 1)  # two candidates: ranked, and both among the best
+    reply = add(cli, "nightly-dumps", "Nightly pg_dump to s3 bucket backups-prod at 02:00 UTC, kept 30 days!",
+                title="Nightly dumps")
+    assert [(s["key"], s["why"], s["score"]) for s in reply["similar"]] == [
+        ("pg-backup", "near-duplicate text", 0.882), ("pg-other", "near-duplicate text", 0.833)]
+
+
+def test_the_live_match_query_builds_no_automatic_index_over_every_key(tmp_path):
+    """keys.version_id has no index: joined on it, SQLite built one over every key for each query
+    (0.12-0.14 s a write at 100k keys). The query goes fts -> versions -> keys by primary keys."""
+    from kyb_cli.core.index import schema
+    from kyb_cli.core.kinds.wording import _CURRENT_MATCHES
+
+    conn = schema.connect(tmp_path / "i.sqlite", create=True)
+    schema.create(conn)
+    plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN SELECT k.key, v.doc FROM {_CURRENT_MATCHES}",
+                                           ('"a"', "k"))]
+    assert plan[0].startswith("SCAN fts") and not any("AUTOMATIC" in step or "SCAN" in step for step in plan[1:])
+
+
 def test_similar_includes_keys_that_left_the_tree(cli):
     add(cli, "redis-port", "6379")
     cli("rm", "redis-port", "--reason", "wrong")

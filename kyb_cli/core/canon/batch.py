@@ -153,9 +153,10 @@ def hand_edited(repo: pygit2.Repository, committed: dict[str, pygit2.Oid | None]
     if repo.workdir is None or not committed:
         return set()
     root = Path(repo.workdir)
+    from kyb_cli.core.canon.worktree import git_index
+
     try:
-        index = repo.index
-        index.read()
+        index = git_index(repo)
     except pygit2.GitError:
         index = None
     edited: set[str] = set()

@@ -13,7 +13,9 @@ killed writer leaves no pack Git would read. Nothing refers to the objects until
 moves the branch. tests/test_import_batch.py checks the commits are identical to pygit2's.
 
 Only record paths (`<dir>/<file>`, or `<dir>/<bucket>/<file>` fanned out: records/keys.py) are
-handled; `supported()` says when to use it.
+handled; `supported()` says when to use it. A directory a retract empties is dropped from its parent
+and never written: no delta yields or starts from the empty tree, and a delta's base is always an
+earlier object of the same pack (the base commit's trees are read from the repo, written whole).
 """
 
 from __future__ import annotations
@@ -31,11 +33,9 @@ COMMIT, TREE, BLOB, OFS_DELTA = 1, 2, 3, 6
 
 
 def supported(paths) -> bool:
-    """Flat record paths only: with bucket directories a retract can empty a bucket, and a delta on the
-    empty tree (which no pack holds) made an unreadable pack (slow lane, test_import_batch); fanned-out
-    batches go to git fast-import or pygit2 until that is fixed."""
-    return all(p.count("/") == 1 and not p.startswith("/") and "\0" not in p and "//" not in p
-               for p in paths)
+    """Record paths: `<dir>/<file>` or `<dir>/<bucket>/<file>` (records/keys.py), nothing deeper."""
+    return all(p.count("/") in (1, 2) and not p.startswith("/") and "\0" not in p and "//" not in p
+               and not p.endswith("/") for p in paths)
 
 
 def _obj_id(kind: bytes, data: bytes) -> bytes:
@@ -279,7 +279,9 @@ def write_pack(repo, base, commits, sig) -> bytes:
 
         def write_tree(tree: _Dir, old_data: bytes, spots: list) -> bytes:
             oid = _obj_id(b"tree", tree.data)
-            if oid in w.seen:  # this version was written before (a file added, then removed again)
+            if not tree.names:  # emptied: its parent drops it, so it is not written (a delta yielding
+                tree.last_offset, tree.depth = None, 0  # nothing is unreadable), and the next version is whole
+            elif oid in w.seen:  # this version was written before (a file added, then removed again)
                 tree.last_offset = w.seen[oid]
                 tree.depth = tree.depths.get(oid, DEPTH)
             else:

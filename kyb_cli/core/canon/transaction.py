@@ -32,7 +32,7 @@ from kyb_cli.core.canon.attribution import Attribution
 from kyb_cli.core.canon.diskfull import disk_full_error, is_disk_full, low_space
 from kyb_cli.core.canon.permissions import denied_path, denied_reason, permission_error, refuse_unwritable
 from kyb_cli.core.canon.tree import Entry, advance_head, apply_changes, blob_at, blob_entry, entries_at
-from kyb_cli.core.canon.worktree import refuse_hand_edits, remove_dead_temp_files, update_worktree
+from kyb_cli.core.canon.worktree import git_index, refuse_hand_edits, remove_dead_temp_files, update_worktree
 from kyb_cli.core.errors import NotFound, Rejected, StoreError
 from kyb_cli.core.records.keys import kind_of_key, path_of_key
 from kyb_cli.core.records.model import Record, RecordFormatError, parse
@@ -207,8 +207,7 @@ class Transaction:
         tip, changes, moved, held = made
         repo = self.store.repo
         if repo.workdir is not None:  # the move never overwrites a hand edit, old path or new
-            index = repo.index
-            index.read()
+            index = git_index(repo)
             for path in changes:  # what base held there: an old file, or nothing at a new path
                 was = held[path][0] if path in held else None  # (no path lookup per key: O(keys²))
                 refuse_hand_edits(repo, self.store.path, path, was, index=index)

@@ -26,31 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from kyb_cli.core.embed.recipe import passage_hashes
 from kyb_cli.core.index import gitlog, schema, spread, walk
-from kyb_cli.core.records.keys import by_key, kind_of_key, old_path_of_key, path_of_key
-from kyb_cli.core.records.served import load
-from kyb_cli.core.records.model import Record, RecordFormatError
+from kyb_cli.core.index.rows import fts_columns, version_rows
+from kyb_cli.core.records.keys import by_key, kind_of_key, old_path_of_key
 
-_FIELD_TEXT = ("service", "severity", "status", "priority", "assignee", "parent_task", "resolution",
-               "detection", "blocked_reason", "waits_on")
 FLUSH_EVERY = 4000  # versions per blob batch
 NOTE_REBUILD_AT = 2000
 SIDE = 2 ** 62 + 1  # the event time of a commit off the first-parent line: beyond every as-of cutoff
 # (index/slice.py's NOW_AND_EVER, 2**62, included)  # commits: from here a rebuild takes seconds, so a read says why it waits
-
-
-def fold(text: str) -> str:
-    """What the FTS index sees: `ё` as `е` (unicode61 does not fold it)."""
-    return text.replace("ё", "е").replace("Ё", "Е")
-
-
-def fts_columns(key: str, doc: dict) -> tuple[str, str, str, str, str]:
-    fields = [str(doc.get(name) or "") for name in _FIELD_TEXT]
-    fields += list(doc.get("hosts") or []) + list(doc.get("knowledge") or [])
-    fields += [a.get("scope", "") for a in doc.get("affected") or []]
-    return (fold(doc["title"]), fold(" ".join(doc.get("tags") or [])), fold(key),
-            fold(" ".join(f for f in fields if f)), fold(doc.get("body") or ""))
 
 
 @dataclass
@@ -230,35 +213,6 @@ class Builder:
         if progress is not None:
             progress(n, total or n)
         return n
-
-
-_dumps = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(…, ensure_ascii=False) without a new encoder a call
-
-
-def version_rows(pending, contents: dict[str, bytes]) -> tuple[list, list, list, list, list[str]]:
-    """The rows of each (vid, key, sha, when, blob) of `pending`, its text from `contents`: versions,
-    fts, vtext, unreadable, and what was skipped. Pure: index/spread.py runs it on every core."""
-    rows, fts, vtext, unreadable, skipped = [], [], [], [], []
-    for vid, key, sha, when, blob in pending:
-        path = path_of_key(key)
-        try:
-            record = load(path, contents[blob])
-            readable = True
-        except (RecordFormatError, KeyError) as exc:
-            reason = getattr(exc, "reason", "missing blob")
-            skipped.append(f"{key}@{(sha or 'HEAD')[:12]}: {reason}")
-            record = Record(key=key, title=f"{key} (unreadable: {reason})")
-            readable = False
-            unreadable.append((vid, reason))
-        doc = record.to_json()
-        rows.append((vid, key, record.kind, sha, when, blob, record.title,
-                     _dumps([t.lower() for t in record.tags]),
-                     record.service.lower(), record.status, record.priority, record.assignee,
-                     record.parent_task, _dumps(doc)))
-        if readable:
-            fts.append((vid, *fts_columns(key, doc)))
-            vtext.extend((vid, part, h) for part, h in enumerate(passage_hashes(doc)))
-    return rows, fts, vtext, unreadable, skipped
 
 
 def _set_head(conn, head: str | None) -> None:

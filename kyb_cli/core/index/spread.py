@@ -5,7 +5,7 @@ parse, the secret scan of every field, the JSON of the row; issue 39): 40 s at 1
 core. The records are independent, so they are cut into chunks read by worker processes, each
 `python -m kyb_cli.core.index.spread` (a module of this room, as the filler is: never
 multiprocessing, which would re-run the host program's main module), fetching its own blobs
-(`git cat-file`) and returning the rows build.version_rows makes in-process, while this process
+(`git cat-file`) and returning the rows rows.version_rows makes in-process, while this process
 writes the earlier chunks. The rows come back in order: the index is the same row for row.
 """
 
@@ -33,7 +33,7 @@ def workers() -> int:
 
 
 def parts(store_path: Path, chunks: list[list]):
-    """build.version_rows's answer for each chunk of pending versions, in order, computed by worker
+    """rows.version_rows's answer for each chunk of pending versions, in order, computed by worker
     processes while the caller writes the earlier ones; None (read in-process) when the records are
     few or there is one core."""
     n = min(workers(), len(chunks))
@@ -159,10 +159,10 @@ def main(store_path: str) -> None:
 
 
 def _rows(store_path: Path, pending: list):
-    """build.version_rows of one chunk, its blobs in one `git cat-file --batch`."""
-    from kyb_cli.core.index import build, gitlog
+    """rows.version_rows of one chunk, its blobs in one `git cat-file --batch`."""
+    from kyb_cli.core.index import gitlog, rows
 
-    return build.version_rows(pending, gitlog.blobs(store_path, sorted({p[4] for p in pending})))
+    return rows.version_rows(pending, gitlog.blobs(store_path, sorted({p[4] for p in pending})))
 
 
 if __name__ == "__main__":

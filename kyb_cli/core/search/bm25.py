@@ -58,16 +58,9 @@ class _Postings:
         self.avgdl = float(sum(sizes)) / float(self.rows) if self.rows else 0.0
         self.words: dict[str, tuple] = {}
         self.entries = 0
-        self.tokenize = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+        self.tokenize = tokenizer(conn)
         self.weight_sql = "CASE col " + " ".join(
             f"WHEN '{name}' THEN {w!r}" for name, w in zip(schema.FTS_COLUMNS, schema.FTS_WEIGHTS)) + " END"
-
-    def token(self, word: str) -> str | None:
-        import apsw
-
-        got = self.tokenize(word.encode(), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False,
-                            include_colocated=False)
-        return got[0] if len(got) == 1 else None
 
     def word(self, conn, token: str) -> tuple:
         """(row positions, weighted count per row, rows holding it) of one token."""
@@ -90,6 +83,21 @@ class _Postings:
         self.words[token] = got
         self.entries += len(docs)
         return got
+
+
+def tokenizer(conn):
+    """The index's tokenizer (schema.TOKENIZER) as a callable, for token_of."""
+    name, *args = schema.TOKENIZER.split()
+    return conn.fts5_tokenizer(name, args)
+
+
+def token_of(tokenize, word: str) -> str | None:
+    """The one token the index's tokenizer makes of a quoted query word, as FTS5 would match it;
+    None when it makes several (a phrase) or none."""
+    import apsw
+
+    got = tokenize(word.encode(), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False, include_colocated=False)
+    return got[0] if len(got) == 1 else None
 
 
 def _varint_sum(blob: bytes) -> int:
@@ -135,7 +143,7 @@ def top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     p = _postings(conn)
     if p is None or not p.rows:
         return None
-    tokens = [p.token(w) for w in words]
+    tokens = [token_of(p.tokenize, w) for w in words]
     if any(t is None for t in tokens) or len(set(tokens)) != len(tokens):
         return None
     score = np.zeros(p.rows, dtype=np.float64)

@@ -158,12 +158,34 @@ def term_weights(conn, terms: list[str], head: str | None = None) -> list[float]
         known = {}
         _DF[0] = (state, known)  # a reader of the old state keeps filling its own dict, never this one
     out = []
+    tokenize: list = []  # made once, on the first df this call counts
     for t in terms:
         df = known.get(t)
         if df is None:
-            df = known[t] = conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (t,)).fetchone()[0]
+            df = known[t] = _df(conn, t, tokenize)
         out.append(max(0.05, math.log((total + 1) / (df + 0.5))))
     return out
+
+
+def _df(conn, term: str, tokenize: list | None = None) -> int:
+    """The versions holding `term` (an FTS5 expression): a single word's from the index's term list
+    (fts5vocab `row`: its count of rows, read ~3x faster than counting the MATCH, 100k keys), else
+    counted. `fts` never deletes a row, so the two are the same number. `tokenize`: [] or
+    [the index's tokenizer], filled on first use."""
+    from kyb_cli.core.search import bm25
+
+    words = bm25.words_of(term)
+    token = None
+    if words is not None and len(words) == 1:
+        tokenize = [] if tokenize is None else tokenize
+        if not tokenize:
+            tokenize.append(bm25.tokenizer(conn))
+        token = bm25.token_of(tokenize[0], words[0])
+    if token is not None:
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.kyb_rows USING fts5vocab(main, fts, row)")
+        row = conn.execute("SELECT doc FROM temp.kyb_rows WHERE term = ?", (token,)).fetchone()
+        return row[0] if row is not None else 0
+    return conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (term,)).fetchone()[0]
 
 
 _DF: list = [(None, {})]  # [(index state, {term: df})] (term_weights)

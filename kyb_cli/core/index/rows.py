@@ -1,0 +1,58 @@
+"""The index rows of one record version: its `versions` row, its full-text columns, its passages'
+hashes, or why it is unreadable. Pure (no index, no Git): the build runs it in-process and
+index/spread.py in worker processes, so it sits below both.
+"""
+
+from __future__ import annotations
+
+import json
+
+from kyb_cli.core.embed.recipe import passage_hashes
+from kyb_cli.core.records.keys import path_of_key
+from kyb_cli.core.records.model import Record, RecordFormatError
+from kyb_cli.core.records.served import load
+
+_FIELD_TEXT = ("service", "severity", "status", "priority", "assignee", "parent_task", "resolution",
+               "detection", "blocked_reason", "waits_on")
+
+
+def fold(text: str) -> str:
+    """What the FTS index sees: `ё` as `е` (unicode61 does not fold it)."""
+    return text.replace("ё", "е").replace("Ё", "Е")
+
+
+def fts_columns(key: str, doc: dict) -> tuple[str, str, str, str, str]:
+    fields = [str(doc.get(name) or "") for name in _FIELD_TEXT]
+    fields += list(doc.get("hosts") or []) + list(doc.get("knowledge") or [])
+    fields += [a.get("scope", "") for a in doc.get("affected") or []]
+    return (fold(doc["title"]), fold(" ".join(doc.get("tags") or [])), fold(key),
+            fold(" ".join(f for f in fields if f)), fold(doc.get("body") or ""))
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(…, ensure_ascii=False) without a new encoder a call
+
+
+def version_rows(pending, contents: dict[str, bytes]) -> tuple[list, list, list, list, list[str]]:
+    """The rows of each (vid, key, sha, when, blob) of `pending`, its text from `contents`: versions,
+    fts, vtext, unreadable, and what was skipped. Pure: index/spread.py runs it on every core."""
+    rows, fts, vtext, unreadable, skipped = [], [], [], [], []
+    for vid, key, sha, when, blob in pending:
+        path = path_of_key(key)
+        try:
+            record = load(path, contents[blob])
+            readable = True
+        except (RecordFormatError, KeyError) as exc:
+            reason = getattr(exc, "reason", "missing blob")
+            skipped.append(f"{key}@{(sha or 'HEAD')[:12]}: {reason}")
+            record = Record(key=key, title=f"{key} (unreadable: {reason})")
+            readable = False
+            unreadable.append((vid, reason))
+        doc = record.to_json()
+        rows.append((vid, key, record.kind, sha, when, blob, record.title,
+                     _dumps([t.lower() for t in record.tags]),
+                     record.service.lower(), record.status, record.priority, record.assignee,
+                     record.parent_task, _dumps(doc)))
+        if readable:
+            fts.append((vid, *fts_columns(key, doc)))
+            vtext.extend((vid, part, h) for part, h in enumerate(passage_hashes(doc)))
+    return rows, fts, vtext, unreadable, skipped
