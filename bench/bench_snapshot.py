@@ -4,7 +4,7 @@
     python bench/bench_snapshot.py /tmp/snap-10k                        # rows a record (best of 3)
     python bench/bench_snapshot.py /tmp/snap-100k --build               # also the whole snapshot
 
-Prints one JSON line: CPU µs a record of `build.version_rows` (parse, write rules, secret scan, the
+Prints one JSON line: CPU µs a record of `rows.version_rows` (parse, write rules, secret scan, the
 rows; what the spread workers run) and of `secret_in` alone, best of 3 in this process; with
 --build, `snapshot.build` into a temp file: wall, this process's CPU (the writes) and its children's
 (workers and git). The 1-minute load average is printed with it: the figures are CPU time, but a
@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kyb_cli.core.index import build, gitlog, snapshot  # noqa: E402
+from kyb_cli.core.index import gitlog, rows, snapshot  # noqa: E402
 from kyb_cli.core.records.keys import path_of_key  # noqa: E402
 from kyb_cli.core.records.served import load  # noqa: E402
 from kyb_cli.core.records.validate import secret_in  # noqa: E402
@@ -51,7 +51,7 @@ def main() -> None:
     records = [load(path_of_key(key), contents[blob]) for key, blob in entries]
     n = len(entries)
     out = {"records": n, "load": os.getloadavg()[0],
-           "version_rows_us": round(_best(lambda: build.version_rows(pending, contents)) / n * 1e6, 1),
+           "version_rows_us": round(_best(lambda: rows.version_rows(pending, contents)) / n * 1e6, 1),
            "secret_in_us": round(_best(lambda: [secret_in(r) for r in records]) / n * 1e6, 1)}
     if args.build:
         with tempfile.TemporaryDirectory() as tmp:
