@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kyb_cli.core.records.keys import bucket, is_valid_key, key_of_path, paths_of_key
+from kyb_cli.core.records.keys import _candidate_key, bucket, is_valid_key, key_of_path, path_problem, paths_of_key
 
 KEYS = ["a", "k-1", "inc-1", "task-x", "inc-", "Bad", "-x", "x-", "a" * 100, "a" * 101, "x.md", ""]
 DIRS = ["knowledge", "incidents", "tasks", "other", ""]
@@ -32,3 +32,14 @@ def test_each_kind_reads_both_shapes():
     for key, d in (("k-1", "knowledge"), ("inc-7", "incidents"), ("task-2", "tasks")):
         assert key_of_path(f"{d}/{bucket(key)}/{key}.md") == key == key_of_path(f"{d}/{key}.md")
         assert key_of_path(f"knowledge/{bucket(key)}/{key}.md" if d != "knowledge" else f"tasks/{key}.md") is None
+
+
+@pytest.mark.parametrize("path", sorted(set(_paths())))
+def test_path_problem_names_a_wrong_place_exactly_when_the_path_is_not_the_keys(path):
+    key = _candidate_key(path) or path
+    if not is_valid_key(key):
+        assert "is not a valid key" in path_problem(path)
+    elif path in paths_of_key(key):
+        assert path_problem(path) is None
+    else:
+        assert path_problem(path) == f"the key '{key}' belongs at {paths_of_key(key)[0]}, not {path}"
