@@ -217,3 +217,24 @@ def truth_as_of(conn, t: int) -> int:
 
     sql, params = _missing_sql(Slice("as_of", as_of=t), "count(DISTINCT c.vid)")
     return conn.execute(sql, params | {"fp": FP}).fetchone()[0]
+
+
+def test_the_history_swap_is_counted_again(store_path, monkeypatch):
+    """A staged index (HEAD's snapshot, vectors given meanwhile), then the history swapped in with
+    the vectors carried over: same head, another file."""
+    from kyb_cli.core.index.fresh import fresh
+
+    monkeypatch.setenv("KYB_STAGE_AT", "0")
+    monkeypatch.setenv("KYB_BACKGROUND", "off")
+    seed(store_path)
+    f = fresh(store_path)
+    assert f.conn.execute("SELECT v FROM meta WHERE k = 'history'").fetchone()[0] == "pending"
+    f.conn.close()
+    give_vectors(store_path, FP)
+    snap = agree(store_path)
+    fill_in_background_now(store_path)
+    f = fresh(store_path)
+    assert f.conn.execute("SELECT v FROM meta WHERE k = 'history'").fetchone()[0] == "complete"
+    f.conn.close()
+    full = agree(store_path)
+    assert full[(FP, "history")] > snap[(FP, "history")]  # the older version is in now, without a vector
