@@ -238,3 +238,21 @@ def test_the_history_swap_is_counted_again(store_path, monkeypatch):
     f.conn.close()
     full = agree(store_path)
     assert full[(FP, "history")] > snap[(FP, "history")]  # the older version is in now, without a vector
+
+
+def test_vectors_written_by_any_hand_are_counted_again(store_path):
+    """An older kyb still running, or anything else writing the vectors table straight: the file's
+    triggers move the stamp (vectors.store is not the only writer the count may trust)."""
+    from kyb_cli.core.index.fresh import fresh
+
+    seed(store_path)
+    before = agree(store_path)[(FP, "history")]
+    f = fresh(store_path)
+    (sha,), = f.conn.execute("SELECT text_sha FROM vtext LIMIT 1").fetchall()
+    f.conn.execute("INSERT INTO vectors(text_sha, fingerprint, vec) VALUES(?, ?, zeroblob(16))", (sha, FP))
+    f.conn.close()
+    assert agree(store_path)[(FP, "history")] == before - 1
+    f = fresh(store_path)
+    f.conn.execute("DELETE FROM vectors")
+    f.conn.close()
+    assert agree(store_path)[(FP, "history")] == before

@@ -4,9 +4,12 @@ A long-lived door memoizes a count per connection (vectors.pending); a one-shot 
 new connection every time and would scan the slice again (`pending_vectors`: ~20 ms at 10k keys,
 ~10x that at 100k). Here the count is kept in one meta row named after what it counts (the SQL and
 its parameters) whose value says what it was counted from: the indexed head, whether the history
-is in, the counter of vector writes (`vec_serial`, bumped by vectors.store in the same transaction
-as its rows) and the last version and event ids. Any change of those is a miss, and a file replaced
-by a rebuild or the history swap starts without the rows. Writing the row is best-effort: never
+is in, the counter of vector writes (`vec_serial`) and the last version and event ids. Any change of
+those is a miss, and a file replaced by a rebuild or the history swap starts without the rows.
+
+`vec_serial` is moved by triggers on the vectors table, created in the transaction that keeps the
+first count of a file: whoever writes vectors (the filler, `kyb index --embed`, an older kyb still
+running, a test by hand) moves it in the same transaction. Writing the row is best-effort: never
 inside a caller's transaction, never waiting for a lock (a busy index keeps its count uncounted
 here, the answer is the same), never in a long-lived door (a write of its own would drop its
 per-connection memos, and it has them anyway).
@@ -17,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-SERIAL = "vec_serial"  # meta: how many times vectors.store changed the vectors table
+SERIAL = "vec_serial"  # meta: vector rows written or removed since the triggers below are in
 PREFIX = "count:"      # meta rows of kept counts
 MAX_ROWS = 64          # kept counts beyond this (many distinct --as-of times): all dropped, counted again
 
@@ -26,10 +29,9 @@ _STAMP = ("SELECT (SELECT v FROM meta WHERE k = 'head'), (SELECT v FROM meta WHE
           "(SELECT max(id) FROM events), (SELECT v FROM meta WHERE k = ?)")
 
 
-def bump(conn) -> None:
-    """Inside vectors.store's transaction: the vectors table changed (every kept count is stale)."""
-    conn.execute(f"INSERT INTO meta(k, v) VALUES('{SERIAL}', '1') "
-                 "ON CONFLICT(k) DO UPDATE SET v = CAST(v AS INTEGER) + 1")
+_BUMP = f"UPDATE meta SET v = CAST(v AS INTEGER) + 1 WHERE k = '{SERIAL}'"
+TRIGGERS = [f"CREATE TRIGGER IF NOT EXISTS kept_vectors_{op.lower()} AFTER {op} ON vectors BEGIN {_BUMP}; END"
+            for op in ("INSERT", "UPDATE", "DELETE")]
 
 
 def count(conn, sql: str, params: dict) -> int:
@@ -71,6 +73,9 @@ def _put(conn, row: str, value: str) -> None:
     waited = conn.execute("PRAGMA busy_timeout").fetchone()[0]
     conn.set_busy_timeout(0)
     try:
+        conn.execute(f"INSERT OR IGNORE INTO meta(k, v) VALUES('{SERIAL}', '0')")
+        for trigger in TRIGGERS:  # from now on every vector write moves the serial (a no-op when there)
+            conn.execute(trigger)
         conn.execute(f"DELETE FROM meta WHERE k GLOB '{PREFIX}*' AND k != ? AND "
                      f"(SELECT count(*) FROM meta WHERE k GLOB '{PREFIX}*') >= {MAX_ROWS}", (row,))
         conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES(?, ?)", (row, value))

@@ -79,7 +79,7 @@ def pending(conn, fp: str, s: Slice) -> int:
     """Versions of the slice that still lack a vector under `fp`. Counted again only when the index
     may have changed since this connection last counted (db_state: a long-lived door asks on every
     answer, and the count is a scan of the slice), and, for a new connection, since any process last
-    counted it (kept.py: a meta row keyed by the head, the history and the vector writes)."""
+    counted it (kept.py: a meta row stamped with the head, the history and a counter of vector writes)."""
     sql, params = _missing_sql(s, "count(DISTINCT c.vid)")
     params |= {"fp": fp}
     memo = _conn_memo(conn)
@@ -141,19 +141,16 @@ def meta_key(spec) -> str:
 
 def store(conn, fp: str, vectors: dict[str, bytes], spec=None) -> None:
     """Install vectors under `fp` (model `spec`, default e5); the first fill under a new fingerprint
-    of a model drops every vector under a fingerprint no model of the registry is under now. Every
-    change bumps the vector-write counter in the same transaction (kept.py: counts kept for later)."""
+    of a model drops every vector under a fingerprint no model of the registry is under now."""
     key = meta_key(spec)
     with conn:
         row = conn.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
         if row is None or row[0] != fp:
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES(?, ?)", (key, fp))
-            keep = [r[0] for r in conn.execute("SELECT v FROM meta WHERE k LIKE 'vec_fingerprint%'")]
-            marks = ",".join("?" * len(keep))
-            conn.execute(f"DELETE FROM vectors WHERE fingerprint NOT IN ({marks})", keep)
-            kept.bump(conn)
+            kept = [r[0] for r in conn.execute("SELECT v FROM meta WHERE k LIKE 'vec_fingerprint%'")]
+            marks = ",".join("?" * len(kept))
+            conn.execute(f"DELETE FROM vectors WHERE fingerprint NOT IN ({marks})", kept)
         if vectors:
-            kept.bump(conn)
             conn.executemany("INSERT OR REPLACE INTO vectors(text_sha, fingerprint, vec) VALUES(?,?,?)",
                              [(h, fp, v) for h, v in vectors.items()])
 
