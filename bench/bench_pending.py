@@ -9,7 +9,8 @@
 2. end to end (KYB_MODEL, default the shared e5): `kyb query` lexical and hybrid, a new process
    each call, the two checkouts alternating on the same questions; wall p50 and CPU seconds a call.
 Both checkouts' bytecode must be compiled first (PYTHONDONTWRITEBYTECODE hides a slow import).
-KYB_BACKGROUND=off: no filler embeds meanwhile, so every call sees the same pending count.
+KYB_BACKGROUND=off: no filler embeds meanwhile, so every call sees the same pending count
+(`--filler`: it does, as in bench_large's hybrid stage; the pending count then falls as it goes).
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ def in_process(root: Path, store: Path, runs: int) -> dict:
     return {"pending": int(got[0]), "first_ms": round(times[0], 2), "p50_ms": round(statistics.median(times), 2)}
 
 
-def end_to_end(roots: dict[str, Path], store: Path, runs: int, model: str) -> dict:
+def end_to_end(roots: dict[str, Path], store: Path, runs: int, model: str, filler: bool = False) -> dict:
     env = dict(os.environ, KYB_BACKGROUND="off", KYB_STORE=str(store))
+    if filler:
+        del env["KYB_BACKGROUND"]
     hybrid = dict(env, KYB_MODEL=model)
     wall: dict[str, list[float]] = {}
     cpu: dict[str, float] = {}
@@ -74,13 +77,13 @@ def end_to_end(roots: dict[str, Path], store: Path, runs: int, model: str) -> di
     kyb = {name: [str(root / ".venv/bin/kyb")] for name, root in roots.items()}  # its own kyb_cli (not the cwd's)
     for argv in kyb.values():  # the helper started, the kept row written: what every later call sees
         subprocess.run([*argv, "query", "warm up", "--json"], env=hybrid, capture_output=True, cwd="/")
-    pending = None
+    pending = []
     for i in range(runs):
         q = f"{WORDS[i % len(WORDS)]} {WORDS[(i * 7) % len(WORDS)]} {i}"
         for name in (list(kyb) if i % 2 else list(kyb)[::-1]):
             one(f"lexical {name}", [*kyb[name], "query", q, "--no-semantic", "--json"], env)
-            pending = one(f"hybrid {name}", [*kyb[name], "query", q, "--json"], hybrid).get("pending_vectors")
-    return {"pending_vectors": pending, **{label: {"p50_ms": round(statistics.median(v) * 1000),
+            pending.append(one(f"hybrid {name}", [*kyb[name], "query", q, "--json"], hybrid).get("pending_vectors"))
+    return {"pending_vectors": [pending[0], pending[-1]], **{label: {"p50_ms": round(statistics.median(v) * 1000),
                                                     "cpu_ms": round(cpu[label] / len(v) * 1000)}
                                            for label, v in wall.items()}}
 
@@ -90,13 +93,16 @@ def main() -> None:
     ap.add_argument("store", type=Path)
     ap.add_argument("--other", type=Path, required=True, help="another checkout (with .venv) to compare")
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--filler", action="store_true", help="end to end only, the background filler embedding "
+                    "meanwhile (as bench_large's hybrid stage; it writes vectors into the store)")
     ap.add_argument("--model", default=os.environ.get("KYB_MODEL") or "/work/shared/models/multilingual-e5-small")
     args = ap.parse_args()
     roots = {"this": HERE, "other": args.other.resolve()}
     out = {"load_before": os.getloadavg()[0]}
     for name, root in roots.items():
-        out[f"in_process {name}"] = in_process(root, args.store, args.runs)
-    out["end_to_end"] = end_to_end(roots, args.store, args.runs, args.model)
+        if not args.filler:
+            out[f"in_process {name}"] = in_process(root, args.store, args.runs)
+    out["end_to_end"] = end_to_end(roots, args.store, args.runs, args.model, args.filler)
     out["load_after"] = os.getloadavg()[0]
     print(json.dumps(out, indent=1))
 

@@ -17,7 +17,6 @@ per-connection memos, and it has them anyway).
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 SERIAL = "vec_serial"  # meta: vector rows written or removed since the triggers below are in
@@ -36,6 +35,8 @@ TRIGGERS = [f"CREATE TRIGGER IF NOT EXISTS kept_vectors_{op.lower()} AFTER {op} 
 
 def count(conn, sql: str, params: dict) -> int:
     """`SELECT count…` `sql` with `params`, from its kept row when the index is as it was counted."""
+    import hashlib  # (the query's embedding imports it anyway: not at import time)
+
     row = PREFIX + hashlib.sha256(f"{sql}\0{sorted(params.items())!r}".encode()).hexdigest()[:32]
     try:
         *stamp, kept = conn.execute(_STAMP, (row,)).fetchone()
