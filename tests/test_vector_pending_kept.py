@@ -256,3 +256,21 @@ def test_vectors_written_by_any_hand_are_counted_again(store_path):
     f.conn.execute("DELETE FROM vectors")
     f.conn.close()
     assert agree(store_path)[(FP, "history")] == before
+
+
+def test_a_query_on_a_busy_index_reports_the_fresh_count(store_path, tiny):
+    """The whole answer (pipeline.search) while another process holds the index's write lock."""
+    from kyb_cli.core.index.fresh import fresh
+    from kyb_cli.core.search.pipeline import search
+
+    seed(store_path)
+    fresh(store_path).conn.close()  # the index is at HEAD: the answer needs no catch-up
+    other = fresh(store_path).conn
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        r = search(store_path, "alpha", semantic=True, mode="history")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert r["semantic"] is True and r["pending_vectors"] == 3 and r["count"] >= 1
+    assert kept_rows(store_path) == {}
