@@ -113,3 +113,26 @@ def test_a_words_df_from_the_term_list_is_the_count_of_its_matches(store_path):
         return terms
 
     assert len(with_index(store_path, check)) == len(WORDS) + 3
+
+
+def test_answers_leave_the_index_connection_as_they_found_it(store_path, kept):
+    """What a door keeps per index state (postings, vector matrices, pending counts) is keyed by the
+    connection's total_changes: an answer that wrote rows through it (the long-body passage check
+    used a temp table of the index connection) made every answer rebuild them all."""
+    from kyb_cli.core.index import vectors
+
+    long_body = ("The replica failover drill runs every quarter. " * 15 + "\n\n") * 4  # several passages
+    for i in range(4):
+        put(store_path, f"drill-{i}", f"Replica drill {i}", long_body + f"postgres node {i}", when=T0 + i)
+    seen = []
+    real = vectors.db_state
+
+    def spy(conn):
+        seen.append(real(conn))
+        return seen[-1]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(vectors, "db_state", spy)
+        for i in range(4):
+            assert query(store_path, f"replica failover drill postgres {i}")["count"] == 4
+    assert len(set(seen)) == 1 and len(seen) >= 4

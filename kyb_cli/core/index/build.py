@@ -184,7 +184,8 @@ class Builder:
             if s.now_vid is not None:
                 gone.append((s.now_vid,))
             want = s.wanted_now()
-            if want is not None and self.conn.execute(
+            # A version with an fts row is readable (version_rows): no look-up (a snapshot: every key)
+            if want is not None and want not in fresh_fts and self.conn.execute(
                     "SELECT 1 FROM unreadable WHERE version_id = ?", (want,)).fetchone():
                 want = None  # a held-out version is never searchable, not even as "now"
             if want is not None:

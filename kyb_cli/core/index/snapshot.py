@@ -41,6 +41,7 @@ def head_entries(store_path: Path, head: str) -> list[tuple[str, str]]:
     return out
 
 
+FTS_HASH_BYTES = 16 << 20
 ORIGINS_WALK_MAX = 20_000  # commits: up to here a snapshot's answer names each hit's commit (one walk a hit)
 
 
@@ -68,8 +69,11 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
     conn = schema.connect(tmp, create=True)
     parts = None
     try:
-        conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF")
+        conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")
         schema.create(conn)
+        for table in ("fts", "fts_now"):  # terms pooled up to 16 MiB before a segment is written, not
+            # 1 MiB: fewer segments to merge while every record goes in (100k: 27 -> 18 µs a row)
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('hashsize', {FTS_HASH_BYTES})")
         builder = Builder(conn, store_path)
         entries = sorted(head_entries(store_path, head))
         chunks = [entries[i:i + spread.CHUNK] for i in range(0, len(entries), spread.CHUNK)]

@@ -92,7 +92,7 @@ def path_problem(path: str) -> str | None:
     key = _candidate_key(path) or path
     if not is_valid_key(key):
         return f"'{key}' is not a valid key ({KEY_MESSAGE})"
-    if path not in paths_of_key(key):
+    if key_of_path(path) != key:  # not one of paths_of_key(key) (key_of_path checks without building them)
         return f"the key '{key}' belongs at {path_of_key(key)}, not {path}"
     return None
 
@@ -100,7 +100,12 @@ def path_problem(path: str) -> str | None:
 def key_of_path(path: str) -> str | None:
     """The key a record path names, or None for files that are not records (see the module doc)."""
     key = _candidate_key(path)
-    if key is None or not is_valid_key(key) or path not in paths_of_key(key):
+    if key is None or not is_valid_key(key):
+        return None
+    # `path in paths_of_key(key)` without building both paths (a snapshot asks for every live key):
+    # the directory of the key's kind, then the key's bucket or none (the old flat shape)
+    head, _slash, rest = path.partition("/")
+    if head != KIND_DIRS[kind_of_key(key)] or (rest.count("/") and rest.partition("/")[0] != bucket(key)):
         return None
     return key
 

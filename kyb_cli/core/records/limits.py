@@ -42,14 +42,18 @@ def path_problem(path: str) -> str | None:
     return None
 
 
-def record_problem(record) -> str | None:
-    """Why `record`'s fields break a size limit (list lengths, front matter), or None."""
+def record_problem(record, fields=None) -> str | None:
+    """Why `record`'s fields break a size limit (list lengths, front matter), or None. `fields`:
+    stored_fields(record) when the caller has it already (served.py scans the same list for secrets)."""
     for name in LIST_FIELDS:
         count = len(getattr(record, name, ()) or ())
         if count > TAGS_MAX:
             return f"{name} has {count:,} entries; the limit is {TAGS_MAX}"
-    size = sum(len(text.encode("utf-8", "surrogateescape")) for name, text in stored_fields(record)
-               if name != "body" and isinstance(text, str))
+    texts = [text for name, text in (stored_fields(record) if fields is None else fields)
+             if name != "body" and isinstance(text, str)]
+    if sum(map(len, texts)) * 4 <= FRONT_MATTER_MAX_BYTES:  # 4 bytes a character at most: under the limit
+        return None  # without encoding each field (every record a snapshot indexes comes here)
+    size = sum(len(text.encode("utf-8", "surrogateescape")) for text in texts)
     if size > FRONT_MATTER_MAX_BYTES:
         return f"front matter is {size:,} bytes; the limit is {FRONT_MATTER_MAX_BYTES:,} (64 KiB)"
     return None

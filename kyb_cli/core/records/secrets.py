@@ -20,7 +20,8 @@ Why this shape (docs/guide/design.md "What kyb promises" → Secrets; tests/test
 A finding names the rule and where it starts; it never carries the matched text, so no message built
 from it can echo any part of a secret into a terminal, a log or CI output.
 
-Speed: a rule runs only when one of its keywords occurs in the lowercased text, patterns compile on
+Speed: a rule runs only when one of its keywords occurs in the lowercased text (and, in scan_fields,
+when the text has a run of non-space characters as long as its matches need), patterns compile on
 first use and start with their literal prefix (re's fast literal scan; the word boundary before a
 match is checked in code), and the context rules run on the lowercased text. A typical record costs
 about 0.1 ms; a 1 MiB body full of key-like words a few tens of ms.
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 
 from kyb_cli.core.plain import plain
 
@@ -50,6 +52,10 @@ class Rule:
     # starts with its literal prefix is searched by re's fast literal scan, `\b` would disable it).
     boundary: bool = True
     nocase: bool = False  # the pattern is lowercase and runs on the lowercased text
+    # The fewest non-space characters in a row that every match holds (a lower bound): a text whose
+    # longest run of them is shorter cannot match, and scan_fields does not look for its keywords.
+    run: int = 0
+    marks: str = ""  # one of these characters is in every match ("": none named); without one, it cannot match
 
 
 @plain(frozen=True)
@@ -65,8 +71,10 @@ class Finding:
 
 
 def _r(id: str, pattern: str, keywords: Iterable[str], entropy: float = 0.0, group: int = 1,
-       wordy_ok: bool = True, alpha_min: int = 0, boundary: bool = True, nocase: bool = False) -> Rule:
-    return Rule(id, pattern, tuple(keywords), entropy, group, wordy_ok, alpha_min, boundary, nocase)
+       wordy_ok: bool = True, alpha_min: int = 0, boundary: bool = True, nocase: bool = False,
+       run: int = 0, marks: str = "") -> Rule:
+    return Rule(id, pattern, tuple(keywords), entropy, group, wordy_ok, alpha_min, boundary, nocase, run,
+                marks)
 
 
 # Provider formats: (rule, prefixes, body alphabet, shortest body, longest body, entropy floor).
@@ -146,53 +154,54 @@ FORMATS: tuple[tuple[str, tuple[str, ...], str, int, int, float], ...] = (
 
 def _format_rule(rule: str, prefixes: tuple[str, ...], body: str, low: int, high: int, entropy: float) -> Rule:
     head = "|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True))
+    assert not any(ch.isspace() for p in prefixes for ch in p + body)  # prefix and body: one run
     return _r(rule, f"(?:{head})([{body}]{{{low},{high}}})(?![{body}])", tuple(p.lower() for p in prefixes),
-              entropy)
+              entropy, run=min(map(len, prefixes)) + low)
 
 
 RULES: tuple[Rule, ...] = (
     *(_format_rule(*f) for f in FORMATS),
     # Structured secrets: JSON Web Tokens (header.payload.signature, base64url, header and payload
     # start with `ey`, the encoding of `{"`) and private-key headers (a header alone is a leak).
-    _r("jwt", r"(ey[A-Za-z0-9_-]{15,}\.ey[A-Za-z0-9_-]{15,}\.[A-Za-z0-9_-]{0,600})", ("ey",), 3.0),
-    _r("private-key", r"(-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----)", ("-----begin",)),
-    _r("putty-private-key", r"(PuTTY-User-Key-File-[0-9])", ("putty-user-key-file",)),
+    _r("jwt", r"(ey[A-Za-z0-9_-]{15,}\.ey[A-Za-z0-9_-]{15,}\.[A-Za-z0-9_-]{0,600})", ("ey",), 3.0, run=36),
+    _r("private-key", r"(-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----)", ("-----begin",), run=10),
+    _r("putty-private-key", r"(PuTTY-User-Key-File-[0-9])", ("putty-user-key-file",), run=21),
     # A PEM block base64-encoded again (kubeconfig `client-key-data`): a private key once decoded.
-    _r("base64-private-key", r"(LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2})", ("ls0tls1crudjti",)),
+    _r("base64-private-key", r"(LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2})", ("ls0tls1crudjti",), run=34),
     # Doppler tokens with their config's name (`dp.st.prd.…`), Okta's `SSWS` header, Mailchimp's
     # datacenter suffix, Airtable, Azure AD client secrets (`Q~`), Tailscale, Dynatrace, Terraform
     # Cloud and Mapbox secret tokens: shapes with a structure the prefix table cannot say.
     _r("doppler-config-token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[a-z0-9_-]{1,40}\.([A-Za-z0-9]{40,48})(?![A-Za-z0-9])",
-       ("dp.",), 3.0),
-    _r("okta-token", r"SSWS[ \t]+(00[A-Za-z0-9_-]{40})(?![A-Za-z0-9_-])", ("ssws",), 3.5),
-    _r("mailchimp-key", r"([0-9a-f]{32}-us[0-9]{1,2})(?![0-9a-z])", ("-us",), 3.0),
-    _r("airtable-token", r"(pat[A-Za-z0-9]{14}\.[a-f0-9]{64})(?![A-Za-z0-9])", ("pat",), 3.0),
+       ("dp.",), 3.0, run=40),
+    _r("okta-token", r"SSWS[ \t]+(00[A-Za-z0-9_-]{40})(?![A-Za-z0-9_-])", ("ssws",), 3.5, run=42),
+    _r("mailchimp-key", r"([0-9a-f]{32}-us[0-9]{1,2})(?![0-9a-z])", ("-us",), 3.0, run=36),
+    _r("airtable-token", r"(pat[A-Za-z0-9]{14}\.[a-f0-9]{64})(?![A-Za-z0-9])", ("pat",), 3.0, run=64),
     _r("azure-ad-client-secret", r"([A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])",
-       ("q~",), 3.5),
-    _r("tailscale-key", r"tskey-(?:api|auth|client|scim|webhook)-([A-Za-z0-9]{6,}-[A-Za-z0-9]{20,})", ("tskey-",), 3.0),
-    _r("dynatrace-token", r"dt0c01\.([A-Z0-9]{24}\.[A-Z0-9]{64})(?![A-Z0-9])", ("dt0c01.",), 3.0),
+       ("q~",), 3.5, run=37),
+    _r("tailscale-key", r"tskey-(?:api|auth|client|scim|webhook)-([A-Za-z0-9]{6,}-[A-Za-z0-9]{20,})", ("tskey-",), 3.0, run=27),
+    _r("dynatrace-token", r"dt0c01\.([A-Z0-9]{24}\.[A-Z0-9]{64})(?![A-Z0-9])", ("dt0c01.",), 3.0, run=64),
     _r("terraform-cloud-token", r"[A-Za-z0-9]{14}\.atlasv1\.([A-Za-z0-9_=-]{60,70})", (".atlasv1.",), 3.0,
-       boundary=False),
-    _r("mapbox-secret-token", r"sk\.(eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,})", ("sk.eyj",), 3.0),
-    _r("telegram-bot-token", r"[0-9]{8,10}:(AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])", (":aa",), 3.0),
+       boundary=False, run=60),
+    _r("mapbox-secret-token", r"sk\.(eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,})", ("sk.eyj",), 3.0, run=50),
+    _r("telegram-bot-token", r"[0-9]{8,10}:(AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])", (":aa",), 3.0, run=44),
     # Context rules, written in lowercase: they run on the lowercased text (5x faster than (?i)).
     _r("aws-secret-access-key",
        r"aws_?secret(?:_?access)?_?key\s*[\"']?\s*[:=]\s*[\"']?([a-z0-9/+=]{40})(?![a-z0-9/+=])",
-       ("secret",), 3.5, nocase=True),
+       ("secret",), 3.5, nocase=True, run=40, marks=":="),
     _r("secret-assignment",
        r"(?:api[_.-]?key|secret(?:[_.-]?key)?|token|access[_.-]?key|auth[_.-]?key|private[_.-]?key)\s*[\"']?\s*(?::=|=|:)\s*[\"']?([^\s\"'`;,]{12,200})",
-       ("key", "secret", "token"), 3.0, boundary=False, nocase=True),
+       ("key", "secret", "token"), 3.0, boundary=False, nocase=True, run=12, marks=":="),
     _r("password-assignment",
        r"(?:password|passwd|pwd|[_-]pass|пароль)\s*[\"']?\s*[:=]\s*[\"']?([^\s\"'`]{6,200})",
-       ("pass", "pwd", "пароль"), 0, wordy_ok=False, alpha_min=12, boundary=False, nocase=True),
+       ("pass", "pwd", "пароль"), 0, wordy_ok=False, alpha_min=12, boundary=False, nocase=True, run=6, marks=":="),
     _r("netrc-password", r"machine\s+\S+\s+login\s+\S+\s+password\s+(\S{6,200})", ("machine",), 0,
-       wordy_ok=False, nocase=True),
-    _r("bearer-token", r"bearer\s+([a-z0-9._~+/-]{20,}=*)", ("bearer",), 3.0, nocase=True),
-    _r("basic-auth", r"authorization:\s*basic\s+([a-z0-9+/]{8,}={0,2})", ("basic",), 2.5, boundary=False, nocase=True),
-    _r("docker-auth", r"\"auth\"\s*:\s*\"([a-z0-9+/]{12,}={0,2})\"", ('"auth"',), 3.0, boundary=False, nocase=True),
-    _r("azure-account-key", r"accountkey=([a-z0-9+/]{40,}={0,2})", ("accountkey",), 3.5, boundary=False, nocase=True),
+       wordy_ok=False, nocase=True, run=6),
+    _r("bearer-token", r"bearer\s+([a-z0-9._~+/-]{20,}=*)", ("bearer",), 3.0, nocase=True, run=20),
+    _r("basic-auth", r"authorization:\s*basic\s+([a-z0-9+/]{8,}={0,2})", ("basic",), 2.5, boundary=False, nocase=True, run=8, marks=":"),
+    _r("docker-auth", r"\"auth\"\s*:\s*\"([a-z0-9+/]{12,}={0,2})\"", ('"auth"',), 3.0, boundary=False, nocase=True, run=12, marks=":"),
+    _r("azure-account-key", r"accountkey=([a-z0-9+/]{40,}={0,2})", ("accountkey",), 3.5, boundary=False, nocase=True, run=40, marks="="),
     _r("url-credentials", r"://[^\s:/@?#\[\]]{0,100}:([^\s/@?#]{3,200})@[^\s/@]{2,}",
-       ("://",), 0, wordy_ok=False, boundary=False),
+       ("://",), 0, wordy_ok=False, boundary=False, run=10, marks="@"),
 )
 
 # Documented example values and placeholders: a secret containing one of these is not one.
@@ -211,10 +220,12 @@ _CODE_CALL = re.compile(r"^[A-Za-z_][\w.]*[(\[]")
 _TAIL = re.compile(r"^(?:sk|rk|pk)[-_](?:(?:proj|live|test|prod|ant)[-_])?|^[a-z]{2,6}[-_]")
 
 _compiled: dict[tuple[str, bool], re.Pattern[str]] = {}
-# Every keyword with its characters: a keyword whose characters are not all in a text is not in it
-# (one set() of the text spares most of the substring searches: `ghp_`, `xoxb-`, `-----begin`…).
-_KEYWORDS: tuple[tuple[str, frozenset[str]], ...] = tuple(
-    (k, frozenset(k)) for k in sorted({k for rule in RULES for k in rule.keywords}))
+# Every keyword, by the shortest run (Rule.run) of the rules it gates: a keyword whose rules need a
+# longer run of non-space characters than a text has is not looked for in it.
+_KEYWORDS_RUNS: tuple[tuple[int, str], ...] = tuple(sorted(
+    (min(rule.run for rule in RULES if k in rule.keywords), k) for k in {k for rule in RULES for k in rule.keywords}))
+_KEYWORDS = tuple(k for _run, k in _KEYWORDS_RUNS)
+_KEYWORD_RUNS = [run for run, _k in _KEYWORDS_RUNS]
 
 
 def _pattern(rule: Rule, ignorecase: bool = False) -> re.Pattern[str]:
@@ -318,16 +329,23 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> Finding | None:
     The keywords are looked for once in all the fields together, and each field is scanned only by
     the rules whose keywords occur somewhere (the same findings, in the same order: a rule still runs
     on a field only when its keyword is in that field). Indexing a store scans every version, and
-    asking 46 rules about each of a record's ~5 fields cost ~0.4 ms a record (issue 27)."""
+    asking 46 rules about each of a record's ~5 fields cost ~0.4 ms a record (issue 27). Nor does a
+    rule run whose matches need a longer run of non-space characters than any field has (Rule.run):
+    prose of short words skips the ~150 token prefixes and looks for ~10 context keywords (issue 39)."""
     pairs = [(name, text) for name, text in fields if text]
     if not pairs:
         return None
-    lowered = "\n".join(text for _name, text in pairs).lower()
-    chars = set(lowered)
-    present = {k for k, needs in _KEYWORDS if needs <= chars and k in lowered}
+    joined = "\n".join(text for _name, text in pairs)
+    longest = max(map(len, joined.split()), default=0)  # no match spans a space (Rule.run)
+    lowered = joined.lower()
+    # the keywords of the rules such a run allows (~30 of ~165 for prose): a substring search each
+    present = {k for k in _KEYWORDS[:bisect_right(_KEYWORD_RUNS, longest)] if k in lowered}
     if not present:
         return None
-    rules = [rule for rule in RULES if not present.isdisjoint(rule.keywords)]
+    rules = [rule for rule in RULES if rule.run <= longest and not present.isdisjoint(rule.keywords)
+             and (not rule.marks or any(mark in joined for mark in rule.marks))]
+    if not rules:
+        return None
     for name, text in pairs:
         found = next(scan(text, name, rules=rules), None)
         if found is not None:

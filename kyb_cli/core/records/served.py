@@ -5,10 +5,12 @@ authority (keys.py) imports neither the parser nor the rules.
 
 from __future__ import annotations
 
+from kyb_cli.core.records.fields import stored_fields
 from kyb_cli.core.records.keys import is_record_candidate, path_problem
 from kyb_cli.core.records.model import RecordFormatError, parse
 from kyb_cli.core.records.limits import record_problem as size_problem
-from kyb_cli.core.records.validate import (BODY_MAX_BYTES, secret_in, secret_message, tag_problem,
+from kyb_cli.core.records.secrets import scan_fields
+from kyb_cli.core.records.validate import (BODY_MAX_BYTES, secret_message, tag_problem,
                                            typed_field_problem)
 
 
@@ -45,10 +47,11 @@ def _protective_rules(record) -> str | None:
     size = len(record.body.encode("utf-8"))
     if size > BODY_MAX_BYTES:
         return f"body is {size:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB)"
-    too_big = size_problem(record)
+    fields = list(stored_fields(record))  # walked once for both: every record a snapshot indexes comes here
+    too_big = size_problem(record, fields)
     if too_big is not None:
         return too_big
-    found = secret_in(record)
+    found = scan_fields(fields)
     if found is not None:
         return secret_message(found)
     bad_tag = tag_problem(record.tags)

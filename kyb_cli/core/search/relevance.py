@@ -27,6 +27,7 @@ import json
 import math
 import re
 import struct
+from _thread import _local
 from kyb_cli.core.plain import plain
 from functools import lru_cache
 from pathlib import Path
@@ -243,20 +244,36 @@ def passage_cover(conn, terms: list[str], weights: list[float], cover: dict[int,
             rows.append((len(rows) + 1, text))
     if not rows:
         return {}
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.passage_words USING fts5(text, tokenize='{TOKENIZER}')")
+    scratch = _scratch(TOKENIZER)
     try:
-        conn.executemany("INSERT INTO temp.passage_words(rowid, text) VALUES (?, ?)", rows)
+        scratch.executemany("INSERT INTO passage_words(rowid, text) VALUES (?, ?)", rows)
         held: dict[int, set[int]] = {}
         for i, t in enumerate(terms):
-            for (rowid,) in conn.execute("SELECT rowid FROM temp.passage_words WHERE passage_words MATCH ?", (t,)):
+            for (rowid,) in scratch.execute("SELECT rowid FROM passage_words WHERE passage_words MATCH ?", (t,)):
                 held.setdefault(rowid, set()).add(i)
     finally:
-        conn.execute("DELETE FROM temp.passage_words")
+        scratch.execute("DELETE FROM passage_words")
     out = {owner[r]: 0.0 for r in owner}
     for rowid, got in held.items():
         vid = owner[rowid]
         out[vid] = max(out[vid], coverage(got, weights))
     return out
+
+
+_SCRATCH = _local()
+
+
+def _scratch(tokenizer: str):
+    """This thread's in-memory database holding one FTS5 table of passages (the index's tokenizer):
+    not a temp table of the index's connection, whose row changes count in its total_changes, the
+    stamp a long-lived door keeps its postings, matrices and counts by (index/vectors.db_state)."""
+    conn = getattr(_SCRATCH, "conn", None)
+    if conn is None:
+        import apsw
+
+        conn = _SCRATCH.conn = apsw.Connection(":memory:")
+        conn.execute(f"CREATE VIRTUAL TABLE passage_words USING fts5(text, tokenize='{tokenizer}')")
+    return conn
 
 
 def coverage(held: set[int], weights: list[float]) -> float:
