@@ -274,3 +274,15 @@ def test_a_query_on_a_busy_index_reports_the_fresh_count(store_path, tiny):
         other.close()
     assert r["semantic"] is True and r["pending_vectors"] == 3 and r["count"] >= 1
     assert kept_rows(store_path) == {}
+
+
+def test_the_first_kept_count_of_a_file_is_read_back(store_path, monkeypatch):
+    """The count that starts a file's serial is stamped with it: the next process reads it."""
+    from kyb_cli.core.index import kept
+
+    seed(store_path)
+    assert reported(store_path, FP, "current") == 2
+    calls = []
+    real = kept._put
+    monkeypatch.setattr(kept, "_put", lambda *a: calls.append(a) or real(*a))
+    assert reported(store_path, FP, "current") == 2 and calls == []

@@ -52,6 +52,7 @@ def count(conn, sql: str, params: dict) -> int:
     conn.execute("BEGIN")  # the stamp and the count from one read, then (maybe) the row in the same
     try:
         *now, _kept = conn.execute(_STAMP, (row,)).fetchone()
+        now[2] = now[2] or "0"  # a file's first kept count: _put starts the serial in this transaction
         n = conn.execute(sql, params).fetchone()[0]
         _put(conn, row, f"{json.dumps(now)}\n{n}")
     finally:
