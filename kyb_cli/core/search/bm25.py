@@ -165,3 +165,57 @@ def top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     n = min(int(limit), len(rows))
     order = np.lexsort((-ids, -scores))[:n]  # score descending, then the newest version
     return [(int(ids[i]), float(scores[i])) for i in order]
+
+
+def rare_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
+    """The `limit` best (rowid, score) of `fts_now MATCH match`, as top() returns them, scored by
+    SQLite's bm25() over the rows holding a rarer word only; None when that cannot be proved to be
+    the same answer (then bm25() must see every row).
+
+    FTS5 clamps the idf of a word in at least half of the rows to 1e-6 (fts5_aux.c: idf <= 0), and a
+    word's part of a row's score is idf * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)) < idf *
+    (k1 + 1). A row holding only such words scores below n_common * 1e-6 * 2.2; when `limit` rows
+    holding another word score above that, no row without one can enter the top, and the rows that
+    can are scored by the same bm25() call (same MATCH, same per-word counts): same doubles, same
+    order. A store whose every word is that common gains nothing (the generated 100k store's
+    questions: each word in ~74 % of the rows) and pays the counts (~3 ms a word)."""
+    words = words_of(match)
+    if not words or len(words) < 2 or limit <= 0:
+        return None
+    rows = _fts_now_rows(conn)
+    half = (rows + 1) // 2  # idf <= 0  <=>  n >= rows / 2 (integers: exact)
+    if half <= 0:
+        return None
+    common, rare = [], []
+    for word in words:
+        phrase = f'"{word}"'
+        held = conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT ?)",
+                            (phrase, half)).fetchone()[0]
+        (common if held >= half else rare).append(phrase)
+    if not common or not rare:
+        return None
+    weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
+    got = [(int(r[0]), float(r[1])) for r in conn.execute(
+        f"SELECT rowid, -bm25(fts_now, {weights}) AS s FROM fts_now WHERE fts_now MATCH ? AND +rowid IN "
+        f"(SELECT rowid FROM fts_now WHERE fts_now MATCH ?) ORDER BY s DESC, rowid DESC LIMIT ?",
+        (match, " OR ".join(rare), int(limit)))]
+    ceiling = len(common) * 1e-6 * (K1 + 1.0) * (1 + 1e-9)  # the most a common-only row can score
+    if len(got) < limit or not got[-1][1] > ceiling:
+        return None
+    return got
+
+
+def _fts_now_rows(conn) -> int:
+    """fts_now's row count as bm25() reads it (xRowCount): the first varint of the index's averages
+    record (fts5_index.c, the row with id 1 of fts_now_data), not a count of the rows."""
+    row = conn.execute("SELECT block FROM fts_now_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0
+    value = 0
+    for i, byte in enumerate(row[0][:9]):  # sqlite3GetVarint: 7 bits a byte, the 9th byte all 8
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return value

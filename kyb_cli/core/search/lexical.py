@@ -64,9 +64,13 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
         weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
         ranked = _kept_top(conn, expr, params["limit"])
         if ranked is None:
+            from kyb_cli.core.search import bm25
+
+            ranked = bm25.rare_top(conn, expr, params["limit"])
+        if ranked is None:
             best = (f"SELECT rowid AS vid, -bm25(fts_now, {weights}) AS score FROM fts_now WHERE fts_now MATCH :q "
                     f"ORDER BY score DESC, vid DESC LIMIT :limit")
-        else:  # the same rows and scores, from the door's postings (search/bm25.py)
+        else:  # the same rows and scores: the door's postings, or bm25() over the rarer words' rows (bm25.py)
             best = ("SELECT column1 AS vid, column2 AS score FROM (VALUES "
                     + ", ".join(f"(:v{i}, :s{i})" for i in range(len(ranked))) + ")"
                     if ranked else "SELECT NULL AS vid, NULL AS score WHERE 0")
