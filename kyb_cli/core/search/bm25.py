@@ -1,8 +1,8 @@
 """FTS5's own `bm25()` over `fts_now`, computed in numpy from postings a long-lived door keeps (issue 38).
 
 At 10k keys a question's common words match ~9k current rows, and SQLite scores every one of them
-through bm25() (~1 µs a row: 5-10 ms of a 9 ms warm answer); no bound can skip a row when every word
-is that common. A door (`kyb mcp`, `kyb serve`) asks the same index many times, so it keeps, per
+through bm25() (~1 µs a row: 5-10 ms of a 9 ms warm answer); a bound skips rows only where FTS5's
+clamped idf proves them out of the top (rare_top, issue 39: what a one-shot process does). A door (`kyb mcp`, `kyb serve`) asks the same index many times, so it keeps, per
 index connection and state (vectors.db_state: any write, here or in another process, drops it), each
 row's token count and, per word, the rows holding it and its weighted count there (fts5vocab
 `instance`), and scores a question with one array pass per word. The arithmetic is fts5_aux.c's
@@ -13,7 +13,7 @@ newest version) is the same: tests/test_search_bm25.py compares them row by row.
 Only the hot path's shape is scored here: the current slice, no filter, an any-match of single
 words ("a" OR "b"); a phrase, a prefix, a required or excluded word, or a word the tokenizer splits
 goes to SQLite. A one-shot CLI process never keeps postings (reading them costs more than one
-bm25() pass): `lexical` asks only when the door keeps connections (index/warm.py).
+bm25() pass): `lexical` asks only when the door keeps connections (index/warm.py), else rare_top.
 """
 
 from __future__ import annotations
@@ -169,16 +169,19 @@ def top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
 
 def rare_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     """The `limit` best (rowid, score) of `fts_now MATCH match`, as top() returns them, scored by
-    SQLite's bm25() over the rows holding a rarer word only; None when that cannot be proved to be
+    SQLite's bm25() over the rows that can enter the top only; None when that cannot be proved to be
     the same answer (then bm25() must see every row).
 
     FTS5 clamps the idf of a word in at least half of the rows to 1e-6 (fts5_aux.c: idf <= 0), and a
     word's part of a row's score is idf * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)) < idf *
-    (k1 + 1). A row holding only such words scores below n_common * 1e-6 * 2.2; when `limit` rows
-    holding another word score above that, no row without one can enter the top, and the rows that
-    can are scored by the same bm25() call (same MATCH, same per-word counts): same doubles, same
-    order. A store whose every word is that common gains nothing (the generated 100k store's
-    questions: each word in ~74 % of the rows) and pays the counts (~3 ms a word)."""
+    (k1 + 1): a row holding j such words and nothing rarer scores below j * 1e-6 * 2.2. So
+    - with rarer words: when `limit` rows holding one score above n_common * 2.2e-6, a row holding
+      none cannot enter the top; those rows are scored by the same bm25() call (same MATCH, so the
+      same per-word counts and the same doubles), filtered to the rarer words' rows;
+    - every word that common: when `limit` rows holding all of them score above (n - 1) * 2.2e-6, a
+      row missing one cannot; `"a" AND "b"` visits those rows with the same phrases in the same
+      order (bm25() sums per phrase in order; a word no row holds adds 0.0 and is left out).
+    Costs the per-word counts (~3 ms a common word at 100k keys) when the proof fails."""
     words = words_of(match)
     if not words or len(words) < 2 or limit <= 0:
         return None
@@ -186,20 +189,29 @@ def rare_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     half = (rows + 1) // 2  # idf <= 0  <=>  n >= rows / 2 (integers: exact)
     if half <= 0:
         return None
-    common, rare = [], []
+    common, rare, rare_rows = [], [], 0
     for word in words:
         phrase = f'"{word}"'
         held = conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT ?)",
                             (phrase, half)).fetchone()[0]
-        (common if held >= half else rare).append(phrase)
-    if not common or not rare:
-        return None
+        if held >= half:
+            common.append(phrase)
+        elif held:
+            rare.append(phrase)
+            rare_rows += held
     weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
-    got = [(int(r[0]), float(r[1])) for r in conn.execute(
-        f"SELECT rowid, -bm25(fts_now, {weights}) AS s FROM fts_now WHERE fts_now MATCH ? AND +rowid IN "
-        f"(SELECT rowid FROM fts_now WHERE fts_now MATCH ?) ORDER BY s DESC, rowid DESC LIMIT ?",
-        (match, " OR ".join(rare), int(limit)))]
-    ceiling = len(common) * 1e-6 * (K1 + 1.0) * (1 + 1e-9)  # the most a common-only row can score
+    ranked = (f"SELECT rowid, -bm25(fts_now, {weights}) AS s FROM fts_now WHERE fts_now MATCH ? "
+              "{also}ORDER BY s DESC, rowid DESC LIMIT ?")
+    if common and rare_rows >= limit:
+        sql = ranked.format(also="AND +rowid IN (SELECT rowid FROM fts_now WHERE fts_now MATCH ?) ")
+        args: tuple = (match, " OR ".join(rare), int(limit))
+        outside = len(common)  # phrases a row without a rarer word can hold
+    elif len(common) >= 2 and not rare:
+        sql, args, outside = ranked.format(also=""), (" AND ".join(common), int(limit)), len(common) - 1
+    else:
+        return None
+    got = [(int(r[0]), float(r[1])) for r in conn.execute(sql, args)]
+    ceiling = outside * 1e-6 * (K1 + 1.0) * (1 + 1e-9)  # the most a row left out can score
     if len(got) < limit or not got[-1][1] > ceiling:
         return None
     return got
