@@ -189,14 +189,18 @@ def rare_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     half = (rows + 1) // 2  # idf <= 0  <=>  n >= rows / 2 (integers: exact)
     if half <= 0:
         return None
+    phrases = [f'"{w}"' for w in words]  # a word no row holds adds 0.0 to every score: left out
+    phrases = [p for p in phrases if conn.execute("SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT 1",
+                                                  (p,)).fetchone()]
+    if len(phrases) < 2:  # one word (and words no row holds): nothing to skip; no common word counted
+        return None
     common, rare, rare_rows = [], [], 0
-    for word in words:
-        phrase = f'"{word}"'
+    for phrase in phrases:
         held = conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT ?)",
                             (phrase, half)).fetchone()[0]
         if held >= half:
             common.append(phrase)
-        elif held:
+        else:
             rare.append(phrase)
             rare_rows += held
     weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
