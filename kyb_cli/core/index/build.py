@@ -32,6 +32,7 @@ from kyb_cli.core.index.rows import fts_columns, version_rows
 from kyb_cli.core.records.keys import by_key, kind_of_key, old_path_of_key
 
 FLUSH_EVERY = 4000  # versions per blob batch
+FTS_HASH_BYTES = 16 << 20  # full-text terms pooled before a segment is written (snapshot.py: the same)
 NOTE_REBUILD_AT = 2000
 SIDE = 2 ** 62 + 1  # the event time of a commit off the first-parent line: beyond every as-of cutoff
 # (index/slice.py's NOW_AND_EVER, 2**62, included)  # commits: from here a rebuild takes seconds, so a read says why it waits
@@ -328,8 +329,12 @@ def build_file(store_path: Path, path: Path, head: str | None,
     conn = schema.connect(path, create=True)
     workers = None
     try:
-        conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")
+        # mmap off: the build mostly writes, and every mapped page it reads back (its own rows, the
+        # final optimize) counted as its resident memory, ~740 MB of index at 100k keys
+        conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536; PRAGMA mmap_size=0")
         schema.create(conn)
+        for table in ("fts", "fts_now"):  # terms pooled up to 16 MiB a segment, as a snapshot does
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('hashsize', {FTS_HASH_BYTES})")
         line = dict(src.first_parent_line(head) or []) if head else {}
         builder = Builder(conn, store_path, line, src)
         builder.now_at_end = True
