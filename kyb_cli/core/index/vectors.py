@@ -18,7 +18,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from kyb_cli.core.index import schema
+from kyb_cli.core.index import kept, schema
 from kyb_cli.core.index.slice import Slice
 
 CHUNK = 256  # texts per passage_vectors call when filling everything
@@ -77,8 +77,9 @@ def missing_in_order(conn, fp: str, limit: int, current_only: bool = False) -> l
 
 def pending(conn, fp: str, s: Slice) -> int:
     """Versions of the slice that still lack a vector under `fp`. Counted again only when the index
-    may have changed since this connection last counted (unchanged_since: a long-lived door asks on
-    every answer, and the count is a scan of the slice)."""
+    may have changed since this connection last counted (db_state: a long-lived door asks on every
+    answer, and the count is a scan of the slice), and, for a new connection, since any process last
+    counted it (kept.py: a meta row stamped with the head, the history and a counter of vector writes)."""
     sql, params = _missing_sql(s, "count(DISTINCT c.vid)")
     params |= {"fp": fp}
     memo = _conn_memo(conn)
@@ -87,7 +88,7 @@ def pending(conn, fp: str, s: Slice) -> int:
     known = memo.get(key)
     if known is not None and known[0] == state:
         return known[1]
-    count = conn.execute(sql, params).fetchone()[0]
+    count = kept.count(conn, sql, params)
     memo[key] = (state, count)
     return count
 
