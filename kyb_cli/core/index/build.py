@@ -18,6 +18,7 @@ in the `unreadable` table that every query excludes — never served, never a cr
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -31,6 +32,7 @@ from kyb_cli.core.index.rows import fts_columns, version_rows
 from kyb_cli.core.records.keys import by_key, kind_of_key, old_path_of_key
 
 FLUSH_EVERY = 4000  # versions per blob batch
+FTS_HASH_BYTES = 16 << 20  # full-text terms pooled before a segment is written (snapshot.py: the same)
 NOTE_REBUILD_AT = 2000
 SIDE = 2 ** 62 + 1  # the event time of a commit off the first-parent line: beyond every as-of cutoff
 # (index/slice.py's NOW_AND_EVER, 2**62, included)  # commits: from here a rebuild takes seconds, so a read says why it waits
@@ -53,6 +55,15 @@ class KeyState:
         return None if self.state == "retracted" else self.version_id
 
 
+@dataclass
+class _Batch:
+    """One flush's rows but the parsed versions': written once the pool has parsed them."""
+    commits: list[tuple]
+    pending: list[tuple]
+    events: list[tuple]
+    keys: list[tuple]
+
+
 class Builder:
     """Applies commits, in revision order, to an open index connection (inside a transaction)."""
 
@@ -70,6 +81,9 @@ class Builder:
         self.events: list[tuple] = []
         self.skipped: list[str] = []
         self.spread = None  # pending -> version_rows's answer, from other processes (index/spread.py)
+        self.pool = None  # spread.Pool: batches parsed by workers while this process goes on (`_piped`)
+        self.inflight: _Batch | None = None  # the batch the pool is parsing, not yet written
+        self.now_at_end = False  # a build from nothing: `fts_now` filled once, at the end (`_fill_now`)
 
     def _state(self, key: str) -> KeyState | None:
         if key not in self.keys:
@@ -118,6 +132,8 @@ class Builder:
         if blob is None:
             st = self._state(key)
             vid = st.version_id if st is not None else None
+            if vid is None and self.inflight is not None:  # written by the time of the next flush
+                vid = max((p[0] for p in self.inflight.pending if p[1] == key), default=None)
             if vid is None:
                 row = self.conn.execute("SELECT max(id) FROM versions WHERE key = ?", (key,)).fetchone()
                 vid = row[0] if row and row[0] is not None else None
@@ -137,7 +153,7 @@ class Builder:
     def _merged_version(self, key: str, blob: str) -> int | None:
         """The version a merge took from one of its parents: the merge wrote no new text, so the hit
         keeps the sha and time of the commit that wrote it (as `kyb get` and `history` do)."""
-        for vid, pkey, _sha, _when, pblob in reversed(self.pending):
+        for vid, pkey, _sha, _when, pblob in reversed(self._unwritten()):
             if pkey == key and pblob == blob:
                 return vid
         row = self.conn.execute("SELECT max(id) FROM versions WHERE key = ? AND blob = ?", (key, blob)).fetchone()
@@ -152,7 +168,58 @@ class Builder:
         self.skipped.extend(skipped)
         return rows, fts, vtext, unreadable
 
+    def _unwritten(self) -> list[tuple]:
+        """Versions given an id but not in the index yet: the pool's batch, then this one."""
+        return self.pending if self.inflight is None else self.inflight.pending + self.pending
+
+    def _cut(self) -> _Batch:
+        """This batch's rows but the parsed ones, the keys' states as of now; the keys marked clean."""
+        dirty = [(k, s.kind, s.state, s.version_id, s.event_id, s.blob, s.ended_sha, s.ended_at)
+                 for k, s in self.keys.items() if s is not None and s.dirty]
+        for s in self.keys.values():
+            if s is not None:
+                s.dirty = False
+        batch = _Batch(self.commits, self.pending, self.events, dirty)
+        self.commits, self.pending, self.events = [], [], []
+        return batch
+
+    def _piped(self) -> None:
+        """Hand this batch to the pool and write the one before it while the workers parse, then go
+        back to reading commits: git, the workers and the writes overlap instead of taking turns."""
+        batch, previous = self._cut(), self.inflight
+        parsed = self.pool.collect() if previous is not None and previous.pending else None
+        if batch.pending:
+            self.pool.submit(batch.pending)
+        self.inflight = batch
+        if previous is not None:
+            self._write(previous, parsed)
+
+    def drain(self) -> None:
+        """Write the batch the pool is still parsing (the end of a run)."""
+        previous, self.inflight = self.inflight, None
+        if previous is not None:
+            self._write(previous, self.pool.collect() if previous.pending else None)
+
+    def _write(self, batch: _Batch, parsed) -> None:
+        c = self.conn
+        if batch.commits:
+            c.executemany("INSERT INTO commits(seq, sha, committed_at) VALUES(?,?,?)", batch.commits)
+        if parsed is not None:
+            rows, fts, vtext, unreadable, skipped = parsed
+            self.skipped.extend(skipped)
+            c.executemany("INSERT INTO vtext VALUES(?,?,?)", vtext)
+            c.executemany("INSERT INTO unreadable VALUES(?,?)", unreadable)
+            c.executemany("INSERT INTO versions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            c.executemany(f"INSERT INTO fts(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", fts)
+        if batch.events:
+            c.executemany("INSERT INTO events VALUES(?,?,?,?,?,?,?)", batch.events)
+        if batch.keys:
+            c.executemany("INSERT OR REPLACE INTO keys VALUES(?,?,?,?,?,?,?,?)", batch.keys)
+
     def flush(self) -> None:
+        if self.pool is not None:
+            self._piped()
+            return
         c = self.conn
         if self.commits:
             c.executemany("INSERT INTO commits(seq, sha, committed_at) VALUES(?,?,?)", self.commits)
@@ -163,7 +230,8 @@ class Builder:
             c.executemany("INSERT INTO unreadable VALUES(?,?)", unreadable)
             c.executemany("INSERT INTO versions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             c.executemany(f"INSERT INTO fts(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", fts)
-        self._flush_now({row[0]: row for row in fts})
+        if not self.now_at_end:
+            self._flush_now({row[0]: row for row in fts})
         if self.events:
             c.executemany("INSERT INTO events VALUES(?,?,?,?,?,?,?)", self.events)
         dirty = [(k, s.kind, s.state, s.version_id, s.event_id, s.blob, s.ended_sha, s.ended_at)
@@ -210,9 +278,24 @@ class Builder:
                 if progress is not None:
                     progress(n, total)
         self.flush()
+        if self.pool is not None:
+            self.drain()
+        if self.now_at_end:
+            self._fill_now()
         if progress is not None:
             progress(n, total or n)
         return n
+
+    def _fill_now(self) -> None:
+        """`fts_now` of a build from nothing, once: each key's current version, unless retracted or
+        held out. Kept up flush by flush it was a delete and an insert per superseded version (5.5 of
+        23 s at 10k keys); the rows are the ones `_flush_now` would leave."""
+        docs = self.conn.execute(
+            "SELECT v.id, v.key, v.doc FROM keys k JOIN versions v ON v.id = k.version_id WHERE k.state != "
+            "'retracted' AND NOT EXISTS (SELECT 1 FROM unreadable u WHERE u.version_id = v.id) ORDER BY v.id")
+        sql = f"INSERT INTO fts_now(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)"
+        while part := list(itertools.islice(docs, FLUSH_EVERY)):
+            self.conn.executemany(sql, [(vid, *fts_columns(key, json.loads(doc))) for vid, key, doc in part])
 
 
 def _set_head(conn, head: str | None) -> None:
@@ -246,12 +329,18 @@ def build_file(store_path: Path, path: Path, head: str | None,
     conn = schema.connect(path, create=True)
     workers = None
     try:
-        conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")
+        # mmap off: the build mostly writes, and every mapped page it reads back (its own rows, the
+        # final optimize) counted as its resident memory, ~600 of 740 MB of index at 100k keys
+        for pragma in ("journal_mode=OFF", "synchronous=OFF", "cache_size=-65536", "mmap_size=0"):
+            conn.execute(f"PRAGMA {pragma}").fetchall()  # one each: apsw stops a script at its first row
         schema.create(conn)
+        for table in ("fts", "fts_now"):  # terms pooled up to 16 MiB a segment, as a snapshot does
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('hashsize', {FTS_HASH_BYTES})")
         line = dict(src.first_parent_line(head) or []) if head else {}
         builder = Builder(conn, store_path, line, src)
+        builder.now_at_end = True
         workers = spread.pool(store_path, len(order))  # the records parsed on every core
-        builder.spread = workers.rows if workers is not None else None
+        builder.pool = workers
         with conn:
             commits = src.commits(head, order=order) if head else iter(())
             builder.run(commits, progress, len(order))

@@ -69,7 +69,8 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
     conn = schema.connect(tmp, create=True)
     parts = None
     try:
-        conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536")
+        for pragma in ("journal_mode=OFF", "synchronous=OFF", "cache_size=-65536"):
+            conn.execute(f"PRAGMA {pragma}").fetchall()  # one each: apsw stops a script at its first row
         schema.create(conn)
         for table in ("fts", "fts_now"):  # terms pooled up to 16 MiB before a segment is written, not
             # 1 MiB: fewer segments to merge while every record goes in (100k: 27 -> 18 µs a row)

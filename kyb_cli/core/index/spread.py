@@ -94,26 +94,40 @@ def _parts(store_path: Path, chunks: list[list], procs: list):
 
 class Pool:
     """Workers kept for a whole build (the history replay, build.py): each flush's versions split
-    among them, the rows back in order. `rows` is build.Builder.spread."""
+    among them, the rows back in order; the builder submits a batch, then writes the one before
+    and reads the next commits while the workers parse (build.Builder.pool)."""
 
     def __init__(self, store_path: Path, n: int) -> None:
         self.store_path, self.procs = store_path, _start(store_path, n)
+        self.chunks: list[list] = []
+        self.sent: list[bool] = []
 
     def rows(self, pending: list):
+        self.submit(pending)
+        return self.collect()
+
+    def submit(self, pending: list) -> None:
+        """Send one batch's versions, split among the workers; `collect` takes its rows. The caller
+        collects a batch before submitting the next: a worker blocked writing its rows would never
+        read its next batch (a full pipe each way)."""
         size = -(-len(pending) // len(self.procs))
-        chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
-        sent = []
-        for proc, chunk in zip(self.procs, chunks):
+        self.chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
+        self.sent = []
+        for proc, chunk in zip(self.procs, self.chunks):
             try:
                 _send(proc.stdin, chunk)
-                sent.append(True)
+                self.sent.append(True)
             except OSError:
-                sent.append(False)
+                self.sent.append(False)
+
+    def collect(self):
+        """The submitted batch's rows, in order (a dead worker's chunks read here)."""
         out: tuple[list, ...] = ([], [], [], [], [])
-        for proc, chunk, ok in zip(self.procs, chunks, sent):
+        for proc, chunk, ok in zip(self.procs, self.chunks, self.sent):
             part = _receive(proc.stdout) if ok else None
             for into, rows in zip(out, part if part is not None else _rows(self.store_path, chunk)):
                 into.extend(rows)
+        self.chunks, self.sent = [], []
         return out
 
     def close(self) -> None:
