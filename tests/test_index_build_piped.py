@@ -13,16 +13,15 @@ from kyb_cli.core.canon.repo import init_store
 from kyb_cli.core.index import build as index_build
 from kyb_cli.core.index import gitlog, schema, spread, walk
 from tests.support.histories import KEYS, OPS, WORDS, History
+from tests.support.index_helpers import dump_index
 
 TABLES = ("commits", "versions", "vtext", "unreadable", "events", "keys", "meta")
 
 
 def dump(db) -> dict:
+    out = dump_index(db, TABLES, fts_rows="rowid")
     conn = schema.connect(db)
     try:
-        out = {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in TABLES}
-        for fts in ("fts", "fts_now"):
-            out[fts] = conn.execute(f"SELECT rowid FROM {fts} ORDER BY rowid").fetchall()
         out["fts_now_words"] = conn.execute("SELECT count(*) FROM fts_now WHERE fts_now MATCH 'side OR hand'").fetchall()
     finally:
         conn.close()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import sys
 
-from kyb_cli.core.index import gitlog, schema, snapshot, spread
-from tests.support.index_helpers import T0, put
+from kyb_cli.core.index import gitlog, snapshot, spread
+from tests.support.index_helpers import T0, dump_index, put
 
 TABLES = ("versions", "vtext", "unreadable", "events", "keys", "meta")
 
@@ -22,14 +22,7 @@ def seed(store_path) -> None:
 
 
 def dump(db) -> dict:
-    conn = schema.connect(db)
-    try:
-        out = {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in TABLES}
-        for fts in ("fts", "fts_now"):
-            out[fts] = conn.execute(f"SELECT rowid, * FROM {fts} ORDER BY rowid").fetchall()
-    finally:
-        conn.close()
-    return out
+    return dump_index(db, TABLES)
 
 
 def build(store_path, tmp_path, name: str) -> tuple[dict, dict]:
@@ -38,12 +31,17 @@ def build(store_path, tmp_path, name: str) -> tuple[dict, dict]:
     return dump(db), work
 
 
+def two_small_workers(monkeypatch, chunk: int) -> None:
+    """Spread even this small store over two workers, `chunk` records a chunk."""
+    monkeypatch.setattr(spread, "SPREAD_AT", 1)
+    monkeypatch.setattr(spread, "CHUNK", chunk)
+    monkeypatch.setattr(spread, "workers", lambda: 2)
+
+
 def test_a_snapshot_read_by_workers_is_the_snapshot_read_here(store_path, tmp_path, monkeypatch):
     seed(store_path)
     here, here_work = build(store_path, tmp_path, "here")
-    monkeypatch.setattr(spread, "SPREAD_AT", 1)
-    monkeypatch.setattr(spread, "CHUNK", 3)
-    monkeypatch.setattr(spread, "workers", lambda: 2)
+    two_small_workers(monkeypatch, chunk=3)
     started = []
     real = spread._parts
     monkeypatch.setattr(spread, "_parts", lambda *a: started.append(len(a[2])) or real(*a))
@@ -58,9 +56,7 @@ def test_a_snapshot_read_by_workers_is_the_snapshot_read_here(store_path, tmp_pa
 def test_a_worker_that_dies_leaves_its_chunks_to_this_process(store_path, tmp_path, monkeypatch):
     seed(store_path)
     here, _ = build(store_path, tmp_path, "here")
-    monkeypatch.setattr(spread, "SPREAD_AT", 1)
-    monkeypatch.setattr(spread, "CHUNK", 4)
-    monkeypatch.setattr(spread, "workers", lambda: 2)
+    two_small_workers(monkeypatch, chunk=4)
     monkeypatch.setattr(sys, "executable", "false")  # every worker exits at once, reading nothing
     assert build(store_path, tmp_path, "dead")[0] == here
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))  # no worker starts at all

@@ -64,3 +64,18 @@ def fill_in_background_now(store_path: Path) -> None:
         filler.run(store_path, gdir)
     finally:
         staged.release(fd)
+
+
+def dump_index(db, tables: tuple[str, ...], fts_rows: str = "rowid, *") -> dict:
+    """Every row of `tables` and of both full-text tables (`fts_rows`: what to select of them; a
+    contentless table's columns read as NULL), for comparing two indexes row for row."""
+    from kyb_cli.core.index import schema
+
+    conn = schema.connect(db)
+    try:
+        out = {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in tables}
+        for fts in ("fts", "fts_now"):
+            out[fts] = conn.execute(f"SELECT {fts_rows} FROM {fts} ORDER BY rowid").fetchall()
+    finally:
+        conn.close()
+    return out
