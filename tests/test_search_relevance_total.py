@@ -8,7 +8,7 @@ import math
 import pygit2
 
 from kyb_cli.core.index.fresh import with_index
-from kyb_cli.core.search import relevance
+from kyb_cli.core.search import bm25, relevance
 from tests.support.index_helpers import T0, put, query, remove
 
 
@@ -42,5 +42,5 @@ def test_the_newest_version_id_is_the_count_of_versions(store_path):
 
     relevance._DF[0] = (None, {})  # nothing kept from another test's index
     got, df = with_index(store_path, lambda f: (relevance.term_weights(f.conn, ['"replica"']),
-                                                relevance._df(f.conn, '"replica"')))
+                                                relevance._df(f.conn, '"replica"', bm25.tokenizer(f.conn))))
     assert df >= 3 and got == [math.log((count + 1) / (df + 0.5))]

@@ -37,6 +37,7 @@ SCHEMA_VERSION = f"10.r{RECIPE_VERSION}"  # 8: docs carry review_by and [verifie
 FTS_COLUMNS = ("title", "tags", "keytext", "fields", "body")
 # BM25 weights in FTS_COLUMNS order: title above tags, key and kind fields, above body.
 FTS_WEIGHTS = (3.0, 1.5, 1.5, 1.5, 1.0)
+FTS_WEIGHTS_SQL = ", ".join(str(w) for w in FTS_WEIGHTS)  # bm25(table, FTS_WEIGHTS_SQL)
 # Our choice (see docs/guide/search.md, "Tokenizer choice"): unicode61 splits identifiers into words,
 # folds case and Latin diacritics; porter stems English; Russian gets query-side stem prefixes.
 TOKENIZER = "porter unicode61 remove_diacritics 2"

@@ -6,8 +6,9 @@ index should answer sooner than that. The snapshot reads HEAD's tree (`git ls-tr
 current queries, tags, listings and `get` of live keys answer from it at once. What it cannot know
 until the history is in: the commit that wrote each version (`sha`/`committed_at` are NULL: an answer
 names them with one walk a hit on a history under ORIGINS_WALK_MAX commits, and on a longer one
-leaves them null until the history is in, as `history_complete: false` says), archived incidents and tasks (no longer in the tree), and every past version. The filler
-(index/filler.py, with history.py) builds the full index in the background and swaps it in; catch-ups work on a snapshot
+leaves them null until the history is in, as `history_complete: false` says), archived incidents
+and tasks (no longer in the tree), and every past version. The filler (index/filler.py, with
+history.py) builds the full index in the background and swaps it in; catch-ups work on a snapshot
 as on a full index, so commits made meanwhile get their real sha.
 """
 
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 
 from kyb_cli.core.index import gitlog, schema, spread
-from kyb_cli.core.index.build import Builder, KeyState, _set_head, _stats
+from kyb_cli.core.index.build import Builder, KeyState, _set_head, _stats, bulk
 from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path, kind_of_key
 
 
@@ -41,7 +42,6 @@ def head_entries(store_path: Path, head: str) -> list[tuple[str, str]]:
     return out
 
 
-FTS_HASH_BYTES = 16 << 20
 ORIGINS_WALK_MAX = 20_000  # commits: up to here a snapshot's answer names each hit's commit (one walk a hit)
 
 
@@ -69,12 +69,7 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
     conn = schema.connect(tmp, create=True)
     parts = None
     try:
-        for pragma in ("journal_mode=OFF", "synchronous=OFF", "cache_size=-65536"):
-            conn.execute(f"PRAGMA {pragma}").fetchall()  # one each: apsw stops a script at its first row
-        schema.create(conn)
-        for table in ("fts", "fts_now"):  # terms pooled up to 16 MiB before a segment is written, not
-            # 1 MiB: fewer segments to merge while every record goes in (100k: 27 -> 18 µs a row)
-            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('hashsize', {FTS_HASH_BYTES})")
+        bulk(conn)
         builder = Builder(conn, store_path)
         entries = sorted(head_entries(store_path, head))
         chunks = [entries[i:i + spread.CHUNK] for i in range(0, len(entries), spread.CHUNK)]

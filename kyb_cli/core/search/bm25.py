@@ -2,8 +2,8 @@
 
 At 10k keys a question's common words match ~9k current rows, and SQLite scores every one of them
 through bm25() (~1 µs a row: 5-10 ms of a 9 ms warm answer); a bound skips rows only where FTS5's
-clamped idf proves them out of the top (rare_top, issue 39: what a one-shot process does). A door (`kyb mcp`, `kyb serve`) asks the same index many times, so it keeps, per
-index connection and state (vectors.db_state: any write, here or in another process, drops it), each
+clamped idf proves them out of the top (rare_top, issue 39: what a one-shot process does). A door
+(`kyb mcp`, `kyb serve`) asks the same index many times, so it keeps, per index connection and state (vectors.db_state: any write, here or in another process, drops it), each
 row's token count and, per word, the rows holding it and its weighted count there (fts5vocab
 `instance`), and scores a question with one array pass per word. The arithmetic is fts5_aux.c's
 fts5Bm25Function, operation by operation and in its order (k1 1.2, b 0.75, idf clamped to 1e-6,
@@ -50,7 +50,7 @@ class _Postings:
         ids, sizes = [], []
         for rowid, blob in conn.execute("SELECT id, sz FROM fts_now_docsize"):
             ids.append(rowid)
-            sizes.append(_varint_sum(blob))
+            sizes.append(sum(_varints(blob)))  # one per column: that row's tokens
         order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
         self.ids = np.asarray(ids, dtype=np.int64)[order]
         self.size = np.asarray(sizes, dtype=np.float64)[order]
@@ -100,15 +100,19 @@ def token_of(tokenize, word: str) -> str | None:
     return got[0] if len(got) == 1 else None
 
 
-def _varint_sum(blob: bytes) -> int:
-    """The sum of the SQLite varints in a docsize blob (one per column: that row's tokens)."""
-    total, value = 0, 0
-    for byte in blob:  # FTS5 writes sizes as sqlite3PutVarint: 7 bits a byte, high bit = more
-        value = (value << 7) | (byte & 0x7F)
+def _varints(blob: bytes):
+    """The SQLite varints of `blob` in order (sqlite3GetVarint: 7 bits a byte, the high bit = more;
+    a 9th byte gives all 8 bits): FTS5's docsize rows and its averages record are made of them."""
+    value, n = 0, 0
+    for byte in blob:
+        if n == 8:
+            yield (value << 8) | byte
+            value, n = 0, 0
+            continue
+        value, n = (value << 7) | (byte & 0x7F), n + 1
         if not byte & 0x80:
-            total += value
-            value = 0
-    return total
+            yield value
+            value, n = 0, 0
 
 
 def _postings(conn) -> _Postings | None:
@@ -203,8 +207,7 @@ def rare_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
         else:
             rare.append(phrase)
             rare_rows += held
-    weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
-    ranked = (f"SELECT rowid, -bm25(fts_now, {weights}) AS s FROM fts_now WHERE fts_now MATCH ? "
+    ranked = (f"SELECT rowid, -bm25(fts_now, {schema.FTS_WEIGHTS_SQL}) AS s FROM fts_now WHERE fts_now MATCH ? "
               "{also}ORDER BY s DESC, rowid DESC LIMIT ?")
     if common and rare_rows >= limit:
         sql = ranked.format(also="AND +rowid IN (SELECT rowid FROM fts_now WHERE fts_now MATCH ?) ")
@@ -225,13 +228,4 @@ def _fts_now_rows(conn) -> int:
     """fts_now's row count as bm25() reads it (xRowCount): the first varint of the index's averages
     record (fts5_index.c, the row with id 1 of fts_now_data), not a count of the rows."""
     row = conn.execute("SELECT block FROM fts_now_data WHERE id = 1").fetchone()
-    if row is None or not row[0]:
-        return 0
-    value = 0
-    for i, byte in enumerate(row[0][:9]):  # sqlite3GetVarint: 7 bits a byte, the 9th byte all 8
-        if i == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value
-    return value
+    return next(_varints(row[0]), 0) if row is not None and row[0] else 0

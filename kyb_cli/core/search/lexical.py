@@ -44,9 +44,8 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
         recent = True
     else:
         params["q"] = expr
-        weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
         table = "fts_now" if mode == "current" else "fts"  # current versions only: see schema.py
-        source = (f"SELECT c.vid, c.state, -bm25({table}, {weights}) AS score FROM {table} "
+        source = (f"SELECT c.vid, c.state, -bm25({table}, {schema.FTS_WEIGHTS_SQL}) AS score FROM {table} "
                   f"JOIN cand c ON c.vid = {table}.rowid WHERE {table} MATCH :q")
     # Narrow rows (ids, scores) are filtered, reduced and ordered first; documents are read last.
     narrow = (f"SELECT m.vid AS vid, m.state AS hit_state, m.score AS score, v.key AS key "
@@ -61,14 +60,14 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
     if mode == "current" and expr is not None and not where and not recent:
         # The hot path: every fts_now row is a current version, so rank it alone and join the top
         # rows only (no candidate set to build and probe: 10 ms instead of 40 at 10k keys).
-        weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
         ranked = _kept_top(conn, expr, params["limit"])
         if ranked is None:
             from kyb_cli.core.search import bm25
 
             ranked = bm25.rare_top(conn, expr, params["limit"])
         if ranked is None:
-            best = (f"SELECT rowid AS vid, -bm25(fts_now, {weights}) AS score FROM fts_now WHERE fts_now MATCH :q "
+            best = (f"SELECT rowid AS vid, -bm25(fts_now, {schema.FTS_WEIGHTS_SQL}) AS score FROM fts_now "
+                    f"WHERE fts_now MATCH :q "
                     f"ORDER BY score DESC, vid DESC LIMIT :limit")
         else:  # the same rows and scores: the door's postings, or bm25() over the rarer words' rows (bm25.py)
             best = ("SELECT column1 AS vid, column2 AS score FROM (VALUES "

@@ -154,36 +154,30 @@ def term_weights(conn, terms: list[str], head: str | None = None) -> list[float]
     if not terms:
         return []
     total = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
-    newest = total
-    state = (conn.filename, head, total, newest)
+    state = (conn.filename, head, total)
     seen, known = _DF[0]
     if seen != state or len(known) > _DF_MAX:
         known = {}
         _DF[0] = (state, known)  # a reader of the old state keeps filling its own dict, never this one
-    out = []
-    tokenize: list = []  # made once, on the first df this call counts
-    for t in terms:
-        df = known.get(t)
-        if df is None:
-            df = known[t] = _df(conn, t, tokenize)
-        out.append(max(0.05, math.log((total + 1) / (df + 0.5))))
-    return out
+    missing = [t for t in terms if t not in known]
+    if missing:
+        from kyb_cli.core.search import bm25
+
+        tokenize = bm25.tokenizer(conn)
+        for t in missing:
+            known[t] = _df(conn, t, tokenize)
+    return [max(0.05, math.log((total + 1) / (known[t] + 0.5))) for t in terms]
 
 
-def _df(conn, term: str, tokenize: list | None = None) -> int:
+def _df(conn, term: str, tokenize) -> int:
     """The versions holding `term` (an FTS5 expression): a single word's from the index's term list
     (fts5vocab `row`: its count of rows, read ~3x faster than counting the MATCH, 100k keys), else
-    counted. `fts` never deletes a row, so the two are the same number. `tokenize`: [] or
-    [the index's tokenizer], filled on first use."""
+    counted. `fts` never deletes a row, so the two are the same number. `tokenize`: the index's
+    tokenizer (search/bm25.tokenizer)."""
     from kyb_cli.core.search import bm25
 
     words = bm25.words_of(term)
-    token = None
-    if words is not None and len(words) == 1:
-        tokenize = [] if tokenize is None else tokenize
-        if not tokenize:
-            tokenize.append(bm25.tokenizer(conn))
-        token = bm25.token_of(tokenize[0], words[0])
+    token = bm25.token_of(tokenize, words[0]) if words is not None and len(words) == 1 else None
     if token is not None:
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.kyb_rows USING fts5vocab(main, fts, row)")
         row = conn.execute("SELECT doc FROM temp.kyb_rows WHERE term = ?", (token,)).fetchone()

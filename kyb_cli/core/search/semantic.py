@@ -193,8 +193,8 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
                              f"JOIN vtext t ON t.version_id = c.vid WHERE 1{where}", params).fetchall()
         picked = sorted((vid, part, rows[sha]) for vid, _st, part, sha in found if sha in rows)
         vid, part, at = (np.array([p[i] for p in picked], dtype=np.int64) for i in range(3))
-        starts = np.flatnonzero(np.r_[True, vid[1:] != vid[:-1]]) if len(vid) else np.zeros(0, dtype=np.int64)
-        group = np.cumsum(np.r_[False, vid[1:] != vid[:-1]]) if len(vid) else np.zeros(0, dtype=np.int64)
+        new = np.r_[True, vid[1:] != vid[:-1]] if len(vid) else np.zeros(0, dtype=bool)  # a version's first row
+        starts, group = np.flatnonzero(new), np.cumsum(new) - 1
         sub = np.ascontiguousarray(matrix[at]) if len(at) else np.zeros((0, matrix.shape[1]), dtype="<f4")
         known = memo[key] = (state, (vid[starts], part == 0, sub, starts, group,
                                      np.diff(np.r_[starts, len(vid)]), {v: st for v, st, _p, _s in found}))
