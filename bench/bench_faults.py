@@ -73,6 +73,19 @@ def spawn(args: list[str], store: Path) -> subprocess.Popen[str]:
                             text=True, env=env)
 
 
+def ready(proc: subprocess.Popen[str]) -> None:
+    """Wait for the child's `ready` line, reading its pipe a byte at a time: a buffered readline may
+    take the lines after it too (a first write answered at once), and communicate(), which reads the
+    pipe itself, would never see them: an acknowledged write counted as unanswered."""
+    line = b""
+    while not line.endswith(b"\n"):
+        byte = os.read(proc.stdout.fileno(), 1)
+        if not byte:
+            break
+        line += byte
+    assert line.strip() == b"ready", line
+
+
 def acks(out: str) -> list[dict]:
     rows = []
     for line in out.splitlines():
@@ -118,7 +131,7 @@ def concurrency(work: Path, writers: int, writes: int) -> dict:
     started = time.perf_counter()
     procs = [spawn(["-c", WRITER, str(store), f"w{n}", str(writes)], store) for n in range(writers)]
     for p in procs:
-        assert p.stdout.readline().strip() == "ready"
+        ready(p)
     side_errors, side_runs = [], 0
     while any(p.poll() is None for p in procs):
         for args in (("query", "bench"), ("reindex",) if side_runs % 5 == 4 else ("get", "shared")):
@@ -172,7 +185,7 @@ def kills(work: Path, rounds: int, seed: int) -> dict:
         what = "reindex" if n % 4 == 3 else "writer"
         if what == "writer":
             proc = spawn(["-c", WRITER, str(store), f"k{n}", "100000"], store)
-            assert proc.stdout.readline().strip() == "ready"
+            ready(proc)
         else:
             proc = spawn(["-m", "kyb_cli", "reindex"], store)
         time.sleep(rng.uniform(0.05, 0.6))
