@@ -40,8 +40,11 @@ LANES = {lane.name: lane for lane in (
     # Budgets: about 1.6x the most CPU seconds measured on the 2-core machine (docs/BENCHMARKS.md
     # "Suite": fast 109-158, slow 120-136 without Chromium, dev set 162 cold): room for a loaded CI box,
     # none for a lane that doubles. Raise one only with the figures that say why.
-    Lane("fast", "not slow and not devset", 2, 250, "every change"),
-    Lane("slow", "slow and not devset", 2, 250, "before a commit that touches a process, a model or the console"),
+    # Raised 250 -> 300 (session of 2026-12-06, 07:22): on this 2-core machine the same code measured
+    # fast 165-276 and slow 179-256 CPU-s in one afternoon (load 0.6-3.4 at the start; `.ci/run` on a
+    # clean clone: fast 213, 240, 250, 276), so 250 failed correct runs by the machine alone.
+    Lane("fast", "not slow and not devset", 2, 300, "every change"),
+    Lane("slow", "slow and not devset", 2, 300, "before a commit that touches a process, a model or the console"),
     Lane("devset", "devset", 1, 260, "a change to search, ranking or the models"),
 )}
 
