@@ -4,6 +4,11 @@ Starts a real `kyb serve --port 0` on a generated store (bench/gen_store.py, cac
 --store, warms every route once (the first read may build the index), then times R requests per
 route over one keep-alive connection: what the console pays for each view. Prints p50/p95 in ms
 and the load average (the machine may be shared: read the figures with it).
+
+    python bench/bench_serve.py --starts 9 --runs 0   # also a start: until ready, and CPU start to stop
+
+`--starts N` first starts and stops the server N times on the store: p50 wall until the `listening`
+line and p50 CPU of the whole process (start, one GET /healthz, SIGTERM), beside `python -c pass`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=1000)
     parser.add_argument("--store", type=Path)
     parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--starts", type=int, default=0, help="also time N starts (ready wall, CPU to stop)")
     args = parser.parse_args()
     if args.store is None:
         import json
@@ -37,6 +43,8 @@ def main() -> None:
 
     env = {k: v for k, v in os.environ.items() if k not in ("KYB_SERVE_TOKEN",)}
     env.setdefault("KYB_DEADLINES", "off")
+    if args.starts:
+        starts(args.store, env, args.starts)
     server = Served.start(args.store, env=env, timeout=600)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=600)
@@ -87,6 +95,36 @@ def main() -> None:
         print(json.dumps(result))
     finally:
         server.stop()
+
+
+def _children_cpu() -> float:
+    import resource
+
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def starts(store: Path, env: dict, n: int) -> None:
+    """n starts of `kyb serve`, interleaved with `python -c pass`: what every start of a server
+    costs (a test that starts one, an agent's session, a restart)."""
+    from tests.support.serve_proc import Served
+
+    ready, cpu, floor = [], [], []
+    Served.start(store, env=env, timeout=600).stop()  # the index is built before timing
+    for _ in range(n):
+        c0, t0 = _children_cpu(), time.perf_counter()
+        server = Served.start(store, env=env, timeout=600)
+        ready.append((time.perf_counter() - t0) * 1000)
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=600)
+        conn.request("GET", "/healthz", headers={"Host": f"localhost:{server.port}"})
+        conn.getresponse().read()
+        server.stop()
+        cpu.append((_children_cpu() - c0) * 1000)
+        c0 = _children_cpu()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        floor.append((_children_cpu() - c0) * 1000)
+    print(f"start: ready p50 {statistics.median(ready):.0f} ms, CPU start to stop p50 {statistics.median(cpu):.0f} ms "
+          f"(python -c pass {statistics.median(floor):.0f} ms); {n} starts, load {os.getloadavg()[0]:.2f}", flush=True)
 
 
 if __name__ == "__main__":

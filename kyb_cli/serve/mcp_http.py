@@ -33,32 +33,73 @@ def _mcp_door(store_path: Path, default_workspace: str):
 
 
 class McpEndpoint:
-    """ASGI app for /mcp: picks the full or the read-only server per request."""
+    """ASGI app for /mcp: picks the full or the read-only server per request. The SDK is loaded by
+    the first /mcp request, not at start: its imports (pydantic models of every protocol version)
+    are ~0.9 s of CPU, most of a server's start, and a server whose clients never speak MCP never
+    needs them. The servers run inside the app's lifespan, as the SDK's session manager requires."""
 
     def __init__(self, store_path: Path, *, readonly: bool, default_workspace: str = "") -> None:
+        self.store_path, self.readonly, self.default_workspace = store_path, readonly, default_workspace
+        self.servers: dict = {}
+        self._wanted = self._ready = None
+        self._failed: BaseException | None = None
+
+    def _build(self) -> dict:
         from mcp.server.transport_security import TransportSecuritySettings
 
         from kyb_cli.mcp.server import build_server
 
-        self.readonly = readonly
-        door = _mcp_door(store_path, default_workspace)
+        door = _mcp_door(self.store_path, self.default_workspace)
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-        self.servers = {}
-        for ro in (True, False) if not readonly else (True,):
+        servers = {}
+        for ro in (True, False) if not self.readonly else (True,):
             server = build_server(door=door, readonly=ro)
             server.streamable_http_app(stateless_http=True, json_response=True, transport_security=security)
-            self.servers[ro] = server
+            servers[ro] = server
+        return servers
 
     @contextlib.asynccontextmanager
     async def running(self):
+        import anyio
+
+        self._wanted, self._ready = anyio.Event(), anyio.Event()
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._run_when_wanted)
+            try:
+                yield
+            finally:
+                tasks.cancel_scope.cancel()
+
+    async def _run_when_wanted(self) -> None:
+        """Wait for the first /mcp request; then import the SDK off the event loop (other routes
+        keep answering), build both servers and keep their session managers running until the end."""
+        import anyio
+
+        await self._wanted.wait()
+        try:
+            await anyio.to_thread.run_sync(_import_sdk)
+            servers = self._build()
+        except Exception as exc:  # noqa: BLE001 - every /mcp request answers it (a 500 via the app's handler)
+            self._failed = exc
+            self._ready.set()
+            return
         async with contextlib.AsyncExitStack() as stack:
-            for server in self.servers.values():
+            for server in servers.values():
                 await stack.enter_async_context(server.session_manager.run())
-            yield
+            self.servers = servers
+            self._ready.set()
+            await anyio.sleep_forever()
 
     async def __call__(self, scope, receive, send):
         from urllib.parse import parse_qs
 
+        if not self.servers:
+            if self._wanted is None:
+                raise RuntimeError("the /mcp endpoint runs inside the app's lifespan")
+            self._wanted.set()
+            await self._ready.wait()
+            if self._failed is not None:
+                raise self._failed
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         wants_ro = self.readonly or query.get("readonly", ["0"])[-1].lower() in ("1", "true", "yes")
         if scope.get("method") == "POST":
@@ -66,6 +107,11 @@ class McpEndpoint:
             if receive is None:
                 return
         await self.servers[wants_ro].session_manager.handle_request(scope, receive, send)
+
+
+def _import_sdk() -> None:
+    import mcp.server.mcpserver  # noqa: F401 - the import is the work
+    import mcp.server.streamable_http_manager  # noqa: F401
 
 
 async def _screened(scope, receive, send):
