@@ -35,9 +35,9 @@ def capture(store: Path, questions: list[dict]) -> list[dict]:
     seen: list = []
     real = phrasings.fuse_answers
 
-    def spy(answers, mode):
+    def spy(answers, mode, *rest, **kw):
         seen.append([[(h["key"], h["strength"]) for h in hits] for hits, _out in answers])
-        return real(answers, mode)
+        return real(answers, mode, *rest, **kw)
 
     phrasings.fuse_answers = spy
     search, _embed = ev.engine()
@@ -90,6 +90,10 @@ def fused(answers: list[list[tuple[str, str]]], policy: str) -> list[tuple[str, 
         if policy.startswith("two-or-top"):  # symmetric: every phrasing vouches, or one does and all rank it near
             k_near = int(policy[len("two-or-top"):])
             return len(s) == n or (bool(s) and all(ranks.get((q, key), 10**9) <= k_near for q in range(n)))
+        if policy.startswith("two-or-lead"):  # symmetric: every phrasing vouches, or one that ranks it 1st
+            k_near = int(policy[len("two-or-lead"):])  # does and every one ranks it within k_near
+            return len(s) == n or (any(ranks.get((q, key)) == 1 for q in s)
+                                   and all(ranks.get((q, key), 10**9) <= k_near for q in range(n)))
         if policy.startswith("any-top"):  # symmetric: one phrasing says strong, every one ranks it near
             k_near = int(policy[len("any-top"):])
             return bool(s) and all(ranks.get((q, key), 10**9) <= k_near for q in range(n))
@@ -100,7 +104,8 @@ def fused(answers: list[list[tuple[str, str]]], policy: str) -> list[tuple[str, 
 
 
 POLICIES = ("best-phrasing", "any", "original", "original-or-all", "two", "any-top1", "any-top3", "any-top5",
-            "any-top10", "any-top24", "two-or-top1", "two-or-top2", "two-or-top3")
+            "any-top10", "any-top24", "two-or-top1", "two-or-top2", "two-or-top3",
+            "two-or-lead2", "two-or-lead3")
 
 
 def report(rows: list[dict]) -> None:
