@@ -7,7 +7,8 @@ because a fused hit kept the strongest grading any phrasing gave it: two phrasin
 for an off-topic question to look strong somewhere. This asks every dev-set question that has other
 phrasings once through the real pipeline (bench/eval_devset.py's cached store), captures each
 phrasing's graded candidates before they are fused (search/phrasings.py fuse_answers), and replays
-grading policies over them: top-3 of the fused order and the confident rates per policy.
+grading policies over them: top-3 of the fused order and the confident rates per policy; then the
+fused order per RRF k (issue 41: k 60 -> 1).
 """
 
 from __future__ import annotations
@@ -131,6 +132,33 @@ def report(rows: list[dict]) -> None:
               f"{right / max(strong, 1):.2f} | {top3 / n_on:.3f} |")
 
 
+def rrf_table(rows: list[dict], ks=(1, 2, 3, 5, 10, 30, 60)) -> None:
+    """Top-1 / top-3 / MRR@10 of the fused order per RRF k (search/phrasings.py RRF_K), per kind,
+    and of each phrasing alone: how much of the better phrasing's answer the fusion keeps."""
+    def measure(orders: list[tuple[list[str], list[str]]]) -> str:
+        ranks = [next((i for i, k in enumerate(o[:LIMIT], 1) if k in rel), None) for o, rel in orders]
+        n = len(ranks) or 1
+        return "%.3f / %.3f / %.3f" % (sum(r == 1 for r in ranks) / n, sum(bool(r and r <= 3) for r in ranks) / n,
+                                       sum(1 / r for r in ranks if r) / n)
+
+    def order(answers, k):
+        score: dict = {}
+        best: dict = {}
+        for hits in answers:
+            for rank, (key, _s) in enumerate(hits, 1):
+                score[key] = score.get(key, 0.0) + 1.0 / (k + rank)
+                best[key] = min(best.get(key, rank), rank)
+        return sorted(score, key=lambda i: (-score[i], best[i], i))
+
+    for kind in sorted({r["kind"] for r in rows if r["relevant"]}):
+        sel = [r for r in rows if r["relevant"] and r["kind"] == kind]
+        print(f"{kind} ({len(sel)}): top-1 / top-3 / MRR@10")
+        for i, name in enumerate(("the question alone", "the rephrasing alone")):
+            print(f"  {name}: {measure([([k for k, _s in r['answers'][i]], r['relevant']) for r in sel])}")
+        for k in ks:
+            print(f"  RRF k {k}: {measure([(order(r['answers'], k), r['relevant']) for r in sel])}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--split", choices=("all", "fit", "check"), default="all")
@@ -147,6 +175,7 @@ def main() -> None:
     if args.split != "all":
         rows = [r for r in rows if r["split"] == args.split]
     report(rows)
+    rrf_table(rows)
 
 
 if __name__ == "__main__":
