@@ -57,7 +57,8 @@ def capture(store: Path, questions: list[dict]) -> list[dict]:
 
 def fused(answers: list[list[tuple[str, str]]], policy: str) -> list[tuple[str, bool]]:
     """The fused top LIMIT [(key, strong)] under a grading policy (order: RRF, as phrasings.py)."""
-    k = 60
+    from kyb_cli.core.search.phrasings import RRF_K as k  # the shipped fusion (60 before issue 41's sixth session)
+
     score: dict = {}
     best: dict = {}
     strong_in: dict = {}
