@@ -7,7 +7,8 @@ because a fused hit kept the strongest grading any phrasing gave it: two phrasin
 for an off-topic question to look strong somewhere. This asks every dev-set question that has other
 phrasings once through the real pipeline (bench/eval_devset.py's cached store), captures each
 phrasing's graded candidates before they are fused (search/phrasings.py fuse_answers), and replays
-grading policies over them: top-3 of the fused order and the confident rates per policy.
+grading policies over them: top-3 of the fused order and the confident rates per policy; then the
+fused order per RRF k (issue 41: k 60 -> 1).
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ def capture(store: Path, questions: list[dict]) -> list[dict]:
     seen: list = []
     real = phrasings.fuse_answers
 
-    def spy(answers, mode):
+    def spy(answers, mode, *rest, **kw):
         seen.append([[(h["key"], h["strength"]) for h in hits] for hits, _out in answers])
-        return real(answers, mode)
+        return real(answers, mode, *rest, **kw)
 
     phrasings.fuse_answers = spy
     search, _embed = ev.engine()
@@ -56,7 +57,8 @@ def capture(store: Path, questions: list[dict]) -> list[dict]:
 
 def fused(answers: list[list[tuple[str, str]]], policy: str) -> list[tuple[str, bool]]:
     """The fused top LIMIT [(key, strong)] under a grading policy (order: RRF, as phrasings.py)."""
-    k = 60
+    from kyb_cli.core.search.phrasings import RRF_K as k  # the shipped fusion (60 before issue 41's sixth session)
+
     score: dict = {}
     best: dict = {}
     strong_in: dict = {}
@@ -90,6 +92,10 @@ def fused(answers: list[list[tuple[str, str]]], policy: str) -> list[tuple[str, 
         if policy.startswith("two-or-top"):  # symmetric: every phrasing vouches, or one does and all rank it near
             k_near = int(policy[len("two-or-top"):])
             return len(s) == n or (bool(s) and all(ranks.get((q, key), 10**9) <= k_near for q in range(n)))
+        if policy.startswith("two-or-lead"):  # symmetric: every phrasing vouches, or one that ranks it 1st
+            k_near = int(policy[len("two-or-lead"):])  # does and every one ranks it within k_near
+            return len(s) == n or (any(ranks.get((q, key)) == 1 for q in s)
+                                   and all(ranks.get((q, key), 10**9) <= k_near for q in range(n)))
         if policy.startswith("any-top"):  # symmetric: one phrasing says strong, every one ranks it near
             k_near = int(policy[len("any-top"):])
             return bool(s) and all(ranks.get((q, key), 10**9) <= k_near for q in range(n))
@@ -100,7 +106,8 @@ def fused(answers: list[list[tuple[str, str]]], policy: str) -> list[tuple[str, 
 
 
 POLICIES = ("best-phrasing", "any", "original", "original-or-all", "two", "any-top1", "any-top3", "any-top5",
-            "any-top10", "any-top24", "two-or-top1", "two-or-top2", "two-or-top3")
+            "any-top10", "any-top24", "two-or-top1", "two-or-top2", "two-or-top3",
+            "two-or-lead2", "two-or-lead3")
 
 
 def report(rows: list[dict]) -> None:
@@ -126,6 +133,33 @@ def report(rows: list[dict]) -> None:
               f"{right / max(strong, 1):.2f} | {top3 / n_on:.3f} |")
 
 
+def rrf_table(rows: list[dict], ks=(1, 2, 3, 5, 10, 30, 60)) -> None:
+    """Top-1 / top-3 / MRR@10 of the fused order per RRF k (search/phrasings.py RRF_K), per kind,
+    and of each phrasing alone: how much of the better phrasing's answer the fusion keeps."""
+    def measure(orders: list[tuple[list[str], list[str]]]) -> str:
+        ranks = [next((i for i, k in enumerate(o[:LIMIT], 1) if k in rel), None) for o, rel in orders]
+        n = len(ranks) or 1
+        return "%.3f / %.3f / %.3f" % (sum(r == 1 for r in ranks) / n, sum(bool(r and r <= 3) for r in ranks) / n,
+                                       sum(1 / r for r in ranks if r) / n)
+
+    def order(answers, k):
+        score: dict = {}
+        best: dict = {}
+        for hits in answers:
+            for rank, (key, _s) in enumerate(hits, 1):
+                score[key] = score.get(key, 0.0) + 1.0 / (k + rank)
+                best[key] = min(best.get(key, rank), rank)
+        return sorted(score, key=lambda i: (-score[i], best[i], i))
+
+    for kind in sorted({r["kind"] for r in rows if r["relevant"]}):
+        sel = [r for r in rows if r["relevant"] and r["kind"] == kind]
+        print(f"{kind} ({len(sel)}): top-1 / top-3 / MRR@10")
+        for i, name in enumerate(("the question alone", "the rephrasing alone")):
+            print(f"  {name}: {measure([([k for k, _s in r['answers'][i]], r['relevant']) for r in sel])}")
+        for k in ks:
+            print(f"  RRF k {k}: {measure([(order(r['answers'], k), r['relevant']) for r in sel])}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--split", choices=("all", "fit", "check"), default="all")
@@ -142,6 +176,7 @@ def main() -> None:
     if args.split != "all":
         rows = [r for r in rows if r["split"] == args.split]
     report(rows)
+    rrf_table(rows)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ and both real models (KYB_MODEL / KYB_MODEL_EN, else ../shared/models/); skipped
 any is missing. Cost: the first run embeds the 928 passages with both models (~1 min at load 2.5;
 the vectors stay in the user's cache directory, vector_cache()) and every run asks 484 questions
 four ways (~35 s). Its own lane: python -m tests.lanes devset.
-Third session: paraphrase (0.56) and cross-language (51 / 55) do not hold yet (docs/SEARCH.md)."""
+Not held yet (issue 41, docs/SEARCH.md): cross-language 52 / 55 asked alone, off-topic with one rephrasing 42 / 47."""
 
 from __future__ import annotations
 
@@ -115,6 +115,13 @@ def test_issue_26_identifiers_stay_exact_top1_at_1_00(result):
 def test_issue_26_paraphrase_top3_reaches_0_60(result):  # 66/110 since issue 41's length penalty
     kinds = result["summary"]["kinds"]
     assert kinds["paraphrase_en"]["hybrid"]["top3"] >= 0.60, kinds["paraphrase_en"]
+
+
+# Issue 41: with one rephrasing (bench/evalset/also.jsonl) paraphrase top-3 >= 0.85. 93/110 = 0.845 with
+# RRF k = 60 over the phrasings; 107/110 = 0.97 with k = 1 (search/phrasings.py RRF_K, sixth session).
+def test_issue_41_paraphrase_with_one_rephrasing_reaches_0_85(result):
+    kinds = result["summary"]["kinds"]
+    assert kinds["paraphrase_en"]["also"]["top3"] >= 0.85 - 1e-9, kinds["paraphrase_en"]
 
 
 @pytest.mark.xfail(strict=True, reason="issue 41 open: cross-language top-3 52/55 = 0.945 < 0.95")

@@ -55,3 +55,26 @@ def test_as_of_does_not_return_a_newer_versions_meaning(store_path, monkeypatch)
     assert then_hit["sha"] == old and now_hit["sha"] == new
     assert now["hits"][0]["key"] == "write-path"
     assert then_hit["explain"]["cosine"] < now_hit["explain"]["cosine"] - 0.03
+
+
+def test_seed_002_russian_question_with_an_english_rephrasing_is_strong(store_path, monkeypatch):
+    """docs/guide/search.md's example with `--also`: alone the Russian question finds the record first
+    but `weak` (e5's cross-language gap on a one-sentence record, docs/SEARCH.md); with the English
+    rephrasing an agent would add, the phrasings vouch together (search/phrasings.py: one grades it
+    strong, both rank it first), so the answer is confident, in either order."""
+    from kyb_cli.core.search.pipeline import search
+
+    monkeypatch.setenv("KYB_MODEL", str(MODEL))
+    monkeypatch.setenv("KYB_EMBED_HELPER", "0")
+    put(store_path, "checkout-write-path", "Checkout write path",
+        "Checkout writes go through svc-checkout on node-3, port 9090.", T0)
+    put(store_path, "team-lunch", "Team lunch", "The weekly team lunch is on Friday at the Italian place.", T0 + 1)
+    put(store_path, "db-host", "Database host", "Postgres primary runs on db-1.", T0 + 2)
+    fill_in_background_now(store_path)
+    alone = search(store_path, QUESTION, semantic=True)
+    assert alone["hits"][0]["key"] == "checkout-write-path"
+    other = "where do checkout writes go"
+    for text, also in ((QUESTION, [other]), (other, [QUESTION])):
+        r = search(store_path, text, semantic=True, also=also)
+        assert r["phrasings"] == 2 and r["confident"] is True, r
+        assert (r["hits"][0]["key"], r["hits"][0]["strength"]) == ("checkout-write-path", "strong")

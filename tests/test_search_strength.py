@@ -240,6 +240,21 @@ def test_other_phrasings_vouch_together(store_path, tiny, monkeypatch):
     assert asked["hits"][0]["key"] == "cache-worker" and asked["phrasings"] == 2
 
 
+def test_each_phrasings_first_hit_stays_near_the_top_of_the_fused_order():
+    """RRF_K = 1 (issue 41): a record one phrasing ranks first and the other misses is not pushed
+    under records both rank middling. With k = 60 the order was m, n, x, y: the better phrasing's
+    answer fell to third, the other's to fourth (dev set `--also` paraphrase top-3 0.85 -> 0.97)."""
+    from kyb_cli.core.search import phrasings
+
+    def answer(*ranked):
+        return [([{"key": k, "strength": "weak"} for k in keys], {"semantic": True}) for keys in ranked]
+
+    q, r = ["x", "m", "n"], ["y", "m", "n"]
+    for order in ((q, r), (r, q)):
+        hits, _ = phrasings.fuse_answers(answer(*order), "current", ["q", "r"] if order[0] is q else ["r", "q"])
+        assert [h["key"] for h in hits] == ["m", "x", "y", "n"]  # agreement first, then each one's first
+
+
 def test_a_question_the_router_does_not_call_english_is_held_to_its_own_floor(store_path, tiny, monkeypatch):
     """e5 scores across languages lower: a non-English question's meaning-only hits are judged by
     `floor_other` (bench/calibrate_routes.py), an English question's by `floor`."""

@@ -5,6 +5,13 @@ an identifier it suspects): `kyb query Q --also Q2 --also Q3`, MCP and HTTP `als
 searched exactly as a question alone (its own lexical side, vector sides, fusion and grading); the
 answers are then fused by reciprocal rank (RRF, k = RRF_K): a record that several phrasings put
 near the top comes first. Ranks, not scores: each phrasing's scores sit on its own level.
+k is 1, not the usual 60: each phrasing is a whole hybrid answer, and one of them is often much
+better than the other (a rephrasing naming the record's terms). With k = 60 a record ranked 2nd and
+3rd by both outranked one ranked 1st by one phrasing and missed by the other (1/62 + 1/63 against
+1/61); with k = 1 every phrasing's first hit stays in the top two and agreement breaks the rest.
+Dev set, `--also` with bench/evalset/also.jsonl (issue 41, sixth session, docs/SEARCH.md), paraphrase
+top-3 fit / check: k 60 0.81 / 0.88, 10 0.85 / 0.91, 3 0.92 / 0.98, 1 0.96 / 0.98 (top-1 0.62 ->
+0.75 over all); cross-language 54 -> 55 of 55; `confident` unchanged (it reads each phrasing's ranks).
 
 The phrasings vouch together, and the answer is the same in any order (Q --also R == R --also Q:
 issue 41 found one order `weak`, the other `strong`, for the same record). A fused hit is strong
@@ -24,7 +31,7 @@ from __future__ import annotations
 from kyb_cli.core.errors import UsageError
 
 MAX_PHRASINGS = 8  # the question and at most 7 others
-RRF_K = 60
+RRF_K = 1  # see above: each phrasing's first hit stays in the fused top two
 AGREE_RANK = 2  # ... or one grades it strong and every phrasing ranks it this high (fuse_answers)
 
 
