@@ -113,10 +113,14 @@ class TreeListing:
     """A tree's entries looked up by path, each directory read once: `tree[path]` re-reads its
     directory every time (libgit2 caches no tree over 4 kB), so looking keys up one by one in a flat
     directory is O(keys²) — minutes for 50,000 records a peer sent in one commit (sync's merge), seconds
-    for a 10k-key move (canon/migrate.py)."""
+    for a 10k-key move (canon/migrate.py). A folder is found through its parent's listing, never by
+    `tree[folder]`: asking a flat `knowledge/` of 50,000 entries for each absent bucket `knowledge/xx`
+    re-read it every time (11 s of a 50k-record sync)."""
 
     def __init__(self, tree: pygit2.Tree | None) -> None:
-        self.tree, self.dirs = tree, {}
+        self.tree = tree
+        self.dirs: dict[str, dict[str, Entry]] = {}
+        self.trees: dict[str, pygit2.Tree] = {"": tree} if tree is not None else {}
 
     def get(self, path: str) -> Entry | None:
         if self.tree is None:
@@ -124,10 +128,22 @@ class TreeListing:
         folder, _, name = path.rpartition("/")
         entries = self.dirs.get(folder)
         if entries is None:
-            try:
-                sub = self.tree[folder] if folder else self.tree
-            except KeyError:
-                sub = None
-            entries = self.dirs[folder] = ({e.name: (e.id, int(e.filemode)) for e in sub}
-                                           if isinstance(sub, pygit2.Tree) else {})
+            entries = self._listing(folder)
         return entries.get(name)
+
+    def _listing(self, folder: str) -> dict[str, Entry]:
+        entries = self.dirs.get(folder)
+        if entries is not None:
+            return entries
+        if folder:
+            parent = folder.rpartition("/")[0]
+            self._listing(parent)  # records the folder's tree, when it is one
+        entries = {}
+        sub = self.trees.get(folder)
+        if sub is not None:
+            for e in sub:
+                entries[e.name] = (e.id, int(e.filemode))
+                if isinstance(e, pygit2.Tree):
+                    self.trees[f"{folder}/{e.name}" if folder else e.name] = e
+        self.dirs[folder] = entries
+        return entries
