@@ -180,3 +180,18 @@ def test_kyb_mcp_answers_every_frame_as_its_sdk_path_does(stocked):
             assert reply == by_id[json.dumps(reply["id"])]
     assert sorted(json.dumps(r) for r in lean if r.get("id") is None) == sorted(
         json.dumps(r) for r in sdk if r.get("id") is None)
+
+
+def test_no_lean_path_while_a_tracer_records_the_sdks_spans(stocked, monkeypatch):
+    from opentelemetry import trace
+
+    from kyb_cli.mcp.lean import Lean
+
+    class Recording(trace.TracerProvider):
+        def get_tracer(self, *args, **kwargs):
+            return trace.NoOpTracer()
+
+    server = _server(stocked.path)
+    assert Lean(server, _Wire()).usable
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: Recording())
+    assert not Lean(server, _Wire()).usable

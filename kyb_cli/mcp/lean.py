@@ -20,8 +20,9 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-# The SDK's own middleware on an MCPServer: tracing (a no-op with no exporter) and the
-# request-state seal (acts on `requestState` and `input_required` only). Anything else disables this path.
+# The SDK's own middleware on an MCPServer: tracing (a no-op while no tracer provider is set: else
+# this path is off, so every call keeps its span) and the request-state seal (acts on `requestState`
+# and `input_required` only). Any other middleware turns this path off.
 _PASSIVE = {"OpenTelemetryMiddleware", "RequestStateBoundary"}
 _PARAMS = {"name", "arguments"}
 
@@ -37,7 +38,7 @@ class Lean:
         self.reads = frozenset(t.name for t in server._tool_manager.list_tools()
                                if t.annotations is not None and t.annotations.read_only_hint)
         self.usable = (all(type(m).__name__ in _PASSIVE for m in low.middleware)
-                       and "tools/call" not in low.cache_hints)
+                       and "tools/call" not in low.cache_hints and not _tracing())
         self.era: str | None = None  # "legacy" or "modern", decided by the first request as the SDK does
         self.version = LATEST_HANDSHAKE_VERSION  # the SDK's seed until initialize negotiates one
         self.ready = False  # `notifications/initialized` taken on a handshake-era connection
@@ -107,6 +108,15 @@ class Lean:
             return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603,
                                                            "message": "Handler returned an invalid result"}}
         return {"jsonrpc": "2.0", "id": rid, "result": body}
+
+
+def _tracing() -> bool:
+    """Whether OpenTelemetry has a real tracer provider (the SDK's spans then record something)."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return False
+    return type(trace.get_tracer_provider()).__name__ not in ("ProxyTracerProvider", "NoOpTracerProvider")
 
 
 def _error(rid: Any, error: Any) -> dict:
