@@ -29,7 +29,7 @@ def _call(rid, name, arguments=..., **params) -> dict:
 
 
 # Frames the lean path answers: a query, a bad type, an unknown argument, a NUL, no or null arguments,
-# a KybError (not found), the core's bound check, a digest.
+# a KybError (not found), the core's bound check, a string id, a progress token.
 TAKEN = [
     _call(10, "query", {"text": "port", "semantic": False}),
     _call(11, "query", {"text": "x", "limit": "many"}),
@@ -40,6 +40,7 @@ TAKEN = [
     _call(16, "get", {"key": "no-such-key"}),
     _call(17, "query", {"text": "x", "limit": 0, "semantic": False}),
     _call("s", "get", {"key": "port"}),
+    _call(18, "query", {"text": "port", "semantic": False}, _meta={"progressToken": 1}),
 ]
 # Frames it leaves to the SDK: not a read tool's plain call.
 LEFT = [
@@ -49,7 +50,7 @@ LEFT = [
     {"jsonrpc": "2.0", "id": 23, "method": "resources/list"},
     _call(24, "nope", {}),
     _call(25, "add", {"key": "k", "title": "T", "body": "b"}),
-    _call(26, "query", {"text": "port"}, _meta={"progressToken": 1}),
+    _call(26, "query", {"text": "port"}, _meta={"io.modelcontextprotocol/protocolVersion": "2026-07-28"}),
     _call(27, ["query"], {}),
     _call(28, "query", {"text": "x"}, extra=1),
     _call(29, "query", [1]),

@@ -15,6 +15,7 @@ replies never interleave with its writes):
                           for a bad argument, naming it (exit 2: usage)
 
 A notification (no id) that is malformed gets no reply: JSON-RPC forbids one, and nobody waits.
+On stdio a frame that passes may be answered by the lean path instead of the SDK (lean.py).
 """
 
 from __future__ import annotations

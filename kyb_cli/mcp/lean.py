@@ -3,7 +3,7 @@
 The SDK's way to a tool's answer — the frame validated into models, handed through memory streams
 and a task per request, the reply validated and dumped again — cost ~2 ms on top of a 3.5 ms
 lexical answer (issue 38). So a `tools/call` of a read-only tool, on a handshake-era connection
-that is initialized, whose params are just `name` and `arguments`, is answered here, through the
+that is initialized, whose params are just `name`, `arguments` and `_meta`, is answered here, through the
 SDK's own pieces: the same surface check of the params, the same `call_tool` (kyb's argument
 checks, the tool's pydantic model, the tool), the same per-version sieve of the result, one line
 on the same wire. Every other frame — initialize, tools/list, ping, writes (the SDK runs them on a
@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 # this path is off, so every call keeps its span) and the request-state seal (acts on `requestState`
 # and `input_required` only). Any other middleware turns this path off.
 _PASSIVE = {"OpenTelemetryMiddleware", "RequestStateBoundary"}
-_PARAMS = {"name", "arguments"}
+_PARAMS = {"name", "arguments", "_meta"}  # `_meta`: a progress token, trace context (the 2026 envelope is not)
 
 
 class Lean:
@@ -67,13 +67,15 @@ class Lean:
 
     async def answer(self, frame: dict) -> bool:
         """Answer `frame` on the wire and say True, or say False and leave it to the SDK."""
+        from mcp.server.runner import _has_modern_envelope
         from mcp_types import methods
 
         params = frame.get("params")
         if not (self.ready and self.usable and self.era == "legacy" and frame.get("method") == "tools/call"
                 and "id" in frame and isinstance(params, dict) and set(params) <= _PARAMS
                 and isinstance(params.get("name"), str) and params["name"] in self.reads
-                and isinstance(params.get("arguments", {}), (dict, type(None)))):
+                and isinstance(params.get("arguments", {}), (dict, type(None)))
+                and isinstance(params.get("_meta", {}), dict) and not _has_modern_envelope(params)):
             return False
         try:
             methods.validate_client_request("tools/call", self.version, params)
