@@ -174,6 +174,8 @@ class _GuardedStdin:
                 continue
             if self.lean is not None:
                 if await self.lean.answer(frame):
+                    if self.lean.gone:
+                        raise StopAsyncIteration
                     continue
                 self.lean.observe(frame)
             return passed

@@ -42,6 +42,7 @@ class Lean:
         self.era: str | None = None  # "legacy" or "modern", decided by the first request as the SDK does
         self.version = LATEST_HANDSHAKE_VERSION  # the SDK's seed until initialize negotiates one
         self.ready = False  # `notifications/initialized` taken on a handshake-era connection
+        self.gone = False  # a reply could not be written: the client closed its end
 
     def observe(self, frame: dict) -> None:
         """Mirror what the SDK will do with a frame it is given (runner.py's era, initialize, initialized)."""
@@ -82,8 +83,12 @@ class Lean:
         except Exception:
             return False
         reply = await self._call(frame["id"], params["name"], params.get("arguments") or {})
-        self.wire.writer.write(json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
-        await self.wire.flush()
+        try:
+            self.wire.writer.write(json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+            await self.wire.flush()
+        except (OSError, RuntimeError):  # the client is gone: the session ends, as the SDK's does
+            logger.debug("dropped the reply to %r: the wire is closed", frame["id"])
+            self.gone = True
         return True
 
     async def _call(self, rid: Any, name: str, arguments: dict) -> dict:
