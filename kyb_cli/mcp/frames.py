@@ -15,6 +15,7 @@ replies never interleave with its writes):
                           for a bad argument, naming it (exit 2: usage)
 
 A notification (no id) that is malformed gets no reply: JSON-RPC forbids one, and nobody waits.
+On stdio a frame that passes may be answered by the lean path instead of the SDK (lean.py).
 """
 
 from __future__ import annotations
@@ -65,36 +66,45 @@ ToolError = Callable[[str, str, str], dict]  # (tool, argument, what) -> the Cal
 def check(line: str, tool_error: ToolError) -> tuple[str | None, dict | None]:
     """(the line for the SDK, None) when it can take it, else (None, the reply to send; None for a
     malformed notification or a blank line). `tool_error` words a bad argument (server.py)."""
+    return parse(line, tool_error)[1:]
+
+
+def parse(line: str, tool_error: ToolError) -> tuple[Any, str | None, dict | None]:
+    """`check`, with the frame it parsed first (the lean path reads it: lean.py)."""
     from kyb_cli import api
 
+    frame = None
     if not line.strip(" \t\r\n"):  # JSON's whitespace only (a no-break space is a parse error)
-        return None, None
+        return frame, None, None
     surrogate = False
     try:
         frame = api.loads_json(line)
     except ValueError as exc:
         if "surrogate" not in str(exc):
-            return None, _error(None, -32700, f"Parse error: {str(exc)[:200]}")
+            return frame, None, _error(None, -32700, f"Parse error: {str(exc)[:200]}")
         surrogate = True  # valid JSON, not text: answered below, with the id (never given to the SDK)
         frame = json.loads(line)
     if isinstance(frame, list):
-        return None, _error(None, -32600, "Invalid request: batches are not supported (send one JSON-RPC object)")
+        return frame, None, _error(None, -32600,
+                                   "Invalid request: batches are not supported (send one JSON-RPC object)")
     if not isinstance(frame, dict):
-        return None, _error(None, -32600, "Invalid request: a frame must be a JSON object")
+        return frame, None, _error(None, -32600, "Invalid request: a frame must be a JSON object")
     rid = frame.get("id", _NO_ID)
     if rid is not _NO_ID and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
-        return None, _error(None, -32600, "Invalid request: id must be a string or an integer")
+        return frame, None, _error(None, -32600, "Invalid request: id must be a string or an integer")
     if frame.get("jsonrpc") != "2.0":
-        return None, _error(None if rid is _NO_ID else rid, -32600, 'Invalid request: "jsonrpc" must be "2.0"')
+        return frame, None, _error(None if rid is _NO_ID else rid, -32600,
+                                   'Invalid request: "jsonrpc" must be "2.0"')
     if "method" not in frame:
         if rid is not _NO_ID and ("result" in frame or "error" in frame):
-            return _passed(line, frame, rid, surrogate, tool_error)  # a response to a request of ours
-        return None, _error(None if rid is _NO_ID else rid, -32600, "Invalid request: no method")
+            return (frame, *_passed(line, frame, rid, surrogate, tool_error))  # a response to a request of ours
+        return frame, None, _error(None if rid is _NO_ID else rid, -32600, "Invalid request: no method")
     if not isinstance(frame["method"], str):
-        return None, _error(None if rid is _NO_ID else rid, -32600, "Invalid request: method must be a string")
+        return frame, None, _error(None if rid is _NO_ID else rid, -32600,
+                                   "Invalid request: method must be a string")
     if "params" in frame and not isinstance(frame["params"], dict):
-        return None, _error(rid, -32602, "Invalid params: params must be an object")
-    return _passed(line, frame, rid, surrogate, tool_error)
+        return frame, None, _error(rid, -32602, "Invalid params: params must be an object")
+    return (frame, *_passed(line, frame, rid, surrogate, tool_error))
 
 
 def check_body(raw: bytes, tool_error: ToolError) -> tuple[bool, dict | None]:
@@ -132,13 +142,14 @@ def argument_message(tool: str, argument: str, what: str) -> str:
 
 class _GuardedStdin:
     """The lines of fd 0 that the SDK can take; the others are answered on `out` (set once the
-    SDK's streams exist: `ready`)."""
+    SDK's streams exist: `ready`), or by `lean` (lean.py) when it takes them."""
 
-    def __init__(self, raw, tool_error: ToolError) -> None:
+    def __init__(self, raw, tool_error: ToolError, lean=None) -> None:
         import anyio
 
         self.raw = raw
         self.tool_error = tool_error
+        self.lean = lean
         self.ready = anyio.Event()
         self.out = None
 
@@ -156,17 +167,25 @@ class _GuardedStdin:
             if not raw:
                 raise StopAsyncIteration
             line = raw.decode("utf-8", errors="replace")
-            passed, reply = check(line, self.tool_error)
+            frame, passed, reply = parse(line, self.tool_error)
             if reply is not None:
                 await self.out.send(SessionMessage(types.jsonrpc_message_adapter.validate_python(reply)))
-            if passed is not None:
-                return passed
+            if passed is None:
+                continue
+            if self.lean is not None:
+                if await self.lean.answer(frame):
+                    if self.lean.gone:
+                        raise StopAsyncIteration
+                    continue
+                self.lean.observe(frame)
+            return passed
 
 
 @asynccontextmanager
-async def guarded_stdio(tool_error: ToolError):
+async def guarded_stdio(tool_error: ToolError, lean: Callable[[Any], Any] | None = None):
     """The SDK's stdio transport with fd 0 read through the guard; fd 0 itself points at the null
-    device meanwhile (as the SDK does), so no child process reads the protocol."""
+    device meanwhile (as the SDK does), so no child process reads the protocol. `lean(wire)` makes
+    the lean path (lean.py) when fd 1 is a pipe written on the loop (its replies share that writer)."""
     import fcntl
 
     import anyio
@@ -186,7 +205,7 @@ async def guarded_stdio(tool_error: ToolError):
     lines = await pipes.LoopLines.open(stream) if pipes.pipe_like(stream.fileno()) else anyio.wrap_file(stream)
     out_fd = pipes.divert_stdout()  # a pipe: written on the loop (pipes.py); else the SDK claims fd 1
     out = await pipes.LoopWriter.open(os.fdopen(out_fd, "wb", closefd=False)) if out_fd is not None else None
-    guard = _GuardedStdin(lines, tool_error)
+    guard = _GuardedStdin(lines, tool_error, lean(out) if lean is not None and out is not None else None)
     try:
         async with stdio_server(stdin=guard, stdout=out) as (read_stream, write_stream):
             guard.out = write_stream
