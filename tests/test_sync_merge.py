@@ -211,6 +211,38 @@ def test_sync_refuses_to_overwrite_hand_edits(world):
     assert (b.path / path_of_key("fact")).read_text() == "hand edit\n"
 
 
+@pytest.mark.parametrize("how", ["untracked file", "staged only"])
+def test_sync_refuses_to_overwrite_a_hand_made_file_where_a_peer_adds_a_record(world, how):
+    """A key new to this store: a file made by hand at its path (untracked, or staged and removed
+    from disk) is still a hand edit that the peer's record would replace; beside it, new records the
+    store has nothing at are merged (sync lists directories instead of opening each new path)."""
+    a, b = world.clone("a"), world.clone("b")
+    world.add(a, "seed", "s")
+    world.sync(a)
+    world.sync(b)
+    for key in ("fresh", "other-1", "other-2"):
+        world.add(a, key, f"{key} from a")
+    world.sync(a)
+    mine = b.path / path_of_key("fresh")
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text("my own notes\n")
+    if how == "staged only":
+        git("add", path_of_key("fresh"), cwd=b.path)
+        mine.unlink()
+    before = b.head_sha()
+    with pytest.raises(Rejected, match="uncommitted changes"):
+        world.sync(b)
+    assert Store(b.path).head_sha() == before
+    if how == "untracked file":
+        assert mine.read_text() == "my own notes\n"
+        mine.unlink()
+    else:
+        git("rm", "-q", "--cached", path_of_key("fresh"), cwd=b.path)
+    reply = world.sync(b)
+    assert reply["fast_forward"] and not reply["conflicts"]
+    assert (b.path / path_of_key("other-2")).exists() and (b.path / path_of_key("fresh")).exists()
+
+
 def test_unrelated_stores_merge_into_one(world, tmp_path):
     """`kyb init` on two machines, then one remote: the second sync joins both histories."""
     from kyb_cli.core.canon.repo import init_store

@@ -79,6 +79,20 @@ class Peer:
     def blob(self, data: bytes | str) -> str:
         return self.g("hash-object", "-w", "--stdin", input=data)
 
+    def blobs(self, datas: list[bytes]) -> list[str]:
+        """Many blobs written as one pack by `git fast-import` (their shas in order): a bulk push
+        without a loose object file each (50,000 of those took ~8 s of a test)."""
+        import tempfile
+
+        stream = bytearray()
+        for i, data in enumerate(datas, 1):
+            stream += b"blob\nmark :%d\ndata %d\n" % (i, len(data)) + data + b"\n"
+        with tempfile.TemporaryDirectory() as tmp:
+            marks = Path(tmp) / "marks"
+            self.g("fast-import", "--quiet", f"--export-marks={marks}", input=bytes(stream))
+            got = dict(line.split() for line in marks.read_text().splitlines())
+        return [got[f":{i}"] for i in range(1, len(datas) + 1)]
+
     def tree(self, files: dict[str, Entry]) -> str:
         """Nested trees from full paths; components are taken literally (`..`, `.git`)."""
         root: dict = {}

@@ -88,6 +88,23 @@ def read_file(root: Path, path: str) -> bytes | None:
         os.close(dfd)
 
 
+def names_in(root: Path, directory: str) -> set[str] | None:
+    """The names in working-tree `directory` (no link followed): an empty set when it does not
+    exist, None when that cannot be told (a link or a file in the way, unreadable): ask per path."""
+    try:
+        dfd = _open_dir(root, _parts(directory) if directory else [], create=False)
+    except FileNotFoundError:
+        return set()
+    except (OSError, StoreError):
+        return None
+    try:
+        return set(os.listdir(dfd))
+    except OSError:
+        return None
+    finally:
+        os.close(dfd)
+
+
 def read_files(root: Path, directory: str, keep, *, buckets: bool = False) -> dict[str, bytes]:
     """The bytes of the regular files directly in working-tree `directory` whose name `keep(name)`
     accepts, in name order, read through one directory fd (the deadlines block after every query

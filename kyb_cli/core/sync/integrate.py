@@ -125,48 +125,28 @@ def _merge_message(name: str, incoming_count: int, outgoing: int, result: merge.
 
 
 def _refuse_hand_edits(store: Store, local: pygit2.Commit | None, changes: dict[str, Any]) -> None:
-    """One read of the Git index for all paths (a sync may change thousands: never one read each)."""
+    """One read of the Git index for all paths (a sync may change thousands: never one read each).
+    A path the canon lacks, with nothing staged and no file in its directory's listing, holds no
+    hand edit (has_hand_edits says the same): a peer's 50,000 new records are not 50,000 opens."""
     if not changes:
         return
+    from kyb_cli.core.canon.nofollow import names_in
+    from kyb_cli.core.canon.tree import TreeListing
+
     index = store.repo.index
     index.read()
-    lookup = _Lookup(local.tree if local is not None else None)
+    listing = TreeListing(local.tree if local is not None else None)
+    present: dict[str, set[str] | None] = {}
     for path in sorted(changes):
-        entry = lookup.entry(path)
+        entry = listing.get(path)
+        if entry is None:
+            folder, _, name = path.rpartition("/")
+            if folder not in present:
+                present[folder] = names_in(store.path, folder)
+            names = present[folder]
+            if names is not None and name not in names and path not in index:
+                continue
         refuse_hand_edits(store.repo, store.path, path, entry[0] if entry else None, doing="sync", index=index)
-
-
-class _Lookup:
-    """Entries of one tree by path, each directory loaded once (a `tree[path]` per path re-reads
-    the directory every time: quadratic in the number of records)."""
-
-    def __init__(self, tree: pygit2.Tree | None) -> None:
-        self.tree = tree
-        self.dirs: dict[str, pygit2.Tree | None] = {"": tree}
-
-    def _dir(self, name: str) -> pygit2.Tree | None:
-        if name not in self.dirs:
-            parent, _, leaf = name.rpartition("/")
-            up = self._dir(parent)
-            obj = None
-            if up is not None:
-                try:
-                    obj = up[leaf]
-                except KeyError:
-                    obj = None
-            self.dirs[name] = obj if isinstance(obj, pygit2.Tree) else None
-        return self.dirs[name]
-
-    def entry(self, path: str):
-        parent, _, leaf = path.rpartition("/")
-        sub = self._dir(parent)
-        if sub is None:
-            return None
-        try:
-            obj = sub[leaf]
-        except KeyError:
-            return None
-        return (obj.id, int(obj.filemode))
 
 
 def _move_head(store: Store, local: pygit2.Commit | None, new: pygit2.Oid, changes: dict[str, Any],
