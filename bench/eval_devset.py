@@ -202,7 +202,7 @@ def ask(store: Path, questions: list[dict], modes: list[str], verbose: bool) -> 
                 sys.exit("eval_devset: this code ignores KYB_SEARCH_RANKING=vectors (no vectors-only ranking)")
             hits = r["hits"]
             rank = rank_of(hits, q["relevant"])
-            row[mode] = {"rank": rank, "top": [h["key"] for h in hits[:3]], "count": r["count"], "ms": round(took * 1000, 1),
+            row[mode] = {"rank": rank, "top": [h["key"] for h in hits[:LIMIT]], "count": r["count"], "ms": round(took * 1000, 1),
                          "confident": r.get("confident"),
                          "strong": sum(1 for h in hits if h.get("strength") == "strong"),
                          "strong_relevant": sum(1 for h in hits if h.get("strength") == "strong"
