@@ -75,6 +75,31 @@ def test_fast_path_imports_no_click(seeded, kyb, kyb_process):
     assert not {"dataclasses", "inspect", "hashlib", "_hashlib", "typing"} & imported
 
 
+def test_fast_path_floor_is_what_a_lexical_query_uses(seeded, kyb, kyb_process):
+    """Issue 38: what a lexical query imports, counted as an installed `kyb` runs (its console script,
+    no runpy) and without site (an editable install's finder imports contextlib, importlib and
+    pathlib into every interpreter, which would hide them here)."""
+    import subprocess
+    import sys
+    import sysconfig
+    from pathlib import Path
+
+    import kyb_cli
+
+    kyb("query", "warm")
+    root = str(Path(kyb_cli.__file__).resolve().parents[1])
+    env = {**kyb_process._env(None), "PYTHONPATH": f"{root}:{sysconfig.get_paths()['purelib']}",
+           "PYTHONPROFILEIMPORTTIME": "1", "KYB_DEADLINES": "on"}
+    script = "import re, sys; from kyb_cli.cli.fast import main; sys.argv[0] = 'kyb'; main()"
+    res = subprocess.run([sys.executable, "-S", "-c", script, "query", "checkout node", "--no-semantic"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert res.returncode == 0, res.stderr
+    names = [line.split("|")[-1].strip() for line in res.stderr.splitlines() if "|" in line]
+    ours = {name.split(".")[0] for name in names[next(n for n, name in enumerate(names) if name.startswith("kyb_cli")):]}
+    assert {"kyb_cli", "apsw"} <= ours
+    assert not {"contextlib", "importlib", "struct", "dataclasses", "inspect", "typing", "hashlib"} & ours
+
+
 def test_a_failing_fast_path_query_runs_once_and_is_worded_as_click_words_it(seeded, kyb, monkeypatch):
     """Issue 36 drift 7: the fast path handed any failure to Click, which asked the question again."""
     from kyb_cli.api import handlers

@@ -24,7 +24,6 @@ import sys
 # is a field of the operations table's QUERY entry, read by `_options` below.
 _DOOR_FLAGS = {"--json": "json", "--no-deadlines": "no_deadlines", "--no-wait": "no_wait"}
 _DOOR_VALUED = {"--store": "store", "--today": "today"}
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 @functools.cache
@@ -154,7 +153,7 @@ class _Door:
 
 
 def _valid_date(text: str) -> bool:
-    if not _DATE.match(text):
+    if not re.match(r"^\d{4}-\d{2}-\d{2}$", text):  # compiled only with --today (issue 38)
         return False
     from datetime import date
 
