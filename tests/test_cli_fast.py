@@ -95,7 +95,8 @@ def test_fast_path_floor_is_what_a_lexical_query_uses(seeded, kyb, kyb_process):
                          capture_output=True, text=True, env=env, timeout=60)
     assert res.returncode == 0, res.stderr
     names = [line.split("|")[-1].strip() for line in res.stderr.splitlines() if "|" in line]
-    ours = {name.split(".")[0] for name in names[next(n for n, name in enumerate(names) if name.startswith("kyb_cli")):]}
+    first = next(n for n, name in enumerate(names) if name.startswith("kyb_cli"))
+    ours = {name.split(".")[0] for name in names[first:]}
     assert {"kyb_cli", "apsw"} <= ours
     assert not {"contextlib", "importlib", "struct", "dataclasses", "inspect", "typing", "hashlib"} & ours
 
