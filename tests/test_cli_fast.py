@@ -125,16 +125,18 @@ def test_a_failing_fast_path_query_runs_once_and_is_worded_as_click_words_it(see
 
 
 def test_a_fast_query_process_ends_without_teardown_unless_something_needs_it(seeded, kyb_process, tmp_path):
-    """Issue 38: the process of a fast-path query ends by os._exit once its answer is out (fast._leave),
-    streams flushed and the read log closed (no WAL left behind); with an atexit callback (coverage, a
-    caller's own) it takes the ordinary exit, which runs it. The exit code is the answer's either way."""
+    """Issue 38: the process of a fast-path query runs without the cyclic collector and ends by os._exit
+    once its answer is out (fast._leave), streams flushed and the read log closed (no WAL left behind);
+    with an atexit callback (coverage, a caller's own) it takes the ordinary exit, which runs it. The
+    exit code is the answer's either way."""
     import subprocess
     import sys
 
     kyb_process("query", "warm")  # in a child: a read log this process held open would keep its WAL
     env = kyb_process._env(None)
     run = "import sys; from kyb_cli.cli.fast import main; sys.argv[0] = 'kyb'; main()"
-    hook = "import atexit, sys; atexit.register(lambda: sys.stderr.write('atexit ran\\n')); "
+    hook = ("import atexit, gc, sys; "
+            "atexit.register(lambda: sys.stderr.write(f'atexit ran, gc {gc.isenabled()}\\n')); ")
 
     def child(script, *args):
         return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env,
@@ -142,7 +144,7 @@ def test_a_fast_query_process_ends_without_teardown_unless_something_needs_it(se
 
     hooked, fast = (child(s, "query", "checkout", "--no-semantic") for s in (hook + run, run))  # fast: the last
     assert fast.returncode == hooked.returncode == 0 and fast.stdout == hooked.stdout and '"count"' in fast.stdout
-    assert "atexit ran" in hooked.stderr and "atexit ran" not in fast.stderr
+    assert "atexit ran, gc False" in hooked.stderr and "atexit ran" not in fast.stderr  # and no collector
     assert not list((seeded / ".git" / "kyb").glob("reads.sqlite-*"))  # closed as teardown closes it
     missing = child(run, "--store", str(tmp_path / "none"), "query", "x", "--no-semantic")
     assert missing.returncode == 4 and "no store at" in missing.stderr
