@@ -75,6 +75,32 @@ def test_fast_path_imports_no_click(seeded, kyb, kyb_process):
     assert not {"dataclasses", "inspect", "hashlib", "_hashlib", "typing"} & imported
 
 
+def test_fast_path_floor_is_what_a_lexical_query_uses(seeded, kyb, kyb_process):
+    """Issue 38: what a lexical query imports, counted as an installed `kyb` runs (its console script,
+    no runpy) and without site (an editable install's finder imports contextlib, importlib and
+    pathlib into every interpreter, which would hide them here)."""
+    import subprocess
+    import sys
+    import sysconfig
+    from pathlib import Path
+
+    import kyb_cli
+
+    kyb("query", "warm")
+    root = str(Path(kyb_cli.__file__).resolve().parents[1])
+    env = {**kyb_process._env(None), "PYTHONPATH": f"{root}:{sysconfig.get_paths()['purelib']}",
+           "PYTHONPROFILEIMPORTTIME": "1", "KYB_DEADLINES": "on"}
+    script = "import re, sys; from kyb_cli.cli.fast import main; sys.argv[0] = 'kyb'; main()"
+    res = subprocess.run([sys.executable, "-S", "-c", script, "query", "checkout node", "--no-semantic"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert res.returncode == 0, res.stderr
+    names = [line.split("|")[-1].strip() for line in res.stderr.splitlines() if "|" in line]
+    first = next(n for n, name in enumerate(names) if name.startswith("kyb_cli"))
+    ours = {name.split(".")[0] for name in names[first:]}
+    assert {"kyb_cli", "apsw"} <= ours
+    assert not {"contextlib", "importlib", "struct", "dataclasses", "inspect", "typing", "hashlib"} & ours
+
+
 def test_a_failing_fast_path_query_runs_once_and_is_worded_as_click_words_it(seeded, kyb, monkeypatch):
     """Issue 36 drift 7: the fast path handed any failure to Click, which asked the question again."""
     from kyb_cli.api import handlers
@@ -96,3 +122,29 @@ def test_a_failing_fast_path_query_runs_once_and_is_worded_as_click_words_it(see
     assert (bug.code, bug.stdout) == (70, "") and "internal error: ZeroDivisionError" in bug.stderr
     monkeypatch.setitem(handlers.HANDLERS, "query", real)
     assert kyb("query", "checkout").code == 0
+
+
+def test_a_fast_query_process_ends_without_teardown_unless_something_needs_it(seeded, kyb_process, tmp_path):
+    """Issue 38: the process of a fast-path query runs without the cyclic collector and ends by os._exit
+    once its answer is out (fast._leave), streams flushed and the read log closed (no WAL left behind);
+    with an atexit callback (coverage, a caller's own) it takes the ordinary exit, which runs it. The
+    exit code is the answer's either way."""
+    import subprocess
+    import sys
+
+    kyb_process("query", "warm")  # in a child: a read log this process held open would keep its WAL
+    env = kyb_process._env(None)
+    run = "import sys; from kyb_cli.cli.fast import main; sys.argv[0] = 'kyb'; main()"
+    hook = ("import atexit, gc, sys; "
+            "atexit.register(lambda: sys.stderr.write(f'atexit ran, gc {gc.isenabled()}\\n')); ")
+
+    def child(script, *args):
+        return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env,
+                              timeout=60)
+
+    hooked, fast = (child(s, "query", "checkout", "--no-semantic") for s in (hook + run, run))  # fast: the last
+    assert fast.returncode == hooked.returncode == 0 and fast.stdout == hooked.stdout and '"count"' in fast.stdout
+    assert "atexit ran, gc False" in hooked.stderr and "atexit ran" not in fast.stderr  # and no collector
+    assert not list((seeded / ".git" / "kyb").glob("reads.sqlite-*"))  # closed as teardown closes it
+    missing = child(run, "--store", str(tmp_path / "none"), "query", "x", "--no-semantic")
+    assert missing.returncode == 4 and "no store at" in missing.stderr

@@ -54,7 +54,9 @@ def run_inprocess(args, env: dict[str, str], cwd: str | Path | None = None, inpu
         sys.argv = argv
         sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
         try:
-            contextvars.Context().run(fast.main)  # empty, as a new process: no call state of the test
+            # an empty context, as a new process: no call state of the test; and the exit a process's
+            # own kyb takes without teardown (fast._leave) is this process's, so it is not taken here
+            contextvars.Context().run(fast.main, False)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             if exc.code is not None and not isinstance(exc.code, int):

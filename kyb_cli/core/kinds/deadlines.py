@@ -38,7 +38,8 @@ def switched_off() -> bool:
 
 # A front matter line that sets a date (`due = …`, `expected = …`, bare or quoted key). Tasks without
 # one cannot be due, so the block after every query skips parsing them (most tasks have no date).
-_DATED = re.compile(rb'^[ \t]*["\']?(?:due|expected)["\']?[ \t]*=', re.MULTILINE)
+# Compiled on first use (re's cache): a store whose tasks never say due/expected never pays for it.
+_DATED = rb'^[ \t]*["\']?(?:due|expected)["\']?[ \t]*='
 
 
 def dated_tasks(store_or_path: Any) -> list[Record]:
@@ -53,7 +54,7 @@ def dated_tasks(store_or_path: Any) -> list[Record]:
     keep = lambda n: n.startswith("task-") and n.endswith(".md")  # noqa: E731
     for name, data in read_files(root, "tasks", keep, buckets=True).items():  # fanned out, or the old flat shape
         path = f"tasks/{name}"
-        if (b"due" not in data and b"expected" not in data) or not _DATED.search(data):
+        if (b"due" not in data and b"expected" not in data) or not re.search(_DATED, data, re.MULTILINE):
             continue  # the substring test first: memchr-fast, and most tasks have neither word
         # only for a dated task: the record rules (secrets included) cost a query ~15 ms to import
         from kyb_cli.core.records.model import RecordFormatError

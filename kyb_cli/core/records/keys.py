@@ -154,7 +154,7 @@ def unsafe_component(name: str) -> str | None:
         return f"a '{name}' path component (it would leave its directory)"
     if "\\" in name or "\0" in name:
         return "a backslash or NUL in a file name"
-    folded = name.translate(_IGNORABLE).lower()
+    folded = (name if name.isascii() else name.translate(_IGNORABLE)).lower()  # the table is all non-ASCII
     stem = folded.split(":", 1)[0].rstrip(" .")  # NTFS drops trailing dots/spaces and streams
     if stem == ".git" or folded.startswith("git~"):
         return "a .git path component (in any case or spelling): nothing under .git is written from a tree"

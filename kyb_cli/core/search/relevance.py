@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import struct
 from _thread import _local
 from kyb_cli.core.plain import plain
 from functools import lru_cache
@@ -65,6 +64,8 @@ NONE = Calibration(None)
 
 
 def _pack(values) -> bytes | None:
+    import struct  # semantic only: not on a lexical query's import floor (issue 38)
+
     return None if not values else struct.pack(f"<{len(values)}f", *values)
 
 
@@ -117,6 +118,8 @@ def centred_query(cal: Calibration, qvec: bytes) -> bytes:
     """normalise(q - center_q): the query side of the calibrated score (q as is without a centre)."""
     if cal.center_q is None:
         return qvec
+    import struct
+
     n = len(qvec) // 4
     q = struct.unpack(f"<{n}f", qvec)
     c = struct.unpack(f"<{n}f", cal.center_q)
