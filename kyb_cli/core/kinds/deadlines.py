@@ -42,20 +42,33 @@ def switched_off() -> bool:
 _DATED = rb'^[ \t]*["\']?(?:due|expected)["\']?[ \t]*='
 
 
+def _keep(name: str) -> bool:
+    return name.startswith("task-") and name.endswith(".md")
+
+
+def _undated(data: bytes) -> bool:
+    """No `due`/`expected` line: the substring test first (memchr-fast: most tasks have neither word)."""
+    return (b"due" not in data and b"expected" not in data) or not re.search(_DATED, data, re.MULTILINE)
+
+
 def dated_tasks(store_or_path: Any) -> list[Record]:
     """Tasks in the store's working tree that carry a date; files with no `due`/`expected` line are
     not even parsed (the block after every query stays cheap). Read without following links
     (canon/nofollow.py) and through the key authority: a link, a file that does not parse or breaks
     a write rule, or a file whose key is not its name is skipped, never shown."""
-    from kyb_cli.core.canon.nofollow import read_files
+    from kyb_cli.core.kinds.undated import not_undated
 
     root = Path(getattr(store_or_path, "path", store_or_path))
     out: list[Record] = []
-    keep = lambda n: n.startswith("task-") and n.endswith(".md")  # noqa: E731
-    for name, data in read_files(root, "tasks", keep, buckets=True).items():  # fanned out, or the old flat shape
+    files = not_undated(root, _keep, _undated)  # undated files skipped by their stat: kinds/undated.py
+    if files is None:
+        from kyb_cli.core.canon.nofollow import read_files
+
+        files = read_files(root, "tasks", _keep, buckets=True)  # fanned out, or the old flat shape
+    for name, data in files.items():
         path = f"tasks/{name}"
-        if (b"due" not in data and b"expected" not in data) or not re.search(_DATED, data, re.MULTILINE):
-            continue  # the substring test first: memchr-fast, and most tasks have neither word
+        if _undated(data):
+            continue
         # only for a dated task: the record rules (secrets included) cost a query ~15 ms to import
         from kyb_cli.core.records.model import RecordFormatError
         from kyb_cli.core.records.served import load

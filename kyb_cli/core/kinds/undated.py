@@ -1,0 +1,219 @@
+"""Which task files carry no date, remembered by their stat: the deadlines block after every query
+reads the files that may carry one, not all 461 tasks of a 10k store (~4 ms of a query, issue 38).
+
+A file is skipped only when its lstat — device, inode, mode, size, mtime and ctime, all to the
+nanosecond — equals the one taken from the open file when it was last read and found undated; a
+directory's names are reused only when its stat equals the one taken from the directory fd they
+were listed through. Any write to a file changes its ctime (no system call sets it back), and adding,
+removing or renaming a name changes its directory's: a write from another process, a `git pull`, a
+sync, a hand edit are all seen by the next answer. Racy stats (git's "racy clean" problem): a change
+within the same clock tick as the stat it was recorded with could leave that stat as it was, so
+nothing changed within the last MARGIN_NS (more than any timestamp granularity: FAT's 2 s) is ever
+remembered; it is read again until it is older. The memory lives in `.git/kyb` (where the index
+lives; no link followed); a store without it, or anything unusual (a link, an unreadable directory),
+returns None and the caller reads every file as before. The memory only skips: what a file says is
+always read from the file itself.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+import time
+
+MARGIN_NS = 3_000_000_000
+MEMO = "tasks-undated.v1"
+_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+_FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_HEX = frozenset("0123456789abcdef")
+
+
+def _key(st: os.stat_result) -> tuple:
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def not_undated(root, keep, undated) -> dict[str, bytes] | None:
+    """The bytes of the regular files of working-tree `tasks/` (and its two-hex-character buckets,
+    named `<h>/<name>`) that `keep(name)` accepts and `undated(data)` does not, in name order — what
+    canon/nofollow.read_files would return, less the undated files — or None when the memory cannot
+    be used (read every file then). `keep` and `undated` must be the same functions on every call."""
+    safe = time.time_ns() - MARGIN_NS
+    try:
+        rfd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None
+    try:
+        try:
+            gfd = os.open(".git", _DIR, dir_fd=rfd)
+            try:
+                kfd = os.open("kyb", _DIR, dir_fd=gfd)
+            finally:
+                os.close(gfd)
+        except OSError:
+            return None  # no memory to keep: not a store with its index here
+        try:
+            old = _load(kfd)
+            try:
+                tfd = os.open("tasks", _DIR, dir_fd=rfd)
+            except OSError:
+                return None  # absent, a link, unreadable: read_files says which (and how)
+            try:
+                new: dict = {}
+                try:
+                    out = _walk(tfd, keep, undated, old, new, safe)
+                except (TypeError, ValueError, IndexError, AttributeError):  # a memory of another shape
+                    old, new = {}, {}
+                    out = _walk(tfd, keep, undated, old, new, safe)
+            finally:
+                os.close(tfd)
+            if new != old:
+                _save(kfd, new)
+            return dict(sorted(out.items()))
+        finally:
+            os.close(kfd)
+    except OSError:
+        return None
+    finally:
+        os.close(rfd)
+
+
+def _walk(tfd: int, keep, undated, old: dict, new: dict, safe: int) -> dict[str, bytes]:
+    from kyb_cli.core.records.keys import unsafe_component
+
+    def wanted(name: str) -> bool:
+        return bool(keep(name)) and unsafe_component(name) is None
+
+    out: dict[str, bytes] = {}
+    top = _names(tfd, None, "", old, new, safe, lambda n: (len(n) == 2 and set(n) <= _HEX) or wanted(n))
+    for name in top:
+        if len(name) == 2 and set(name) <= _HEX:
+            names = _names(tfd, name, name + "/", old, new, safe, wanted)
+            if names is not None:
+                _files(tfd, name, names, undated, old, new, safe, out)
+        else:
+            _files(tfd, None, (name,), undated, old, new, safe, out)
+    return out
+
+
+def _names(tfd: int, sub: str | None, rel: str, old: dict, new: dict, safe: int, wanted) -> list | None:
+    """The wanted names of directory `sub` of tasks/ (tasks/ itself: None), remembered or listed;
+    None when `sub` is not a plain directory (a link, a file named like a bucket: left out)."""
+    if sub is not None:
+        try:
+            st = os.stat(sub, dir_fd=tfd, follow_symlinks=False)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+        seen = old.get(rel)
+        if seen is not None and seen[0] == _key(st) and st.st_ctime_ns < safe and st.st_mtime_ns < safe:
+            new[rel] = seen
+            return seen[1]
+        try:
+            fd = os.open(sub, _DIR, dir_fd=tfd)
+        except OSError:
+            return None
+    else:
+        fd = tfd
+    try:
+        st = os.fstat(fd)  # of the directory listed: the names below are this inode's
+        seen = old.get(rel)
+        if seen is not None and seen[0] == _key(st) and st.st_ctime_ns < safe and st.st_mtime_ns < safe:
+            names = seen[1]
+        else:
+            names = sorted(n for n in os.listdir(fd) if wanted(n))
+        if st.st_ctime_ns < safe and st.st_mtime_ns < safe:
+            new[rel] = (_key(st), names)
+        return names
+    finally:
+        if fd != tfd:
+            os.close(fd)
+
+
+def _files(tfd: int, sub: str | None, names, undated, old: dict, new: dict, safe: int, out: dict) -> None:
+    """Put in `out` the bytes of each of `names` (in `sub`) that is not remembered or found undated."""
+    prefix = f"{sub}/" if sub else ""
+    dfd = None
+    try:
+        for name in names:
+            rel = prefix + name
+            try:
+                st = os.stat(rel, dir_fd=tfd, follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue  # a link, a FIFO, a directory: read_files leaves it out too
+            seen = old.get(rel)
+            if seen is not None and seen == _key(st) and st.st_ctime_ns < safe and st.st_mtime_ns < safe:
+                new[rel] = seen
+                continue
+            if dfd is None:
+                dfd = os.open(sub, _DIR, dir_fd=tfd) if sub else tfd  # never through a link
+            data, st = _read(dfd, name)
+            if data is None:
+                continue
+            if not undated(data):
+                out[rel] = data
+            elif st.st_ctime_ns < safe and st.st_mtime_ns < safe:
+                new[rel] = _key(st)
+    finally:
+        if dfd is not None and dfd != tfd:
+            os.close(dfd)
+
+
+def _read(dfd: int, name: str):
+    """(bytes, the stat taken before reading them) of regular file `name`, as read_files reads it."""
+    try:
+        fd = os.open(name, _FILE, dir_fd=dfd)
+    except OSError:
+        return None, None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, None
+        chunks = [os.read(fd, st.st_size + 1)]
+        while len(chunks[-1]) and sum(map(len, chunks)) > st.st_size:  # it grew meanwhile
+            chunks.append(os.read(fd, 65536))
+        return b"".join(chunks), st
+    except OSError:
+        return None, None
+    finally:
+        os.close(fd)
+
+
+def _load(kfd: int) -> dict:
+    """The memory as last saved; {} when there is none or it does not read (it is only ever a hint
+    checked against every file's stat, and .git/kyb is trusted as the index beside it is)."""
+    try:
+        fd = os.open(MEMO, _FILE, dir_fd=kfd)
+    except OSError:
+        return {}
+    try:
+        size = os.fstat(fd).st_size
+        memo = marshal.loads(os.read(fd, size + 1))
+        return memo if type(memo) is dict else {}
+    except Exception:  # noqa: BLE001 - torn, foreign, another Python's format: start afresh
+        return {}
+    finally:
+        os.close(fd)
+
+
+def _save(kfd: int, memo: dict) -> None:
+    """Replace the memory in one rename; never fails the answer (a read-only .git/kyb: no memory)."""
+    tmp = f".{MEMO}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644,
+                     dir_fd=kfd)
+        try:
+            data = memoryview(marshal.dumps(memo))
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, MEMO, src_dir_fd=kfd, dst_dir_fd=kfd)
+    except OSError:
+        try:
+            os.unlink(tmp, dir_fd=kfd)
+        except OSError:
+            pass

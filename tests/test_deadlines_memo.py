@@ -1,0 +1,116 @@
+"""The memory of undated task files (core/kinds/undated.py): it only ever skips a file whose stat is
+the one it was read with, so a hand edit, a new file or a racy write is seen by the next answer."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from kyb_cli.core.canon.nofollow import read_files
+from kyb_cli.core.kinds import undated
+from kyb_cli.core.kinds.deadlines import _keep, _undated
+
+UNDATED = b'+++\nkey = "task-%s"\ntitle = "x"\nstatus = "open"\n+++\nbody\n'
+DATED = b'+++\nkey = "task-%s"\ntitle = "x"\ndue = "2026-12-01"\n+++\nbody\n'
+
+
+@pytest.fixture
+def root(tmp_path):
+    (tmp_path / ".git" / "kyb").mkdir(parents=True)
+    for n in range(6):
+        bucket = tmp_path / "tasks" / f"0{n % 3}"
+        bucket.mkdir(parents=True, exist_ok=True)
+        (bucket / f"task-{n}.md").write_bytes((DATED if n == 4 else UNDATED) % str(n).encode())
+    (tmp_path / "tasks" / "task-flat.md").write_bytes(UNDATED % b"flat")
+    return tmp_path
+
+
+@pytest.fixture
+def aged(monkeypatch):
+    """Every stat counts as older than the margin (the clock runs 10 s ahead), as a store's tasks are."""
+    real = time.time_ns
+    monkeypatch.setattr(undated.time, "time_ns", lambda: real() + 10_000_000_000)
+
+
+def expected(root):
+    return {k: v for k, v in read_files(root, "tasks", _keep, buckets=True).items() if not _undated(v)}
+
+
+def test_same_answer_as_reading_every_file(root, aged):
+    assert undated.not_undated(root, _keep, _undated) == expected(root) == {"01/task-4.md": DATED % b"4"}
+    assert (root / ".git" / "kyb" / undated.MEMO).exists()
+    assert undated.not_undated(root, _keep, _undated) == expected(root)
+
+
+def test_unchanged_undated_files_are_not_read_again(root, aged, monkeypatch):
+    undated.not_undated(root, _keep, _undated)
+    reads = []
+    real = undated._read
+    monkeypatch.setattr(undated, "_read", lambda dfd, name: reads.append(name) or real(dfd, name))
+    assert undated.not_undated(root, _keep, _undated) == expected(root)
+    assert reads == ["task-4.md"]  # the dated one only: what it says is always read from the file
+
+
+def test_an_in_place_edit_of_the_same_size_is_seen(root, aged):
+    undated.not_undated(root, _keep, _undated)
+    time.sleep(0.05)  # past the clock tick of the first write
+    path = root / "tasks" / "00" / "task-0.md"
+    data = path.read_bytes().replace(b'status = "open"', b'due = "2026-1-"')
+    assert len(data) == path.stat().st_size
+    with open(path, "r+b") as fh:  # in place: same inode, same size, same directory
+        fh.write(data)
+    assert undated.not_undated(root, _keep, _undated) == expected(root)
+    assert "00/task-0.md" in expected(root)
+
+
+def test_a_new_file_and_a_removed_one_are_seen(root, aged):
+    undated.not_undated(root, _keep, _undated)
+    time.sleep(0.05)
+    (root / "tasks" / "02" / "task-9.md").write_bytes(DATED % b"9")
+    (root / "tasks" / "01" / "task-4.md").unlink()
+    (root / "tasks" / "0a").mkdir()
+    (root / "tasks" / "0a" / "task-a.md").write_bytes(DATED % b"a")
+    assert undated.not_undated(root, _keep, _undated) == expected(root)
+    assert set(expected(root)) == {"02/task-9.md", "0a/task-a.md"}
+
+
+def test_what_changed_within_the_margin_is_never_remembered(root):
+    undated.not_undated(root, _keep, _undated)  # real clock: every file was written just now
+    import marshal
+
+    memo = marshal.loads((root / ".git" / "kyb" / undated.MEMO).read_bytes()) \
+        if (root / ".git" / "kyb" / undated.MEMO).exists() else {}
+    assert memo == {}
+
+
+def test_links_fifos_and_foreign_names_are_left_out_as_read_files_leaves_them(root, aged):
+    tasks = root / "tasks"
+    os.symlink(tasks / "01" / "task-4.md", tasks / "00" / "task-link.md")
+    os.mkfifo(tasks / "00" / "task-fifo.md")
+    (tasks / "ab").write_bytes(b"a file named like a bucket")
+    os.symlink(tasks / "01", tasks / "0f")
+    (tasks / "00" / "notes.txt").write_bytes(DATED % b"n")
+    for _ in range(2):
+        assert undated.not_undated(root, _keep, _undated) == expected(root) == {"01/task-4.md": DATED % b"4"}
+
+
+def test_a_memory_of_another_shape_is_started_afresh(root, aged):
+    (root / ".git" / "kyb" / undated.MEMO).write_bytes(b"not marshal")
+    assert undated.not_undated(root, _keep, _undated) == expected(root)
+    import marshal
+
+    (root / ".git" / "kyb" / undated.MEMO).write_bytes(marshal.dumps({"": 1, "00/": (1,), "00/task-0.md": 3}))
+    assert undated.not_undated(root, _keep, _undated) == expected(root)
+
+
+def test_without_git_kyb_or_with_a_linked_tasks_it_says_none(tmp_path, root, aged):
+    assert undated.not_undated(tmp_path / "nowhere", _keep, _undated) is None
+    other = tmp_path / "other"
+    (other / "tasks").mkdir(parents=True)
+    assert undated.not_undated(other, _keep, _undated) is None  # no .git/kyb: read every file
+    (root / "tasks").rename(root / "real-tasks")
+    os.symlink(root / "real-tasks", root / "tasks")
+    assert undated.not_undated(root, _keep, _undated) is None
+    assert expected(root) == {}
