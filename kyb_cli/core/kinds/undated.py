@@ -79,26 +79,30 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
 
 
 def _walk(tfd: int, keep, undated, old: dict, new: dict, safe: int) -> dict[str, bytes]:
+    """The memory is one entry per directory, "" for tasks/ itself and "<h>" for a bucket: (its
+    stat, its wanted names in order, per name the stat it was found undated with, or None)."""
     from kyb_cli.core.records.keys import unsafe_component
 
     def wanted(name: str) -> bool:
         return bool(keep(name)) and unsafe_component(name) is None
 
     out: dict[str, bytes] = {}
-    top = _names(tfd, None, "", old, new, safe, lambda n: (len(n) == 2 and set(n) <= _HEX) or wanted(n))
-    for name in top:
-        if len(name) == 2 and set(name) <= _HEX:
-            names = _names(tfd, name, name + "/", old, new, safe, wanted)
-            if names is not None:
-                _files(tfd, name, names, undated, old, new, safe, out)
-        else:
-            _files(tfd, None, (name,), undated, old, new, safe, out)
+    top = _dir(tfd, None, old, new, safe, lambda n: (len(n) == 2 and set(n) <= _HEX) or wanted(n))
+    buckets = [n for n in top[1] if len(n) == 2 and set(n) <= _HEX]
+    _files(tfd, None, top, undated, new, safe, out)
+    for name in buckets:
+        entry = _dir(tfd, name, old, new, safe, wanted)
+        if entry is not None:
+            _files(tfd, name, entry, undated, new, safe, out)
     return out
 
 
-def _names(tfd: int, sub: str | None, rel: str, old: dict, new: dict, safe: int, wanted) -> list | None:
-    """The wanted names of directory `sub` of tasks/ (tasks/ itself: None), remembered or listed;
-    None when `sub` is not a plain directory (a link, a file named like a bucket: left out)."""
+def _dir(tfd: int, sub: str | None, old: dict, new: dict, safe: int, wanted):
+    """[stat key, names, remembered keys] of directory `sub` of tasks/ (tasks/ itself: None), from
+    the memory when its stat is the remembered one, else listed; None when `sub` is not a plain
+    directory (a link, a file named like a bucket: left out, as read_files leaves it)."""
+    rel = sub or ""
+    seen = old.get(rel)
     if sub is not None:
         try:
             st = os.stat(sub, dir_fd=tfd, follow_symlinks=False)
@@ -106,10 +110,10 @@ def _names(tfd: int, sub: str | None, rel: str, old: dict, new: dict, safe: int,
             return None
         if not stat.S_ISDIR(st.st_mode):
             return None
-        seen = old.get(rel)
-        if seen is not None and seen[0] == _key(st) and st.st_ctime_ns < safe and st.st_mtime_ns < safe:
-            new[rel] = seen
-            return seen[1]
+        key = (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if seen is not None and seen[0] == key and st.st_ctime_ns < safe and st.st_mtime_ns < safe:
+            entry = new[rel] = [key, seen[1], list(seen[2])]
+            return entry
         try:
             fd = os.open(sub, _DIR, dir_fd=tfd)
         except OSError:
@@ -118,48 +122,60 @@ def _names(tfd: int, sub: str | None, rel: str, old: dict, new: dict, safe: int,
         fd = tfd
     try:
         st = os.fstat(fd)  # of the directory listed: the names below are this inode's
-        seen = old.get(rel)
-        if seen is not None and seen[0] == _key(st) and st.st_ctime_ns < safe and st.st_mtime_ns < safe:
-            names = seen[1]
+        key = (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if seen is not None and seen[0] == key and st.st_ctime_ns < safe and st.st_mtime_ns < safe:
+            names, keys = seen[1], list(seen[2])
         else:
             names = sorted(n for n in os.listdir(fd) if wanted(n))
-        if st.st_ctime_ns < safe and st.st_mtime_ns < safe:
-            new[rel] = (_key(st), names)
-        return names
+            known = dict(zip(seen[1], seen[2])) if seen is not None else {}
+            keys = [known.get(n) for n in names]  # a file's own stat still says whether it changed
+        entry = [key if st.st_ctime_ns < safe and st.st_mtime_ns < safe else None, names, keys]
+        new[rel] = entry
+        return entry
     finally:
         if fd != tfd:
             os.close(fd)
 
 
-def _files(tfd: int, sub: str | None, names, undated, old: dict, new: dict, safe: int, out: dict) -> None:
-    """Put in `out` the bytes of each of `names` (in `sub`) that is not remembered or found undated."""
+def _files(tfd: int, sub: str | None, entry: list, undated, new: dict, safe: int, out: dict) -> None:
+    """Put in `out` the bytes of each file of `entry` (in `sub`) not remembered or found undated,
+    and keep in `entry` the stat of each found undated (None for the others)."""
     prefix = f"{sub}/" if sub else ""
+    names, keys = entry[1], entry[2]
     dfd = None
     try:
-        for name in names:
-            rel = prefix + name
+        for i, name in enumerate(names):
+            if not sub and len(name) == 2 and set(name) <= _HEX:
+                keys[i] = None
+                continue  # a bucket: _walk reads it
             try:
-                st = os.stat(rel, dir_fd=tfd, follow_symlinks=False)
+                st = os.stat(prefix + name, dir_fd=tfd, follow_symlinks=False)
             except OSError:
+                keys[i] = None
                 continue
+            ctime, mtime = st.st_ctime_ns, st.st_mtime_ns
+            if keys[i] == (st.st_dev, st.st_ino, st.st_mode, st.st_size, mtime, ctime) and \
+                    ctime < safe and mtime < safe:
+                continue  # the very file found undated (a regular one: its mode is in the key)
+            keys[i] = None
             if not stat.S_ISREG(st.st_mode):
                 continue  # a link, a FIFO, a directory: read_files leaves it out too
-            seen = old.get(rel)
-            if seen is not None and seen == _key(st) and st.st_ctime_ns < safe and st.st_mtime_ns < safe:
-                new[rel] = seen
-                continue
             if dfd is None:
                 dfd = os.open(sub, _DIR, dir_fd=tfd) if sub else tfd  # never through a link
             data, st = _read(dfd, name)
             if data is None:
                 continue
             if not undated(data):
-                out[rel] = data
+                out[prefix + name] = data
             elif st.st_ctime_ns < safe and st.st_mtime_ns < safe:
-                new[rel] = _key(st)
+                keys[i] = _key(st)
     finally:
         if dfd is not None and dfd != tfd:
             os.close(dfd)
+    if entry[0] is None:
+        new.pop(sub or "", None)  # a directory changed within the margin: listed again next time
+    else:
+        new[sub or ""] = (entry[0], tuple(names), tuple(keys))
 
 
 def _read(dfd: int, name: str):
