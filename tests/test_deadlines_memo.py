@@ -105,12 +105,13 @@ def test_a_memory_of_another_shape_is_started_afresh(root, aged):
     assert undated.not_undated(root, _keep, _undated) == expected(root)
 
 
-def test_without_git_kyb_or_with_a_linked_tasks_it_says_none(tmp_path, root, aged):
+def test_without_git_kyb_it_says_none_and_a_linked_or_missing_tasks_holds_none(tmp_path, root, aged):
     assert undated.not_undated(tmp_path / "nowhere", _keep, _undated) is None
     other = tmp_path / "other"
     (other / "tasks").mkdir(parents=True)
     assert undated.not_undated(other, _keep, _undated) is None  # no .git/kyb: read every file
     (root / "tasks").rename(root / "real-tasks")
     os.symlink(root / "real-tasks", root / "tasks")
-    assert undated.not_undated(root, _keep, _undated) is None
-    assert expected(root) == {}
+    assert undated.not_undated(root, _keep, _undated) == expected(root) == {}  # a link is never followed
+    (root / "tasks").unlink()
+    assert undated.not_undated(root, _keep, _undated) == expected(root) == {}  # no tasks/: no task

@@ -17,6 +17,7 @@ always read from the file itself.
 
 from __future__ import annotations
 
+import errno
 import marshal
 import os
 import stat
@@ -53,11 +54,11 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
         except OSError:
             return None  # no memory to keep: not a store with its index here
         try:
-            old = _load(kfd)
             try:
                 tfd = os.open("tasks", _DIR, dir_fd=rfd)
-            except OSError:
-                return None  # absent, a link, unreadable: read_files says which (and how)
+            except OSError as exc:  # absent or a link: no task (as read_files); else read_files says
+                return {} if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR) else None
+            old = _load(kfd)
             try:
                 new: dict = {}
                 try:
