@@ -115,3 +115,13 @@ def test_without_git_kyb_it_says_none_and_a_linked_or_missing_tasks_holds_none(t
     assert undated.not_undated(root, _keep, _undated) == expected(root) == {}  # a link is never followed
     (root / "tasks").unlink()
     assert undated.not_undated(root, _keep, _undated) == expected(root) == {}  # no tasks/: no task
+
+
+def test_a_temp_file_of_a_killed_save_goes_on_the_next_save(root, aged):
+    kyb = root / ".git" / "kyb"
+    dead, fresh = kyb / f".{undated.MEMO}.99999.tmp", kyb / f".{undated.MEMO}.99998.tmp"
+    dead.write_bytes(b"x")
+    fresh.write_bytes(b"x")
+    os.utime(dead, ns=(1, 1))
+    undated.not_undated(root, _keep, _undated)
+    assert not dead.exists() and fresh.exists()  # one being written by a live process stays

@@ -9,7 +9,8 @@ removing or renaming a name changes its directory's: a write from another proces
 sync, a hand edit are all seen by the next answer. Racy stats (git's "racy clean" problem): a change
 within the same clock tick as the stat it was recorded with could leave that stat as it was, so
 nothing changed within the last MARGIN_NS (more than any timestamp granularity: FAT's 2 s) is ever
-remembered; it is read again until it is older. The memory lives in `.git/kyb` (where the index
+remembered; it is read again until it is older (git trusts its index on the same grounds: the one
+assumption is a clock never set back past a recorded ctime). The memory lives in `.git/kyb` (where the index
 lives; no link followed); a store without it, or anything unusual (a link, an unreadable directory),
 returns None and the caller reads every file as before. The memory only skips: what a file says is
 always read from the file itself.
@@ -234,3 +235,16 @@ def _save(kfd: int, memo: dict) -> None:
             os.unlink(tmp, dir_fd=kfd)
         except OSError:
             pass
+        return
+    _sweep(kfd)
+
+
+def _sweep(kfd: int) -> None:
+    """Temp files of a process killed while saving go on the next save (a save is rare: a change)."""
+    try:
+        names = [n for n in os.listdir(kfd) if n.startswith(f".{MEMO}.") and n.endswith(".tmp")]
+        for name in names:
+            if os.stat(name, dir_fd=kfd, follow_symlinks=False).st_mtime_ns < time.time_ns() - 600 * 10**9:
+                os.unlink(name, dir_fd=kfd)
+    except OSError:
+        pass
