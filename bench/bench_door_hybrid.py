@@ -9,7 +9,7 @@ cache (copied per run and per checkout, so no question's vector is cached and th
 share one). Each checkout runs in its own child process (PYTHONPATH = the checkout), warmed with 3
 calls; every call asks a NEW question: the dev set's (bench/evalset/questions.jsonl, then also.jsonl),
 each asked once of every checkout, the checkouts interleaved (alternating who goes first). Prints
-p50/p90 per checkout, the stages' p50 (with --stages: wall time inside wrappers of the model runs,
+p50/p90 per checkout and its CPU per call (all threads: what load does not blur), the stages' p50 (with --stages: wall time inside wrappers of the model runs,
 the tokenizer, the vector ranking, fusion, coverage, snippets and the JSON; one model's run is on
 another thread, side by side with the other's) and how many answers differ between checkouts (keys,
 order, strengths, found_by: should be 0 unless the model computation changed).
@@ -126,12 +126,12 @@ def child(store: str, stages: bool) -> None:
     for line in sys.stdin:
         q = json.loads(line)
         st.now.clear()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         res = tools.query(text=q, semantic=True)
-        ms = (time.perf_counter() - t0) * 1000
+        ms, cpu = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
         data = res.structured_content or {}
         hits = [(h.get("key"), h.get("strength"), h.get("found_by")) for h in data.get("hits", [])]
-        print(json.dumps({"ms": ms, "stages": {k: v * 1000 for k, v in st.now.items()}, "hits": hits,
+        print(json.dumps({"ms": ms, "cpu": cpu, "stages": {k: v * 1000 for k, v in st.now.items()}, "hits": hits,
                           "semantic": data.get("semantic")}), flush=True)
 
 
@@ -182,7 +182,9 @@ def main() -> None:
                 results[i].append(json.loads(procs[i].stdout.readline()))
         for co, rs in zip(checkouts, results):
             ms = sorted(r["ms"] for r in rs)
+            cpu = statistics.median(r["cpu"] for r in rs)
             print(f"{co}: door hybrid p50 {statistics.median(ms):.2f} ms  p90 {ms[int(len(ms) * 0.9)]:.2f} ms"
+                  f"  CPU/call p50 {cpu:.2f} ms (all threads)"
                   f"  ({len(ms)} new questions, semantic {all(r['semantic'] for r in rs)})")
             if a.stages:
                 names = sorted({k for r in rs for k in r["stages"]})
