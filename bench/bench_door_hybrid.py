@@ -3,6 +3,7 @@ the stdio server calls, minus the SDK and the pipe) timed per call with a per-st
 checkouts side by side. bench_warm.py times the whole stdio round trip; this says where the time goes.
 
     KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_door_hybrid.py [--against /work/main] [--n 120] [--stages]
+    KYB_MODEL=… KYB_MODEL_EN=/nonexistent python bench/bench_door_hybrid.py --stages   # e5 alone: the 2nd model's cost
 
 The 108-runbook store of bench_warm.py (built there once; copied here, never written) and its vector
 cache (copied per run and per checkout, so no question's vector is cached and the checkouts do not
