@@ -130,7 +130,12 @@ class Embedder:
 
         if not inputs:
             return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(list(inputs))
+        # One text (a question) is encoded on this thread: encode_batch hands even one text to the
+        # tokenizers' rayon pool and waits for a free core, which the other model holds in a door's
+        # hybrid answer (3.2 ms at load 4, 1.2 at load 2, 0.27 quiet: 0.5 / 0.4 / 0.2 encoded
+        # here; identical ids on the dev set's 2,097 texts; bench/bench_door_hybrid.py --stages).
+        encodings = ([self.tokenizer.encode(inputs[0])] if len(inputs) == 1
+                     else self.tokenizer.encode_batch(list(inputs)))
         order = sorted(range(len(inputs)), key=lambda i: len(encodings[i].ids))
         chunks = [[order[j] for j in chunk] for chunk in runs([len(encodings[i].ids) for i in order], batch, budget)]
 

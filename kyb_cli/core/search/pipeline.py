@@ -184,7 +184,7 @@ def _english_side(conn, text: str, sl, n: int, plan, side, ranked, out: dict, sp
     from kyb_cli.core.search.semantic import semantic_side
 
     english = semantic_side(conn, text, sl, n, require=plan.require, exclude=plan.exclude, spec=spec,
-                            given=given)
+                            given=given, scored=False)  # its hits' strength is never read: e5's is
     if english.ranked is None:
         out["semantic_missing"] = {spec.name: english.reason}
         return side

@@ -358,13 +358,16 @@ class SemanticSide:
 
 
 def semantic_side(conn, text: str, s: Slice, n: int, *, require: str | None = None,
-                  exclude: str | None = None, spec=None, given: tuple | None = None) -> SemanticSide:
+                  exclude: str | None = None, spec=None, given: tuple | None = None,
+                  scored: bool = True) -> SemanticSide:
     """Embed the question (only it: cache, warm helper, else in-process), rank the slice by cosine
     over the versions that have a vector, and count those that do not yet (`pending`). `require` /
     `exclude`: the question's operators (nearest); the hits carry the calibrated score.
 
     `spec`: the model (default e5). `given`: the question's (fingerprint, vector, reason) under it,
-    already embedded (embed.query_vectors: the route's models side by side). Never raises: any failure comes back as a one-line reason (the
+    already embedded (embed.query_vectors: the route's models side by side). `scored=False`: the hits
+    carry no calibrated score (the English side: an answer's strength is e5's, search/route.py), which
+    spares its SQL. Never raises: any failure comes back as a one-line reason (the
     caller goes lexical).
     """
     from kyb_cli.core import embed
@@ -378,9 +381,9 @@ def semantic_side(conn, text: str, s: Slice, n: int, *, require: str | None = No
         from kyb_cli.core.search.relevance import calibration, centred_query
 
         cal = calibration(fp)
-        centre = (centred_query(cal, qvec), cal.center_p) if cal.center_p is not None else None
+        centre = (centred_query(cal, qvec), cal.center_p) if scored and cal.center_p is not None else None
         near = nearest(conn, qvec, fp, s, n, require=require, exclude=exclude, centre=centre)
-        if centre is None and cal.floor is not None:  # calibrated on raw cosines
+        if scored and centre is None and cal.floor is not None:  # calibrated on raw cosines
             near = [x._replace(score=x.cos) for x in near]
         return SemanticSide(near, pending(conn, fp, s), None, cal, qvec, fp, centre=centre)
     except Exception as exc:  # never a traceback, never a failed query

@@ -1,0 +1,215 @@
+"""One hybrid question in a running `kyb mcp`, in-process: the door path (`Tools(Door).query`, what
+the stdio server calls, minus the SDK and the pipe) timed per call with a per-stage breakdown, for
+checkouts side by side. bench_warm.py times the whole stdio round trip; this says where the time goes.
+
+    KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_door_hybrid.py [--against /work/main] [--n 120] [--stages]
+    KYB_MODEL=… KYB_MODEL_EN=/nonexistent python bench/bench_door_hybrid.py --stages   # e5 alone: the 2nd model's cost
+
+The 108-runbook store of bench_warm.py (built there once; copied here, never written) and its vector
+cache (copied per run and per checkout, so no question's vector is cached and the checkouts do not
+share one). Each checkout runs in its own child process (PYTHONPATH = the checkout), warmed with 3
+calls; every call asks a NEW question: the dev set's (bench/evalset/questions.jsonl, then also.jsonl),
+each asked once of every checkout, the checkouts interleaved (alternating who goes first). Prints
+p50/p90 per checkout and its CPU per call (all threads: what load does not blur), the stages' p50 (with --stages: wall time inside wrappers of the model runs,
+the tokenizer, the vector ranking, fusion, coverage, snippets and the JSON; one model's run is on
+another thread, side by side with the other's) and how many answers differ between checkouts (the
+whole hits: keys, order, strengths, found_by, snippets; 0 unless the model computation changed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WARM = Path(os.environ.get("KYB_BENCH_DIR", tempfile.gettempdir())) / "kyb-bench-warm"
+
+
+def _questions(n: int) -> list[str]:
+    out: list[str] = []
+    for name in ("questions.jsonl", "also.jsonl"):
+        for line in (ROOT / "bench" / "evalset" / name).read_text().splitlines():
+            row = json.loads(line)
+            for q in [row["query"]] if "query" in row else row.get("also", []):  # also.jsonl: other phrasings
+                if q not in out:
+                    out.append(q)
+    return out[:n]
+
+
+# --- the child: one checkout's door, answering questions read from stdin ------------------------
+
+class Stages:
+    """Wall time per stage of the current call, summed over calls of a stage within it."""
+
+    def __init__(self) -> None:
+        self.now: dict[str, float] = {}
+
+    def wrap(self, owner, name: str, label: str) -> None:
+        """Time `owner.name` on the main thread, its outermost call only (query_vectors calls itself)."""
+        import threading
+
+        fn = getattr(owner, name)
+        now, main, inside = self.now, threading.main_thread().ident, set()
+
+        def timed(*a, **k):
+            if threading.get_ident() != main or label in inside:
+                return fn(*a, **k)
+            inside.add(label)
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                inside.discard(label)
+                now[label] = now.get(label, 0.0) + time.perf_counter() - t0
+
+        setattr(owner, name, timed)
+
+
+def _install(st: Stages) -> None:
+    from kyb_cli.api import failure
+    from kyb_cli.core import embed
+    from kyb_cli.core.embed import embedder
+    from kyb_cli.core.search import pipeline, relevance, route, semantic
+
+    st.wrap(embed, "query_vectors", "embed: both models (wall)")
+    original = embedder.Embedder._run
+    now = st.now
+
+    def run(self, encodings):
+        t0 = time.perf_counter()
+        try:
+            return original(self, encodings)
+        finally:
+            label = f"onnx+pool {self.path.name}"
+            now[label] = now.get(label, 0.0) + time.perf_counter() - t0
+
+    embedder.Embedder._run = run
+    orig_embed = embedder.Embedder.embed
+
+    def emb(self, inputs, *a, **k):
+        t0 = time.perf_counter()
+        try:
+            return orig_embed(self, inputs, *a, **k)
+        finally:
+            label = f"embed() {self.path.name}"
+            now[label] = now.get(label, 0.0) + time.perf_counter() - t0
+
+    embedder.Embedder.embed = emb
+    st.wrap(pipeline, "lexical", "lexical")
+    st.wrap(semantic, "nearest", "vector ranking (nearest)")
+    st.wrap(semantic, "pending", "pending count")
+    st.wrap(relevance, "calibration", "calibration")
+    if hasattr(route, "combine"):
+        st.wrap(route, "combine", "route.combine")
+    st.wrap(pipeline, "_fused_order", "fusion")
+    st.wrap(pipeline, "_coverage", "coverage (relevance)")
+    st.wrap(pipeline, "_hits", "hits+grade")
+    st.wrap(pipeline, "_snipped", "snippets")
+    st.wrap(failure, "answer_text", "json")
+
+
+def child(store: str, stages: bool) -> None:
+    from kyb_cli import api
+    from kyb_cli.mcp.server import Door
+    from kyb_cli.mcp.tools import Tools
+
+    api.keep_warm()
+    tools = Tools(Door(store))
+    st = Stages()
+    for i, q in enumerate(("postgres replica failover", "where are backups kept", "kafka queue worker retry")):
+        tools.query(text=f"{q} warm{i}", semantic=True)
+    if stages:
+        _install(st)
+    import kyb_cli
+
+    print(json.dumps({"ready": kyb_cli.__file__}), flush=True)
+    for line in sys.stdin:
+        q = json.loads(line)
+        st.now.clear()
+        c0, t0 = time.process_time(), time.perf_counter()
+        res = tools.query(text=q, semantic=True)
+        ms, cpu = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
+        data = res.structured_content or {}
+        hits = data.get("hits", [])  # whole hits: keys, order, strengths, found_by, snippets
+        print(json.dumps({"ms": ms, "cpu": cpu, "stages": {k: v * 1000 for k, v in st.now.items()}, "hits": hits,
+                          "semantic": data.get("semantic")}), flush=True)
+
+
+# --- the parent ----------------------------------------------------------------------------------
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--against", action="append", default=[], help="another checkout to time side by side")
+    ap.add_argument("--n", type=int, default=120, help="questions (each new to every checkout)")
+    ap.add_argument("--stages", action="store_true", help="per-stage breakdown (wrappers cost a few µs)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        return child(a.child, a.stages)
+    src = WARM / "store-108"
+    if not (src / ".kyb-bench-done").exists():
+        raise SystemExit(f"no {src}: run bench/bench_warm.py once (it builds the 108-runbook store)")
+    work = Path(tempfile.mkdtemp(prefix="kyb-door-hybrid-"))
+    checkouts = [ROOT, *(Path(p).resolve() for p in a.against)]
+    procs = []
+    try:
+        for i, co in enumerate(checkouts):
+            store = work / f"store-{i}"
+            # a live reader's -wal/-shm come and go (another bench): the index catches up from Git
+            shutil.copytree(src, store, symlinks=True, ignore=shutil.ignore_patterns("*-wal", "*-shm", "*.lock"))
+            home = work / f"home-{i}"
+            (home / "cache").mkdir(parents=True)
+            shutil.copytree(WARM / "home" / "cache" / "kyb", home / "cache" / "kyb",
+                            ignore=shutil.ignore_patterns("run", "*.sock*"))
+            env = {k: v for k, v in os.environ.items() if k not in ("KYB_STORE", "KYB_SERVE_TOKEN")}
+            env.update(PYTHONPATH=str(co), HOME=str(home), XDG_CACHE_HOME=str(home / "cache"),
+                       XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"),
+                       KYB_DEADLINES="off", KYB_BACKGROUND="off", KYB_FSYNC="off")
+            cmd = [sys.executable, str(ROOT / "bench" / "bench_door_hybrid.py"), "--child", str(store)]
+            p = subprocess.Popen(cmd + (["--stages"] if a.stages else []), env=env, text=True,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            procs.append(p)
+        for co, p in zip(checkouts, procs):
+            print(f"{co}: {json.loads(p.stdout.readline())['ready']}", flush=True)
+        print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]), flush=True)
+        results: list[list[dict]] = [[] for _ in procs]
+        for j, q in enumerate(_questions(a.n)):
+            order = list(range(len(procs)))
+            if j % 2:
+                order.reverse()
+            for i in order:
+                procs[i].stdin.write(json.dumps(q) + "\n")
+                procs[i].stdin.flush()
+                results[i].append(json.loads(procs[i].stdout.readline()))
+        for co, rs in zip(checkouts, results):
+            ms = sorted(r["ms"] for r in rs)
+            cpu = statistics.median(r["cpu"] for r in rs)
+            print(f"{co}: door hybrid p50 {statistics.median(ms):.2f} ms  p90 {ms[int(len(ms) * 0.9)]:.2f} ms"
+                  f"  CPU/call p50 {cpu:.2f} ms (all threads)"
+                  f"  ({len(ms)} new questions, semantic {all(r['semantic'] for r in rs)})")
+            if a.stages:
+                names = sorted({k for r in rs for k in r["stages"]})
+                for name in names:
+                    xs = [r["stages"].get(name, 0.0) for r in rs]
+                    print(f"    {name:28s} p50 {statistics.median(xs):6.2f} ms  mean {statistics.mean(xs):6.2f} ms")
+        for i in range(1, len(results)):
+            diff = sum(1 for x, y in zip(results[0], results[i]) if x["hits"] != y["hits"])
+            print(f"answers differing {checkouts[0].name} vs {checkouts[i].name}: {diff} of {len(results[0])}")
+        print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
+    finally:
+        for p in procs:
+            p.stdin.close()
+            p.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
