@@ -1,5 +1,6 @@
-"""What `kyb query` stopped paying for stays correct: the deadlines block reads every task through
-one directory fd (canon/nofollow.read_files) and still never follows a link or waits on a FIFO."""
+"""What `kyb query` stopped paying for stays correct: the deadlines block reads only the task files
+not remembered as undated (core/kinds/undated.py; else all, canon/nofollow.read_files) and still
+never follows a link or waits on a FIFO."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ def test_deadlines_block_reads_dated_tasks_and_skips_links_and_fifos(store_path,
     os.symlink(outside, store_path / "tasks" / "task-link.md")
     os.mkfifo(store_path / "tasks" / "task-fifo.md")
     assert [r.key for r in dated_tasks(store_path)] == ["task-due"]
+    assert [r.key for r in dated_tasks(store_path)] == ["task-due"]  # with the memory the first one left
 
 
 def test_query_path_does_not_import_the_record_rules_or_git():
