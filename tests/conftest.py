@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+# As a `kyb` process runs (cli/fast.one_blas_thread), set before any test module loads numpy.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_MODEL = ROOT.parent / "shared" / "models" / "multilingual-e5-small"
 

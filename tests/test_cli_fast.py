@@ -148,3 +148,27 @@ def test_a_fast_query_process_ends_without_teardown_unless_something_needs_it(se
     assert not list((seeded / ".git" / "kyb").glob("reads.sqlite-*"))  # closed as teardown closes it
     missing = child(run, "--store", str(tmp_path / "none"), "query", "x", "--no-semantic")
     assert missing.returncode == 4 and "no store at" in missing.stderr
+
+
+def test_one_blas_thread_unless_the_user_chose(tmp_path):
+    """OpenBLAS's extra threads only spin between kyb's small products (cli/fast.one_blas_thread):
+    a kyb process sets one before numpy loads; a user's own setting is kept."""
+    import os
+    import subprocess
+    import sys
+
+    from kyb_cli.cli.fast import one_blas_thread
+
+    environ: dict[str, str] = {}
+    one_blas_thread(environ)
+    assert environ == {"OPENBLAS_NUM_THREADS": "1"}
+    chosen = {"OPENBLAS_NUM_THREADS": "4"}
+    one_blas_thread(chosen)
+    assert chosen == {"OPENBLAS_NUM_THREADS": "4"}
+    code = ("import os, sys; sys.argv = ['kyb', '--version']\n"
+            "from kyb_cli.cli.fast import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "import numpy\nprint(os.environ['OPENBLAS_NUM_THREADS'], numpy.__name__)")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert out.stdout.split()[-2:] == ["1", "numpy"], out.stderr

@@ -255,9 +255,18 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
+def one_blas_thread(environ) -> None:
+    """numpy's OpenBLAS, one thread, unless the user set it: kyb's products are one question against
+    at most some 10^5 rows, and OpenBLAS's extra threads only spin between calls — a warm `kyb mcp` at
+    10k keys spent 106 ms of CPU a hybrid call, 49 ms with one (bench/bench_warm.py --large, server
+    CPU/call). Read when numpy loads, so set first thing; kyb's own workers inherit it."""
+    environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(own_process: bool = True) -> None:
     """`kyb`: the fast path for a plain JSON query, else the Click command line. `own_process`: False
     for a caller that runs kyb inside its own process (tests/support/inprocess.py): never os._exit."""
+    one_blas_thread(os.environ)
     argv = sys.argv[1:]
     for n, arg in enumerate(argv, 1):  # bytes that are not UTF-8 arrive as lone surrogates
         if any("\udc80" <= ch <= "\udcff" for ch in arg):
