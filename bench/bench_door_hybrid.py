@@ -4,6 +4,7 @@ checkouts side by side. bench_warm.py times the whole stdio round trip; this say
 
     KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_door_hybrid.py [--against /work/main] [--n 120] [--stages]
     KYB_MODEL=… KYB_MODEL_EN=/nonexistent python bench/bench_door_hybrid.py --stages   # e5 alone: the 2nd model's cost
+    … bench_door_hybrid.py --lexical [--profile /tmp/door]   # the lexical door; cProfile to /tmp/door-<i>.prof
 
 The 108-runbook store of bench_warm.py (built there once; copied here, never written) and its vector
 cache (copied per run and per checkout, so no question's vector is cached and the checkouts do not
@@ -116,7 +117,7 @@ def _install(st: Stages) -> None:
     st.wrap(failure, "answer_text", "json")
 
 
-def child(store: str, stages: bool) -> None:
+def child(store: str, stages: bool, semantic: bool = True, profile: str = "") -> None:
     from kyb_cli import api
     from kyb_cli.mcp.server import Door
     from kyb_cli.mcp.tools import Tools
@@ -125,22 +126,33 @@ def child(store: str, stages: bool) -> None:
     tools = Tools(Door(store))
     st = Stages()
     for i, q in enumerate(("postgres replica failover", "where are backups kept", "kafka queue worker retry")):
-        tools.query(text=f"{q} warm{i}", semantic=True)
+        tools.query(text=f"{q} warm{i}", semantic=semantic)
     if stages:
         _install(st)
     import kyb_cli
 
     print(json.dumps({"ready": kyb_cli.__file__}), flush=True)
+    prof = None
+    if profile:
+        import cProfile
+
+        prof = cProfile.Profile()
     for line in sys.stdin:
         q = json.loads(line)
         st.now.clear()
+        if prof:
+            prof.enable()
         c0, t0 = time.process_time(), time.perf_counter()
-        res = tools.query(text=q, semantic=True)
+        res = tools.query(text=q, semantic=semantic)
         ms, cpu = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
+        if prof:
+            prof.disable()
         data = res.structured_content or {}
         hits = data.get("hits", [])  # whole hits: keys, order, strengths, found_by, snippets
         print(json.dumps({"ms": ms, "cpu": cpu, "stages": {k: v * 1000 for k, v in st.now.items()}, "hits": hits,
                           "semantic": data.get("semantic")}), flush=True)
+    if prof:
+        prof.dump_stats(profile)
 
 
 # --- the parent ----------------------------------------------------------------------------------
@@ -150,10 +162,12 @@ def main() -> None:
     ap.add_argument("--against", action="append", default=[], help="another checkout to time side by side")
     ap.add_argument("--n", type=int, default=120, help="questions (each new to every checkout)")
     ap.add_argument("--stages", action="store_true", help="per-stage breakdown (wrappers cost a few µs)")
+    ap.add_argument("--lexical", action="store_true", help="ask lexically (semantic=False): the lexical door")
+    ap.add_argument("--profile", metavar="PREFIX", help="cProfile each checkout's calls to PREFIX-<i>.prof")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        return child(a.child, a.stages)
+        return child(a.child, a.stages, not a.lexical, a.profile or "")
     src = WARM / "store-108"
     if not (src / ".kyb-bench-done").exists():
         raise SystemExit(f"no {src}: run bench/bench_warm.py once (it builds the 108-runbook store)")
@@ -174,7 +188,9 @@ def main() -> None:
                        XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"),
                        KYB_DEADLINES="off", KYB_BACKGROUND="off", KYB_FSYNC="off")
             cmd = [sys.executable, str(ROOT / "bench" / "bench_door_hybrid.py"), "--child", str(store)]
-            p = subprocess.Popen(cmd + (["--stages"] if a.stages else []), env=env, text=True,
+            cmd += (["--stages"] if a.stages else []) + (["--lexical"] if a.lexical else [])
+            cmd += [f"--profile={a.profile}-{i}.prof"] if a.profile else []
+            p = subprocess.Popen(cmd, env=env, text=True,
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             procs.append(p)
         for co, p in zip(checkouts, procs):
@@ -192,9 +208,9 @@ def main() -> None:
         for co, rs in zip(checkouts, results):
             ms = sorted(r["ms"] for r in rs)
             cpu = statistics.median(r["cpu"] for r in rs)
-            print(f"{co}: door hybrid p50 {statistics.median(ms):.2f} ms  p90 {ms[int(len(ms) * 0.9)]:.2f} ms"
+            print(f"{co}: door {'lexical' if a.lexical else 'hybrid'} p50 {statistics.median(ms):.2f} ms  p90 {ms[int(len(ms) * 0.9)]:.2f} ms"
                   f"  CPU/call p50 {cpu:.2f} ms (all threads)"
-                  f"  ({len(ms)} new questions, semantic {all(r['semantic'] for r in rs)})")
+                  f"  ({len(ms)} new questions, semantic {any(r['semantic'] for r in rs)})")
             if a.stages:
                 names = sorted({k for r in rs for k in r["stages"]})
                 for name in names:

@@ -58,15 +58,16 @@ def receipted(operation: str, door: Any, fields: dict[str, Any], answer: dict[st
         if operation == "context" and "digest" in answer:  # before this answer's own reads are logged
             answer["digest"]["changed_since_read"] = changed_since_read(path, who[0], who[1])
             answer["text"] = _with_changed(answer["text"], answer["digest"]["changed_since_read"])
+        miss = None  # a question that found nothing confident: logged in the same transaction
+        if operation == "query" and not answer.get("confident") and (fields.get("text") or "").strip():
+            miss = (fields["text"], answer.get("mode", "current"))
         # the reader's last reads of what is shown now, looked up in the transaction that logs this answer
-        changed = receipts.record(path, who, rows, shown=[(r["key"], r["sha"]) for r in current])
+        changed = receipts.record(path, who, rows, shown=[(r["key"], r["sha"]) for r in current], miss=miss)
         for shown in current:
             read = changed.get(shown["key"])
             if read is not None:
                 shown["changed_since_your_read"] = {"read_sha": read[0], "read_at": _when(read[1]),
                                                     "current_sha": shown["sha"]}
-        if operation == "query" and not answer.get("confident") and (fields.get("text") or "").strip():
-            receipts.record_miss(path, who, fields["text"], answer.get("mode", "current"))
     except Exception:  # noqa: BLE001 — a receipt is an audit aid: never the reason an answer fails
         pass
     return answer

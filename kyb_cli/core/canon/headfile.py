@@ -7,6 +7,7 @@ the caller falls back to pygit2, so this is an optimisation, never the authority
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -18,9 +19,17 @@ _SHA = re.compile(r"^[0-9a-f]{40}$")
 def git_dir(store_path: Path) -> Path:
     """The store's Git directory (`.git/`, or where a `.git` file's `gitdir:` points); a StoreError
     when its `kyb/` is a symbolic link (`refuse_linked_kyb_dir`)."""
-    dot = Path(store_path) / ".git"
-    if dot.is_dir():
-        return refuse_linked_kyb_dir(dot, store_path)
+    plain = os.path.join(store_path, ".git")  # strings first: a door asks on every answer
+    if os.path.isdir(plain):
+        if os.path.islink(os.path.join(plain, "kyb")):
+            refuse_linked_kyb_dir(Path(plain), store_path)
+        found = _GDIRS.get(plain)
+        if found is None:
+            if len(_GDIRS) >= 64:
+                _GDIRS.clear()
+            found = _GDIRS[plain] = Path(plain)
+        return found
+    dot = Path(plain)
     if dot.is_file():
         try:
             text = dot.read_text(encoding="utf-8").strip()
@@ -34,12 +43,13 @@ def git_dir(store_path: Path) -> Path:
     raise StoreError(f"{store_path} is not a kyb store (no Git repository) — create one with `kyb init {store_path}`")
 
 
+_GDIRS: dict[str, Path] = {}  # `.git` paths as Paths, made once
+
+
 def refuse_linked_kyb_dir(gdir: Path, store_path: Path | str = "") -> Path:
     """`gdir`, unless its `kyb/` (index, locks, journal, quarantine) is a symbolic link: kyb writes
     nothing through a link, so the index and locks would land outside the store (issue 37 item 6).
     A StoreError (exit 4) naming the link and the fix, before anything is written there."""
-    import os
-
     kyb = Path(gdir) / "kyb"
     if os.path.islink(kyb):
         try:
@@ -53,9 +63,14 @@ def refuse_linked_kyb_dir(gdir: Path, store_path: Path | str = "") -> Path:
     return Path(gdir)
 
 
+def _read(path: str) -> str:
+    with open(path, encoding="ascii") as fh:  # Path.read_text, without making a Path per answer
+        return fh.read()
+
+
 def _read_ref(gdir: Path, ref: str) -> str | None:
     try:
-        text = (gdir / ref).read_text(encoding="ascii").strip()
+        text = _read(os.path.join(gdir, ref)).strip()
     except (OSError, UnicodeDecodeError):
         text = None
     if text is not None:
@@ -84,7 +99,7 @@ def _read_ref(gdir: Path, ref: str) -> str | None:
 def head_sha(gdir: Path) -> str | None:
     """HEAD's commit sha, or None when it cannot be told from the files (unborn, unusual layout)."""
     try:
-        text = (gdir / "HEAD").read_text(encoding="ascii").strip()
+        text = _read(os.path.join(gdir, "HEAD")).strip()
     except (OSError, UnicodeDecodeError):
         return None
     if _SHA.match(text):

@@ -204,10 +204,13 @@ def query_vectors(question: str, specs: list[ModelSpec]) -> list[tuple[str | Non
             return None, f"embedding failed: {str(exc)[:200]}"
 
     results = _side_by_side(run, todo)
+    made: list[tuple[str, str, bytes]] = []
     for (pos, _location, fp, key, _input), (vector, reason) in zip(todo, results):
         out[pos] = (fp, vector, reason)
         if vector is not None:
-            cache.put_many(fp, {key: vector})
+            made.append((fp, key, vector))
+    if made:
+        cache.put_each(made)  # every model's vector in one commit
     return out
 
 

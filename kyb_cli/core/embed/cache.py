@@ -92,6 +92,14 @@ class VectorCache:
                 [(fingerprint, h, len(v) // 4, v) for h, v in vectors.items()],
             )
 
+    def put_each(self, rows: list[tuple[str, str, bytes]]) -> None:
+        """(fingerprint, text hash, vector) rows of several models, in one transaction."""
+        with self.lock, self.db:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO vectors(fingerprint, text_sha, dim, vec) VALUES (?,?,?,?)",
+                [(fp, h, len(v) // 4, v) for fp, h, v in rows],
+            )
+
     def fingerprints(self) -> dict[str, int]:
         """Vectors per fingerprint (for `kyb doctor`-style reports of mixed models)."""
         with self.lock:

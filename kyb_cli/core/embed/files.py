@@ -35,7 +35,7 @@ def default_model_dir(spec: ModelSpec = E5) -> Path:
 
 
 def missing_files(path: Path) -> list[str]:
-    return [name for name in MODEL_FILES if not (path / name).is_file()]
+    return [name for name in MODEL_FILES if not os.path.isfile(os.path.join(path, name))]  # no Path: every answer
 
 
 def locate_model(spec: ModelSpec = E5) -> ModelLocation | str:
@@ -80,10 +80,23 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
 _DIGESTS: dict[tuple[str, int, int, int], str] = {}
 
 
+# A door's answer first looks the file up by the path as given and what a stat through it finds
+# (device, inode, size, mtime): one syscall, where resolving the path costs one per component. Set
+# only when the resolved file is that very one, so a retargeted link or a replaced file misses it.
+_SEEN: dict[tuple[str, int, int, int, int], str] = {}
+
+
 def file_digests(path: Path, cache=None) -> dict[str, str]:
     """sha256 of each model file, memoised in `cache` (a VectorCache) by (path, size, mtime, inode)."""
     out: dict[str, str] = {}
     for name in MODEL_FILES:
+        named = os.path.join(path, name)  # strings: a Path costs more than the stat on every answer
+        given = os.stat(named)
+        quick = (named, given.st_dev, given.st_ino, given.st_size, given.st_mtime_ns)
+        known = _SEEN.get(quick)
+        if known is not None:
+            out[name] = known
+            continue
         file = (path / name).resolve()
         st = file.stat()
         stamp = (str(file), st.st_size, st.st_mtime_ns, st.st_ino)
@@ -97,12 +110,31 @@ def file_digests(path: Path, cache=None) -> dict[str, str]:
         if len(_DIGESTS) >= 64:
             _DIGESTS.clear()
         _DIGESTS[stamp] = known
+        if quick[1:] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+            if len(_SEEN) >= 64:
+                _SEEN.clear()
+            _SEEN[quick] = known
         out[name] = known
     return out
 
 
+_FINGERPRINTS: dict[tuple, str] = {}  # (digests, spec, the recipe as it is now) -> fingerprint
+
+
 def fingerprint_of(digests: dict[str, str], spec: ModelSpec = E5) -> str:
     """Model files + this model's recipe -> a short stable id ("e5-…" is not assumed: any model works)."""
+    from kyb_cli.core.embed.recipe import RECIPE
+
+    memo = (tuple(digests.items()), spec, repr(RECIPE))  # the recipe is read each time: a test may change it
+    found = _FINGERPRINTS.get(memo)
+    if found is None:
+        if len(_FINGERPRINTS) >= 64:
+            _FINGERPRINTS.clear()
+        found = _FINGERPRINTS[memo] = _fingerprint_of(digests, spec)
+    return found
+
+
+def _fingerprint_of(digests: dict[str, str], spec: ModelSpec) -> str:
     blob = json.dumps({"files": digests, "recipe": spec.recipe()}, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:24]
 

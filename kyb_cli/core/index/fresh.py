@@ -118,7 +118,7 @@ def _fresh_retrying(store_path: Path, force_rebuild: bool, progress) -> Fresh:
 
 def _fresh(store_path: Path, force_rebuild: bool, progress) -> Fresh:
     gdir = headfile.git_dir(store_path)
-    if os.path.exists(gdir / "kyb" / "pending.json"):
+    if os.path.exists(os.path.join(gdir, "kyb", "pending.json")):
         finish_interrupted_write(store_path, gdir)
     db = schema.index_path(gdir)
     _remove_dead_temp_files(db)  # a rebuild killed mid-way: its files go on the next read, fresh or not
@@ -244,15 +244,16 @@ def _move_aside_if_unusable(db: Path) -> None:
 
 def _remove_dead_temp_files(db: Path) -> None:
     """Temp files of rebuilds whose process died (killed, or out of disk) go: self-cleaning."""
+    where = os.path.dirname(db)
     try:
-        names = os.listdir(db.parent)
+        names = os.listdir(where)
     except OSError:
         return
     for name in names:
         m = _TEMP.match(name)
         if m and not pid_alive(int(m.group(1))):
             try:
-                os.unlink(db.parent / name)
+                os.unlink(os.path.join(where, name))
             except OSError:
                 pass
 

@@ -106,13 +106,15 @@ def _conn(store_path: Path, *, create: bool):
 
 
 def record(store_path: Path, who: tuple[str, str, str, str], rows: list[tuple[str, str, str]],
-           shown: list[tuple[str, str]] = ()) -> dict[str, tuple[str, float]]:
+           shown: list[tuple[str, str]] = (), miss: tuple[str, str] | None = None) -> dict[str, tuple[str, float]]:
     """Append one row per (key, sha, mode) shown to `who` (agent, session, workspace, transport), and
-    answer `changed_since` for the (key, current sha) pairs `shown` as it was just before (one
-    transaction: one lock, one commit)."""
-    if not rows:
+    answer `changed_since` for the (key, current sha) pairs `shown` as it was just before; `miss`:
+    (question, mode) of an answer that found nothing confident, logged too (one transaction: one
+    lock, one commit)."""
+    if not rows and miss is None:
         conn = _conn(store_path, create=False)
         return changed_since(conn, who[0], who[1], list(shown)) if conn is not None and shown else {}
+    missed = None if miss is None else (scrubbed(miss[0])[:TEXT_MAX], miss[1])
     conn = _conn(store_path, create=True)
     at = time.time()
     # IMMEDIATE: the write lock first (waited for), so the look-up's snapshot is never one another
@@ -120,36 +122,33 @@ def record(store_path: Path, who: tuple[str, str, str, str], rows: list[tuple[st
     conn.execute("BEGIN IMMEDIATE")
     try:
         changed = changed_since(conn, who[0], who[1], list(shown)) if shown else {}
-        conn.executemany("INSERT INTO reads(at, agent, session, workspace, transport, key, sha, mode) "
-                         "VALUES (?,?,?,?,?,?,?,?)", [(at, *who, key, sha, mode) for key, sha, mode in rows])
-        newest = conn.last_insert_rowid()
+        newest = None
+        if rows:
+            conn.executemany("INSERT INTO reads(at, agent, session, workspace, transport, key, sha, mode) "
+                             "VALUES (?,?,?,?,?,?,?,?)", [(at, *who, key, sha, mode) for key, sha, mode in rows])
+            newest = conn.last_insert_rowid()
+        if missed is not None:
+            conn.execute("INSERT INTO misses(at, agent, session, workspace, transport, text, mode) "
+                         "VALUES (?,?,?,?,?,?,?)", (at, *who, *missed))
+            last = conn.last_insert_rowid()
         conn.execute("COMMIT")
     except BaseException:
         if not conn.getautocommit():
             conn.execute("ROLLBACK")
         raise
-    if newest // PRUNE_EVERY != (newest - len(rows)) // PRUNE_EVERY:
+    if newest is not None and newest // PRUNE_EVERY != (newest - len(rows)) // PRUNE_EVERY:
         prune(conn, "reads")
+    if missed is not None and last % PRUNE_EVERY == 0:
+        prune(conn, "misses")
     return changed
 
 
-def record_miss(store_path: Path, who: tuple[str, str, str, str], text: str, mode: str) -> None:
-    """A question that found nothing confident, its secrets cut out (never logged)."""
-    conn = _conn(store_path, create=True)
-    with conn:
-        conn.execute("INSERT INTO misses(at, agent, session, workspace, transport, text, mode) VALUES (?,?,?,?,?,?,?)",
-                     (time.time(), *who, scrubbed(text)[:TEXT_MAX], mode))
-        last = conn.last_insert_rowid()
-    if last % PRUNE_EVERY == 0:
-        prune(conn, "misses")
-
-
-def scrubbed(text: str) -> str:
+def scrubbed(text: str) -> str:  # a miss is logged with its secrets cut out (never logged)
     """`text` with every secret-looking value from its start on replaced by `<not shown>`."""
-    from kyb_cli.core.records.secrets import scan
+    from kyb_cli.core.records.secrets import rules_for, scan
 
     text = " ".join(text.split())
-    found = next(scan(text, anywhere=True), None)
+    found = next(scan(text, anywhere=True, rules=rules_for(text)), None)
     return text if found is None else text[:found.start] + "<not shown>"
 
 

@@ -124,10 +124,22 @@ def index_dir(git_dir: Path) -> Path:
     written there (a read-only `.git/kyb`, a store on a read-only mount) — a directory of the user's
     own cache named after the store, so reads still answer (the index is only a cache of the canon;
     `fresh` checks it against HEAD on every read wherever it lives)."""
-    kyb = Path(git_dir) / "kyb"
+    kyb = os.path.join(git_dir, "kyb")  # strings: every answer asks, the Paths are made once (_made)
     if os.access(kyb if os.path.isdir(kyb) else git_dir, os.W_OK | os.X_OK):
-        return kyb
+        return _made(kyb)
     return _elsewhere(Path(git_dir))
+
+
+_PATHS: dict[str, Path] = {}
+
+
+def _made(path: str) -> Path:
+    found = _PATHS.get(path)
+    if found is None:
+        if len(_PATHS) >= 128:
+            _PATHS.clear()
+        found = _PATHS[path] = Path(path)
+    return found
 
 
 def _elsewhere(git_dir: Path) -> Path:
@@ -151,7 +163,7 @@ def _elsewhere(git_dir: Path) -> Path:
 
 
 def index_path(git_dir: Path) -> Path:
-    return index_dir(git_dir) / "index.sqlite"
+    return _made(os.path.join(index_dir(git_dir), "index.sqlite"))
 
 
 def connect(path: Path, *, create: bool = False):

@@ -44,7 +44,7 @@ def keeping() -> bool:
     return _keeping
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
+def _identity(path: Path | str) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
     except OSError:
@@ -118,7 +118,7 @@ def release(conn) -> None:
         if _keeping and known is not None and not _busy(conn):
             path, ident = known
             idle = _idle.setdefault(path, [])
-            if len(idle) < IDLE_PER_INDEX and _identity(Path(path)) == ident:
+            if len(idle) < IDLE_PER_INDEX and _identity(path) == ident:
                 idle.append((conn, ident))
                 return
     _close(conn)

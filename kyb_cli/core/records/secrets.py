@@ -335,15 +335,7 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> Finding | None:
     pairs = [(name, text) for name, text in fields if text]
     if not pairs:
         return None
-    joined = "\n".join(text for _name, text in pairs)
-    longest = max(map(len, joined.split()), default=0)  # no match spans a space (Rule.run)
-    lowered = joined.lower()
-    # the keywords of the rules such a run allows (~30 of ~165 for prose): a substring search each
-    present = {k for k in _KEYWORDS[:bisect_right(_KEYWORD_RUNS, longest)] if k in lowered}
-    if not present:
-        return None
-    rules = [rule for rule in RULES if rule.run <= longest and not present.isdisjoint(rule.keywords)
-             and (not rule.marks or any(mark in joined for mark in rule.marks))]
+    rules = rules_for("\n".join(text for _name, text in pairs))
     if not rules:
         return None
     for name, text in pairs:
@@ -351,6 +343,20 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> Finding | None:
         if found is not None:
             return found
     return None
+
+
+def rules_for(joined: str) -> list[Rule]:
+    """The rules (in RULES order) that can match somewhere in `joined`: a keyword of theirs occurs,
+    a run of non-space characters is long enough (Rule.run), a mark they need is there. `scan(text,
+    rules=rules_for(text))` finds what `scan(text)` finds, in a fraction of the time for prose."""
+    longest = max(map(len, joined.split()), default=0)  # no match spans a space (Rule.run)
+    lowered = joined.lower()
+    # the keywords of the rules such a run allows (~30 of ~165 for prose): a substring search each
+    present = {k for k in _KEYWORDS[:bisect_right(_KEYWORD_RUNS, longest)] if k in lowered}
+    if not present:
+        return []
+    return [rule for rule in RULES if rule.run <= longest and not present.isdisjoint(rule.keywords)
+            and (not rule.marks or any(mark in joined for mark in rule.marks))]
 
 
 SHOWN_MAX = 60  # an error quotes at most this many characters of a value it refused

@@ -1,0 +1,30 @@
+"""A long-lived door parses the config once per version of the file (core/config/file.py), and still
+sees every change at the next read: a rewrite of the same size in the same clock tick included."""
+
+import os
+
+from kyb_cli.core.config import file
+
+
+def test_a_change_is_seen_by_the_next_read(tmp_path, monkeypatch):
+    path = tmp_path / "config.toml"
+    monkeypatch.setenv("KYB_CONFIG", str(path))
+    assert file.load_config() == {}
+    path.write_text("[stale]\ndays = 30\n")
+    assert file.load_config() == {"stale": {"days": 30}}
+    path.write_text("[stale]\ndays = 60\n")  # same size, same inode, maybe the same mtime: just written
+    assert file.load_config() == {"stale": {"days": 60}}
+
+
+def test_a_settled_file_is_parsed_once_and_a_change_still_seen(tmp_path, monkeypatch):
+    path = tmp_path / "config.toml"
+    monkeypatch.setenv("KYB_CONFIG", str(path))
+    monkeypatch.setattr(file, "_SETTLED_NS", 0)  # settled at once (utime sets the ctime to now)
+    path.write_text("[stale]\ndays = 30\n")
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))  # the rewrite below has another mtime
+    first = file.load_config()
+    assert file.load_config() is first  # kept
+    path.write_text("[stale]\ndays = 60\n")
+    assert file.load_config() == {"stale": {"days": 60}}
+    path.unlink()
+    assert file.load_config() == {}
