@@ -90,12 +90,12 @@ def nearest_sql(conn, qvec: bytes, fp: str, s, n: int, *, require: str | None = 
 
 @pytest.mark.parametrize("mode", ["current", "history", "changed_between", "as_of"])
 @pytest.mark.parametrize("ops", [{}, {"require": "checkout"}, {"exclude": "redis"}])
-@pytest.mark.parametrize("resident", [False, True])  # True: numpy's matrix picks, sqlite-vec scores
-def test_nearest_equals_the_sql_of_before(store_path, both, mode, ops, resident, monkeypatch):
+@pytest.mark.parametrize("resident", [False, "copy", "matrix"])  # a door: its copy of the slice scanned
+def test_nearest_equals_the_sql_of_before(store_path, both, mode, ops, resident, monkeypatch):  # or numpy picks
     from kyb_cli.core import embed
 
-    monkeypatch.setattr(embed, "_RESIDENT", resident)
-    monkeypatch.setattr(semantic, "MATRIX_FROM", 0 if resident else semantic.MATRIX_FROM)  # tiny store
+    monkeypatch.setattr(embed, "_RESIDENT", bool(resident))
+    monkeypatch.setattr(semantic, "MATRIX_FROM", 0 if resident == "matrix" else semantic.MATRIX_FROM)  # tiny store
     from kyb_cli.core.index import schema
     from kyb_cli.core.index.slice import Slice
     from kyb_cli.core.index.vectors import load_vec
