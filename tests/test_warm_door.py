@@ -181,6 +181,21 @@ def test_warm_connections_are_never_shared_between_concurrent_requests(store_pat
     assert 1 <= len(_idle(store_path)) <= warm.IDLE_PER_INDEX
 
 
+def test_words_a_write_from_another_process_adds_count_in_the_next_warm_answer(store_path, warm_door):
+    """The rows a door keeps per term (search/relevance.py term_hits) are of one state of the index:
+    a record holding the question's words, committed by another process, is graded by them at once."""
+    put(store_path, "svc", "Svc", "zebra crossing on port 8080", T0)
+    _path, before = api.query(store_path, "zebra giraffe", semantic=False)
+    assert [(h["key"], h["strength"]) for h in before["hits"]] == [("svc", "weak")]
+    record = Record(key="zoo", title="Zoo", body="the zebra and the giraffe live here")
+    (store_path / path_of_key("zoo")).parent.mkdir(parents=True, exist_ok=True)
+    (store_path / path_of_key("zoo")).write_text(record.to_markdown())
+    _git(store_path, "add", path_of_key("zoo"))
+    _git(store_path, "commit", "-q", "-m", "kyb: add zoo")
+    _path, after = api.query(store_path, "zebra giraffe", semantic=False)
+    assert [(h["key"], h["strength"]) for h in after["hits"]][0] == ("zoo", "strong")
+
+
 def test_verification_written_by_another_process_is_in_the_next_warm_answer(store_path, warm_door):
     """`verified` and `stale` are read on the search's own (kept, caught-up) connection: a verify
     committed by another process shows in the very next answer, never the state before it."""

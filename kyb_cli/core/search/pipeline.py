@@ -270,7 +270,7 @@ def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool
 
     vids = sorted({vid for vid, _h in lex.values()} | {n.vid for n in sem.values()})
     weights = [] if listing else relevance.term_weights(conn, plan.terms, head)
-    held = relevance.term_hits(conn, plan.terms, vids) if weights else {}
+    held = relevance.term_hits(conn, plan.terms, vids, head) if weights else {}
     vid_of = {i: v for i, (v, _h) in lex.items()} | {i: n.vid for i, n in sem.items()}
     whole = {v: relevance.coverage(held.get(v, set()), weights) for v in set(vid_of.values())}
     passage = relevance.passage_cover(conn, plan.terms, weights, whole) if weights else {}
