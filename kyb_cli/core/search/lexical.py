@@ -101,8 +101,9 @@ def _kept_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     return bm25.top(conn, match, limit)
 
 
-def hits_for(conn, picks: list[tuple[int, str]]) -> dict[int, dict]:
-    """Hits for (version_id, state) pairs found by the vector side, shaped as lexical() shapes them."""
+def hits_for(conn, picks: list[tuple[int, str]], shaped: bool = True) -> dict[int, dict]:
+    """Hits for (version_id, state) pairs found by the vector side, shaped as lexical() shapes them;
+    `shaped=False`: their rows, for hit_of once a hit is kept (fusion reads ~25 for the ~10 kept)."""
     out: dict[int, dict] = {}
     states = dict(picks)
     if not states:
@@ -114,8 +115,13 @@ def hits_for(conn, picks: list[tuple[int, str]]) -> dict[int, dict]:
             f"WHERE v.id IN ({marks})"):
         r = dict(zip(_COLUMNS, row))
         r["hit_state"] = states[r["id"]]
-        out[r["id"]] = _hit(r, 0.0)
+        out[r["id"]] = _hit(r, 0.0) if shaped else r
     return {vid: out[vid] for vid in states if vid in out}  # in the order asked
+
+
+def hit_of(row: dict) -> dict:
+    """The hit of a row of hits_for(shaped=False)."""
+    return _hit(row, 0.0)
 
 
 def _hit(r: dict, score: float) -> dict:

@@ -91,12 +91,12 @@ def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask, texts:
     if len(answers) > 1:
         from kyb_cli.core.search.phrasings import fuse_answers
 
-        hits, out = fuse_answers(answers, ask.mode, list(texts))
+        hits, out = fuse_answers([(_shaped(h), o) for h, o in answers], ask.mode, list(texts))
     else:
         hits, out = answers[0]
     if ask.strong_only:
         hits = [h for h in hits if h["strength"] == "strong"]
-    hits = _snipped(hits[:ask.limit])
+    hits = _snipped(_shaped(hits[:ask.limit]))
     confident = any(h["strength"] == "strong" for h in hits)
     response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": ask.mode, "head": f.head}
     if not f.history_complete:
@@ -332,7 +332,7 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
     from kyb_cli.core.search.lexical import hits_for
 
     need = [(sem[i].vid, sem[i].state) for i, *_ in order if i not in lex]
-    extra = hits_for(conn, need)
+    extra = hits_for(conn, need, shaped=False)  # rows: a hit is shaped once kept (_Later)
     cal = side.calibration if side is not None else relevance.NONE
     if cal.floor_other is not None:
         from kyb_cli.core.search.route import is_english
@@ -346,8 +346,11 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
     usual = typical(list(cover.values()))  # the agreement rule's "the store talks about it"
     hits = []
     for i, lrank, vrank, fused_score in order:
-        hit = lex[i][1] if i in lex else extra.get(sem[i].vid)
-        if hit is None:
+        if i in lex:
+            hit = lex[i][1]
+        elif sem[i].vid in extra:
+            hit = _Later(extra[sem[i].vid])
+        else:
             continue
         near = sem.get(i)
         bm25 = hit["score"] if i in lex else None
@@ -381,6 +384,34 @@ def _snippet_words(parsed) -> list[str]:
 
     out = [tok for term in parsed.positive for tok in term.tokens if not is_function_word([tok])]
     return out or [tok for term in parsed.positive for tok in term.tokens]
+
+
+class _Later(dict):
+    """A semantic-only hit not shaped yet: what grading set on it, and its row (lexical.hits_for).
+    Fusion keeps ~35 candidates for 10 hits; only the hits kept are shaped (_shaped), each as it
+    would have been, then given what was set here (the same keys in the same order)."""
+
+    __slots__ = ("row",)
+
+    def __init__(self, row: dict) -> None:
+        super().__init__()
+        self.row = row
+
+
+def _shaped(hits: list[dict]) -> list[dict]:
+    """`hits` with each _Later shaped."""
+    if not any(isinstance(h, _Later) for h in hits):
+        return hits
+    from kyb_cli.core.search.lexical import hit_of
+
+    out = []
+    for h in hits:
+        if isinstance(h, _Later):
+            full = hit_of(h.row)
+            full.update(h)
+            h = full
+        out.append(h)
+    return out
 
 
 class _Snippet:
