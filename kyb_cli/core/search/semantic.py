@@ -73,7 +73,10 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     if s.mode != "changed_between" and large:
         rows = _exact_of_nearest(conn, qvec, fp, s, n, require, exclude, only)
     else:
-        copy = _copy(conn, fp, s) if _resident() and not (large or require or exclude) else None
+        if _resident() and not (large or require or exclude):
+            from kyb_cli.core.search.door_scan import copy_of
+
+            copy = copy_of(conn, fp, s)
         scanned = _scanned(conn, qvec, fp, s, require, exclude, copy)
         rows = scanned if only is None else {v: scanned[v] for v in dict.fromkeys(only) if v in scanned}
     if s.mode == "changed_between":  # a key by its closest version in the window (ties: the newest)
@@ -94,8 +97,10 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
             pool = pool[:cut]
         keys = _keys(conn, pool)
     top = sorted(pool, key=lambda v: (-rows[v][3], keys[v], -v))[:n]
-    scores = _calibrated(copy or conn, fp, centre, [(vid, rows[vid][1]) for vid in top], copy is not None) \
-        if centre and top else {}
+    scores = {}
+    if centre and top:
+        picks = [(vid, rows[vid][1]) for vid in top]
+        scores = _calibrated(conn, fp, centre, picks) if copy is None else _calibrated(copy.db, fp, centre, picks, True)
     return [Near(vid, keys[vid], rows[vid][0], rows[vid][2], rows[vid][1], scores.get(vid), rows[vid][3])
             for vid in top]
 
@@ -111,57 +116,24 @@ def _scanned(conn, qvec: bytes, fp: str, s: Slice, require: str | None, exclude:
              copy=None) -> dict:
     """{vid: (state, part, cos, meaning)} for every version of the slice with a vector, made once
     per answer (begin_answer), on this connection and while the index is unchanged. `copy`: the
-    door's copy of the slice's passages (_copy), scanned instead of the index's join."""
+    door's copy of the slice's passages (door_scan.py), scanned instead of the index's join."""
     with_, where, params = s.sql()
     memo = _answer_memo()
     key = ("scan", *_db_state(conn), fp, qvec, with_, where, repr(sorted(params.items())), require, exclude)
     if key in memo:
         return memo[key]
     if copy is not None:
-        out = _by_version(copy.execute("SELECT vid, state, part, 1.0 - vec_distance_cosine(vec, ?) FROM p", (qvec,)))
+        from kyb_cli.core.search.door_scan import scan
+
+        out = scan(copy, qvec, FIRST_PASSAGE_BONUS, BEST_WEIGHT, LENGTH_PENALTY)
+        if out is None:  # a zero vector: its NULL cosine sorts as in SQL
+            out = _by_version(copy.db.execute("SELECT vid, state, part, 1.0 - vec_distance_cosine(vec, ?) FROM p",
+                                              (qvec,)))
     else:
         versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
         out = _score_rows(conn, with_, versions, where, params, qvec, fp, require, exclude)
     memo[key] = out
     return out
-
-
-COPIES_MAX = 8  # slices copied per connection (time modes and filters make new ones); more: start over
-
-
-def _copy(conn, fp: str, s: Slice):
-    """A long-lived door's copy of the slice's passages and their vectors under `fp` (vid, state,
-    part, vec) in an in-memory database with sqlite-vec, kept per connection while the index is
-    unchanged (vectors.db_state: its own writes, another connection's commit): a question's scan
-    then reads one narrow table instead of joining the slice, vtext and vectors (the join was
-    half the scan's cost, 108 runbooks), by the same sqlite-vec function on the same blobs."""
-    import apsw
-
-    from kyb_cli.core.index.vectors import _conn_memo
-
-    with_, where, params = s.sql()
-    memo = _conn_memo(conn)
-    key = ("copy", fp, with_, where, repr(sorted(params.items())))
-    state = db_state(conn)
-    known = memo.get(key)
-    if known is not None and known[0] == state:
-        return known[1]
-    copies = [k for k in memo if k[0] == "copy" and k != key]
-    if len(copies) >= COPIES_MAX:
-        for k in copies:
-            del memo[k]
-    versions = "JOIN versions v ON v.id = c.vid " if where else ""
-    rows = conn.execute(f"{with_}SELECT c.vid, c.state, t.part, x.vec FROM cand c {versions}"
-                        "JOIN vtext t ON t.version_id = c.vid "
-                        f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}",
-                        params | {"fp": fp}).fetchall()
-    mem = apsw.Connection(":memory:")
-    load_vec(mem)
-    mem.execute("CREATE TABLE p(vid INTEGER, state TEXT, part INTEGER, vec BLOB, PRIMARY KEY (vid, part)) "
-                "WITHOUT ROWID")
-    mem.executemany("INSERT INTO p VALUES (?, ?, ?, ?)", rows)
-    memo[key] = (state, mem)
-    return mem
 
 
 def _resident() -> bool:
@@ -330,7 +302,7 @@ def _version_score(passages: list[tuple[int, float]]) -> tuple[int, float, float
 def _calibrated(conn, fp: str, centre: tuple[bytes, bytes], picks: list[tuple[int, int]],
                 copy: bool = False) -> dict[int, float | None]:
     """The calibrated score (centred cosine) of each (vid, part) passage; `copy`: `conn` is the
-    door's copy of the slice (_copy), which holds the same vectors."""
+    door's copy of the slice (door_scan.py), which holds the same vectors."""
     marks = ",".join(f"(:v{i}, :p{i})" for i in range(len(picks)))
     bound = {"qc": centre[0], "cp": centre[1]}
     for i, (vid, part) in enumerate(picks):

@@ -1,0 +1,97 @@
+"""A long-lived door's vector scan of a small slice: its own copy of the slice's passages and vectors.
+
+Below semantic.MATRIX_FROM vectors a door scans the slice with sqlite-vec, exactly (no matrix first).
+Joining the slice, `vtext` and `vectors` was half of that scan, and turning passages into versions
+in Python the other half (108 runbooks: ~0.35 ms each, twice a question). So a door copies the
+slice's passages (vid, state, part, vec) once into an in-memory database with sqlite-vec, kept per
+connection while the index is unchanged (vectors.db_state: its own writes, another connection's
+commit), with the passages grouped by version for numpy. A question is then one read of that table
+by the same sqlite-vec function on the same blobs, and per version the same float arithmetic as
+semantic._version_score (IEEE sums and products, the length penalty's log taken by math.log):
+the same scores (tests/test_warm_semantic.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+COPIES_MAX = 8  # slices copied per connection (time modes and filters make new ones); more: start over
+
+
+class Copy:
+    """One slice's passages under one model: `db` (table p: vid, state, part, vec, in (vid, part)
+    order) and, per version in that order, what the scan's reduction needs."""
+
+    __slots__ = ("db", "vids", "states", "parts", "first", "starts", "group", "multi", "logs")
+
+    def __init__(self, db, rows: list[tuple]) -> None:
+        import numpy as np
+
+        self.db = db
+        vid = np.array([r[0] for r in rows], dtype=np.int64)
+        new = np.r_[True, vid[1:] != vid[:-1]] if len(vid) else np.zeros(0, dtype=bool)
+        self.starts = np.flatnonzero(new)
+        self.group = np.cumsum(new) - 1
+        count = np.diff(np.r_[self.starts, len(vid)])
+        self.multi = count > 1
+        self.vids = vid[self.starts].tolist()
+        self.states = [rows[i][1] for i in self.starts.tolist()]
+        self.parts = np.array([r[2] for r in rows], dtype=np.int64)
+        self.first = np.array([r[2] == 0 for r in rows], dtype=np.float64)
+        self.logs = np.array([math.log(n) for n in count.tolist()], dtype=np.float64)
+
+
+def copy_of(conn, fp: str, s) -> Copy:
+    """The door's copy of slice `s` (index/slice.Slice) under fingerprint `fp`, made anew when the
+    index changed since it was made."""
+    import apsw
+
+    from kyb_cli.core.index.vectors import _conn_memo, db_state, load_vec
+
+    with_, where, params = s.sql()
+    memo = _conn_memo(conn)
+    key = ("copy", fp, with_, where, repr(sorted(params.items())))
+    state = db_state(conn)
+    known = memo.get(key)
+    if known is not None and known[0] == state:
+        return known[1]
+    copies = [k for k in memo if k[0] == "copy" and k != key]
+    if len(copies) >= COPIES_MAX:
+        for k in copies:
+            del memo[k]
+    versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
+    rows = sorted(conn.execute(
+        f"{with_}SELECT c.vid, c.state, t.part, x.vec FROM cand c {versions}JOIN vtext t ON t.version_id = c.vid "
+        f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}",
+        params | {"fp": fp}).fetchall(), key=lambda r: (r[0], r[2]))
+    db = apsw.Connection(":memory:")
+    load_vec(db)
+    db.execute("CREATE TABLE p(vid INTEGER, state TEXT, part INTEGER, vec BLOB, PRIMARY KEY (vid, part)) WITHOUT ROWID")
+    db.executemany("INSERT INTO p VALUES (?, ?, ?, ?)", rows)
+    copy = Copy(db, rows)
+    memo[key] = (state, copy)
+    return copy
+
+
+def scan(copy: Copy, qvec: bytes, bonus: float, best: float, penalty: float) -> dict | None:
+    """{vid: (state, part, cos, meaning)} of every version of the copy, as semantic._version_score
+    makes them (`bonus`, `best`, `penalty`: its constants), or None when a passage has no cosine (a
+    zero vector: the caller's own path handles it)."""
+    import numpy as np
+
+    cos = [c for (c,) in copy.db.execute("SELECT 1.0 - vec_distance_cosine(vec, ?) FROM p ORDER BY vid, part",
+                                         (qvec,))]
+    if not cos:
+        return {}
+    if None in cos:
+        return None
+    c = np.array(cos, dtype=np.float64)
+    adj = c + copy.first * bonus
+    a1 = np.maximum.reduceat(adj, copy.starts)  # each version's best passage
+    at = np.flatnonzero(adj == a1[copy.group])
+    at = at[np.r_[True, copy.group[at][1:] != copy.group[at][:-1]]]  # the first (lowest part) of ties
+    rest = adj.copy()
+    rest[at] = -np.inf
+    a2 = np.where(copy.multi, np.maximum.reduceat(rest, copy.starts), a1)  # its second best
+    meaning = a1 * best + a2 * (1 - best) - penalty * copy.logs
+    return dict(zip(copy.vids, zip(copy.states, copy.parts[at].tolist(), c[at].tolist(), meaning.tolist())))
