@@ -209,6 +209,22 @@ def test_verification_written_by_another_process_is_in_the_next_warm_answer(stor
     assert after["hits"][0]["verified"]["source"] == "runbook" and after["hits"][0]["verified"]["current"] is True
 
 
+def test_trust_assessments_a_door_keeps_are_of_one_state_of_the_index(store_path, warm_door):
+    """annotate_hits keeps its assessments per state (file, head, newest version id): any write starts anew."""
+    from kyb_cli.core.index import trust
+
+    put(store_path, "svc", "Svc", "port 8080", T0)
+    _path, first = api.query(store_path, "port", semantic=False)
+    state, kept = trust._KEPT[0]
+    assert ("svc", first["hits"][0]["sha"]) in kept
+    _path, again = api.query(store_path, "port", semantic=False)
+    assert trust._KEPT[0][0] == state and again["hits"] == first["hits"]
+    put(store_path, "other", "Other", "port 9090", T0 + 10)
+    _path, after = api.query(store_path, "port", semantic=False)
+    assert trust._KEPT[0][0] != state and trust._KEPT[0][1] is not kept
+    assert {h["key"] for h in after["hits"]} == {"svc", "other"}
+
+
 def test_kyb_sync_is_seen_by_the_next_warm_answer(store_path, tmp_path, warm_door):
     """Issue 38: a sync that brings a peer's record in (a merge or fast-forward by kyb itself)."""
     who = api.attribution("test", environ={})

@@ -196,23 +196,49 @@ def annotate_hits(store_path: Path, response: dict[str, Any], *, today: date | N
         return response
     from kyb_cli.core.index.fresh import with_index
 
-    def run(c):
-        versions = key_versions(c, [h["key"] for h in hits])
-        out = []
-        for h in hits:
-            rows = versions.get(h["key"], [])
-            vid = next((v[0] for v in rows if v[1] == h.get("sha")), None)
-            out.append(assess(rows, vid))
-        return out
+    def run(f):
+        kept = _kept(f.conn, f.head)
+        wanted = [(h["key"], h.get("sha")) for h in hits]
+        todo = [k for k in dict.fromkeys(wanted) if k not in kept]
+        versions = key_versions(f.conn, [key for key, _sha in todo]) if todo else {}
+        new = {}
+        for key, sha in todo:
+            rows = versions.get(key, [])
+            vid = next((v[0] for v in rows if v[1] == sha), None)
+            new[(key, sha)] = assess(rows, vid)
+        return [new.get(k) or kept[k] for k in wanted], new, kept
 
-    assessments = with_index(store_path, lambda f: run(f.conn))
-    attribute(store_path, assessments)
+    assessments, new, kept = with_index(store_path, run)
+    attribute(store_path, list(new.values()))
+    kept.update(new)  # attributed: a commit's author never changes
     days = days_or_default()
     today = today or date.today()
     for h, a in zip(hits, assessments):
         h["verified"] = public(a["verified"])
         h["stale"] = staleness(a, days=days, today=today) is not None
     return response
+
+
+_KEPT: list = [(None, {})]  # [(index state, {(key, sha): assessment})] (annotate_hits)
+_KEPT_MAX = 5000
+
+
+def _kept(conn, head: str | None) -> dict:
+    """The assessments made for this state of the index (its file, `head`, its newest version id: a
+    write, a pull, a sync, a rebuild make a new one) in a long-lived door: an assessment reads and
+    decodes every version of its key, and a door is asked about the same keys again and again.
+    A one-shot process keeps nothing (a fresh dict)."""
+    from kyb_cli.core.index import warm
+
+    if not warm.keeping():
+        return {}
+    total = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
+    state = (conn.filename, head, total)
+    seen, kept = _KEPT[0]
+    if seen != state or len(kept) > _KEPT_MAX:
+        kept = {}
+        _KEPT[0] = (state, kept)  # a reader of another state fills its own dict, never this one
+    return kept
 
 
 def for_version(store_path: Path, key: str, sha: str) -> dict[str, Any]:
