@@ -267,3 +267,23 @@ def test_resident_models_can_be_switched_off_for_many_servers(monkeypatch):
     embed.resident(True)
     assert embed._RESIDENT is True
     embed.resident(False)
+
+
+def test_centred_query_by_numpy_equals_the_pure_python_one(monkeypatch):
+    """A door (numpy loaded) centres the question by numpy: bit for bit what the CLI computes."""
+    import random
+    import struct
+
+    from kyb_cli.core.search import relevance
+
+    rng = random.Random(7)
+    for _ in range(200):
+        q = struct.pack("<384f", *(rng.gauss(0, 0.05) for _ in range(384)))
+        c = struct.pack("<384f", *(rng.gauss(0, 0.05) for _ in range(384)))
+        cal = relevance.Calibration(0.5, center_q=c)
+        import numpy  # noqa: F401 - loaded, as in a door
+
+        fast = relevance.centred_query(cal, q)
+        with monkeypatch.context() as m:
+            m.setitem(sys.modules, "numpy", None)
+            assert relevance.centred_query(cal, q) == fast

@@ -22,12 +22,12 @@ class Copy:
     """One slice's passages under one model: `db` (table p: vid, state, part, vec, in (vid, part)
     order) and, per version in that order, what the scan's reduction needs."""
 
-    __slots__ = ("db", "vids", "states", "parts", "first", "starts", "group", "multi", "logs")
+    __slots__ = ("db", "vids", "states", "keys", "parts", "first", "starts", "group", "multi", "logs")
 
-    def __init__(self, db, rows: list[tuple]) -> None:
+    def __init__(self, db, rows: list[tuple], keys: dict[int, str]) -> None:
         import numpy as np
 
-        self.db = db
+        self.db, self.keys = db, keys  # keys: {vid: key}, the tie-break nearest reads
         vid = np.array([r[0] for r in rows], dtype=np.int64)
         new = np.r_[True, vid[1:] != vid[:-1]] if len(vid) else np.zeros(0, dtype=bool)
         self.starts = np.flatnonzero(new)
@@ -59,16 +59,17 @@ def copy_of(conn, fp: str, s) -> Copy:
     if len(copies) >= COPIES_MAX:
         for k in copies:
             del memo[k]
-    versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
-    rows = sorted(conn.execute(
-        f"{with_}SELECT c.vid, c.state, t.part, x.vec FROM cand c {versions}JOIN vtext t ON t.version_id = c.vid "
+    found = conn.execute(
+        f"{with_}SELECT c.vid, c.state, t.part, x.vec, v.key FROM cand c JOIN versions v ON v.id = c.vid "
+        f"JOIN vtext t ON t.version_id = c.vid "
         f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}",
-        params | {"fp": fp}).fetchall(), key=lambda r: (r[0], r[2]))
+        params | {"fp": fp}).fetchall()
+    rows = sorted((r[:4] for r in found), key=lambda r: (r[0], r[2]))
     db = apsw.Connection(":memory:")
     load_vec(db)
     db.execute("CREATE TABLE p(vid INTEGER, state TEXT, part INTEGER, vec BLOB, PRIMARY KEY (vid, part)) WITHOUT ROWID")
     db.executemany("INSERT INTO p VALUES (?, ?, ?, ?)", rows)
-    copy = Copy(db, rows)
+    copy = Copy(db, rows, {r[0]: r[4] for r in found})
     memo[key] = (state, copy)
     return copy
 

@@ -118,6 +118,13 @@ def centred_query(cal: Calibration, qvec: bytes) -> bytes:
     """normalise(q - center_q): the query side of the calibrated score (q as is without a centre)."""
     if cal.center_q is None:
         return qvec
+    import sys
+
+    np = sys.modules.get("numpy")  # a door holds numpy with its models: the same IEEE arithmetic, ~10x faster
+    if np is not None:
+        d = np.frombuffer(qvec, dtype="<f4").astype(np.float64) - np.frombuffer(cal.center_q, dtype="<f4")
+        norm = math.sqrt(sum((d * d).tolist())) or 1.0  # summed in order, as below
+        return (d / norm).astype("<f4").tobytes()
     import struct
 
     n = len(qvec) // 4

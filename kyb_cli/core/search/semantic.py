@@ -80,7 +80,7 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
         scanned = _scanned(conn, qvec, fp, s, require, exclude, copy)
         rows = scanned if only is None else {v: scanned[v] for v in dict.fromkeys(only) if v in scanned}
     if s.mode == "changed_between":  # a key by its closest version in the window (ties: the newest)
-        keys = _keys(conn, list(rows))
+        keys = _keys(conn, list(rows)) if copy is None else {v: copy.keys[v] for v in rows}
         best: dict[str, int] = {}
         for vid, _row in sorted(rows.items(), key=lambda kv: (-kv[1][3], -kv[0])):
             best.setdefault(keys[vid], vid)
@@ -95,7 +95,7 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
             while cut < len(pool) and last is not None and rows[pool[cut]][3] == last:
                 cut += 1
             pool = pool[:cut]
-        keys = _keys(conn, pool)
+        keys = _keys(conn, pool) if copy is None else {v: copy.keys[v] for v in pool}
     top = sorted(pool, key=lambda v: (-rows[v][3], keys[v], -v))[:n]
     scores = {}
     if centre and top:
