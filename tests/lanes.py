@@ -43,11 +43,13 @@ LANES = {lane.name: lane for lane in (
     # Raised 250 -> 300 (session of 2026-12-06, 07:22): on this 2-core machine the same code measured
     # fast 165-276 and slow 179-256 CPU-s in one afternoon (load 0.6-3.4 at the start; `.ci/run` on a
     # clean clone: fast 213, 240, 250, 276), so 250 failed correct runs by the machine alone.
-    # Back 300 -> 250 (session of 2026-12-06, 10:19): bytecode written (pytest kept no rewritten test
+    # Down 300 -> 275 (session of 2026-12-06, 10:19): bytecode written (pytest kept no rewritten test
     # module under PYTHONDONTWRITEBYTECODE), `kyb serve` without the MCP SDK until /mcp, a 50k-record
-    # sync 2x faster: fast 246.6 -> 188.3, slow 273.1 -> 197.4 CPU-s (load 3-4; docs/BENCHMARKS.md "Suite").
-    Lane("fast", "not slow and not devset", 2, 250, "every change"),
-    Lane("slow", "slow and not devset", 2, 250, "before a commit that touches a process, a model or the console"),
+    # sync 2x faster. `.ci/run` on a clean clone: fast 234.6 -> 208.6, slow 273.1 -> 203.9 CPU-s
+    # (docs/BENCHMARKS.md "Suite"). 275 is 1.3x those: the same code measured up to 1.3x apart on this
+    # machine in one day, so a lower budget would fail correct runs; a lane that grows by a third fails.
+    Lane("fast", "not slow and not devset", 2, 275, "every change"),
+    Lane("slow", "slow and not devset", 2, 275, "before a commit that touches a process, a model or the console"),
     Lane("devset", "devset", 1, 260, "a change to search, ranking or the models"),
 )}
 

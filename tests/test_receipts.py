@@ -273,3 +273,37 @@ def test_the_config_key_turns_the_log_off(kyb, store_path, tmp_path, env):
     assert not (store_path / ".git" / "kyb" / "reads.sqlite").exists()
     _as(kyb, "agent-a", "get", KEY)
     assert (store_path / ".git" / "kyb" / "reads.sqlite").exists()
+
+
+def test_a_running_door_sees_the_config_key_change_at_its_next_answer(kyb, store_path, tmp_path, monkeypatch, env):
+    """Nothing kept warm is stale: `[reads] log = false` written while an MCP door is up stops the
+    log at its next answer, and removing it starts it again (the config is not read once per process)."""
+    pytest.importorskip("mcp")
+    from mcp import Client
+
+    from kyb_cli.mcp.server import build_server
+
+    _add(kyb, "port 9090")
+    config = tmp_path / "live.toml"
+    config.write_text("[reads]\nlog = true\n")
+    monkeypatch.setenv("KYB_CONFIG", str(config))
+    monkeypatch.setenv("KYB_AGENT", "door-agent")
+    counts: list[int] = []
+
+    async def session():
+        async with Client(build_server(str(store_path))) as client:
+            async def reads() -> int:
+                result = await client.call_tool("reads", {"key": KEY})
+                return result.structured_content["count"]
+
+            await client.call_tool("get", {"key": KEY})
+            counts.append(await reads())
+            config.write_text("[reads]\nlog = false\n# a longer file: another size\n")
+            await client.call_tool("get", {"key": KEY})
+            counts.append(await reads())
+            config.write_text("")
+            await client.call_tool("get", {"key": KEY})
+            counts.append(await reads())
+
+    anyio.run(session)
+    assert counts[1] == counts[0] and counts[2] == counts[1] + 1, counts

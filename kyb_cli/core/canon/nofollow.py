@@ -160,7 +160,7 @@ def _read_dir(dfd: int, keep, prefix: str, out: dict[str, bytes], buckets: bool)
             os.close(fd)
 
 
-def _write_replace(dfd: int, tmp: str, name: str, data: bytes, executable: bool, *, durable: bool) -> None:
+def write_replace(dfd: int, tmp: str, name: str, data: bytes, executable: bool, *, durable: bool) -> None:
     """Write `data` to `tmp` in directory `dfd`, then rename it over `name`; a failure (a full disk)
     leaves no half-written temp file. `durable`: fsync the file and the directory (KYB_FSYNC)."""
     from kyb_cli.core.canon import durability
@@ -245,4 +245,4 @@ class Dirs:
         tmp = f".{parts[-1]}.kyb-{os.getpid()}.tmp"
         # Many files in one call (a sync): no fsync per file; the directories are fsynced on exit.
         # The working tree is not the canon: what a power loss takes, HEAD and the journal restore.
-        _write_replace(dfd, tmp, parts[-1], data, executable, durable=False)
+        write_replace(dfd, tmp, parts[-1], data, executable, durable=False)

@@ -39,26 +39,20 @@ CREATE TABLE IF NOT EXISTS misses(
 """
 
 _CONNS: dict[tuple[str, int], object] = {}  # (file, thread): an apsw connection is one thread's at a time
-_CONFIG: dict[str, bool] = {}
-
-
 def enabled() -> bool:
-    """False under KYB_READS=off or `[reads] log = false` (config read once per process and file)."""
+    """False under KYB_READS=off or `[reads] log = false`. The config is asked on every answer
+    (load_config keeps the parsed file while its stat is unchanged: one stat), so a long-lived
+    door sees the key changed at its next answer, as every other setting."""
     from kyb_cli.core.settings import env_off
 
     if env_off("KYB_READS"):
         return False
-    import os
+    from kyb_cli.core.config.file import load_config
 
-    where = "\0".join(os.environ.get(name, "") for name in ("KYB_CONFIG", "XDG_CONFIG_HOME", "HOME"))
-    if where not in _CONFIG:  # the config file is where these say: read once per process and place
-        from kyb_cli.core.config.file import load_config
-
-        try:
-            _CONFIG[where] = (load_config().get("reads") or {}).get("log", True) is not False
-        except Exception:  # noqa: BLE001 — a broken config is said by the calls that need it, not here
-            _CONFIG[where] = True
-    return _CONFIG[where]
+    try:
+        return (load_config().get("reads") or {}).get("log", True) is not False
+    except Exception:  # noqa: BLE001 — a broken config is said by the calls that need it, not here
+        return True
 
 
 _PATHS: dict[str, Path] = {}

@@ -27,9 +27,9 @@ The schema version carries the recipe version, so a new recipe rebuilds the inde
 from __future__ import annotations
 
 import os
-
 from pathlib import Path
 
+from kyb_cli.core.canon.headfile import made_path
 from kyb_cli.core.embed.recipe import RECIPE_VERSION
 
 SCHEMA_VERSION = f"10.r{RECIPE_VERSION}"  # 8: docs carry review_by and [verified] (issue 15); 9: `unreadable`, first-parent events
@@ -124,22 +124,10 @@ def index_dir(git_dir: Path) -> Path:
     written there (a read-only `.git/kyb`, a store on a read-only mount) — a directory of the user's
     own cache named after the store, so reads still answer (the index is only a cache of the canon;
     `fresh` checks it against HEAD on every read wherever it lives)."""
-    kyb = os.path.join(git_dir, "kyb")  # strings: every answer asks, the Paths are made once (_made)
+    kyb = os.path.join(git_dir, "kyb")  # strings: every answer asks, the Paths are made once (canon/headfile.made_path)
     if os.access(kyb if os.path.isdir(kyb) else git_dir, os.W_OK | os.X_OK):
-        return _made(kyb)
+        return made_path(kyb)
     return _elsewhere(Path(git_dir))
-
-
-_PATHS: dict[str, Path] = {}
-
-
-def _made(path: str) -> Path:
-    found = _PATHS.get(path)
-    if found is None:
-        if len(_PATHS) >= 128:
-            _PATHS.clear()
-        found = _PATHS[path] = Path(path)
-    return found
 
 
 def _elsewhere(git_dir: Path) -> Path:
@@ -163,7 +151,7 @@ def _elsewhere(git_dir: Path) -> Path:
 
 
 def index_path(git_dir: Path) -> Path:
-    return _made(os.path.join(index_dir(git_dir), "index.sqlite"))
+    return made_path(os.path.join(index_dir(git_dir), "index.sqlite"))
 
 
 def connect(path: Path, *, create: bool = False):

@@ -219,22 +219,11 @@ def _load(kfd: int) -> dict:
 
 def _save(kfd: int, memo: dict) -> None:
     """Replace the memory in one rename; never fails the answer (a read-only .git/kyb: no memory)."""
-    tmp = f".{MEMO}.{os.getpid()}.tmp"
+    from kyb_cli.core.canon.nofollow import write_replace
+
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644,
-                     dir_fd=kfd)
-        try:
-            data = memoryview(marshal.dumps(memo))
-            while data:
-                data = data[os.write(fd, data):]
-        finally:
-            os.close(fd)
-        os.replace(tmp, MEMO, src_dir_fd=kfd, dst_dir_fd=kfd)
+        write_replace(kfd, f".{MEMO}.{os.getpid()}.tmp", MEMO, marshal.dumps(memo), False, durable=False)
     except OSError:
-        try:
-            os.unlink(tmp, dir_fd=kfd)
-        except OSError:
-            pass
         return
     _sweep(kfd)
 
