@@ -232,13 +232,7 @@ def _kept(conn, head: str | None) -> dict:
 
     if not warm.keeping():
         return {}
-    total = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
-    state = (conn.filename, head, total)
-    seen, kept = _KEPT[0]
-    if seen != state or len(kept) > _KEPT_MAX:
-        kept = {}
-        _KEPT[0] = (state, kept)  # a reader of another state fills its own dict, never this one
-    return kept
+    return warm.kept_for(_KEPT, warm.index_state(conn, head)[1], _KEPT_MAX)
 
 
 def for_version(store_path: Path, key: str, sha: str) -> dict[str, Any]:

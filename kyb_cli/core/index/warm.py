@@ -44,6 +44,26 @@ def keeping() -> bool:
     return _keeping
 
 
+def index_state(conn, head: str | None) -> tuple[int, tuple]:
+    """(newest version id, the index's state: its file, `head`, that id): what answers kept per state
+    are kept by (term counts, term rows, trust assessments) — a write, a pull, a sync, a rebuild make
+    a new one. The build numbers versions 1, 2, 3... and never deletes one, so the newest id also
+    counts them (tests/test_search_relevance_total.py)."""
+    newest = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
+    return newest, (conn.filename, head, newest)
+
+
+def kept_for(slot: list, state: tuple, limit: int) -> dict:
+    """The dict `slot` ([(state, dict)]) keeps for `state`; a new empty one, put in the slot, when
+    the state moved or the dict outgrew `limit`. A reader of an older state keeps filling its own
+    dict, never the new one."""
+    seen, kept = slot[0]
+    if seen != state or len(kept) > limit:
+        kept = {}
+        slot[0] = (state, kept)
+    return kept
+
+
 def _identity(path: Path | str) -> tuple[int, int] | None:
     try:
         st = os.stat(path)

@@ -163,11 +163,10 @@ def term_weights(conn, terms: list[str], head: str | None = None) -> list[float]
     and a count(*) of 369k versions was ~9 ms of every question at 100k keys."""
     if not terms:
         return []
-    total, state = _state(conn, head)
-    seen, known = _DF[0]
-    if seen != state or len(known) > _DF_MAX:
-        known = {}
-        _DF[0] = (state, known)  # a reader of the old state keeps filling its own dict, never this one
+    from kyb_cli.core.index import warm
+
+    total, state = warm.index_state(conn, head)
+    known = warm.kept_for(_DF, state, _DF_MAX)
     missing = [t for t in terms if t not in known]
     if missing:
         from kyb_cli.core.search import bm25
@@ -192,13 +191,6 @@ def _df(conn, term: str, tokenize) -> int:
         row = conn.execute("SELECT doc FROM temp.kyb_rows WHERE term = ?", (token,)).fetchone()
         return row[0] if row is not None else 0
     return conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (term,)).fetchone()[0]
-
-
-def _state(conn, head: str | None) -> tuple[int, tuple]:
-    """(newest version id, the index's state: its file, `head`, that id): what term_weights and
-    term_hits keep their counts and rows by (a write, a pull, a rebuild: a new state)."""
-    total = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
-    return total, (conn.filename, head, total)
 
 
 _DF: list = [(None, {})]  # [(index state, {term: df})] (term_weights)
@@ -240,7 +232,7 @@ def _rows(conn, terms: list[str], head: str) -> dict[str, frozenset]:
 
     if not warm.keeping():
         return {}
-    _total, state = _state(conn, head)
+    _total, state = warm.index_state(conn, head)
     seen_df, df = _DF[0]
     if seen_df != state:
         return {}
