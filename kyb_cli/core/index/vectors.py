@@ -82,21 +82,27 @@ def pending(conn, fp: str, s: Slice) -> int:
     counted it (kept.py: a meta row stamped with the head, the history and a counter of vector writes)."""
     sql, params = _missing_sql(s, "count(DISTINCT c.vid)")
     params |= {"fp": fp}
-    memo = _conn_memo(conn)
-    key = ("pending", sql, repr(sorted(params.items())))
+    return per_state(conn, ("pending", sql, repr(sorted(params.items()))), lambda: kept.count(conn, sql, params))
+
+
+def per_state(conn, key, make):
+    """make()'s value for `key`, kept per connection while the index is as it was (db_state): a
+    long-lived door asks again and again; any commit, this connection's or another's, makes it anew."""
+    memo = conn_memo(conn)
     state = db_state(conn)
     known = memo.get(key)
     if known is not None and known[0] == state:
         return known[1]
-    count = kept.count(conn, sql, params)
-    memo[key] = (state, count)
-    return count
+    value = make()
+    memo[key] = (state, value)
+    return value
 
 
 _MEMOS = None  # connection -> {what: (db_state, value)}; a closed, dropped connection takes its own along
 
 
-def _conn_memo(conn) -> dict:
+def conn_memo(conn) -> dict:
+    """This connection's {what: (db_state, value)} (per_state; the door's own kept answers)."""
     global _MEMOS
     if _MEMOS is None:
         import weakref

@@ -122,9 +122,9 @@ def _postings(conn) -> _Postings | None:
     word at 10k keys), and any write makes a new state: an agent that writes then asks once would pay
     it every time. A state is kept from its second answer on, so alternating writes and questions
     cost what they cost without it, and a run of questions pays it once."""
-    from kyb_cli.core.index.vectors import _conn_memo, db_state
+    from kyb_cli.core.index.vectors import conn_memo, db_state
 
-    memo = _conn_memo(conn)
+    memo = conn_memo(conn)
     state = db_state(conn)
     kept = memo.get("bm25")
     if kept is None or kept[0] != state:

@@ -46,32 +46,30 @@ def copy_of(conn, fp: str, s) -> Copy:
     index changed since it was made."""
     import apsw
 
-    from kyb_cli.core.index.vectors import _conn_memo, db_state, load_vec
+    from kyb_cli.core.index.vectors import conn_memo, load_vec, per_state
 
     with_, where, params = s.sql()
-    memo = _conn_memo(conn)
     key = ("copy", fp, with_, where, repr(sorted(params.items())))
-    state = db_state(conn)
-    known = memo.get(key)
-    if known is not None and known[0] == state:
-        return known[1]
-    copies = [k for k in memo if k[0] == "copy" and k != key]
-    if len(copies) >= COPIES_MAX:
-        for k in copies:
-            del memo[k]
-    found = conn.execute(
-        f"{with_}SELECT c.vid, c.state, t.part, x.vec, v.key FROM cand c JOIN versions v ON v.id = c.vid "
-        f"JOIN vtext t ON t.version_id = c.vid "
-        f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}",
-        params | {"fp": fp}).fetchall()
-    rows = sorted((r[:4] for r in found), key=lambda r: (r[0], r[2]))
-    db = apsw.Connection(":memory:")
-    load_vec(db)
-    db.execute("CREATE TABLE p(vid INTEGER, state TEXT, part INTEGER, vec BLOB, PRIMARY KEY (vid, part)) WITHOUT ROWID")
-    db.executemany("INSERT INTO p VALUES (?, ?, ?, ?)", rows)
-    copy = Copy(db, rows, {r[0]: r[4] for r in found})
-    memo[key] = (state, copy)
-    return copy
+
+    def make() -> Copy:
+        memo = conn_memo(conn)
+        copies = [k for k in memo if k[0] == "copy" and k != key]
+        if len(copies) >= COPIES_MAX:
+            for k in copies:
+                del memo[k]
+        found = conn.execute(
+            f"{with_}SELECT c.vid, c.state, t.part, x.vec, v.key FROM cand c JOIN versions v ON v.id = c.vid "
+            f"JOIN vtext t ON t.version_id = c.vid "
+            f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}",
+            params | {"fp": fp}).fetchall()
+        rows = sorted((r[:4] for r in found), key=lambda r: (r[0], r[2]))
+        db = apsw.Connection(":memory:")
+        load_vec(db)
+        db.execute("CREATE TABLE p(vid INTEGER, state TEXT, part INTEGER, vec BLOB, PRIMARY KEY (vid, part)) WITHOUT ROWID")
+        db.executemany("INSERT INTO p VALUES (?, ?, ?, ?)", rows)
+        return Copy(db, rows, {r[0]: r[4] for r in found})
+
+    return per_state(conn, key, make)
 
 
 def scan(copy: Copy, qvec: bytes, bonus: float, best: float, penalty: float) -> dict | None:

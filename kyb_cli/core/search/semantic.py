@@ -196,11 +196,11 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
     vector of the model: 10k keys with history embedded, 75k rows against ~9k current ones)."""
     import numpy as np
 
-    from kyb_cli.core.index.vectors import _conn_memo
+    from kyb_cli.core.index.vectors import conn_memo
 
     with_, where, params = s.sql()
     key = ("passages", fp, with_, where, repr(sorted(params.items())), require, exclude)
-    memo = _conn_memo(conn) if not (require or exclude) else _answer_memo()
+    memo = conn_memo(conn) if not (require or exclude) else _answer_memo()
     state = db_state(conn)
     known = memo.get(key)
     if known is None or known[0] != state:
@@ -239,19 +239,16 @@ def _matrix(conn, fp: str):
     while the index is unchanged (vectors.db_state: its own changes, another connection's commit)."""
     import numpy as np
 
-    from kyb_cli.core.index.vectors import _conn_memo
+    from kyb_cli.core.index.vectors import per_state
 
-    memo = _conn_memo(conn)
-    state = db_state(conn)
-    known = memo.get(("matrix", fp))
-    if known is not None and known[0] == state:
-        return known[1]
-    found = conn.execute("SELECT text_sha, vec FROM vectors WHERE fingerprint = ?", (fp,)).fetchall()
-    rows = {sha: i for i, (sha, _v) in enumerate(found)}
-    matrix = (np.frombuffer(b"".join(v for _s, v in found), dtype="<f4").reshape(len(found), -1)
-              if found else np.zeros((0, 1), dtype="<f4"))
-    memo[("matrix", fp)] = (state, (rows, matrix))
-    return rows, matrix
+    def make():
+        found = conn.execute("SELECT text_sha, vec FROM vectors WHERE fingerprint = ?", (fp,)).fetchall()
+        rows = {sha: i for i, (sha, _v) in enumerate(found)}
+        matrix = (np.frombuffer(b"".join(v for _s, v in found), dtype="<f4").reshape(len(found), -1)
+                  if found else np.zeros((0, 1), dtype="<f4"))
+        return rows, matrix
+
+    return per_state(conn, ("matrix", fp), make)
 
 
 def _operators(where: str, params: dict, require, exclude) -> tuple[str, dict]:
