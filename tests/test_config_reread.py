@@ -1,8 +1,9 @@
-"""A long-lived door parses the config once per version of the file (core/config/file.py), and still
+"""A long-lived door parses the config once per version of the file (core/config/file.py, by core/known.py's stamps), and still
 sees every change at the next read: a rewrite of the same size in the same clock tick included."""
 
 import os
 
+from kyb_cli.core import known
 from kyb_cli.core.config import file
 
 
@@ -19,7 +20,7 @@ def test_a_change_is_seen_by_the_next_read(tmp_path, monkeypatch):
 def test_a_settled_file_is_parsed_once_and_a_change_still_seen(tmp_path, monkeypatch):
     path = tmp_path / "config.toml"
     monkeypatch.setenv("KYB_CONFIG", str(path))
-    monkeypatch.setattr(file, "_SETTLED_NS", 0)  # settled at once (utime sets the ctime to now)
+    monkeypatch.setattr(known, "SETTLED_NS", 0)  # settled at once (utime sets the ctime to now)
     path.write_text("[stale]\ndays = 30\n")
     os.utime(path, ns=(1_000_000_000, 1_000_000_000))  # the rewrite below has another mtime
     first = file.load_config()

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from kyb_cli.core.errors import StoreError
+from kyb_cli.core.known import made_path
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 
@@ -36,20 +37,6 @@ def git_dir(store_path: Path) -> Path:
     if not Path(store_path).exists():
         raise StoreError(f"no store at {store_path} — create one with `kyb init {store_path}`")
     raise StoreError(f"{store_path} is not a kyb store (no Git repository) — create one with `kyb init {store_path}`")
-
-
-_MADE: dict[str, Path] = {}
-
-
-def made_path(path: str) -> Path:
-    """`Path(path)`, made once per string: a door asks for its git and index paths on every answer,
-    and building a Path each time was a measurable part of a 1 ms lexical answer (issue 38)."""
-    found = _MADE.get(path)
-    if found is None:
-        if len(_MADE) >= 256:
-            _MADE.clear()
-        found = _MADE[path] = Path(path)
-    return found
 
 
 def refuse_linked_kyb_dir(gdir: Path, store_path: Path | str = "") -> Path:

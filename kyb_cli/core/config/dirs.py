@@ -10,6 +10,8 @@ import os
 import sys
 from pathlib import Path
 
+from kyb_cli.core.known import made_path
+
 APP = "kyb"
 
 
@@ -19,16 +21,7 @@ def _xdg(var: str, fallback: str) -> Path | None:
     if not sys.platform.startswith("linux"):
         return None
     value = os.environ.get(var, "").strip()
-    key = (var, value, "" if value else os.environ.get("HOME", ""))  # what the answer depends on
-    found = _XDG.get(key)
-    if found is None:
-        if len(_XDG) >= 64:
-            _XDG.clear()
-        found = _XDG[key] = Path(value or os.path.expanduser(fallback)) / APP
-    return found
-
-
-_XDG: dict[tuple[str, str, str], Path] = {}  # a long-lived door asks on every answer: the Path made once
+    return made_path(os.path.join(value or os.path.expanduser(fallback), APP))  # a door asks every answer
 
 
 def config_dir() -> Path:

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
@@ -16,6 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from kyb_cli.core.errors import StoreError
+from kyb_cli.core.known import remember, settled, stamp
 
 
 def config_path() -> Path:
@@ -37,10 +37,10 @@ def load_config() -> dict[str, Any]:
         return {}
     except OSError:
         st = None  # reading it says what is wrong
-    stamp = None if st is None else (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    known = _PARSED.get(str(path))
-    if known is not None and stamp is not None and known[0] == stamp:
-        return known[1]
+    seen = None if st is None else stamp(st)
+    kept = _PARSED.get(str(path))
+    if kept is not None and seen is not None and kept[0] == seen:
+        return kept[1]
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -53,13 +53,12 @@ def load_config() -> dict[str, Any]:
         parsed = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise StoreError(f"config {path} is not valid TOML: {exc}") from None
-    if stamp is not None and time.time_ns() - max(stamp[3], stamp[4]) > _SETTLED_NS:
-        _PARSED[str(path)] = (stamp, parsed)
+    if st is not None and settled(st):
+        remember(_PARSED, str(path), (seen, parsed))
     return parsed
 
 
 # A long-lived door reads the config on every answer (the models' paths, stale.days): parsed once per
-# version of the file, known by its stat. A file changed in the last two seconds is parsed every time
-# (as Git treats a racily clean file): a rewrite of the same size within one clock tick has the same stamp.
-_PARSED: dict[str, tuple[tuple[int, int, int, int, int], dict[str, Any]]] = {}
-_SETTLED_NS = 2_000_000_000
+# version of the file, known by its stat (core/known.py: a file changed within the last seconds is
+# parsed every time, as Git treats a racily clean file).
+_PARSED: dict[str, tuple[tuple, dict[str, Any]]] = {}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kyb_cli.core.embed.models import E5, ModelSpec
+from kyb_cli.core.known import remember, settled, stamp
 
 MODEL_FILES = ("model.onnx", "tokenizer.json")
 
@@ -80,10 +81,10 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
 _DIGESTS: dict[tuple[str, int, int, int], str] = {}
 
 
-# A door's answer first looks the file up by the path as given and what a stat through it finds
-# (device, inode, size, mtime): one syscall, where resolving the path costs one per component. Set
-# only when the resolved file is that very one, so a retargeted link or a replaced file misses it.
-_SEEN: dict[tuple[str, int, int, int, int], str] = {}
+# A door's answer first looks the file up by the path as given and the stamp a stat through it finds
+# (core/known.py): one syscall, where resolving the path costs one per component. Set only when the
+# resolved file is that very one and settled, so a retargeted link or a replaced file misses it.
+_SEEN: dict[tuple, str] = {}
 
 
 def file_digests(path: Path, cache=None) -> dict[str, str]:
@@ -92,28 +93,24 @@ def file_digests(path: Path, cache=None) -> dict[str, str]:
     for name in MODEL_FILES:
         named = os.path.join(path, name)  # strings: a Path costs more than the stat on every answer
         given = os.stat(named)
-        quick = (named, given.st_dev, given.st_ino, given.st_size, given.st_mtime_ns)
+        quick = (named, *stamp(given))
         known = _SEEN.get(quick)
         if known is not None:
             out[name] = known
             continue
         file = (path / name).resolve()
         st = file.stat()
-        stamp = (str(file), st.st_size, st.st_mtime_ns, st.st_ino)
-        known = _DIGESTS.get(stamp)
+        where = (str(file), st.st_size, st.st_mtime_ns, st.st_ino)
+        known = _DIGESTS.get(where)
         if known is None and cache is not None:
-            known = cache.known_digest(*stamp)
+            known = cache.known_digest(*where)
         if known is None:
             known = file_sha256(file)
             if cache is not None:
-                cache.remember_digest(*stamp, known)
-        if len(_DIGESTS) >= 64:
-            _DIGESTS.clear()
-        _DIGESTS[stamp] = known
-        if quick[1:] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
-            if len(_SEEN) >= 64:
-                _SEEN.clear()
-            _SEEN[quick] = known
+                cache.remember_digest(*where, known)
+        remember(_DIGESTS, where, known)
+        if quick[1:] == stamp(st) and settled(st):
+            remember(_SEEN, quick, known)
         out[name] = known
     return out
 
@@ -127,11 +124,7 @@ def fingerprint_of(digests: dict[str, str], spec: ModelSpec = E5) -> str:
 
     memo = (tuple(digests.items()), spec, repr(RECIPE))  # the recipe is read each time: a test may change it
     found = _FINGERPRINTS.get(memo)
-    if found is None:
-        if len(_FINGERPRINTS) >= 64:
-            _FINGERPRINTS.clear()
-        found = _FINGERPRINTS[memo] = _fingerprint_of(digests, spec)
-    return found
+    return found if found is not None else remember(_FINGERPRINTS, memo, _fingerprint_of(digests, spec))
 
 
 def _fingerprint_of(digests: dict[str, str], spec: ModelSpec) -> str:

@@ -29,8 +29,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kyb_cli.core.canon.headfile import made_path
 from kyb_cli.core.embed.recipe import RECIPE_VERSION
+from kyb_cli.core.known import made_path
 
 SCHEMA_VERSION = f"10.r{RECIPE_VERSION}"  # 8: docs carry review_by and [verified] (issue 15); 9: `unreadable`, first-parent events
 # 10: a typed field of the wrong type makes a version unreadable (issue 37 item 6): indexes built before rebuild
@@ -124,7 +124,7 @@ def index_dir(git_dir: Path) -> Path:
     written there (a read-only `.git/kyb`, a store on a read-only mount) — a directory of the user's
     own cache named after the store, so reads still answer (the index is only a cache of the canon;
     `fresh` checks it against HEAD on every read wherever it lives)."""
-    kyb = os.path.join(git_dir, "kyb")  # strings: every answer asks, the Paths are made once (canon/headfile.made_path)
+    kyb = os.path.join(git_dir, "kyb")  # strings: every answer asks, the Paths are made once (known.made_path)
     if os.access(kyb if os.path.isdir(kyb) else git_dir, os.W_OK | os.X_OK):
         return made_path(kyb)
     return _elsewhere(Path(git_dir))

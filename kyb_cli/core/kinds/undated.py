@@ -6,11 +6,9 @@ nanosecond — equals the one taken from the open file when it was last read and
 directory's names are reused only when its stat equals the one taken from the directory fd they
 were listed through. Any write to a file changes its ctime (no system call sets it back), and adding,
 removing or renaming a name changes its directory's: a write from another process, a `git pull`, a
-sync, a hand edit are all seen by the next answer. Racy stats (git's "racy clean" problem): a change
-within the same clock tick as the stat it was recorded with could leave that stat as it was, so
-nothing changed within the last MARGIN_NS (more than any timestamp granularity: FAT's 2 s) is ever
-remembered; it is read again until it is older (git trusts its index on the same grounds: the one
-assumption is a clock never set back past a recorded ctime). The memory lives in `.git/kyb` (where the index
+sync, a hand edit are all seen by the next answer. Nothing that changed within the last seconds is
+ever remembered (core/known.py `settled`: git's racy-clean rule, and its one assumption, a clock
+never set back past a recorded ctime); it is read again until it is older. The memory lives in `.git/kyb` (where the index
 lives; no link followed); a store without it, or anything unusual (a link, an unreadable directory),
 returns None and the caller reads every file as before. The memory only skips: what a file says is
 always read from the file itself.
@@ -24,15 +22,12 @@ import os
 import stat
 import time
 
-MARGIN_NS = 3_000_000_000
+from kyb_cli.core.known import settled, stamp
+
 MEMO = "tasks-undated.v1"
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _HEX = frozenset("0123456789abcdef")
-
-
-def _key(st: os.stat_result) -> tuple:
-    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def not_undated(root, keep, undated) -> dict[str, bytes] | None:
@@ -40,7 +35,7 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
     named `<h>/<name>`) that `keep(name)` accepts and `undated(data)` does not, in name order — what
     canon/nofollow.read_files would return, less the undated files — or None when the memory cannot
     be used (read every file then). `keep` and `undated` must be the same functions on every call."""
-    safe = time.time_ns() - MARGIN_NS
+    now = time.time_ns()
     try:
         rfd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
@@ -63,10 +58,10 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
             try:
                 new: dict = {}
                 try:
-                    out = _walk(tfd, keep, undated, old, new, safe)
+                    out = _walk(tfd, keep, undated, old, new, now)
                 except (TypeError, ValueError, IndexError, AttributeError):  # a memory of another shape
                     old, new = {}, {}
-                    out = _walk(tfd, keep, undated, old, new, safe)
+                    out = _walk(tfd, keep, undated, old, new, now)
             finally:
                 os.close(tfd)
             if new != old:
@@ -80,7 +75,7 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
         os.close(rfd)
 
 
-def _walk(tfd: int, keep, undated, old: dict, new: dict, safe: int) -> dict[str, bytes]:
+def _walk(tfd: int, keep, undated, old: dict, new: dict, now: int) -> dict[str, bytes]:
     """The memory is one entry per directory, "" for tasks/ itself and "<h>" for a bucket: (its
     stat, its wanted names in order, per name the stat it was found undated with, or None)."""
     def wanted(name: str) -> bool:  # asked only of a directory listed again: imported then (~0.5 ms)
@@ -89,17 +84,17 @@ def _walk(tfd: int, keep, undated, old: dict, new: dict, safe: int) -> dict[str,
         return bool(keep(name)) and unsafe_component(name) is None
 
     out: dict[str, bytes] = {}
-    top = _dir(tfd, None, old, new, safe, lambda n: (len(n) == 2 and set(n) <= _HEX) or wanted(n))
+    top = _dir(tfd, None, old, new, now, lambda n: (len(n) == 2 and set(n) <= _HEX) or wanted(n))
     buckets = [n for n in top[1] if len(n) == 2 and set(n) <= _HEX]
-    _files(tfd, None, top, undated, new, safe, out)
+    _files(tfd, None, top, undated, new, now, out)
     for name in buckets:
-        entry = _dir(tfd, name, old, new, safe, wanted)
+        entry = _dir(tfd, name, old, new, now, wanted)
         if entry is not None:
-            _files(tfd, name, entry, undated, new, safe, out)
+            _files(tfd, name, entry, undated, new, now, out)
     return out
 
 
-def _dir(tfd: int, sub: str | None, old: dict, new: dict, safe: int, wanted):
+def _dir(tfd: int, sub: str | None, old: dict, new: dict, now: int, wanted):
     """[stat key, names, remembered keys] of directory `sub` of tasks/ (tasks/ itself: None), from
     the memory when its stat is the remembered one, else listed; None when `sub` is not a plain
     directory (a link, a file named like a bucket: left out, as read_files leaves it)."""
@@ -112,8 +107,8 @@ def _dir(tfd: int, sub: str | None, old: dict, new: dict, safe: int, wanted):
             return None
         if not stat.S_ISDIR(st.st_mode):
             return None
-        key = (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        if seen is not None and seen[0] == key and st.st_ctime_ns < safe and st.st_mtime_ns < safe:
+        key = stamp(st)
+        if seen is not None and seen[0] == key and settled(st, now):
             entry = new[rel] = [key, seen[1], list(seen[2])]
             return entry
         try:
@@ -124,14 +119,14 @@ def _dir(tfd: int, sub: str | None, old: dict, new: dict, safe: int, wanted):
         fd = tfd
     try:
         st = os.fstat(fd)  # of the directory listed: the names below are this inode's
-        key = (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        if seen is not None and seen[0] == key and st.st_ctime_ns < safe and st.st_mtime_ns < safe:
+        key = stamp(st)
+        if seen is not None and seen[0] == key and settled(st, now):
             names, keys = seen[1], list(seen[2])
         else:
             names = sorted(n for n in os.listdir(fd) if wanted(n))
             known = dict(zip(seen[1], seen[2])) if seen is not None else {}
             keys = [known.get(n) for n in names]  # a file's own stat still says whether it changed
-        entry = [key if st.st_ctime_ns < safe and st.st_mtime_ns < safe else None, names, keys]
+        entry = [key if settled(st, now) else None, names, keys]
         new[rel] = entry
         return entry
     finally:
@@ -139,7 +134,7 @@ def _dir(tfd: int, sub: str | None, old: dict, new: dict, safe: int, wanted):
             os.close(fd)
 
 
-def _files(tfd: int, sub: str | None, entry: list, undated, new: dict, safe: int, out: dict) -> None:
+def _files(tfd: int, sub: str | None, entry: list, undated, new: dict, now: int, out: dict) -> None:
     """Put in `out` the bytes of each file of `entry` (in `sub`) not remembered or found undated,
     and keep in `entry` the stat of each found undated (None for the others)."""
     prefix = f"{sub}/" if sub else ""
@@ -155,9 +150,7 @@ def _files(tfd: int, sub: str | None, entry: list, undated, new: dict, safe: int
             except OSError:
                 keys[i] = None
                 continue
-            ctime, mtime = st.st_ctime_ns, st.st_mtime_ns
-            if keys[i] == (st.st_dev, st.st_ino, st.st_mode, st.st_size, mtime, ctime) and \
-                    ctime < safe and mtime < safe:
+            if keys[i] == stamp(st) and settled(st, now):
                 continue  # the very file found undated (a regular one: its mode is in the key)
             keys[i] = None
             if not stat.S_ISREG(st.st_mode):
@@ -169,8 +162,8 @@ def _files(tfd: int, sub: str | None, entry: list, undated, new: dict, safe: int
                 continue
             if not undated(data):
                 out[prefix + name] = data
-            elif st.st_ctime_ns < safe and st.st_mtime_ns < safe:
-                keys[i] = _key(st)
+            elif settled(st, now):
+                keys[i] = stamp(st)
     finally:
         if dfd is not None and dfd != tfd:
             os.close(dfd)

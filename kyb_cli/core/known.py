@@ -1,0 +1,50 @@
+"""What a long-lived process knows again without reading it again: a file by its stat, a path as a Path.
+
+A door (`kyb mcp`, `kyb serve`) asks on every answer for files that rarely change (the config, the
+model files, the tasks the deadlines block reads). A file is taken to be the one seen before while
+its `stamp` is the same — device, inode, mode, size, mtime and ctime to the nanosecond: any write
+moves the ctime, and no system call sets it back. A stamp vouches for a file only once `settled`: a
+change within SETTLED_NS of now could share its clock tick with the stat it was recorded with (git's
+"racy clean" index entries), so what changed that recently is read again until it is older. 3 s is
+more than any filesystem's timestamp granularity (FAT's 2 s). The one assumption: a clock never set
+back past a recorded ctime. The rule is declared here once; config/file.py, embed/files.py and
+kinds/undated.py keep what they read by it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+SETTLED_NS = 3_000_000_000
+
+
+def stamp(st: os.stat_result) -> tuple[int, int, int, int, int, int]:
+    """(device, inode, mode, size, mtime_ns, ctime_ns): the file, as long as these are the same."""
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def settled(st: os.stat_result, now_ns: int | None = None) -> bool:
+    """Nothing changed within SETTLED_NS before `now_ns` (default: now): its stamp may be trusted."""
+    now = time.time_ns() if now_ns is None else now_ns
+    return max(st.st_mtime_ns, st.st_ctime_ns) < now - SETTLED_NS
+
+
+def remember(memo: dict, key, value, limit: int = 64):
+    """`memo[key] = value`, the memo emptied first when it holds `limit` entries (a long-lived
+    process's memo never grows without bound); returns `value`."""
+    if len(memo) >= limit:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
+_MADE: dict[str, Path] = {}
+
+
+def made_path(path: str) -> Path:
+    """`Path(path)`, made once per string: a door asks for its git, index and user directories on
+    every answer, and building the Paths each time was a measurable part of a 1 ms lexical answer."""
+    found = _MADE.get(path)
+    return found if found is not None else remember(_MADE, path, Path(path), 256)
