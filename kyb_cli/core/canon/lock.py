@@ -89,6 +89,7 @@ class exclusive:  # noqa: N801 - used as `with exclusive(path):`, like the funct
         finally:
             os.close(self.fd)
 
+
 def _holder(fd: int) -> str:
     try:
         pid = os.pread(fd, 32, 0).decode().strip()
