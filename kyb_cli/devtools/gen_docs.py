@@ -69,7 +69,7 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_SERVE_TOKEN": ("Bearer token kyb serve requires (always when set; beyond loopback one is generated and "
                         "printed once when unset)."),
     "KYB_MCP_SDK": ("Set to 1 to have kyb mcp answer every call through the MCP SDK's dispatch (by default a "
-                    "read tool's call on stdio takes a leaner path through the SDK's own checks)."),
+                    "read tool's call on stdio or at kyb serve's /mcp takes a leaner path through the SDK's own checks)."),
     "KYB_DEBUG": "Set to 1 to see the Python traceback of an internal error (otherwise one line and exit 4).",
     "NO_COLOR": "When set, no colours on a terminal.",
     "XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME":

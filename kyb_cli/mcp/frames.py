@@ -4,7 +4,7 @@ The SDK's stdio reader drops a line it cannot validate (not JSON, not an object,
 of the wrong type, a batch, a lone surrogate its JSON parser refuses): the client waits forever for
 an answer. Over HTTP (`kyb serve` at /mcp) the SDK answers, but with a pydantic dump, the wrong
 code, no id, or an empty 202 for a request whose id is not a string or integer. Each frame — a
-stdio line, an HTTP body (`check_body`) — is checked here first by the one rule below; what the
+stdio line, an HTTP body (`parse_body`) — is checked here first by the one rule below; what the
 SDK would mishandle is answered here instead (on stdio, on the SDK's own outgoing stream, so
 replies never interleave with its writes):
 
@@ -107,17 +107,19 @@ def parse(line: str, tool_error: ToolError) -> tuple[Any, str | None, dict | Non
     return (frame, *_passed(line, frame, rid, surrogate, tool_error))
 
 
-def check_body(raw: bytes, tool_error: ToolError) -> tuple[bool, dict | None]:
-    """The HTTP form of `check`: (True, None) when the SDK can take the body as it is, else (False,
-    the reply; None for a body that is blank or a malformed notification, which the caller refuses
-    as a usage error since an HTTP request must get an answer). A body that is not UTF-8 is a parse
-    error (over HTTP nothing is replaced: the bytes are what the client sent)."""
+def parse_body(raw: bytes, tool_error: ToolError) -> tuple[Any, bool, dict | None]:
+    """The HTTP form of `parse`: (the frame, True, None) when the SDK can take the body as it is,
+    else (the frame or None, False, the reply; None for a body that is blank or a malformed
+    notification, which the caller refuses as a usage error since an HTTP request must get an
+    answer). A body that is not UTF-8 is a parse error (over HTTP nothing is replaced: the bytes
+    are what the client sent). The frame is what /mcp's lean path reads (serve/mcp_lean.py)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return False, _error(None, -32700, f"Parse error: the body is not UTF-8 ({exc.reason} at byte {exc.start})")
-    passed, reply = check(text, tool_error)
-    return passed is not None, reply
+        return None, False, _error(None, -32700,
+                                   f"Parse error: the body is not UTF-8 ({exc.reason} at byte {exc.start})")
+    frame, passed, reply = parse(text, tool_error)
+    return frame, passed is not None, reply
 
 
 def _passed(line: str, frame: dict, rid: Any, surrogate: bool,

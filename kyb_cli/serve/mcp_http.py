@@ -16,6 +16,7 @@ import contextlib
 from pathlib import Path
 
 from kyb_cli.serve.door import caller_attribution
+from kyb_cli.serve.mcp_lean import LeanHttp
 
 
 def _mcp_door(store_path: Path, default_workspace: str):
@@ -41,6 +42,7 @@ class McpEndpoint:
     def __init__(self, store_path: Path, *, readonly: bool, default_workspace: str = "") -> None:
         self.store_path, self.readonly, self.default_workspace = store_path, readonly, default_workspace
         self.servers: dict = {}
+        self.lean: dict = {}
         self._wanted = self._ready = None
         self._failed: BaseException | None = None
 
@@ -86,6 +88,8 @@ class McpEndpoint:
         async with contextlib.AsyncExitStack() as stack:
             for server in servers.values():
                 await stack.enter_async_context(server.session_manager.run())
+            self.lean = {ro: LeanHttp(server, server.session_manager.max_request_body_size)
+                         for ro, server in servers.items()}
             self.servers = servers
             self._ready.set()
             await anyio.sleep_forever()
@@ -103,8 +107,13 @@ class McpEndpoint:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         wants_ro = self.readonly or query.get("readonly", ["0"])[-1].lower() in ("1", "true", "yes")
         if scope.get("method") == "POST":
-            receive = await _screened(scope, receive, send)
-            if receive is None:
+            screened = await _screened(scope, receive, send)
+            if screened is None:
+                return
+            receive, frame, size = screened
+            data = await self.lean[wants_ro].reply(scope, frame, size)
+            if data is not None:  # a read tool's plain call: answered without the SDK's session (mcp_lean.py)
+                await _json_response(send, 200, data)
                 return
         await self.servers[wants_ro].session_manager.handle_request(scope, receive, send)
 
@@ -115,10 +124,11 @@ def _import_sdk() -> None:
 
 
 async def _screened(scope, receive, send):
-    """`receive` with the body for the SDK, or None when the frame guard answered it already."""
+    """(`receive` with the body for the SDK, the frame parsed, the body's size), or None when the
+    frame guard answered it already."""
     import json
 
-    from kyb_cli.mcp.frames import check_body
+    from kyb_cli.mcp.frames import parse_body
     from kyb_cli.mcp.server import argument_error
     from kyb_cli.serve.guard import Headers, replay_body
     from kyb_cli.serve.refusal import json_media_problem, refusal
@@ -133,9 +143,9 @@ async def _screened(scope, receive, send):
             break
     body = b"".join(chunks)
     media = json_media_problem(Headers(scope).get("content-type"))
-    passed, reply = (False, None) if media else check_body(body, argument_error)
+    frame, passed, reply = (None, False, None) if media else parse_body(body, argument_error)
     if passed:
-        return replay_body(body, receive)
+        return replay_body(body, receive), frame, len(body)
     if media:
         status, payload = 400, refusal(400, media)
     elif reply is None:
@@ -143,8 +153,11 @@ async def _screened(scope, receive, send):
                                             "object with jsonrpc \"2.0\", a method and an id")
     else:
         status, payload = (200 if "result" in reply else 400), reply
-    data = json.dumps(payload, ensure_ascii=False).encode()
+    await _json_response(send, status, json.dumps(payload, ensure_ascii=False).encode())
+    return None
+
+
+async def _json_response(send, status: int, data: bytes) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
     await send({"type": "http.response.body", "body": data})
-    return None
