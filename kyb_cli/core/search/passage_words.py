@@ -1,0 +1,98 @@
+"""A long body's best passage (issue 41): which of the question's terms meet in one passage.
+
+The passages (the ones the vector side embeds, core/embed/recipe.py) are matched by FTS5 with the
+index's own tokenizer, in an in-memory database of this thread. They stay there between answers,
+keyed by the version's stored doc text itself: cutting a 27 kB runbook into passages and tokenizing
+them was ~1 ms of every lexical answer on the runbooks, the same work each time. A key that is the
+text cannot go stale (an edited record is another text; a rebuilt index gives the same text the same
+passages), so nothing needs invalidating; the table is emptied when it holds KEEP_ROWS passages.
+"""
+
+from __future__ import annotations
+
+from _thread import _local
+
+# Only bodies over PASSAGE_CHARS can have two passages (relevance.PASSAGE_CHARS, the rule's home).
+KEEP_ROWS = 20_000  # passages kept per thread (MAX_PASSAGES per version at most), then all dropped
+_SCRATCH = _local()
+
+
+def best_passage(conn, terms: list[str], weights: list[float], vids: list[int], long_body: int,
+                 coverage) -> dict[int, float]:
+    """{vid: the share of the question's weight its best passage holds} for the versions of `vids`
+    whose body is over `long_body` characters and cut into several passages; the others are left out.
+    `coverage(held term indexes, weights)` is the share (relevance.coverage)."""
+    if not vids or not terms:
+        return {}
+    kept = _kept(len(vids))
+    owner: dict[int, int] = {}  # passage rowid -> vid
+    marks = ",".join(str(int(v)) for v in vids)
+    for vid, raw in conn.execute(f"SELECT id, doc FROM versions WHERE id IN ({marks})"):
+        for rowid in kept.rows(raw, long_body):
+            owner[rowid] = vid
+    if not owner:
+        return {}
+    held: dict[int, set[int]] = {}
+    for i, t in enumerate(terms):
+        for (rowid,) in kept.conn.execute("SELECT rowid FROM passage_words WHERE passage_words MATCH ?", (t,)):
+            if rowid in owner:
+                held.setdefault(rowid, set()).add(i)
+    out = {vid: 0.0 for vid in owner.values()}
+    for rowid, got in held.items():
+        vid = owner[rowid]
+        out[vid] = max(out[vid], coverage(got, weights))
+    return out
+
+
+class _Kept:
+    """One thread's passages: an FTS5 table in memory (the index's tokenizer) and, per doc text, the
+    rowids of its passages (empty: a body that is short or one passage)."""
+
+    def __init__(self) -> None:
+        import apsw
+
+        from kyb_cli.core.index.schema import TOKENIZER
+
+        # not a temp table of the index's connection: its row changes would count in total_changes,
+        # the stamp a long-lived door keeps its postings, matrices and counts by (index/vectors.db_state)
+        self.conn = apsw.Connection(":memory:")
+        self.conn.execute(f"CREATE VIRTUAL TABLE passage_words USING fts5(text, tokenize='{TOKENIZER}')")
+        self.of: dict[str, tuple[int, ...]] = {}
+        self.size = 0
+
+    def rows(self, raw: str, long_body: int) -> tuple[int, ...]:
+        got = self.of.get(raw)
+        if got is None:
+            got = self.of[raw] = self._add(raw, long_body)
+        return got
+
+    def _add(self, raw: str, long_body: int) -> tuple[int, ...]:
+        from kyb_cli.core.embed.recipe import passages
+        from kyb_cli.core.index.schema import decode
+
+        doc = decode(raw)
+        if len(str(doc.get("body") or "")) <= long_body:
+            return ()
+        parts = passages(doc)
+        if len(parts) < 2:
+            return ()
+        first = self.size + 1
+        self.conn.executemany("INSERT INTO passage_words(rowid, text) VALUES (?, ?)",
+                              [(first + n, text) for n, text in enumerate(parts)])
+        self.size += len(parts)
+        return tuple(range(first, first + len(parts)))
+
+
+def _kept(versions: int) -> _Kept:
+    """This thread's passages, emptied first when `versions` more might not fit (never during an
+    answer: the rowids it has collected stay valid)."""
+    from kyb_cli.core.embed.recipe import MAX_PASSAGES
+
+    kept = getattr(_SCRATCH, "kept", None)
+    if kept is None:
+        kept = _SCRATCH.kept = _Kept()
+    elif kept.size + versions * MAX_PASSAGES > KEEP_ROWS:
+        kept.conn.execute("DELETE FROM passage_words")
+        kept.of.clear()
+        kept.size = 0
+    return kept
