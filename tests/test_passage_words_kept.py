@@ -1,5 +1,5 @@
 """A long body's passages are kept between answers (search/passage_words.py), keyed by the version's
-doc text: an edit is judged by its new passages at once, a kept table that fills up is emptied
+key and Git blob: an edit is judged by its new passages at once, a kept table that fills up is emptied
 without changing an answer, and a long-lived door answers as a one-shot process does."""
 
 from __future__ import annotations

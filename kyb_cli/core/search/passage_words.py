@@ -1,20 +1,24 @@
 """A long body's best passage (issue 41): which of the question's terms meet in one passage.
 
 The passages (the ones the vector side embeds, core/embed/recipe.py) are matched by FTS5 with the
-index's own tokenizer, in an in-memory database of this thread. They stay there between answers,
-keyed by the version's stored doc text itself: cutting a 27 kB runbook into passages and tokenizing
+index's own tokenizer, in an in-memory database of this process. They stay there between answers,
+keyed by the version's key and Git blob, what its doc is made of (index/rows.version_rows: the
+record loaded from that blob at that key's path): cutting a 27 kB runbook into passages and tokenizing
 them was ~1 ms of every lexical answer on the runbooks, the same work each time. A key that is the
-text cannot go stale (an edited record is another text; a rebuilt index gives the same text the same
+content cannot go stale (an edited record is another blob; a rebuilt index gives the same blob the same
 passages), so nothing needs invalidating; the table is emptied when it holds KEEP_ROWS passages.
+One table for every thread (`kyb serve` answers each request on any thread of its pool: a table per
+thread was filled again on most requests), used under a lock for the few statements of one answer.
 """
 
 from __future__ import annotations
 
-from _thread import _local
+from _thread import allocate_lock
 
 # Only bodies over PASSAGE_CHARS can have two passages (relevance.PASSAGE_CHARS, the rule's home).
-KEEP_ROWS = 20_000  # passages kept per thread (MAX_PASSAGES per version at most), then all dropped
-_SCRATCH = _local()
+KEEP_ROWS = 20_000  # passages kept (MAX_PASSAGES per version at most), then all dropped
+_KEPT: list = [None]  # [_Kept], made on first use
+_LOCK = allocate_lock()
 
 
 def best_passage(conn, terms: list[str], weights: list[float], vids: list[int], long_body: int,
@@ -24,19 +28,25 @@ def best_passage(conn, terms: list[str], weights: list[float], vids: list[int], 
     `coverage(held term indexes, weights)` is the share (relevance.coverage)."""
     if not vids or not terms:
         return {}
-    kept = _kept(len(vids))
-    owner: dict[int, int] = {}  # passage rowid -> vid
     marks = ",".join(str(int(v)) for v in vids)
-    for vid, raw in conn.execute(f"SELECT id, doc FROM versions WHERE id IN ({marks})"):
-        for rowid in kept.rows(raw, long_body):
-            owner[rowid] = vid
-    if not owner:
-        return {}
+    made = conn.execute(f"SELECT id, key, blob FROM versions WHERE id IN ({marks})").fetchall()
+    owner: dict[int, int] = {}  # passage rowid -> vid
     held: dict[int, set[int]] = {}
-    for i, t in enumerate(terms):
-        for (rowid,) in kept.conn.execute("SELECT rowid FROM passage_words WHERE passage_words MATCH ?", (t,)):
-            if rowid in owner:
-                held.setdefault(rowid, set()).add(i)
+    with _LOCK:
+        kept = _kept(len(vids))
+        for vid, key, blob in made:
+            rows = kept.of.get((key, blob))
+            if rows is None:
+                (raw,), = conn.execute("SELECT doc FROM versions WHERE id = ?", (vid,)).fetchall()
+                rows = kept.of[(key, blob)] = kept.add(raw, long_body)
+            for rowid in rows:
+                owner[rowid] = vid
+        if not owner:
+            return {}
+        for i, t in enumerate(terms):
+            for (rowid,) in kept.conn.execute("SELECT rowid FROM passage_words WHERE passage_words MATCH ?", (t,)):
+                if rowid in owner:
+                    held.setdefault(rowid, set()).add(i)
     out = {vid: 0.0 for vid in owner.values()}
     for rowid, got in held.items():
         vid = owner[rowid]
@@ -45,7 +55,7 @@ def best_passage(conn, terms: list[str], weights: list[float], vids: list[int], 
 
 
 class _Kept:
-    """One thread's passages: an FTS5 table in memory (the index's tokenizer) and, per doc text, the
+    """The kept passages: an FTS5 table in memory (the index's tokenizer) and, per (key, blob), the
     rowids of its passages (empty: a body that is short or one passage)."""
 
     def __init__(self) -> None:
@@ -57,16 +67,11 @@ class _Kept:
         # the stamp a long-lived door keeps its postings, matrices and counts by (index/vectors.db_state)
         self.conn = apsw.Connection(":memory:")
         self.conn.execute(f"CREATE VIRTUAL TABLE passage_words USING fts5(text, tokenize='{TOKENIZER}')")
-        self.of: dict[str, tuple[int, ...]] = {}
+        self.of: dict[tuple[str, str], tuple[int, ...]] = {}
         self.size = 0
 
-    def rows(self, raw: str, long_body: int) -> tuple[int, ...]:
-        got = self.of.get(raw)
-        if got is None:
-            got = self.of[raw] = self._add(raw, long_body)
-        return got
-
-    def _add(self, raw: str, long_body: int) -> tuple[int, ...]:
+    def add(self, raw: str, long_body: int) -> tuple[int, ...]:
+        """The rowids of the passages of the version whose doc is `raw`, added to the table."""
         from kyb_cli.core.embed.recipe import passages
         from kyb_cli.core.index.schema import decode
 
@@ -84,13 +89,13 @@ class _Kept:
 
 
 def _kept(versions: int) -> _Kept:
-    """This thread's passages, emptied first when `versions` more might not fit (never during an
-    answer: the rowids it has collected stay valid)."""
+    """The kept passages (under _LOCK), emptied first when `versions` more might not fit (never during
+    an answer: the rowids it has collected stay valid)."""
     from kyb_cli.core.embed.recipe import MAX_PASSAGES
 
-    kept = getattr(_SCRATCH, "kept", None)
+    kept = _KEPT[0]
     if kept is None:
-        kept = _SCRATCH.kept = _Kept()
+        kept = _KEPT[0] = _Kept()
     elif kept.size + versions * MAX_PASSAGES > KEEP_ROWS:
         kept.conn.execute("DELETE FROM passage_words")
         kept.of.clear()

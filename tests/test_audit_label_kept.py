@@ -1,0 +1,22 @@
+"""An audit line's agent label is scanned once per label (core/canon/attribution.audit_label keeps
+the verdict: the scanner is a pure function of the text), the same verdict every time, bounded."""
+
+from __future__ import annotations
+
+from kyb_cli.core.canon import attribution
+
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a GitHub token's shape
+
+
+def test_a_label_is_judged_the_same_every_time_and_the_memo_stays_bounded(monkeypatch):
+    monkeypatch.setattr(attribution, "_LABELS", {})
+    monkeypatch.setattr(attribution, "LABELS_MAX", 4)
+    for _ in range(3):
+        assert attribution.audit_label(SECRET) == attribution.WITHHELD
+        assert attribution.audit_label("bot " + SECRET) == attribution.WITHHELD
+        assert attribution.audit_label("claude-code") == "claude-code"
+        assert attribution.audit_label("") == ""
+    for n in range(10):
+        assert attribution.audit_label(f"agent-{n}") == f"agent-{n}"
+        assert len(attribution._LABELS) <= 4
+    assert attribution.audit_label(SECRET) == attribution.WITHHELD
