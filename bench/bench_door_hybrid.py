@@ -5,6 +5,7 @@ checkouts side by side. bench_warm.py times the whole stdio round trip; this say
     KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_door_hybrid.py [--against /work/main] [--n 120] [--stages]
     KYB_MODEL=… KYB_MODEL_EN=/nonexistent python bench/bench_door_hybrid.py --stages   # e5 alone: the 2nd model's cost
     … bench_door_hybrid.py --lexical [--profile /tmp/door]   # the lexical door; cProfile to /tmp/door-<i>.prof
+    python bench/bench_door_hybrid.py --lexical --warm-questions --n 200 --against /tmp/old   # bench_warm's asks
 
 The 108-runbook store of bench_warm.py (built there once; copied here, never written) and its vector
 cache (copied per run and per checkout, so no question's vector is cached and the checkouts do not
@@ -34,7 +35,11 @@ ROOT = Path(__file__).resolve().parents[1]
 WARM = Path(os.environ.get("KYB_BENCH_DIR", tempfile.gettempdir())) / "kyb-bench-warm"
 
 
-def _questions(n: int) -> list[str]:
+def _questions(n: int, warm: bool = False) -> list[str]:
+    if warm:  # bench_warm.py's six lexical questions, asked in turn (a known question, as it times them)
+        from bench.bench_warm import QUESTIONS
+
+        return [QUESTIONS[i % len(QUESTIONS)] for i in range(n)]
     out: list[str] = []
     for name in ("questions.jsonl", "also.jsonl"):
         for line in (ROOT / "bench" / "evalset" / name).read_text().splitlines():
@@ -163,6 +168,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=120, help="questions (each new to every checkout)")
     ap.add_argument("--stages", action="store_true", help="per-stage breakdown (wrappers cost a few µs)")
     ap.add_argument("--lexical", action="store_true", help="ask lexically (semantic=False): the lexical door")
+    ap.add_argument("--warm-questions", action="store_true",
+                    help="bench_warm.py's six questions in turn (its lexical figure) instead of the dev set's")
     ap.add_argument("--profile", metavar="PREFIX", help="cProfile each checkout's calls to PREFIX-<i>.prof")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -197,7 +204,7 @@ def main() -> None:
             print(f"{co}: {json.loads(p.stdout.readline())['ready']}", flush=True)
         print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]), flush=True)
         results: list[list[dict]] = [[] for _ in procs]
-        for j, q in enumerate(_questions(a.n)):
+        for j, q in enumerate(_questions(a.n, a.warm_questions)):
             order = list(range(len(procs)))
             if j % 2:
                 order.reverse()
@@ -210,7 +217,7 @@ def main() -> None:
             cpu = statistics.median(r["cpu"] for r in rs)
             print(f"{co}: door {'lexical' if a.lexical else 'hybrid'} p50 {statistics.median(ms):.2f} ms  p90 {ms[int(len(ms) * 0.9)]:.2f} ms"
                   f"  CPU/call p50 {cpu:.2f} ms (all threads)"
-                  f"  ({len(ms)} new questions, semantic {any(r['semantic'] for r in rs)})")
+                  f"  ({len(ms)} questions, semantic {any(r['semantic'] for r in rs)})")
             if a.stages:
                 names = sorted({k for r in rs for k in r["stages"]})
                 for name in names:

@@ -201,8 +201,11 @@ class Guard:
                           ensure_ascii=False) + "\n"
         try:
             with self._audit_lock:
-                self.audit_path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.audit_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    fd = os.open(self.audit_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                except FileNotFoundError:  # its directory first (not made on every request: a syscall each)
+                    self.audit_path.parent.mkdir(parents=True, exist_ok=True)
+                    fd = os.open(self.audit_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
                 try:
                     os.write(fd, line.encode())
                 finally:

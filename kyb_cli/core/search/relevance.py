@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from _thread import _local
 from kyb_cli.core.plain import plain
 from functools import lru_cache
 from pathlib import Path
@@ -262,60 +261,12 @@ PASSAGE_CHARS = 900
 
 def passage_cover(conn, terms: list[str], weights: list[float], cover: dict[int, float]) -> dict[int, float]:
     """{vid: the share of the question's weight its best passage holds} for the versions of `cover`
-    (vid -> coverage of the whole version) cut into several passages; the others are left out. The
-    passages are matched by FTS5 with the index's own tokenizer, in a temporary table of this
-    connection emptied after use."""
-    from kyb_cli.core.embed.recipe import passages
-    from kyb_cli.core.index.schema import TOKENIZER, decode
+    (vid -> coverage of the whole version) cut into several passages; the others are left out
+    (search/passage_words.py matches them, kept between answers)."""
+    from kyb_cli.core.search.passage_words import best_passage
 
     look = sorted(v for v, c in cover.items() if c >= PASSAGE_FROM - 1e-9)
-    if not look or not terms:
-        return {}
-    marks = ",".join(str(int(v)) for v in look)
-    owner: dict[int, int] = {}
-    rows: list[tuple[int, str]] = []
-    for vid, raw in conn.execute(f"SELECT id, doc FROM versions WHERE id IN ({marks})"):
-        doc = decode(raw)
-        if len(str(doc.get("body") or "")) <= PASSAGE_CHARS:
-            continue
-        parts = passages(doc)
-        if len(parts) < 2:
-            continue
-        for text in parts:
-            owner[len(rows) + 1] = vid
-            rows.append((len(rows) + 1, text))
-    if not rows:
-        return {}
-    scratch = _scratch(TOKENIZER)
-    try:
-        scratch.executemany("INSERT INTO passage_words(rowid, text) VALUES (?, ?)", rows)
-        held: dict[int, set[int]] = {}
-        for i, t in enumerate(terms):
-            for (rowid,) in scratch.execute("SELECT rowid FROM passage_words WHERE passage_words MATCH ?", (t,)):
-                held.setdefault(rowid, set()).add(i)
-    finally:
-        scratch.execute("DELETE FROM passage_words")
-    out = {owner[r]: 0.0 for r in owner}
-    for rowid, got in held.items():
-        vid = owner[rowid]
-        out[vid] = max(out[vid], coverage(got, weights))
-    return out
-
-
-_SCRATCH = _local()
-
-
-def _scratch(tokenizer: str):
-    """This thread's in-memory database holding one FTS5 table of passages (the index's tokenizer):
-    not a temp table of the index's connection, whose row changes count in its total_changes, the
-    stamp a long-lived door keeps its postings, matrices and counts by (index/vectors.db_state)."""
-    conn = getattr(_SCRATCH, "conn", None)
-    if conn is None:
-        import apsw
-
-        conn = _SCRATCH.conn = apsw.Connection(":memory:")
-        conn.execute(f"CREATE VIRTUAL TABLE passage_words USING fts5(text, tokenize='{tokenizer}')")
-    return conn
+    return best_passage(conn, terms, weights, look, PASSAGE_CHARS, coverage)
 
 
 def coverage(held: set[int], weights: list[float]) -> float:
