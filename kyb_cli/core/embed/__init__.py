@@ -145,6 +145,10 @@ def _in_process(location: ModelLocation, fingerprint: str):
         return found
     with _LOADING.setdefault(key[0], _thread.allocate_lock()):
         found = _EMBEDDERS.get(key)
+        if found is None and location.spec.package:
+            from kyb_cli.core.embed.package import PackageEmbedder
+
+            found = _EMBEDDERS[key] = PackageEmbedder(location.spec)
         if found is None:
             from kyb_cli.core.embed.embedder import Embedder
 
@@ -158,7 +162,7 @@ def _embed(location: ModelLocation, fingerprint: str, inputs: list[str]) -> list
     """Through the helper when it can serve, else in-process. Raises ModelLoadError for a bad model."""
     from kyb_cli.core.embed import client
 
-    if client.enabled() and not _RESIDENT:
+    if client.enabled() and not _RESIDENT and not location.spec.package:  # the helper serves ONNX models
         vectors, _why = client.embed_via_helper(location.path, fingerprint, inputs, location.spec.pooling)
         if vectors is not None:
             return vectors

