@@ -125,3 +125,17 @@ def test_a_non_english_question_takes_the_vote_and_an_english_one_does_not(store
     assert len(calls) == 1 and res.json["hits"][0]["key"] == calls[0][0]
     assert cli("query", "checkout node").code == 0 and len(calls) == 1  # English: no vote
 
+
+
+def test_the_warm_helper_serves_use_with_the_in_process_vectors(monkeypatch):
+    """A one-shot `kyb query` reaches USE through the helper (its first call costs ~1.5 s of loading)."""
+    from kyb_cli.core import embed
+    from kyb_cli.core.embed import client
+    from kyb_cli.core.embed.models import USE
+    from kyb_cli.core.embed.package import PackageEmbedder
+
+    monkeypatch.setenv("KYB_USE", "on")
+    fp, _why, location = embed.current_fingerprint(USE)
+    texts = ["Wie starte ich den Server neu?"]
+    got, why = client.embed_via_helper(location.path, fp, texts, USE.pooling)
+    assert why is None and got == PackageEmbedder(USE).embed_bytes(texts)

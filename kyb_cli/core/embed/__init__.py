@@ -162,7 +162,7 @@ def _embed(location: ModelLocation, fingerprint: str, inputs: list[str]) -> list
     """Through the helper when it can serve, else in-process. Raises ModelLoadError for a bad model."""
     from kyb_cli.core.embed import client
 
-    if client.enabled() and not _RESIDENT and not location.spec.package:  # the helper serves ONNX models
+    if client.enabled() and not _RESIDENT:
         vectors, _why = client.embed_via_helper(location.path, fingerprint, inputs, location.spec.pooling)
         if vectors is not None:
             return vectors

@@ -141,7 +141,7 @@ def fingerprint(location: ModelLocation | Path, cache=None) -> str:
     if isinstance(location, ModelLocation) and location.spec.package:
         from kyb_cli.core.embed.package import digests
 
-        return fingerprint_of(digests(location.path, location.spec), location.spec)
+        return fingerprint_of(digests(location.path, location.spec, cache), location.spec)
     if isinstance(location, ModelLocation):
         return fingerprint_of(file_digests(location.path, cache), location.spec)
     return fingerprint_of(file_digests(Path(location), cache))

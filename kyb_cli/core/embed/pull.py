@@ -218,8 +218,6 @@ def model_status(spec) -> dict:
                     "token_type_ids": embedder.wants_token_types})
     except ModelLoadError as exc:
         out.update({"loads": False, "reason": str(exc)})
-    if spec.package:
-        return out  # embedded in-process: no helper
     helper = client.ping(location.path)
     out["helper"] = ({"running": True, "pid": helper.get("pid"), "fingerprint": helper.get("fingerprint")}
                      if helper and helper.get("ok") else {"running": False})
