@@ -120,7 +120,7 @@ class PackageEmbedder:
 
         try:
             module = __import__(spec.package)
-            self._model = module.USE()
+            self._model = module.USE(threads=1)  # kyb runs BLAS on one thread (CHANGELOG); USE asks 4
         except Exception as exc:  # noqa: BLE001 - a broken package is a reason, never a traceback
             raise ModelLoadError(f"{spec.name} does not load: {type(exc).__name__}: {str(exc)[:200]}") from None
         self.dim = spec.dim
