@@ -127,6 +127,16 @@ class PackageEmbedder:
         self.dim = spec.dim
         self.wants_token_types = False
 
+    def load(self) -> None:
+        """Read the tokenizer and weights now (the package defers them to its first call, ~1.5-2 s):
+        `kyb model status` and `kyb doctor` tell a broken package from a working one."""
+        from kyb_cli.core.embed.embedder import ModelLoadError
+
+        try:
+            self.embed(["probe"])
+        except Exception as exc:  # noqa: BLE001 - a broken package is a reason, never a traceback
+            raise ModelLoadError(f"{type(exc).__name__}: {str(exc)[:200]}") from None
+
     def embed(self, inputs: list[str]):
         """(n, dim) float32, each row L2-normalised (the warm helper's call)."""
         import numpy as np

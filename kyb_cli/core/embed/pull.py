@@ -214,6 +214,8 @@ def model_status(spec) -> dict:
         out["version"] = version(spec)
     try:
         embedder = PackageEmbedder(spec) if spec.package else Embedder(location.path, pooling=spec.pooling)
+        if spec.package:
+            embedder.load()  # the package reads its tokenizer and weights on its first call
         out.update({"loads": True, "dim": embedder.dim, "load_s": round(time.perf_counter() - t0, 3),
                     "token_type_ids": embedder.wants_token_types})
     except ModelLoadError as exc:
