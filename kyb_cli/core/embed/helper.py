@@ -10,7 +10,7 @@ Protocol, one request per connection: a JSON line `{"op": "embed", "fingerprint"
 `{"ok": true, "dim": d, "count": n, "fingerprint": fp}` followed by n*d little-endian float32, or
 `{"ok": false, "error": "..."}`. The client needs no numpy.
 
-Run: python -m kyb_cli.core.embed.helper --socket PATH --model DIR --fingerprint FP [--pooling mean|cls] [--idle S]
+Run: python -m kyb_cli.core.embed.helper --socket PATH --model DIR --fingerprint FP [--pooling mean|cls|none] [--idle S]
 """
 
 from __future__ import annotations
@@ -52,9 +52,15 @@ class Helper:
         self.listener: socket.socket | None = None
         self.lock_fd = -1
         self.sock_ino = -1
-        from kyb_cli.core.embed.embedder import Embedder
+        if pooling == "none":  # the model is an installed package (USE, embed/package.py), not `model`'s files
+            from kyb_cli.core.embed.models import MODELS
+            from kyb_cli.core.embed.package import PackageEmbedder
 
-        self.embedder = Embedder(model, pooling=pooling)
+            self.embedder = PackageEmbedder(next(m for m in MODELS if m.package))
+        else:
+            from kyb_cli.core.embed.embedder import Embedder
+
+            self.embedder = Embedder(model, pooling=pooling)
 
     def serve(self, listener: socket.socket) -> None:
         listener.settimeout(1.0)
@@ -134,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--socket", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--fingerprint", required=True)
-    parser.add_argument("--pooling", choices=("mean", "cls"), default="mean")
+    parser.add_argument("--pooling", choices=("mean", "cls", "none"), default="mean")
     from kyb_cli.core.settings import env_float
 
     parser.add_argument("--idle", type=float, default=env_float("KYB_HELPER_IDLE", 600.0))

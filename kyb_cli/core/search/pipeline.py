@@ -135,10 +135,13 @@ def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, ranked, out: dict):
 
     begin_answer()  # the vector scans of this phrasing's answer are made once and read by every step
     sl = Slice(ask.mode, ask.as_of, ask.window, ask.filters or Filters(), ask.as_of_event)
+    from kyb_cli.core.search.vote import voter
+
     english = _english_model(parsed.positive_text)
+    other = None if english is not None else voter(parsed.positive_text)
     # The question under every model its route needs, side by side (e5, and the English model for
-    # an English question): two short runs cost about one on 2 cores.
-    given = embed.query_vectors(parsed.positive_text, [embed.E5] + ([english] if english else []))
+    # an English question, the multilingual vote for any other): two short runs cost about one on 2 cores.
+    given = embed.query_vectors(parsed.positive_text, [embed.E5] + [m for m in (english, other) if m])
     side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude,
                          given=given[0])
     if side.ranked is None:
@@ -147,7 +150,12 @@ def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, ranked, out: dict):
     out.update(semantic=True, pending_vectors=side.pending)
     if english is not None:
         side = _english_side(f.conn, parsed.positive_text, sl, n, plan, side, ranked, out, english, given[1])
-    if side.pending:
+    lagging = 0
+    if other is not None:
+        from kyb_cli.core.search import vote
+
+        side, lagging = vote.side(f.conn, parsed.positive_text, sl, plan, side, other, given[1], out)
+    if side.pending or lagging:
         from kyb_cli.core.index import staged
 
         staged.start_filler(f.store_path, f.git_dir)
@@ -224,6 +232,10 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
         order = order_by(lex, sem)
     elif side is not None:
         order = _fused_order(conn, mode, lex, sem, side, cover, first)
+        if side.vote:  # a question not in English: the multilingual vote (search/vote.py), ranking only
+            from kyb_cli.core.search.vote import reorder
+
+            order = reorder(order, sem, side.vote, lambda near: _ident(mode, near.vid, near.key))
     else:
         order = [(i, rank, None, None) for rank, i in enumerate(lex, 1)]
     return _hits(conn, parsed, order, lex, sem, side, cover, first, listing, explain, partial=bool(unknown),

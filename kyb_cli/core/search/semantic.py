@@ -381,6 +381,7 @@ class SemanticSide:
     fingerprint: str | None = None
     meanings: dict | None = None  # vid -> meaning for versions outside `ranked` (the fused sides)
     centre: tuple | None = None   # (centred question, passage centre): the calibrated score's inputs
+    vote: list | None = None      # the multilingual vote's top hits (Near, search/vote.py), None: no vote
 
 
 def semantic_side(conn, text: str, s: Slice, n: int, *, require: str | None = None,

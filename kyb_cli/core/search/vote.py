@@ -1,0 +1,91 @@
+"""The third, multilingual vote (issue 41): a question the router does not call English
+(search/route.py) is also ranked by Google's multilingual Universal Sentence Encoder (core/embed/
+models.py USE), and the answer's top is the hybrid top fused with USE's top by reciprocal rank.
+
+Why a rank vote and not a third score: USE alone is weaker than e5's hybrid (dev set cross-language
+top-3 0.87 against 0.95) but ranks first two of the three questions e5 misses; a rank fusion lets it
+lift those without reweighing every close score. Ranking only: `strength` and `confident` stay e5's
+(the hits keep e5's calibrated score; a hit only USE found is read with e5's score of it).
+"""
+
+from __future__ import annotations
+
+# Measured outside the product (bench/exp_use_vote.py, docs/SEARCH.md "A third, multilingual vote"):
+# fusing the hybrid top 10 with USE's top 10 by 1/(K + rank), USE's side weighted 0.5, lifted the
+# dev set's cross-language top-3 52 -> 53 of 55 and top-1 44 -> 47 (k = 5, weight 0.5: the fit
+# half's best top-1; every k in {1, 5, 20, 60} x weight in {0.25, 0.5, 1} kept or raised top-3).
+K = 5
+WEIGHT = 0.5
+DEPTH = 10
+
+
+def voter(text: str):
+    """The registry's model for questions not in English, when the router says `text` is not, else None."""
+    from kyb_cli.core.embed.models import MODELS
+    from kyb_cli.core.search.route import is_english
+    from kyb_cli.core.settings import env_off
+
+    spec = next((m for m in MODELS if m.languages == "other"), None)
+    if spec is None or env_off(spec.env):  # switched off: no vote, and nothing to say about it
+        return None
+    return spec if not is_english(text) else None
+
+
+def fused(first: list, second: list, k: int = K, weight: float = WEIGHT) -> list:
+    """`first` and `second` (identities, best first) fused by reciprocal rank; ties keep `first`'s order."""
+    score: dict = {}
+    for i, ident in enumerate(first):
+        score[ident] = score.get(ident, 0.0) + 1 / (k + i + 1)
+    for i, ident in enumerate(second):
+        score[ident] = score.get(ident, 0.0) + weight / (k + i + 1)
+    return sorted(score, key=lambda ident: -score[ident])  # stable: first's order, then second's
+
+
+def side(conn, text: str, sl, plan, base, spec, given: tuple, out: dict):
+    """USE's top DEPTH over the slice, kept on e5's side (`base.vote`); without USE vectors the answer
+    names it in `semantic_missing` and the order is e5's hybrid alone. The hits USE found that e5's side
+    did not rank get e5's Near (its calibrated score), so grading reads e5 for every hit.
+    Returns (side, USE's pending count): USE's lag never makes e5's answer partial."""
+    from kyb_cli.core.search.semantic import nearest, semantic_side
+
+    use = semantic_side(conn, text, sl, DEPTH, require=plan.require, exclude=plan.exclude, spec=spec,
+                        given=given, scored=False)
+    if use.ranked is None:
+        out["semantic_missing"] = {spec.name: use.reason}
+        return base, 0
+    if not use.ranked:
+        return base, use.pending
+    known = {x.vid for x in base.ranked}
+    need = [x.vid for x in use.ranked if x.vid not in known]
+    extra = {}
+    if need and base.qvec is not None and base.fingerprint is not None:
+        extra = {x.vid: x for x in nearest(conn, base.qvec, base.fingerprint, sl, len(need),
+                                              centre=base.centre, only=need)}
+    e5 = {x.vid: x for x in base.ranked} | extra
+    # a hit without an e5 vector yet keeps USE's cosine and no calibrated score (as the English side's)
+    vote = [e5.get(x.vid) or x._replace(score=None) for x in use.ranked]
+    return _with_vote(base, vote), use.pending
+
+
+def _with_vote(base, vote: list):
+    from kyb_cli.core.search.semantic import SemanticSide
+
+    return SemanticSide(base.ranked, base.pending, base.reason, base.calibration, base.qvec, base.fingerprint,
+                        base.meanings, base.centre, vote)
+
+
+def reorder(order: list[tuple], sem: dict, vote: list, ident) -> list[tuple]:
+    """The fused order's top DEPTH fused with the vote (search/vote.fused), then the rest as it was.
+    `sem` gains the vote's hits it lacked (so the answer can read them); `ident(near)` -> identity."""
+    rows = {row[0]: row for row in order}
+    voted = []
+    for near in vote:
+        i = ident(near)
+        if i not in rows:  # a candidate already ranked keeps how it was read (its grade is unchanged)
+            sem.setdefault(i, near)
+        voted.append(i)
+    head = [row[0] for row in order[:DEPTH]]
+    top = fused(head, voted, K, WEIGHT)
+    new = [rows.get(i, (i, None, None, None)) for i in top]
+    seen = set(top)
+    return new + [row for row in order[DEPTH:] if row[0] not in seen]
