@@ -33,6 +33,22 @@ def test_rrf_matches_the_experiment_and_keeps_the_first_order_on_ties():
     assert fused(["a", "b", "c", "x"], ["d", "c"], k=5, weight=0.5)[:3] == ["c", "a", "b"]
 
 
+def test_the_vote_never_moves_a_leading_exact_match():
+    from collections import namedtuple
+
+    from kyb_cli.core.search.vote import reorder
+
+    near = namedtuple("Near", "key")
+    order = [("svc-id", 1, None, 1.0), ("b", 2, 1, 0.5), ("c", 3, 2, 0.4)]
+    vote = [near("c"), near("d"), near("svc-id")]
+    sem: dict = {}
+    out = reorder(order, sem, vote, lambda n: n.key, leads={"svc-id"})
+    assert [row[0] for row in out][0] == "svc-id"  # the identifier found whole still leads
+    assert [row[0] for row in out][1:3] == ["c", "b"] and "d" in sem  # the rest takes the vote
+    unled = reorder(order, {}, vote[:2], lambda n: n.key)
+    assert [row[0] for row in unled][0] == "c"  # not a lead: the hybrid's third, USE's first, goes first
+
+
 def test_one_text_a_call_so_a_vector_never_depends_on_its_batch():
     from kyb_cli.core.embed.models import USE
     from kyb_cli.core.embed.package import PackageEmbedder
@@ -115,9 +131,9 @@ def test_a_non_english_question_takes_the_vote_and_an_english_one_does_not(store
     real = vote.reorder
     monkeypatch.setattr(vote, "WEIGHT", 100.0)  # USE's order decides: the answer must show it
 
-    def spy(order, sem, votes, ident):
+    def spy(order, sem, votes, ident, leads=frozenset()):
         calls.append([ident(n) for n in votes])
-        return real(order, sem, votes, ident)
+        return real(order, sem, votes, ident, leads)
 
     monkeypatch.setattr(vote, "reorder", spy)
     res = cli("query", "où passent les écritures du paiement")

@@ -235,7 +235,7 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
         if side.vote:  # a question not in English: the multilingual vote (search/vote.py), ranking only
             from kyb_cli.core.search.vote import reorder
 
-            order = reorder(order, sem, side.vote, lambda near: _ident(mode, near.vid, near.key))
+            order = reorder(order, sem, side.vote, lambda near: _ident(mode, near.vid, near.key), first)
     else:
         order = [(i, rank, None, None) for rank, i in enumerate(lex, 1)]
     return _hits(conn, parsed, order, lex, sem, side, cover, first, listing, explain, partial=bool(unknown),

@@ -74,13 +74,19 @@ def _with_vote(base, vote: list):
                         base.meanings, base.centre, vote)
 
 
-def reorder(order: list[tuple], sem: dict, vote: list, ident) -> list[tuple]:
+def reorder(order: list[tuple], sem: dict, vote: list, ident, leads: set = frozenset()) -> list[tuple]:
     """The fused order's top DEPTH fused with the vote (search/vote.fused), then the rest as it was.
-    `sem` gains the vote's hits it lacked (so the answer can read them); `ident(near)` -> identity."""
+    The hits that lead the answer (`leads`: an identifier found whole, a decisive word match) keep
+    their places ahead of it: a vote on meaning never moves an exact match down. `sem` gains the
+    vote's hits it lacked (so the answer can read them); `ident(near)` -> identity."""
+    lead = [row for row in order if row[0] in leads]
+    order = [row for row in order if row[0] not in leads]
     rows = {row[0]: row for row in order}
     voted = []
     for near in vote:
         i = ident(near)
+        if i in leads:
+            continue
         if i not in rows:  # a candidate already ranked keeps how it was read (its grade is unchanged)
             sem.setdefault(i, near)
         voted.append(i)
@@ -88,4 +94,4 @@ def reorder(order: list[tuple], sem: dict, vote: list, ident) -> list[tuple]:
     top = fused(head, voted, K, WEIGHT)
     new = [rows.get(i, (i, None, None, None)) for i in top]
     seen = set(top)
-    return new + [row for row in order[DEPTH:] if row[0] not in seen]
+    return lead + new + [row for row in order[DEPTH:] if row[0] not in seen]
