@@ -101,6 +101,7 @@ def test_store_without_use_answers_and_names_it_missing(store_path, use, cli, mo
     assert any("use-multilingual-v3: not found" in w for w in doctor["warnings"])
 
 
+@pytest.mark.slow  # USE embeds every passage (~15 ms each) and model status loads it
 def test_filler_writes_use_vectors_and_model_and_doctor_report_it(store_path, use, cli):
     from kyb_cli.core import embed
     from kyb_cli.core.embed.models import E5, USE
@@ -143,6 +144,7 @@ def test_a_non_english_question_takes_the_vote_and_an_english_one_does_not(store
 
 
 
+@pytest.mark.slow  # a helper process loads USE (~1.5 s)
 def test_the_warm_helper_serves_use_with_the_in_process_vectors(monkeypatch):
     """A one-shot `kyb query` reaches USE through the helper (its first call costs ~1.5 s of loading)."""
     from kyb_cli.core import embed
