@@ -37,7 +37,7 @@ WARM = Path(os.environ.get("KYB_BENCH_DIR", tempfile.gettempdir())) / "kyb-bench
 
 def _questions(n: int, warm: bool = False) -> list[str]:
     if warm:  # bench_warm.py's six lexical questions, asked in turn (a known question, as it times them)
-        from bench.bench_warm import QUESTIONS
+        from bench_warm import QUESTIONS  # bench/ is sys.path[0] of this script
 
         return [QUESTIONS[i % len(QUESTIONS)] for i in range(n)]
     out: list[str] = []
