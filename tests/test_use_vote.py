@@ -33,10 +33,15 @@ def test_rrf_matches_the_experiment_and_keeps_the_first_order_on_ties():
     assert fused(["a", "b", "c", "x"], ["d", "c"], k=5, weight=0.5)[:3] == ["c", "a", "b"]
 
 
-def test_the_vote_never_moves_a_leading_exact_match():
+def test_the_vote_never_moves_a_leading_exact_match(monkeypatch):
     from collections import namedtuple
 
+    from kyb_cli.core.search import vote as vote_module
     from kyb_cli.core.search.vote import reorder
+
+    # a weight at which USE's first beats the hybrid's first from third place (1/8 + w/6 > 1/6); at the
+    # product's 0.25 they tie and a tie keeps the hybrid's order, which would not show the vote at work
+    monkeypatch.setattr(vote_module, "WEIGHT", 0.5)
 
     near = namedtuple("Near", "key")
     order = [("svc-id", 1, None, 1.0), ("b", 2, 1, 0.5), ("c", 3, 2, 0.4)]
