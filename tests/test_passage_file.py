@@ -87,8 +87,32 @@ def test_a_file_made_by_another_recipe_is_emptied(store_path, monkeypatch):
 
 def test_a_file_that_cannot_be_used_falls_back_to_memory(store_path, monkeypatch):
     _store(store_path)
-    door = _as_a_door(store_path, monkeypatch)
     _file(store_path).mkdir(parents=True)  # not a database
+    door = _as_a_door(store_path, monkeypatch)
     assert _answer(store_path) == door
     assert passage_file._OPEN  # tried once
     assert all(v is False for v in passage_file._OPEN.values())
+
+
+def test_term_counts_are_kept_on_disk_and_recounted_after_a_write_from_another_process(store_path, monkeypatch):
+    """search/df_file.py: a one-shot process reads the counts another one kept for the same index
+    state; a write elsewhere (a new version: a new state) makes the next answer count afresh."""
+    from kyb_cli.core.search import relevance
+
+    _store(store_path)
+    first = _answer(store_path)
+    counted = []
+    df = relevance._df
+    monkeypatch.setattr(relevance, "_df", lambda *a: counted.append(a[1]) or df(*a))
+    monkeypatch.setattr(relevance, "_DF", [(None, {})])  # what a new process keeps in memory
+    assert _answer(store_path) == first and counted == []  # read from the file
+    code = ("import sys; from tests.support.index_helpers import put, T0; "
+            "put(sys.argv[1], 'hooks', 'Webhooks', 'Webhooks retry with backoff.', T0 + 7)")
+    subprocess.run([sys.executable, "-c", code, str(store_path)], check=True)
+    monkeypatch.setattr(relevance, "_DF", [(None, {})])
+    got = _answer(store_path)
+    assert counted  # the new state's counts were made, not the old ones read
+    monkeypatch.undo()
+    monkeypatch.setattr(relevance, "_DF", [(None, {})])
+    assert got == _as_a_door(store_path, monkeypatch)
+    assert "hooks" in [k for k, _s, _c in got]

@@ -29,11 +29,8 @@ def matches(conn, made: list, terms: list[str], long_body: int, cut) -> tuple[di
     `cut(vid)`: the passages of that version's doc when its body is over `long_body`, else ()."""
     import apsw
 
-    where = getattr(conn, "filename", "") or ""
-    kept = _OPEN.get(where)
+    kept = opened(conn)
     if kept is None:
-        kept = _OPEN[where] = _open(where)
-    if kept is False:
         return None
     try:
         return kept.matches(made, terms, long_body, cut)
@@ -42,12 +39,21 @@ def matches(conn, made: list, terms: list[str], long_body: int, cut) -> tuple[di
         return None
 
 
+def opened(conn):
+    """The file next to `conn`'s index, open (one try per process and index), or None."""
+    where = getattr(conn, "filename", "") or ""
+    kept = _OPEN.get(where)
+    if kept is None:
+        kept = _OPEN[where] = _open(where)
+    return kept or None
+
+
 def _made_by() -> str:
     from kyb_cli import __version__
     from kyb_cli.core.embed import recipe
     from kyb_cli.core.index.schema import TOKENIZER
 
-    return (f"kyb {__version__} recipe {recipe.RECIPE_VERSION} {recipe.CHUNK_UNITS} {recipe.OVERLAP_UNITS} "
+    return (f"kyb {__version__} file 2 recipe {recipe.RECIPE_VERSION} {recipe.CHUNK_UNITS} {recipe.OVERLAP_UNITS} "
             f"{recipe.MAX_PASSAGES} tokenizer {TOKENIZER}")
 
 
@@ -64,7 +70,8 @@ def _open(index_path: str):
 
 class _File:
     """The open file: `made` (key, blob, long_body -> first rowid, passages), `passage_words` (FTS5
-    with the index's tokenizer) and `meta` (who made it, the next rowid, the passages held)."""
+    with the index's tokenizer), `meta` (who made it, the next rowid, the passages held) and `df`
+    (search/df_file.py's term counts)."""
 
     def __init__(self, path: str) -> None:
         import apsw
@@ -85,6 +92,9 @@ class _File:
         with self.conn:  # BEGIN ... COMMIT: two processes making it at once take turns
             self.conn.execute(
                 "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS made; DROP TABLE IF EXISTS passage_words;"
+                "DROP TABLE IF EXISTS df;"
+                "CREATE TABLE df(state TEXT NOT NULL, term TEXT NOT NULL, n INTEGER NOT NULL, "
+                "PRIMARY KEY (state, term)) WITHOUT ROWID;"
                 "CREATE TABLE meta(made_by TEXT NOT NULL, next INTEGER NOT NULL, held INTEGER NOT NULL);"
                 "CREATE TABLE made(key TEXT NOT NULL, blob TEXT NOT NULL, long_body INTEGER NOT NULL, "
                 "first INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (key, blob, long_body)) WITHOUT ROWID;"
