@@ -54,3 +54,18 @@ def test_snippet_word_match_equals_stemming_every_token():
         assert sn._held(text, stems) == tokens & set(stems)
 
     check()
+
+
+def test_an_ascii_body_splits_as_any_text_does_and_cjk_stops_still_split():
+    """snippet._pieces compiles the CJK stops only for a non-ASCII body (issue 38): on ASCII text the
+    two patterns find the same pieces."""
+    import random
+
+    from kyb_cli.core.search import snippet as sn
+
+    rng = random.Random(38)
+    alphabet = "ab .!?\n\t,x1"
+    for _ in range(500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        assert sn._ASCII_PIECES.findall(text) == sn._pieces_of_any_text().findall(text)
+    assert sn._pieces("第一句。第二句！Third one? yes") == ["第一句。", "第二句！", "Third one?", "yes"]

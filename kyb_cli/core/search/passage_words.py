@@ -7,7 +7,9 @@ record loaded from that blob at that key's path): cutting a 27 kB runbook into p
 them was ~1 ms of every lexical answer on the runbooks, the same work each time. A key that is the
 content cannot go stale (an edited record is another blob; a rebuilt index gives the same blob the same
 passages), so nothing needs invalidating; the table is emptied when it holds KEEP_ROWS passages.
-One table for every thread (`kyb serve` answers each request on any thread of its pool: a table per
+A one-shot process (not a door, index/warm.keeping) keeps nothing of its own between answers:
+it reads and adds them in a file next to the index instead (search/passage_file.py), and falls back
+to this table when the file cannot be used. One table for every thread (`kyb serve` answers each request on any thread of its pool: a table per
 thread was filled again on most requests), used under a lock for the few statements of one answer.
 """
 
@@ -30,28 +32,59 @@ def best_passage(conn, terms: list[str], weights: list[float], vids: list[int], 
         return {}
     marks = ",".join(str(int(v)) for v in vids)
     made = conn.execute(f"SELECT id, key, blob FROM versions WHERE id IN ({marks})").fetchall()
-    owner: dict[int, int] = {}  # passage rowid -> vid
-    held: dict[int, set[int]] = {}
-    with _LOCK:
-        kept = _kept(len(vids))
-        for vid, key, blob in made:
-            rows = kept.of.get((key, blob))
-            if rows is None:
-                (raw,), = conn.execute("SELECT doc FROM versions WHERE id = ?", (vid,)).fetchall()
-                rows = kept.of[(key, blob)] = kept.add(raw, long_body)
-            for rowid in rows:
-                owner[rowid] = vid
-        if not owner:
-            return {}
-        for i, t in enumerate(terms):
-            for (rowid,) in kept.conn.execute("SELECT rowid FROM passage_words WHERE passage_words MATCH ?", (t,)):
-                if rowid in owner:
-                    held.setdefault(rowid, set()).add(i)
+    found = None
+    if not _door():  # a one-shot process keeps nothing itself: the passages kept on disk, if usable
+        from kyb_cli.core.search import passage_file
+
+        found = passage_file.matches(conn, made, terms, long_body, lambda vid: _cut(conn, vid, long_body))
+    owner, held = found if found is not None else _in_memory(conn, made, terms, long_body)
+    if not owner:
+        return {}
     out = {vid: 0.0 for vid in owner.values()}
     for rowid, got in held.items():
         vid = owner[rowid]
         out[vid] = max(out[vid], coverage(got, weights))
     return out
+
+
+def _in_memory(conn, made: list, terms: list[str], long_body: int) -> tuple[dict, dict]:
+    """(passage rowid -> vid, passage rowid -> indexes of `terms` it holds) from this process's table."""
+    owner: dict[int, int] = {}
+    held: dict[int, set[int]] = {}
+    with _LOCK:
+        kept = _kept(len(made))
+        for vid, key, blob in made:
+            rows = kept.of.get((key, blob))
+            if rows is None:
+                rows = kept.of[(key, blob)] = kept.add(_cut(conn, vid, long_body))
+            for rowid in rows:
+                owner[rowid] = vid
+        if owner:
+            for i, t in enumerate(terms):
+                for (rowid,) in kept.conn.execute("SELECT rowid FROM passage_words WHERE passage_words MATCH ?", (t,)):
+                    if rowid in owner:
+                        held.setdefault(rowid, set()).add(i)
+    return owner, held
+
+
+def _door() -> bool:
+    """Whether this process is a long-lived door (index/warm.keeping): it keeps its passages in memory."""
+    from kyb_cli.core.index import warm
+
+    return warm.keeping()
+
+
+def _cut(conn, vid: int, long_body: int) -> list[str]:
+    """The passages of version `vid` when its body is over `long_body` characters and makes several, else []."""
+    from kyb_cli.core.embed.recipe import passages
+    from kyb_cli.core.index.schema import decode
+
+    (raw,), = conn.execute("SELECT doc FROM versions WHERE id = ?", (vid,)).fetchall()
+    doc = decode(raw)
+    if len(str(doc.get("body") or "")) <= long_body:
+        return []
+    parts = passages(doc)
+    return parts if len(parts) >= 2 else []
 
 
 class _Kept:
@@ -70,16 +103,9 @@ class _Kept:
         self.of: dict[tuple[str, str], tuple[int, ...]] = {}
         self.size = 0
 
-    def add(self, raw: str, long_body: int) -> tuple[int, ...]:
-        """The rowids of the passages of the version whose doc is `raw`, added to the table."""
-        from kyb_cli.core.embed.recipe import passages
-        from kyb_cli.core.index.schema import decode
-
-        doc = decode(raw)
-        if len(str(doc.get("body") or "")) <= long_body:
-            return ()
-        parts = passages(doc)
-        if len(parts) < 2:
+    def add(self, parts: list[str]) -> tuple[int, ...]:
+        """The rowids of `parts` (a version's passages, _cut), added to the table."""
+        if not parts:
             return ()
         first = self.size + 1
         self.conn.executemany("INSERT INTO passage_words(rowid, text) VALUES (?, ?)",

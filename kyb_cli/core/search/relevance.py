@@ -167,12 +167,22 @@ def term_weights(conn, terms: list[str], head: str | None = None) -> list[float]
     total, state = warm.index_state(conn, head)
     known = warm.kept_for(_DF, state, _DF_MAX)
     missing = [t for t in terms if t not in known]
+    kept_at = None
+    if missing and not warm.keeping():  # a one-shot process: the counts kept on disk (search/df_file.py)
+        from kyb_cli.core.search import df_file
+
+        kept_at = df_file.state_of(conn, head, total)
+        if kept_at is not None:
+            known.update(df_file.known(conn, kept_at, missing))
+            missing = [t for t in missing if t not in known]
     if missing:
         from kyb_cli.core.search import bm25
 
         tokenize = bm25.tokenizer(conn)
         for t in missing:
             known[t] = _df(conn, t, tokenize)
+        if kept_at is not None:
+            df_file.remember(conn, kept_at, {t: known[t] for t in missing})
     return [max(0.05, math.log((total + 1) / (known[t] + 0.5))) for t in terms]
 
 
