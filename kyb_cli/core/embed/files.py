@@ -103,20 +103,38 @@ def file_digests(path: Path, cache=None) -> dict[str, str]:
         if known is not None:
             out[name] = known
             continue
-        file = (path / name).resolve()
-        st = file.stat()
-        where = (str(file), st.st_size, st.st_mtime_ns, st.st_ino)
-        known = _DIGESTS.get(where)
-        if known is None and cache is not None:
-            known = cache.known_digest(*where)
-        if known is None:
-            known = file_sha256(file)
-            if cache is not None:
-                cache.remember_digest(*where, known)
-        remember(_DIGESTS, where, known)
+        known, st = _digest_of((path / name).resolve(), cache)
         if quick[1:] == stamp(st) and settled(st):
             remember(_SEEN, quick, known)
         out[name] = known
+    return out
+
+
+def _digest_of(file: Path, cache=None) -> tuple[str, os.stat_result]:
+    """(sha256 of `file`, its stat), memoised in this process and in `cache` (a VectorCache) by
+    (path, size, mtime, inode): a model's files are hashed once, not per query."""
+    st = file.stat()
+    where = (str(file), st.st_size, st.st_mtime_ns, st.st_ino)
+    known = _DIGESTS.get(where)
+    if known is None and cache is not None:
+        known = cache.known_digest(*where)
+    if known is None:
+        known = file_sha256(file)
+        if cache is not None:
+            cache.remember_digest(*where, known)
+    return remember(_DIGESTS, where, known), st
+
+
+def package_digests(resources: Path, spec: ModelSpec, cache=None) -> dict[str, str]:
+    """{"version": the package's version, file name: sha256} for every file under `resources` of a
+    model that is an installed package (embed/package.py), each digest memoised as a model file's."""
+    from kyb_cli.core.embed.package import version
+
+    out = {"version": version(spec, resources)}
+    for name in sorted(os.listdir(resources)):
+        file = resources / name
+        if file.is_file():
+            out[name] = _digest_of(file, cache)[0]
     return out
 
 
@@ -139,9 +157,7 @@ def _fingerprint_of(digests: dict[str, str], spec: ModelSpec) -> str:
 
 def fingerprint(location: ModelLocation | Path, cache=None) -> str:
     if isinstance(location, ModelLocation) and location.spec.package:
-        from kyb_cli.core.embed.package import digests
-
-        return fingerprint_of(digests(location.path, location.spec, cache), location.spec)
+        return fingerprint_of(package_digests(location.path, location.spec, cache), location.spec)
     if isinstance(location, ModelLocation):
         return fingerprint_of(file_digests(location.path, cache), location.spec)
     return fingerprint_of(file_digests(Path(location), cache))

@@ -14,12 +14,8 @@ through the warm helper (`--pooling none`): the package's first call reads its t
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
-
-_DIGESTS: dict[tuple, str] = {}  # (file, size, mtime_ns, inode) -> sha256: 32 MB is not read per query
-
 
 def _find(name: str):
     """The package's import spec, or None when it is not installed (a test stands in for it here)."""
@@ -80,37 +76,6 @@ def _metadata_version(spec) -> str:
         return dist_version(spec.distribution)
     except PackageNotFoundError:
         return "unknown"
-
-
-def digests(resources: Path, spec, cache=None) -> dict[str, str]:
-    """{"version": the package's version, file name: sha256} for every file under `resources`; each
-    digest memoised in `cache` (a VectorCache) by (path, size, mtime, inode), as a model file's is."""
-    from kyb_cli.core.known import remember
-
-    out = {"version": version(spec, resources)}
-    for name in sorted(os.listdir(resources)):
-        path = resources / name
-        if not path.is_file():
-            continue
-        st = path.stat()
-        where = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
-        known = _DIGESTS.get(where)
-        if known is None and cache is not None:
-            known = cache.known_digest(*where)
-        if known is None:
-            known = _sha256(path)
-            if cache is not None:
-                cache.remember_digest(*where, known)
-        out[name] = remember(_DIGESTS, where, known)
-    return out
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class PackageEmbedder:
