@@ -171,21 +171,23 @@ def main() -> None:
     ap.add_argument("--warm-questions", action="store_true",
                     help="bench_warm.py's six questions in turn (its lexical figure) instead of the dev set's")
     ap.add_argument("--profile", metavar="PREFIX", help="cProfile each checkout's calls to PREFIX-<i>.prof")
+    ap.add_argument("--store", help="time this indexed store instead of the runbooks (used as is, never copied:"
+                    " copy it first, e.g. a 10k store of bench/gen_store.py)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         return child(a.child, a.stages, not a.lexical, a.profile or "")
     src = WARM / "store-108"
-    if not (src / ".kyb-bench-done").exists():
+    if not a.store and not (src / ".kyb-bench-done").exists():
         raise SystemExit(f"no {src}: run bench/bench_warm.py once (it builds the 108-runbook store)")
     work = Path(tempfile.mkdtemp(prefix="kyb-door-hybrid-"))
     checkouts = [ROOT, *(Path(p).resolve() for p in a.against)]
     procs = []
     try:
         for i, co in enumerate(checkouts):
-            store = work / f"store-{i}"
-            # a live reader's -wal/-shm come and go (another bench): the index catches up from Git
-            shutil.copytree(src, store, symlinks=True, ignore=shutil.ignore_patterns("*-wal", "*-shm", "*.lock"))
+            store = Path(a.store) if a.store else work / f"store-{i}"
+            if not a.store:  # a live reader's -wal/-shm come and go (another bench): the index catches up from Git
+                shutil.copytree(src, store, symlinks=True, ignore=shutil.ignore_patterns("*-wal", "*-shm", "*.lock"))
             home = work / f"home-{i}"
             (home / "cache").mkdir(parents=True)
             shutil.copytree(WARM / "home" / "cache" / "kyb", home / "cache" / "kyb",

@@ -219,10 +219,15 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
     uniq, first_part, sub, starts, group, count, states = known[1]
     if not len(uniq):
         return uniq, np.zeros(0), states
-    last = getattr(_MEMO, "approx", None)  # the English route asks e5's side twice per question: once is enough
+    kept = getattr(_MEMO, "approx", None)
+    if kept is None:
+        kept = _MEMO.approx = {}
+    # The English route asks e5's side again after the English model's (combine: e5's Near for the
+    # English side's hits): one product per model and question, so one kept per model, not the last.
+    last = kept.get(fp)
     if last is not None and last[0] is known and last[1] == qvec:
         return last[2]
-    adj = (sub @ np.frombuffer(qvec, dtype="<f4")).astype(np.float64) + first_part * FIRST_PASSAGE_BONUS
+    adj = _product(sub, qvec) + first_part * FIRST_PASSAGE_BONUS
     a1 = np.maximum.reduceat(adj, starts)  # each version's best passage
     best_at = np.flatnonzero(adj == a1[group])
     best_at = best_at[np.r_[True, group[best_at][1:] != group[best_at][:-1]]]  # one per version
@@ -230,8 +235,21 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
     rest[best_at] = -np.inf
     a2 = np.where(count > 1, np.maximum.reduceat(rest, starts), a1)  # its second best
     out = uniq, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT) - LENGTH_PENALTY * np.log(count), states
-    _MEMO.approx = (known, qvec, out)  # held, so `is` cannot match another state's arrays
+    if len(kept) >= 4 and fp not in kept:  # models come and go (a fingerprint change): start over
+        kept.clear()
+    kept[fp] = (known, qvec, out)  # held, so `is` cannot match another state's arrays
     return out
+
+
+def _product(sub, qvec: bytes):
+    """Each passage's dot with the question (float64), by numpy's own loop (einsum), not BLAS:
+    OpenBLAS splits a matrix-vector product over its threads, which then spin waiting for the next
+    one, on the cores the two models' runs need (10k keys, a door, 2 cores: each answer's CPU 46 ms
+    -> 24, the models' wall 12 -> 7 ms; bench/bench_door_hybrid.py --store). One thread's product
+    is ~0.6 ms at 10k x 384; its rounding is far inside MARGIN (the exact pass decides)."""
+    import numpy as np
+
+    return np.einsum("ij,j->i", sub, np.frombuffer(qvec, dtype="<f4")).astype(np.float64)
 
 
 def _matrix(conn, fp: str):
