@@ -28,7 +28,7 @@ class Near(NamedTuple):
     cos: float        # cosine of the best passage
     part: int         # which passage (0 = the first: title and the body's opening)
     score: float | None  # the calibrated score of that passage (search/relevance.py), None uncalibrated
-    meaning: float    # what the vector side ranks by (its two best passages, _per_version)
+    meaning: float    # what the vector side ranks by (its two best passages, _version_score)
 
 
 # A version scores by its two best passages, 0.7 x the best + 0.3 x the second (a one-passage
@@ -54,7 +54,7 @@ LENGTH_PENALTY = 0.003
 def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None = None,
             exclude: str | None = None, centre: tuple[bytes, bytes] | None = None,
             only: list[int] | None = None) -> list[Near]:
-    """The `n` closest versions in the slice, best first, each by its two best passages (_per_version).
+    """The `n` closest versions in the slice, best first, each by its two best passages (_version_score).
 
     One hit per key in every mode but history (which lists versions); in changed_between a key is
     represented by its closest version inside the window. Ties by key. `require`/`exclude` are the
@@ -183,7 +183,8 @@ def _exact(conn, qvec: bytes, fp: str, vids: list[int], states: dict) -> dict:
 
 def _scored(conn, qvec: bytes, fp: str, vids: list[int]) -> dict:
     """{vid: (part, cos, meaning)} of the versions among `vids` with a vector under `fp`, by
-    sqlite-vec over their passages and _version_score (the arithmetic of _per_version's SQL)."""
+    sqlite-vec over their passages and _version_score (the arithmetic of the SQL of before, which
+    tests/test_warm_semantic.py keeps as the reference)."""
     marks = ",".join(str(int(v)) for v in vids)
     passages: dict[int, list] = {}
     for vid, part, cos in conn.execute(
@@ -305,8 +306,9 @@ def _by_version(found) -> dict:
 
 
 def _version_score(passages: list[tuple[int, float]]) -> tuple[int, float, float]:
-    """(part, cos, meaning) of one version from its passages' (part, cosine): as _per_version does
-    in SQL — the best passage by cosine + FIRST_PASSAGE_BONUS for part 0 (ties: the lower part),
+    """(part, cos, meaning) of one version from its passages' (part, cosine): as the SQL of before
+    did (tests/test_warm_semantic.py: per_version) — the best passage by cosine + FIRST_PASSAGE_BONUS
+    for part 0 (ties: the lower part),
     meaning = BEST_WEIGHT x its adjusted cosine + the rest x the second's (a one-passage version:
     its own)."""
     if len(passages) == 1 and passages[0][1] is not None:  # most versions: one passage
@@ -357,21 +359,6 @@ def _db_state(conn) -> tuple:
     return (id(conn), *db_state(conn))
 
 
-def _per_version(rows: str) -> str:
-    """SQL turning passage rows (vid, part, cos) into one row per version (vid, part, cos, s): the
-    best passage's part and cosine, and `s` = BEST_WEIGHT x the best + the rest x the second best
-    (a one-passage version: its passage), the first passage counted FIRST_PASSAGE_BONUS higher.
-    Binds :bonus and :wbest. max(adj) is the only min/max aggregate, so the bare columns (part,
-    cos) are the best passage's."""
-    ranked = (f"SELECT *, row_number() OVER (PARTITION BY vid ORDER BY adj DESC, part) AS pr FROM "
-              f"(SELECT *, cos + (part = 0) * :bonus AS adj FROM ({rows}))")
-    grouped = (f"SELECT vid, part, cos, max(adj) AS a1, total(CASE WHEN pr = 2 THEN adj END) AS a2, "
-               f"count(*) AS np FROM ({ranked}) GROUP BY vid")
-    return (f"SELECT vid, part, cos, a1 * :wbest + (CASE WHEN np > 1 THEN a2 ELSE a1 END) * (1 - :wbest)"
-            f" - :lpen * ln(np) AS s "
-            f"FROM ({grouped})")
-
-
 def meaning_of(conn, qvec: bytes, fp: str, vids: list[int]) -> dict[int, float]:
     """The score `nearest` ranks by (Near.meaning), for given versions — lexical hits outside the
     vector side's top — those that have a vector; the others are pending. Versions this answer's
@@ -386,7 +373,7 @@ def meaning_of(conn, qvec: bytes, fp: str, vids: list[int]) -> dict[int, float]:
     rest = [v for v in vids if v not in known]
     if not rest:
         return {v: known[v] for v in sorted(known)}
-    # _per_version's arithmetic in Python (_version_score), not SQL's window functions: the same
+    # the scores by _version_score, not SQL's window functions (as before): the same
     # scores at a third of the cost (10k keys: ~2 ms an English answer, both models' outside hits)
     memo = _answer_memo()
     key = ("scan", *state, fp, qvec, "meaning", tuple(sorted(rest)))
