@@ -166,6 +166,10 @@ def _exact_of_nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, require, exc
     if len(vids) > n:
         nth = np.partition(approx, len(approx) - n)[len(approx) - n] if n else np.inf
         vids = vids[approx >= nth - MARGIN]
+    slices = _kept_slices()
+    if len(slices) >= 8:
+        slices.clear()
+    slices[(*_db_state(conn), fp)] = kept  # meaning_of reads the lexical hits' rows from it
     return _exact(conn, qvec, fp, [int(v) for v in vids], states, kept)
 
 
@@ -372,6 +376,16 @@ _MEMO = _local()
 def begin_answer() -> None:
     """A new answer on this thread: what the last one scanned is dropped (the pipeline calls it)."""
     _MEMO.entries = {}
+    _MEMO.slices = {}
+
+
+def _kept_slices() -> dict:
+    """{(connection, its state, fingerprint): the kept arrays of the slice} this answer ranked by
+    the matrix (_exact_of_nearest): any version in them has all its passages with a vector there."""
+    slices = getattr(_MEMO, "slices", None)
+    if slices is None:
+        slices = _MEMO.slices = {}
+    return slices
 
 
 def _answer_memo() -> dict:
@@ -405,7 +419,18 @@ def meaning_of(conn, qvec: bytes, fp: str, vids: list[int]) -> dict[int, float]:
     memo = _answer_memo()
     key = ("scan", *state, fp, qvec, "meaning", tuple(sorted(rest)))
     if key not in memo:
-        memo[key] = {vid: (None, *score) for vid, score in _scored(conn, qvec, fp, rest).items()}
+        kept, inside = _kept_slices().get((*state, fp)), []
+        if kept is not None:  # the rows of the versions the ranked slice holds, bound as they are (_scored_kept)
+            import numpy as np
+
+            uniq = kept[0]
+            at = np.searchsorted(uniq, rest).tolist()
+            inside = [v for v, g in zip(rest, at) if g < len(uniq) and uniq[g] == v]
+        held = frozenset(inside)
+        outside = [v for v in rest if v not in held]
+        scored = (_scored_kept(conn, qvec, fp, inside, kept) if inside else {}) | (
+            _scored(conn, qvec, fp, outside) if outside else {})
+        memo[key] = {vid: (None, *score) for vid, score in scored.items()}
     known |= {vid: float(row[3]) for vid, row in memo[key].items()}
     return {v: known[v] for v in sorted(known)}  # in vid order, as GROUP BY gives it (sums read it in order)
 
