@@ -100,7 +100,13 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     scores = {}
     if centre and top:
         picks = [(vid, rows[vid][1]) for vid in top]
-        scores = _calibrated(conn, fp, centre, picks) if copy is None else _calibrated(copy.db, fp, centre, picks, True)
+        kept = _kept_slices().get((*_db_state(conn), fp)) if large else None
+        if kept is not None:
+            from kyb_cli.core.search import kept_rows
+
+            scores = kept_rows.calibrated(conn, centre, picks, kept)
+        else:
+            scores = _calibrated(conn, fp, centre, picks) if copy is None else _calibrated(copy.db, fp, centre, picks, True)
     return [Near(vid, keys[vid], rows[vid][0], rows[vid][2], rows[vid][1], scores.get(vid), rows[vid][3])
             for vid in top]
 
@@ -183,41 +189,23 @@ def _exact(conn, qvec: bytes, fp: str, vids: list[int], states: dict, kept=None)
     memo = _answer_memo()
     key = ("scan", *_db_state(conn), fp, qvec, "vids", tuple(sorted(vids)))
     if key not in memo:
-        scored = _scored(conn, qvec, fp, vids) if kept is None else _scored_kept(conn, qvec, fp, vids, kept)
-        memo[key] = {vid: (states[vid], *score) for vid, score in scored.items()}
+        memo[key] = {vid: (states[vid], *score) for vid, score in _scored(conn, qvec, fp, vids, kept).items()}
     return memo[key]
 
 
-EXACT_BOUND_MAX = 2000  # passages bound to one statement (SQLite's limit is 32766); more: the join
-
-
-def _scored_kept(conn, qvec: bytes, fp: str, vids: list[int], kept: tuple) -> dict:
-    """_scored for versions of the kept passages: the same sqlite-vec function on the same bytes
-    (the matrix's rows are the blobs, float32 little-endian), one statement over bound values
-    instead of a join of `vtext` and `vectors` (10k keys: a lookup of each blob and its overflow
-    pages, ~1.5 ms an answer)."""
-    import numpy as np
-
-    uniq, _first, sub, starts, _group, count, _states, parts = kept
-    at = np.searchsorted(uniq, vids)
-    rows = [(int(uniq[g]), int(parts[r]), r) for g in at.tolist() for r in range(starts[g], starts[g] + count[g])]
-    if len(rows) > EXACT_BOUND_MAX:
-        return _scored(conn, qvec, fp, vids)
-    marks = ",".join(f"(?, {i})" for i in range(len(rows)))
-    cosines = dict(conn.execute(f"SELECT column2, 1.0 - vec_distance_cosine(column1, ?) FROM (VALUES {marks})",
-                                (qvec, *(sub[r].tobytes() for _v, _p, r in rows))))
-    passages: dict[int, list] = {}
-    for i, (vid, part, _r) in enumerate(rows):
-        passages.setdefault(vid, []).append((part, cosines[i]))
-    return {vid: _version_score(ps) for vid, ps in passages.items()}
-
-
-def _scored(conn, qvec: bytes, fp: str, vids: list[int]) -> dict:
+def _scored(conn, qvec: bytes, fp: str, vids: list[int], kept=None) -> dict:
     """{vid: (part, cos, meaning)} of the versions among `vids` with a vector under `fp`, by
     sqlite-vec over their passages and _version_score (the arithmetic of the SQL of before, which
-    tests/test_warm_semantic.py keeps as the reference)."""
+    tests/test_warm_semantic.py keeps as the reference). `kept`: the ranked slice's kept rows,
+    holding every one of `vids` (search/kept_rows.py: the same blobs, not read again)."""
+    if kept is not None:
+        from kyb_cli.core.search import kept_rows
+
+        passages = kept_rows.cosines(conn, qvec, vids, kept)
+        if passages is not None:
+            return {vid: _version_score(ps) for vid, ps in passages.items()}
     marks = ",".join(str(int(v)) for v in vids)
-    passages: dict[int, list] = {}
+    passages = {}
     for vid, part, cos in conn.execute(
             "SELECT t.version_id, t.part, 1.0 - vec_distance_cosine(x.vec, :qv) FROM vtext t JOIN vectors x "
             f"ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id IN ({marks})",
@@ -420,15 +408,13 @@ def meaning_of(conn, qvec: bytes, fp: str, vids: list[int]) -> dict[int, float]:
     key = ("scan", *state, fp, qvec, "meaning", tuple(sorted(rest)))
     if key not in memo:
         kept, inside = _kept_slices().get((*state, fp)), []
-        if kept is not None:  # the rows of the versions the ranked slice holds, bound as they are (_scored_kept)
-            import numpy as np
+        if kept is not None:  # the versions the ranked slice holds: from its kept rows (kept_rows.py)
+            from kyb_cli.core.search.kept_rows import holding
 
-            uniq = kept[0]
-            at = np.searchsorted(uniq, rest).tolist()
-            inside = [v for v, g in zip(rest, at) if g < len(uniq) and uniq[g] == v]
+            inside = holding(kept, rest)
         held = frozenset(inside)
         outside = [v for v in rest if v not in held]
-        scored = (_scored_kept(conn, qvec, fp, inside, kept) if inside else {}) | (
+        scored = (_scored(conn, qvec, fp, inside, kept) if inside else {}) | (
             _scored(conn, qvec, fp, outside) if outside else {})
         memo[key] = {vid: (None, *score) for vid, score in scored.items()}
     known |= {vid: float(row[3]) for vid, row in memo[key].items()}
