@@ -270,9 +270,9 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
 def _product(sub, qvec: bytes):
     """Each passage's dot with the question (float64), by numpy's own loop (einsum), not BLAS:
     OpenBLAS splits a matrix-vector product over its threads, which then spin waiting for the next
-    one, on the cores the two models' runs need (10k keys, a door, 2 cores: each answer's CPU 46 ms
-    -> 24, the models' wall 12 -> 7 ms; bench/bench_door_hybrid.py --store). One thread's product
-    is ~0.6 ms at 10k x 384; its rounding is far inside MARGIN (the exact pass decides)."""
+    one, on the cores the two models' runs need (10k keys, a door, 2 cores, English questions: CPU
+    an answer 53 -> 26 ms, the models' wall 12 -> 7 ms; bench/bench_door_hybrid.py --store). One
+    thread's product is ~0.6 ms at 10k x 384; its rounding is far inside MARGIN (the exact pass decides)."""
     import numpy as np
 
     return np.einsum("ij,j->i", sub, np.frombuffer(qvec, dtype="<f4")).astype(np.float64)
