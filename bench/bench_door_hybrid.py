@@ -35,11 +35,11 @@ ROOT = Path(__file__).resolve().parents[1]
 WARM = Path(os.environ.get("KYB_BENCH_DIR", tempfile.gettempdir())) / "kyb-bench-warm"
 
 
-def _questions(n: int, warm: bool = False) -> list[str]:
-    if warm:  # bench_warm.py's six lexical questions, asked in turn (a known question, as it times them)
+def _questions(n: int, warm: bool = False, new: bool = False) -> list[str]:
+    if warm:  # bench_warm.py's six questions, asked in turn: known (lexical), or `new`, a number appended, as its hybrid
         from bench_warm import QUESTIONS  # bench/ is sys.path[0] of this script
 
-        return [QUESTIONS[i % len(QUESTIONS)] for i in range(n)]
+        return [QUESTIONS[i % len(QUESTIONS)] + (f" {i}" if new else "") for i in range(n)]
     out: list[str] = []
     for name in ("questions.jsonl", "also.jsonl"):
         for line in (ROOT / "bench" / "evalset" / name).read_text().splitlines():
@@ -111,6 +111,10 @@ def _install(st: Stages) -> None:
     embedder.Embedder.embed = emb
     st.wrap(pipeline, "lexical", "lexical")
     st.wrap(semantic, "nearest", "vector ranking (nearest)")
+    for name, label in (("_approximate", "  nearest: matrix product"), ("_exact", "  nearest: exact rescoring"),
+                        ("meaning_of", "meaning_of (outside hits)")):
+        if hasattr(semantic, name):
+            st.wrap(semantic, name, label)
     st.wrap(semantic, "pending", "pending count")
     st.wrap(relevance, "calibration", "calibration")
     if hasattr(route, "combine"):
@@ -169,23 +173,25 @@ def main() -> None:
     ap.add_argument("--stages", action="store_true", help="per-stage breakdown (wrappers cost a few µs)")
     ap.add_argument("--lexical", action="store_true", help="ask lexically (semantic=False): the lexical door")
     ap.add_argument("--warm-questions", action="store_true",
-                    help="bench_warm.py's six questions in turn (its lexical figure) instead of the dev set's")
+                    help="bench_warm.py's six questions in turn instead of the dev set's (hybrid: a number appended, as it asks)")
     ap.add_argument("--profile", metavar="PREFIX", help="cProfile each checkout's calls to PREFIX-<i>.prof")
+    ap.add_argument("--store", help="time this indexed store instead of the runbooks (used as is, never copied:"
+                    " copy it first, e.g. a 10k store of bench/gen_store.py)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         return child(a.child, a.stages, not a.lexical, a.profile or "")
     src = WARM / "store-108"
-    if not (src / ".kyb-bench-done").exists():
+    if not a.store and not (src / ".kyb-bench-done").exists():
         raise SystemExit(f"no {src}: run bench/bench_warm.py once (it builds the 108-runbook store)")
     work = Path(tempfile.mkdtemp(prefix="kyb-door-hybrid-"))
     checkouts = [ROOT, *(Path(p).resolve() for p in a.against)]
     procs = []
     try:
         for i, co in enumerate(checkouts):
-            store = work / f"store-{i}"
-            # a live reader's -wal/-shm come and go (another bench): the index catches up from Git
-            shutil.copytree(src, store, symlinks=True, ignore=shutil.ignore_patterns("*-wal", "*-shm", "*.lock"))
+            store = Path(a.store) if a.store else work / f"store-{i}"
+            if not a.store:  # a live reader's -wal/-shm come and go (another bench): the index catches up from Git
+                shutil.copytree(src, store, symlinks=True, ignore=shutil.ignore_patterns("*-wal", "*-shm", "*.lock"))
             home = work / f"home-{i}"
             (home / "cache").mkdir(parents=True)
             shutil.copytree(WARM / "home" / "cache" / "kyb", home / "cache" / "kyb",
@@ -204,7 +210,7 @@ def main() -> None:
             print(f"{co}: {json.loads(p.stdout.readline())['ready']}", flush=True)
         print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]), flush=True)
         results: list[list[dict]] = [[] for _ in procs]
-        for j, q in enumerate(_questions(a.n, a.warm_questions)):
+        for j, q in enumerate(_questions(a.n, a.warm_questions, not a.lexical)):
             order = list(range(len(procs)))
             if j % 2:
                 order.reverse()

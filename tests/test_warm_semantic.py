@@ -51,6 +51,22 @@ def _other_process(store_path, code: str) -> None:
                    check=True, capture_output=True, env=dict(os.environ, PYTHONPATH=os.getcwd()))
 
 
+def per_version(rows: str) -> str:
+    """SQL turning passage rows (vid, part, cos) into one row per version (vid, part, cos, s): the
+    best passage's part and cosine, and `s` = BEST_WEIGHT x the best + the rest x the second best
+    (a one-passage version: its passage), the first passage counted FIRST_PASSAGE_BONUS higher.
+    Binds :bonus, :wbest and :lpen. What semantic.py ranked by before _version_score, kept here as
+    its reference. max(adj) is the only min/max aggregate, so the bare columns (part, cos) are the
+    best passage's."""
+    ranked = (f"SELECT *, row_number() OVER (PARTITION BY vid ORDER BY adj DESC, part) AS pr FROM "
+              f"(SELECT *, cos + (part = 0) * :bonus AS adj FROM ({rows}))")
+    grouped = (f"SELECT vid, part, cos, max(adj) AS a1, total(CASE WHEN pr = 2 THEN adj END) AS a2, "
+               f"count(*) AS np FROM ({ranked}) GROUP BY vid")
+    return (f"SELECT vid, part, cos, a1 * :wbest + (CASE WHEN np > 1 THEN a2 ELSE a1 END) * (1 - :wbest)"
+            f" - :lpen * ln(np) AS s "
+            f"FROM ({grouped})")
+
+
 def nearest_sql(conn, qvec: bytes, fp: str, s, n: int, *, require: str | None = None,
                 exclude: str | None = None, centre: tuple[bytes, bytes] | None = None,
                 only: list[int] | None = None) -> list:
@@ -68,7 +84,7 @@ def nearest_sql(conn, qvec: bytes, fp: str, s, n: int, *, require: str | None = 
     rows = (f"SELECT c.vid AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM cand c "
             f"{versions}JOIN vtext t ON t.version_id = c.vid "
             f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}")
-    grouped = semantic._per_version(rows)
+    grouped = per_version(rows)
     inner = (f"SELECT g.vid AS vid, v.key AS key, c.state AS state, g.part AS part, g.cos AS cos, g.s AS s "
              f"FROM ({grouped}) g JOIN versions v ON v.id = g.vid JOIN cand c ON c.vid = g.vid")
     if s.mode == "changed_between":
@@ -126,6 +142,11 @@ def test_nearest_equals_the_sql_of_before(store_path, both, mode, ops, resident,
             semantic.nearest(conn, qvec, fp, s, 50, **ops)  # now partly read from the answer's scan
             assert semantic.meaning_of(conn, qvec, fp, vids) == fresh
             assert list(fresh) == sorted(fresh)
+            rows = ("SELECT t.version_id AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos "
+                    "FROM vtext t JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp")
+            bound = {"qv": qvec, "fp": fp, "bonus": semantic.FIRST_PASSAGE_BONUS, "wbest": semantic.BEST_WEIGHT,
+                     "lpen": semantic.LENGTH_PENALTY}
+            assert fresh == {v: m for v, _p, _c, m in conn.execute(per_version(rows), bound)}  # the SQL of before
     conn.close()
 
 

@@ -28,7 +28,7 @@ class Near(NamedTuple):
     cos: float        # cosine of the best passage
     part: int         # which passage (0 = the first: title and the body's opening)
     score: float | None  # the calibrated score of that passage (search/relevance.py), None uncalibrated
-    meaning: float    # what the vector side ranks by (its two best passages, _per_version)
+    meaning: float    # what the vector side ranks by (its two best passages, _version_score)
 
 
 # A version scores by its two best passages, 0.7 x the best + 0.3 x the second (a one-passage
@@ -54,7 +54,7 @@ LENGTH_PENALTY = 0.003
 def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None = None,
             exclude: str | None = None, centre: tuple[bytes, bytes] | None = None,
             only: list[int] | None = None) -> list[Near]:
-    """The `n` closest versions in the slice, best first, each by its two best passages (_per_version).
+    """The `n` closest versions in the slice, best first, each by its two best passages (_version_score).
 
     One hit per key in every mode but history (which lists versions); in changed_between a key is
     represented by its closest version inside the window. Ties by key. `require`/`exclude` are the
@@ -100,7 +100,13 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     scores = {}
     if centre and top:
         picks = [(vid, rows[vid][1]) for vid in top]
-        scores = _calibrated(conn, fp, centre, picks) if copy is None else _calibrated(copy.db, fp, centre, picks, True)
+        kept = _kept_slices().get((*_db_state(conn), fp)) if large else None
+        if kept is not None:
+            from kyb_cli.core.search import kept_rows
+
+            scores = kept_rows.calibrated(conn, centre, picks, kept)
+        else:
+            scores = _calibrated(conn, fp, centre, picks) if copy is None else _calibrated(copy.db, fp, centre, picks, True)
     return [Near(vid, keys[vid], rows[vid][0], rows[vid][2], rows[vid][1], scores.get(vid), rows[vid][3])
             for vid in top]
 
@@ -159,38 +165,58 @@ def _exact_of_nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, require, exc
     (sqlite-vec, _scanned's arithmetic). {vid: (state, part, cos, meaning)} of those."""
     import numpy as np
 
-    vids, approx, states = _approximate(conn, qvec, fp, s, require, exclude)
+    vids, approx, states, kept = _approximate(conn, qvec, fp, s, require, exclude)
     if only is not None:
         keep = np.isin(vids, np.fromiter((int(v) for v in only), dtype=np.int64))
         vids, approx = vids[keep], approx[keep]
     if len(vids) > n:
         nth = np.partition(approx, len(approx) - n)[len(approx) - n] if n else np.inf
         vids = vids[approx >= nth - MARGIN]
-    return _exact(conn, qvec, fp, [int(v) for v in vids], states)
+    slices = _kept_slices()
+    if len(slices) >= 8:
+        slices.clear()
+    slices[(*_db_state(conn), fp)] = kept  # meaning_of reads the lexical hits' rows from it
+    return _exact(conn, qvec, fp, [int(v) for v in vids], states, kept)
 
 
-def _exact(conn, qvec: bytes, fp: str, vids: list[int], states: dict) -> dict:
+def _exact(conn, qvec: bytes, fp: str, vids: list[int], states: dict, kept=None) -> dict:
     """{vid: (state, part, cos, meaning)} of versions already known to be in the slice, by
-    sqlite-vec over all their passages (remembered for meaning_of, as _scanned)."""
+    sqlite-vec over all their passages (remembered for meaning_of, as _scanned). `kept`: the
+    slice's kept passages (_approximate), whose rows are the index's blobs byte for byte: bound
+    to sqlite-vec's function as they are, instead of read again from the index."""
     if not vids:
         return {}
     memo = _answer_memo()
     key = ("scan", *_db_state(conn), fp, qvec, "vids", tuple(sorted(vids)))
     if key not in memo:
-        marks = ",".join(str(v) for v in vids)
-        passages: dict[int, list] = {}
-        for vid, part, cos in conn.execute(
-                "SELECT t.version_id, t.part, 1.0 - vec_distance_cosine(x.vec, :qv) FROM vtext t JOIN vectors x "
-                f"ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id IN ({marks})",
-                {"qv": qvec, "fp": fp}):
-            passages.setdefault(vid, []).append((part, cos))
-        memo[key] = {vid: (states[vid], *_version_score(ps)) for vid, ps in passages.items()}
+        memo[key] = {vid: (states[vid], *score) for vid, score in _scored(conn, qvec, fp, vids, kept).items()}
     return memo[key]
 
 
+def _scored(conn, qvec: bytes, fp: str, vids: list[int], kept=None) -> dict:
+    """{vid: (part, cos, meaning)} of the versions among `vids` with a vector under `fp`, by
+    sqlite-vec over their passages and _version_score (the arithmetic of the SQL of before, which
+    tests/test_warm_semantic.py keeps as the reference). `kept`: the ranked slice's kept rows,
+    holding every one of `vids` (search/kept_rows.py: the same blobs, not read again)."""
+    if kept is not None:
+        from kyb_cli.core.search import kept_rows
+
+        passages = kept_rows.cosines(conn, qvec, vids, kept)
+        if passages is not None:
+            return {vid: _version_score(ps) for vid, ps in passages.items()}
+    marks = ",".join(str(int(v)) for v in vids)
+    passages = {}
+    for vid, part, cos in conn.execute(
+            "SELECT t.version_id, t.part, 1.0 - vec_distance_cosine(x.vec, :qv) FROM vtext t JOIN vectors x "
+            f"ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id IN ({marks})",
+            {"qv": qvec, "fp": fp}):
+        passages.setdefault(vid, []).append((part, cos))
+    return {vid: _version_score(ps) for vid, ps in passages.items()}
+
+
 def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
-    """(vids, meaning by numpy, {vid: state}) of every version of the slice with a vector under
-    `fp`. The slice's passages are kept per connection while the index is unchanged (a question
+    """(vids, meaning by numpy, {vid: state}, the kept arrays) of every version of the slice with a
+    vector under `fp`. The slice's passages are kept per connection while the index is unchanged (a question
     with operators reads its own), grouped by version, with their own contiguous copy of their
     rows of the model's matrix: a question is one product over the slice's passages (not every
     vector of the model: 10k keys with history embedded, 75k rows against ~9k current ones)."""
@@ -215,23 +241,41 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
         starts, group = np.flatnonzero(new), np.cumsum(new) - 1
         sub = np.ascontiguousarray(matrix[at]) if len(at) else np.zeros((0, matrix.shape[1]), dtype="<f4")
         known = memo[key] = (state, (vid[starts], part == 0, sub, starts, group,
-                                     np.diff(np.r_[starts, len(vid)]), {v: st for v, st, _p, _s in found}))
-    uniq, first_part, sub, starts, group, count, states = known[1]
+                                     np.diff(np.r_[starts, len(vid)]), {v: st for v, st, _p, _s in found}, part))
+    uniq, first_part, sub, starts, group, count, states, _parts = known[1]
     if not len(uniq):
-        return uniq, np.zeros(0), states
-    last = getattr(_MEMO, "approx", None)  # the English route asks e5's side twice per question: once is enough
+        return uniq, np.zeros(0), states, known[1]
+    kept = getattr(_MEMO, "approx", None)
+    if kept is None:
+        kept = _MEMO.approx = {}
+    # The English route asks e5's side again after the English model's (combine: e5's Near for the
+    # English side's hits): one product per model and question, so one kept per model, not the last.
+    last = kept.get(fp)
     if last is not None and last[0] is known and last[1] == qvec:
         return last[2]
-    adj = (sub @ np.frombuffer(qvec, dtype="<f4")).astype(np.float64) + first_part * FIRST_PASSAGE_BONUS
+    adj = _product(sub, qvec) + first_part * FIRST_PASSAGE_BONUS
     a1 = np.maximum.reduceat(adj, starts)  # each version's best passage
     best_at = np.flatnonzero(adj == a1[group])
     best_at = best_at[np.r_[True, group[best_at][1:] != group[best_at][:-1]]]  # one per version
     rest = adj.copy()
     rest[best_at] = -np.inf
     a2 = np.where(count > 1, np.maximum.reduceat(rest, starts), a1)  # its second best
-    out = uniq, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT) - LENGTH_PENALTY * np.log(count), states
-    _MEMO.approx = (known, qvec, out)  # held, so `is` cannot match another state's arrays
+    out = uniq, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT) - LENGTH_PENALTY * np.log(count), states, known[1]
+    if len(kept) >= 4 and fp not in kept:  # models come and go (a fingerprint change): start over
+        kept.clear()
+    kept[fp] = (known, qvec, out)  # held, so `is` cannot match another state's arrays
     return out
+
+
+def _product(sub, qvec: bytes):
+    """Each passage's dot with the question (float64), by numpy's own loop (einsum), not BLAS:
+    OpenBLAS splits a matrix-vector product over its threads, which then spin waiting for the next
+    one, on the cores the two models' runs need (10k keys, a door, 2 cores, English questions: CPU
+    an answer 53 -> 26 ms, the models' wall 12 -> 7 ms; bench/bench_door_hybrid.py --store). One
+    thread's product is ~0.6 ms at 10k x 384; its rounding is far inside MARGIN (the exact pass decides)."""
+    import numpy as np
+
+    return np.einsum("ij,j->i", sub, np.frombuffer(qvec, dtype="<f4")).astype(np.float64)
 
 
 def _matrix(conn, fp: str):
@@ -281,8 +325,9 @@ def _by_version(found) -> dict:
 
 
 def _version_score(passages: list[tuple[int, float]]) -> tuple[int, float, float]:
-    """(part, cos, meaning) of one version from its passages' (part, cosine): as _per_version does
-    in SQL — the best passage by cosine + FIRST_PASSAGE_BONUS for part 0 (ties: the lower part),
+    """(part, cos, meaning) of one version from its passages' (part, cosine): as the SQL of before
+    did (tests/test_warm_semantic.py: per_version) — the best passage by cosine + FIRST_PASSAGE_BONUS
+    for part 0 (ties: the lower part),
     meaning = BEST_WEIGHT x its adjusted cosine + the rest x the second's (a one-passage version:
     its own)."""
     if len(passages) == 1 and passages[0][1] is not None:  # most versions: one passage
@@ -319,6 +364,16 @@ _MEMO = _local()
 def begin_answer() -> None:
     """A new answer on this thread: what the last one scanned is dropped (the pipeline calls it)."""
     _MEMO.entries = {}
+    _MEMO.slices = {}
+
+
+def _kept_slices() -> dict:
+    """{(connection, its state, fingerprint): the kept arrays of the slice} this answer ranked by
+    the matrix (_exact_of_nearest): any version in them has all its passages with a vector there."""
+    slices = getattr(_MEMO, "slices", None)
+    if slices is None:
+        slices = _MEMO.slices = {}
+    return slices
 
 
 def _answer_memo() -> dict:
@@ -331,21 +386,6 @@ def _answer_memo() -> dict:
 def _db_state(conn) -> tuple:
     """The connection and what its view of the index was made from (vectors.db_state)."""
     return (id(conn), *db_state(conn))
-
-
-def _per_version(rows: str) -> str:
-    """SQL turning passage rows (vid, part, cos) into one row per version (vid, part, cos, s): the
-    best passage's part and cosine, and `s` = BEST_WEIGHT x the best + the rest x the second best
-    (a one-passage version: its passage), the first passage counted FIRST_PASSAGE_BONUS higher.
-    Binds :bonus and :wbest. max(adj) is the only min/max aggregate, so the bare columns (part,
-    cos) are the best passage's."""
-    ranked = (f"SELECT *, row_number() OVER (PARTITION BY vid ORDER BY adj DESC, part) AS pr FROM "
-              f"(SELECT *, cos + (part = 0) * :bonus AS adj FROM ({rows}))")
-    grouped = (f"SELECT vid, part, cos, max(adj) AS a1, total(CASE WHEN pr = 2 THEN adj END) AS a2, "
-               f"count(*) AS np FROM ({ranked}) GROUP BY vid")
-    return (f"SELECT vid, part, cos, a1 * :wbest + (CASE WHEN np > 1 THEN a2 ELSE a1 END) * (1 - :wbest)"
-            f" - :lpen * ln(np) AS s "
-            f"FROM ({grouped})")
 
 
 def meaning_of(conn, qvec: bytes, fp: str, vids: list[int]) -> dict[int, float]:
@@ -362,12 +402,22 @@ def meaning_of(conn, qvec: bytes, fp: str, vids: list[int]) -> dict[int, float]:
     rest = [v for v in vids if v not in known]
     if not rest:
         return {v: known[v] for v in sorted(known)}
-    marks = ",".join(f":v{i}" for i in range(len(rest)))
-    rows = (f"SELECT t.version_id AS vid, t.part AS part, 1.0 - vec_distance_cosine(x.vec, :qv) AS cos FROM vtext t "
-            f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id IN ({marks})")
-    bound = {"qv": qvec, "fp": fp, "bonus": FIRST_PASSAGE_BONUS, "wbest": BEST_WEIGHT, "lpen": LENGTH_PENALTY,
-             **{f"v{i}": vid for i, vid in enumerate(rest)}}
-    known |= {vid: float(score) for vid, _part, _cos, score in conn.execute(_per_version(rows), bound)}
+    # the scores by _version_score, not SQL's window functions (as before): the same
+    # scores at a third of the cost (10k keys: ~2 ms an English answer, both models' outside hits)
+    memo = _answer_memo()
+    key = ("scan", *state, fp, qvec, "meaning", tuple(sorted(rest)))
+    if key not in memo:
+        kept, inside = _kept_slices().get((*state, fp)), []
+        if kept is not None:  # the versions the ranked slice holds: from its kept rows (kept_rows.py)
+            from kyb_cli.core.search.kept_rows import holding
+
+            inside = holding(kept, rest)
+        held = frozenset(inside)
+        outside = [v for v in rest if v not in held]
+        scored = (_scored(conn, qvec, fp, inside, kept) if inside else {}) | (
+            _scored(conn, qvec, fp, outside) if outside else {})
+        memo[key] = {vid: (None, *score) for vid, score in scored.items()}
+    known |= {vid: float(row[3]) for vid, row in memo[key].items()}
     return {v: known[v] for v in sorted(known)}  # in vid order, as GROUP BY gives it (sums read it in order)
 
 

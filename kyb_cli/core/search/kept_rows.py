@@ -1,0 +1,61 @@
+"""Exact sqlite-vec scores from the rows a door keeps of a large slice, not from the index again.
+
+A long-lived door ranks a large slice by one matrix product over its kept rows (semantic.py), then
+scores the versions that can be in the top exactly, with sqlite-vec. Reading those passages' blobs
+from the index again (a join of `vtext` and `vectors`, each blob on its overflow pages) cost more
+than the scoring: 10k keys, ~1.5 ms an answer. The kept rows are the index's blobs byte for byte
+(float32 little-endian, read as they are), so binding them to the same sqlite-vec functions in one
+statement gives the same numbers. `kept`: semantic._approximate's arrays of the slice
+(vids, first-passage flags, rows, starts, groups, counts, states, parts), sorted by version.
+"""
+
+from __future__ import annotations
+
+BOUND_MAX = 2000  # passages bound to one statement (SQLite allows 32766); more: the caller's join
+
+
+def holding(kept: tuple, vids: list[int]) -> list[int]:
+    """The versions among `vids` the kept slice holds (each with all its passages that have a vector)."""
+    import numpy as np
+
+    uniq = kept[0]
+    at = np.searchsorted(uniq, vids).tolist()
+    return [v for v, g in zip(vids, at) if g < len(uniq) and uniq[g] == v]
+
+
+def cosines(conn, qvec: bytes, vids: list[int], kept: tuple) -> dict[int, list] | None:
+    """{vid: [(part, cosine)]} of every passage of `vids` (all held: holding()), in part order,
+    by sqlite-vec on `conn` (any connection with it loaded); None past BOUND_MAX passages."""
+    import numpy as np
+
+    uniq, _first, sub, starts, _group, count, _states, parts = kept
+    rows = [(int(uniq[g]), int(parts[r]), r) for g in np.searchsorted(uniq, vids).tolist()
+            for r in range(starts[g], starts[g] + count[g])]
+    if len(rows) > BOUND_MAX:
+        return None
+    marks = ",".join(f"(?, {i})" for i in range(len(rows)))
+    cos = dict(conn.execute(f"SELECT column2, 1.0 - vec_distance_cosine(column1, ?) FROM (VALUES {marks})",
+                            (qvec, *(sub[r].tobytes() for _v, _p, r in rows))))
+    out: dict[int, list] = {}
+    for i, (vid, part, _r) in enumerate(rows):
+        out.setdefault(vid, []).append((part, cos[i]))
+    return out
+
+
+def calibrated(conn, centre: tuple[bytes, bytes], picks: list[tuple[int, int]], kept: tuple) -> dict:
+    """semantic._calibrated of (vid, part) passages the kept slice holds: {vid: centred cosine}."""
+    import numpy as np
+
+    uniq, _first, sub, starts, _group, count, _states, parts = kept
+    at = np.searchsorted(uniq, [vid for vid, _p in picks]).tolist()
+    bound, marks = [centre[1], centre[0]], []
+    for (vid, part), g in zip(picks, at):
+        if g < len(uniq) and uniq[g] == vid:
+            r = next((r for r in range(starts[g], starts[g] + count[g]) if parts[r] == part), None)
+            if r is not None:
+                bound.append(sub[r].tobytes())
+                marks.append(f"(?, {int(vid)})")
+    if not marks:
+        return {}
+    sql = f"SELECT column2, 1.0 - vec_distance_cosine(vec_sub(column1, ?), ?) FROM (VALUES {','.join(marks)})"
+    return {vid: None if z is None else float(z) for vid, z in conn.execute(sql, bound)}
