@@ -22,12 +22,16 @@ import os
 import stat
 import time
 
-from kyb_cli.core.known import settled, stamp
+from kyb_cli.core.kinds.undated_fast import plan_of, unchanged
+from kyb_cli.core.known import remember, settled, stamp
 
 MEMO = "tasks-undated.v1"
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _HEX = frozenset("0123456789abcdef")
+# A long-lived door's last memory per store path: only ever a hint checked against every stat (as the
+# saved one is), so keeping it saves reading and unmarshalling .git/kyb's copy on every answer.
+_KEPT: dict = {}
 
 
 def not_undated(root, keep, undated) -> dict[str, bytes] | None:
@@ -54,8 +58,14 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
                 tfd = os.open("tasks", _DIR, dir_fd=rfd)
             except OSError as exc:  # absent or a link: no task (as read_files); else read_files says
                 return {} if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR) else None
-            old = _load(kfd)
             try:
+                old = _KEPT.get(os.fspath(root))
+                if old is None:
+                    old = _load(kfd)
+                found = unchanged(tfd, plan_of(old), undated, _read, now)
+                if found is not None:  # every stat the memory vouches for is the same: nothing to save
+                    remember(_KEPT, os.fspath(root), old, 8)
+                    return found
                 new: dict = {}
                 try:
                     out = _walk(tfd, keep, undated, old, new, now)
@@ -66,6 +76,7 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
                 os.close(tfd)
             if new != old:
                 _save(kfd, new)
+            remember(_KEPT, os.fspath(root), new, 8)
             return dict(sorted(out.items()))
         finally:
             os.close(kfd)
