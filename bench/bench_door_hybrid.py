@@ -5,6 +5,7 @@ checkouts side by side. bench_warm.py times the whole stdio round trip; this say
     KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_door_hybrid.py [--against /work/main] [--n 120] [--stages]
     KYB_MODEL=… KYB_MODEL_EN=/nonexistent python bench/bench_door_hybrid.py --stages   # e5 alone: the 2nd model's cost
     … bench_door_hybrid.py --lexical [--profile /tmp/door]   # the lexical door; cProfile to /tmp/door-<i>.prof
+    … bench_door_hybrid.py --lexical --warm-questions --store /tmp/kyb-10k --deadlines --against /tmp/old  # 10k, block on
     python bench/bench_door_hybrid.py --lexical --warm-questions --n 200 --against /tmp/old   # bench_warm's asks
 
 The 108-runbook store of bench_warm.py (built there once; copied here, never written) and its vector
@@ -171,12 +172,14 @@ def main() -> None:
     ap.add_argument("--warm-questions", action="store_true",
                     help="bench_warm.py's six questions in turn (its lexical figure) instead of the dev set's")
     ap.add_argument("--profile", metavar="PREFIX", help="cProfile each checkout's calls to PREFIX-<i>.prof")
+    ap.add_argument("--store", type=Path, help="time this store instead (copied per checkout, never written)")
+    ap.add_argument("--deadlines", action="store_true", help="leave the deadlines block on (a door's default)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         return child(a.child, a.stages, not a.lexical, a.profile or "")
-    src = WARM / "store-108"
-    if not (src / ".kyb-bench-done").exists():
+    src = a.store.resolve() if a.store else WARM / "store-108"
+    if not a.store and not (src / ".kyb-bench-done").exists():
         raise SystemExit(f"no {src}: run bench/bench_warm.py once (it builds the 108-runbook store)")
     work = Path(tempfile.mkdtemp(prefix="kyb-door-hybrid-"))
     checkouts = [ROOT, *(Path(p).resolve() for p in a.against)]
@@ -188,12 +191,13 @@ def main() -> None:
             shutil.copytree(src, store, symlinks=True, ignore=shutil.ignore_patterns("*-wal", "*-shm", "*.lock"))
             home = work / f"home-{i}"
             (home / "cache").mkdir(parents=True)
-            shutil.copytree(WARM / "home" / "cache" / "kyb", home / "cache" / "kyb",
-                            ignore=shutil.ignore_patterns("run", "*.sock*"))
+            if (WARM / "home" / "cache" / "kyb").is_dir():
+                shutil.copytree(WARM / "home" / "cache" / "kyb", home / "cache" / "kyb",
+                                ignore=shutil.ignore_patterns("run", "*.sock*"))
             env = {k: v for k, v in os.environ.items() if k not in ("KYB_STORE", "KYB_SERVE_TOKEN")}
             env.update(PYTHONPATH=str(co), HOME=str(home), XDG_CACHE_HOME=str(home / "cache"),
                        XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"),
-                       KYB_DEADLINES="off", KYB_BACKGROUND="off", KYB_FSYNC="off")
+                       KYB_DEADLINES="on" if a.deadlines else "off", KYB_BACKGROUND="off", KYB_FSYNC="off")
             cmd = [sys.executable, str(ROOT / "bench" / "bench_door_hybrid.py"), "--child", str(store)]
             cmd += (["--stages"] if a.stages else []) + (["--lexical"] if a.lexical else [])
             cmd += [f"--profile={a.profile}-{i}.prof"] if a.profile else []
