@@ -80,7 +80,7 @@ def test_what_changed_within_the_margin_is_never_remembered(root):
     undated.not_undated(root, _keep, _undated)  # real clock: every file was written just now
     import marshal
 
-    memo = marshal.loads((root / ".git" / "kyb" / undated.MEMO).read_bytes()) \
+    memo = marshal.loads(marshal.loads((root / ".git" / "kyb" / undated.MEMO).read_bytes())[2]) \
         if (root / ".git" / "kyb" / undated.MEMO).exists() else {}
     assert memo == {}
 
@@ -179,7 +179,32 @@ def test_a_file_found_undated_again_is_remembered_by_the_walk(root, aged):
     time.sleep(0.05)
     _edit_in_place(root / "tasks" / "01" / "task-4.md", b"due", b"dux")
     assert undated.not_undated(root, _keep, _undated) == {}
-    from kyb_cli.core.kinds.undated_fast import plan_of
-
-    plan = plan_of(undated._KEPT[os.fspath(root)])
+    plan = undated._KEPT[os.fspath(root)][1]
     assert plan is not None and plan[3] == []  # no file left unvouched for: nothing read next time
+
+
+def test_a_new_process_answers_from_the_saved_plan_alone(root, aged, monkeypatch):
+    """A one-shot `kyb query` whose tasks did not change reads the plan saved beside the memory and
+    neither decodes the memory nor walks; a change still walks and answers as reading every file."""
+    undated.not_undated(root, _keep, _undated)
+    monkeypatch.setattr(undated, "_KEPT", {})  # a new process
+
+    def boom(*_a, **_k):
+        raise AssertionError("decoded the memory or walked although nothing changed")
+
+    with monkeypatch.context() as m:
+        m.setattr(undated, "_memory", boom)
+        m.setattr(undated, "_walk", boom)
+        assert undated.not_undated(root, _keep, _undated) == expected(root) == {"01/task-4.md": DATED % b"4"}
+    monkeypatch.setattr(undated, "_KEPT", {})
+    time.sleep(0.05)
+    (root / "tasks" / "02" / "task-9.md").write_bytes(DATED % b"9")
+    assert undated.not_undated(root, _keep, _undated) == expected(root)
+    assert "02/task-9.md" in expected(root)
+
+
+def test_the_memory_of_the_first_format_goes_at_the_next_save(root, aged):
+    old = root / ".git" / "kyb" / "tasks-undated.v1"
+    old.write_bytes(b"\xfb0")
+    undated.not_undated(root, _keep, _undated)
+    assert not old.exists() and (root / ".git" / "kyb" / undated.MEMO).exists()

@@ -1,6 +1,6 @@
 """The common case of kinds/undated.py in bulk: nothing changed since the memory was made.
 
-The memory (undated.py) is read as one flat plan — every directory and remembered file of tasks/
+The memory (undated.py) is kept with one flat plan — every directory and remembered file of tasks/
 with the stamp it vouches for — and the answer is one lstat per path, the stamps compared as one
 list of tuples: no Python per file beyond the stat (at 10k keys, 677 paths an answer). The rule is
 undated.py's, unchanged: a path is trusted only while its whole stamp (core/known.py) is the one
@@ -15,23 +15,14 @@ import os
 import stat
 from operator import attrgetter
 
-from kyb_cli.core.known import SETTLED_NS, remember
+from kyb_cli.core.known import SETTLED_NS
 
 _STAMP = attrgetter("st_dev", "st_ino", "st_mode", "st_size", "st_mtime_ns", "st_ctime_ns")  # known.stamp
 _BUCKETS = frozenset(f"{a}{b}" for a in "0123456789abcdef" for b in "0123456789abcdef")
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-_PLANS: dict = {}
 
 
-def plan_of(memo: dict):
-    """The flat plan of `memo`, made once per memory object (a door keeps its memory between answers)."""
-    hit = _PLANS.get(id(memo))
-    if hit is not None and hit[0] is memo:
-        return hit[1]
-    return remember(_PLANS, id(memo), (memo, _plan(memo)), 8)[1]
-
-
-def _plan(memo: dict):
+def plan(memo: dict):
     """(tasks/ stamp, paths under tasks/, their stamps, files not vouched for as (bucket|None, name),
     the newest time among the stamps), or None when the memory does not vouch for every directory."""
     try:
@@ -68,9 +59,14 @@ def unchanged(tfd: int, plan, undated, read, now: int) -> dict[str, bytes] | Non
     """What undated.not_undated answers (the dated files' bytes, by path, in name order) when every
     path of `plan` has its remembered stamp and every file it does not vouch for is still not
     undated; None otherwise. `read(dfd, name)` reads a file as undated.py does."""
-    if plan is None:
+    try:
+        top, paths, stamps, unknown, newest = plan
+        return _unchanged(tfd, top, paths, stamps, unknown, newest, undated, read, now)
+    except (TypeError, ValueError, IndexError, AttributeError):  # no plan, or one of another shape
         return None
-    top, paths, stamps, unknown, newest = plan
+
+
+def _unchanged(tfd, top, paths, stamps, unknown, newest, undated, read, now):
     if newest >= now - SETTLED_NS or _STAMP(os.fstat(tfd)) != top:
         return None
     lstat = os.stat
