@@ -5,6 +5,7 @@ checkouts side by side. bench_warm.py times the whole stdio round trip; this say
     KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_door_hybrid.py [--against /work/main] [--n 120] [--stages]
     KYB_MODEL=… KYB_MODEL_EN=/nonexistent python bench/bench_door_hybrid.py --stages   # e5 alone: the 2nd model's cost
     … bench_door_hybrid.py --lexical [--profile /tmp/door]   # the lexical door; cProfile to /tmp/door-<i>.prof
+    … bench_door_hybrid.py --lexical --warm-questions --store /tmp/kyb-10k --deadlines --against /tmp/old  # 10k, block on
     python bench/bench_door_hybrid.py --lexical --warm-questions --n 200 --against /tmp/old   # bench_warm's asks
 
 The 108-runbook store of bench_warm.py (built there once; copied here, never written) and its vector
@@ -177,6 +178,7 @@ def main() -> None:
     ap.add_argument("--profile", metavar="PREFIX", help="cProfile each checkout's calls to PREFIX-<i>.prof")
     ap.add_argument("--store", help="time this indexed store instead of the runbooks (used as is, never copied:"
                     " copy it first, e.g. a 10k store of bench/gen_store.py)")
+    ap.add_argument("--deadlines", action="store_true", help="leave the deadlines block on (a door's default)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -194,12 +196,13 @@ def main() -> None:
                 shutil.copytree(src, store, symlinks=True, ignore=shutil.ignore_patterns("*-wal", "*-shm", "*.lock"))
             home = work / f"home-{i}"
             (home / "cache").mkdir(parents=True)
-            shutil.copytree(WARM / "home" / "cache" / "kyb", home / "cache" / "kyb",
-                            ignore=shutil.ignore_patterns("run", "*.sock*"))
+            if (WARM / "home" / "cache" / "kyb").is_dir():
+                shutil.copytree(WARM / "home" / "cache" / "kyb", home / "cache" / "kyb",
+                                ignore=shutil.ignore_patterns("run", "*.sock*"))
             env = {k: v for k, v in os.environ.items() if k not in ("KYB_STORE", "KYB_SERVE_TOKEN")}
             env.update(PYTHONPATH=str(co), HOME=str(home), XDG_CACHE_HOME=str(home / "cache"),
                        XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"),
-                       KYB_DEADLINES="off", KYB_BACKGROUND="off", KYB_FSYNC="off")
+                       KYB_DEADLINES="on" if a.deadlines else "off", KYB_BACKGROUND="off", KYB_FSYNC="off")
             cmd = [sys.executable, str(ROOT / "bench" / "bench_door_hybrid.py"), "--child", str(store)]
             cmd += (["--stages"] if a.stages else []) + (["--lexical"] if a.lexical else [])
             cmd += [f"--profile={a.profile}-{i}.prof"] if a.profile else []

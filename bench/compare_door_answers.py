@@ -3,7 +3,7 @@ dev set, in several time modes (current, history, as_of, changed_between, explai
 asked twice in one process (the second from whatever a door keeps warm), on copies of the 108-runbook
 store. Prints how many answers differ (0: a speed change kept every answer).
 
-    python bench/compare_door_answers.py --against /tmp/old-checkout [--n 30]
+    python bench/compare_door_answers.py --against /tmp/old-checkout [--n 30] [--store /tmp/kyb-10k] [--deadlines]
 """
 
 from __future__ import annotations
@@ -55,6 +55,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--against", required=True)
     ap.add_argument("--n", type=int, default=24, help="questions from the runbooks' names besides bench_warm's six")
+    ap.add_argument("--store", type=Path, help="compare on this store instead (copied per checkout, never written)")
+    ap.add_argument("--deadlines", action="store_true", help="leave the deadlines block on (a door's default)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     questions = QUESTIONS + _runbook_questions(a.n)
@@ -65,13 +67,14 @@ def main() -> None:
     try:
         for i, co in enumerate((ROOT, Path(a.against).resolve())):
             store = work / f"store-{i}"
-            shutil.copytree(WARM / "store-108", store, symlinks=True,
+            shutil.copytree(a.store.resolve() if a.store else WARM / "store-108", store, symlinks=True,
                             ignore=shutil.ignore_patterns("*-wal", "*-shm", "*.lock"))
             home = work / f"home-{i}"
             env = {k: v for k, v in os.environ.items() if k not in ("KYB_STORE", "KYB_SERVE_TOKEN")}
             env.update(PYTHONPATH=f"{co}:{ROOT}", HOME=str(home), XDG_CACHE_HOME=str(home / "cache"),
                        XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"),
-                       KYB_DEADLINES="off", KYB_BACKGROUND="off", KYB_FSYNC="off", KYB_MODEL="/nonexistent")
+                       KYB_DEADLINES="on" if a.deadlines else "off", KYB_BACKGROUND="off", KYB_FSYNC="off",
+                       KYB_MODEL="/nonexistent")
             res = subprocess.run([sys.executable, __file__, "--child", str(store), "--against", a.against,
                                   "--n", str(a.n)], env=env, capture_output=True, text=True, check=True)
             answers.append(json.loads(res.stdout))

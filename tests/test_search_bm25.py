@@ -137,3 +137,26 @@ def test_answers_leave_the_index_connection_as_they_found_it(store_path, kept):
         for i in range(4):
             assert query(store_path, f"replica failover drill postgres {i}")["count"] == 4
     assert len(set(seen)) == 1 and len(seen) >= 4
+
+
+def test_a_top_cut_from_many_rows_keeps_every_tie_and_the_order_of_sqlite(store_path, kept):
+    """Past 4 x limit matching rows only those scoring at least the limit-th best are ordered (numpy
+    partition): rows of equal score around the cut (identical bodies) still come newest first, as
+    SQLite orders them."""
+    rng = random.Random(11)
+    bodies = ["postgres replica lag", "postgres replica replica", "replica lag alert postgres", "postgres"]
+    for i in range(48):
+        put(store_path, f"tie-{i}", "tie note", rng.choice(bodies), when=T0 + i)
+    query(store_path, "replica")
+
+    def compare(f):
+        bm25.top(f.conn, '"replica"', 1)  # the state's first answer: SQLite's; kept from the second
+        asked = 0
+        for match in ('"postgres" OR "replica"', '"replica" OR "lag"', '"postgres"', '"lag" OR "alert"'):
+            for limit in (1, 2, 3, 5, 8, 11):
+                ours = bm25.top(f.conn, match, limit)
+                assert ours == [tuple(r) for r in f.conn.execute(SQL, (match, limit))], (match, limit)
+                asked += 1
+        return asked
+
+    assert with_index(store_path, compare) == 24

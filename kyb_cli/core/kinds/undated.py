@@ -22,12 +22,18 @@ import os
 import stat
 import time
 
-from kyb_cli.core.known import settled, stamp
+from kyb_cli.core.kinds.undated_fast import plan, unchanged
+from kyb_cli.core.known import remember, settled, stamp
 
-MEMO = "tasks-undated.v1"
+MEMO = "tasks-undated.v2"  # (2, plan, the memory marshalled): v1 held the memory alone
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _HEX = frozenset("0123456789abcdef")
+# A long-lived door's last (memory or None, its plan, the memory marshalled or None) per store path:
+# only ever a hint checked against every stat (as the saved one is), so keeping it saves reading
+# .git/kyb's copy on every answer. The file holds the plan (undated_fast.py) beside the memory, so a
+# one-shot process whose tasks did not change reads the plan alone and never builds the memory.
+_KEPT: dict = {}
 
 
 def not_undated(root, keep, undated) -> dict[str, bytes] | None:
@@ -54,8 +60,13 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
                 tfd = os.open("tasks", _DIR, dir_fd=rfd)
             except OSError as exc:  # absent or a link: no task (as read_files); else read_files says
                 return {} if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR) else None
-            old = _load(kfd)
             try:
+                kept = _KEPT.get(os.fspath(root)) or (None, *_load(kfd))
+                found = unchanged(tfd, kept[1], undated, _read, now)
+                if found is not None:  # every stat the memory vouches for is the same: nothing to save
+                    remember(_KEPT, os.fspath(root), kept, 8)
+                    return found
+                old = kept[0] if kept[0] is not None else _memory(kept[2])
                 new: dict = {}
                 try:
                     out = _walk(tfd, keep, undated, old, new, now)
@@ -64,8 +75,10 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
                     out = _walk(tfd, keep, undated, old, new, now)
             finally:
                 os.close(tfd)
+            made = plan(new)
             if new != old:
-                _save(kfd, new)
+                _save(kfd, new, made)
+            remember(_KEPT, os.fspath(root), (new, made, None), 8)
             return dict(sorted(out.items()))
         finally:
             os.close(kfd)
@@ -193,30 +206,44 @@ def _read(dfd: int, name: str):
         os.close(fd)
 
 
-def _load(kfd: int) -> dict:
-    """The memory as last saved; {} when there is none or it does not read (it is only ever a hint
-    checked against every file's stat, and .git/kyb is trusted as the index beside it is)."""
+def _load(kfd: int) -> tuple:
+    """(plan, the memory marshalled) as last saved; (None, None) when there is none or it does not
+    read (it is only ever a hint checked against every file's stat, and .git/kyb is trusted as the
+    index beside it is)."""
     try:
         fd = os.open(MEMO, _FILE, dir_fd=kfd)
     except OSError:
-        return {}
+        return None, None
     try:
         size = os.fstat(fd).st_size
-        memo = marshal.loads(os.read(fd, size + 1))
-        return memo if type(memo) is dict else {}
+        saved = marshal.loads(os.read(fd, size + 1))
+        if type(saved) is tuple and len(saved) == 3 and saved[0] == 2 and type(saved[2]) is bytes:
+            return saved[1], saved[2]
+        return None, None
     except Exception:  # noqa: BLE001 - torn, foreign, another Python's format: start afresh
-        return {}
+        return None, None
     finally:
         os.close(fd)
 
 
-def _save(kfd: int, memo: dict) -> None:
-    """Replace the memory in one rename; never fails the answer (a read-only .git/kyb: no memory)."""
+def _memory(blob) -> dict:
+    """The memory of a saved file; {} when there is none or it does not read."""
+    try:
+        memo = marshal.loads(blob) if blob else {}
+    except Exception:  # noqa: BLE001 - as _load
+        return {}
+    return memo if type(memo) is dict else {}
+
+
+def _save(kfd: int, memo: dict, made) -> None:
+    """Replace the memory and its plan in one rename; never fails the answer (a read-only .git/kyb:
+    no memory)."""
     from kyb_cli.core.canon.nofollow import write_replace
 
     try:
-        write_replace(kfd, f".{MEMO}.{os.getpid()}.tmp", MEMO, marshal.dumps(memo), False, durable=False)
-    except OSError:
+        data = marshal.dumps((2, made, marshal.dumps(memo)))
+        write_replace(kfd, f".{MEMO}.{os.getpid()}.tmp", MEMO, data, False, durable=False)
+    except (OSError, ValueError):
         return
     _sweep(kfd)
 
@@ -224,7 +251,10 @@ def _save(kfd: int, memo: dict) -> None:
 def _sweep(kfd: int) -> None:
     """Temp files of a process killed while saving go on the next save (a save is rare: a change)."""
     try:
-        names = [n for n in os.listdir(kfd) if n.startswith(f".{MEMO}.") and n.endswith(".tmp")]
+        names = os.listdir(kfd)
+        if "tasks-undated.v1" in names:  # the memory alone, before its plan was kept with it
+            os.unlink("tasks-undated.v1", dir_fd=kfd)
+        names = [n for n in names if n.startswith(f".{MEMO}.") and n.endswith(".tmp")]
         for name in names:
             if os.stat(name, dir_fd=kfd, follow_symlinks=False).st_mtime_ns < time.time_ns() - 600 * 10**9:
                 os.unlink(name, dir_fd=kfd)
