@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import os
 import time
+from operator import attrgetter
 from pathlib import Path
 
 SETTLED_NS = 3_000_000_000
 
-
-def stamp(st: os.stat_result) -> tuple[int, int, int, int, int, int]:
-    """(device, inode, mode, size, mtime_ns, ctime_ns): the file, as long as these are the same."""
-    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+# stamp(st) -> (device, inode, mode, size, mtime_ns, ctime_ns): the file, as long as these are the
+# same. An attrgetter, not a function: kinds/undated_fast.py stamps ~700 paths an answer with it.
+stamp = attrgetter("st_dev", "st_ino", "st_mode", "st_size", "st_mtime_ns", "st_ctime_ns")
 
 
 def settled(st: os.stat_result, now_ns: int | None = None) -> bool:

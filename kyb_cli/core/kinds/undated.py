@@ -22,13 +22,12 @@ import os
 import stat
 import time
 
-from kyb_cli.core.kinds.undated_fast import plan, unchanged
+from kyb_cli.core.kinds.undated_fast import BUCKETS, plan, unchanged
+from kyb_cli.core.kinds.undated_fast import DIR_FLAGS as _DIR
 from kyb_cli.core.known import remember, settled, stamp
 
 MEMO = "tasks-undated.v2"  # (2, plan, the memory marshalled): v1 held the memory alone
-_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-_HEX = frozenset("0123456789abcdef")
 # A long-lived door's last (memory or None, its plan, the memory marshalled or None) per store path:
 # only ever a hint checked against every stat (as the saved one is), so keeping it saves reading
 # .git/kyb's copy on every answer. The file holds the plan (undated_fast.py) beside the memory, so a
@@ -97,8 +96,8 @@ def _walk(tfd: int, keep, undated, old: dict, new: dict, now: int) -> dict[str, 
         return bool(keep(name)) and unsafe_component(name) is None
 
     out: dict[str, bytes] = {}
-    top = _dir(tfd, None, old, new, now, lambda n: (len(n) == 2 and set(n) <= _HEX) or wanted(n))
-    buckets = [n for n in top[1] if len(n) == 2 and set(n) <= _HEX]
+    top = _dir(tfd, None, old, new, now, lambda n: n in BUCKETS or wanted(n))
+    buckets = [n for n in top[1] if n in BUCKETS]
     _files(tfd, None, top, undated, new, now, out)
     for name in buckets:
         entry = _dir(tfd, name, old, new, now, wanted)
@@ -155,7 +154,7 @@ def _files(tfd: int, sub: str | None, entry: list, undated, new: dict, now: int,
     dfd = None
     try:
         for i, name in enumerate(names):
-            if not sub and len(name) == 2 and set(name) <= _HEX:
+            if not sub and name in BUCKETS:
                 keys[i] = None
                 continue  # a bucket: _walk reads it
             try:

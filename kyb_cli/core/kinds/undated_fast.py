@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import os
 import stat
-from operator import attrgetter
 
-from kyb_cli.core.known import SETTLED_NS
+from kyb_cli.core.known import SETTLED_NS, stamp
 
-_STAMP = attrgetter("st_dev", "st_ino", "st_mode", "st_size", "st_mtime_ns", "st_ctime_ns")  # known.stamp
-_BUCKETS = frozenset(f"{a}{b}" for a in "0123456789abcdef" for b in "0123456789abcdef")
-_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+BUCKETS = frozenset(f"{a}{b}" for a in "0123456789abcdef" for b in "0123456789abcdef")  # tasks/<h>/
+DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)  # never through a link
 
 
 def plan(memo: dict):
@@ -34,7 +32,7 @@ def plan(memo: dict):
         unknown: list[tuple] = []
         files: list[tuple] = []
         for name, key in zip(top[1], top[2]):
-            if name in _BUCKETS:
+            if name in BUCKETS:
                 entry = memo.get(name)
                 if entry is None or entry[0] is None or len(entry[1]) != len(entry[2]):
                     return None
@@ -67,11 +65,11 @@ def unchanged(tfd: int, plan, undated, read, now: int) -> dict[str, bytes] | Non
 
 
 def _unchanged(tfd, top, paths, stamps, unknown, newest, undated, read, now):
-    if newest >= now - SETTLED_NS or _STAMP(os.fstat(tfd)) != top:
+    if newest >= now - SETTLED_NS or stamp(os.fstat(tfd)) != top:
         return None
     lstat = os.stat
     try:
-        if [_STAMP(lstat(p, dir_fd=tfd, follow_symlinks=False)) for p in paths] != stamps:
+        if [stamp(lstat(p, dir_fd=tfd, follow_symlinks=False)) for p in paths] != stamps:
             return None
     except OSError:  # a path gone: the walk says what is there now
         return None
@@ -85,7 +83,7 @@ def _unchanged(tfd, top, paths, stamps, unknown, newest, undated, read, now):
         if not stat.S_ISREG(st.st_mode):
             continue
         try:
-            dfd = os.open(sub, _DIR, dir_fd=tfd) if sub else tfd  # never through a link
+            dfd = os.open(sub, DIR_FLAGS, dir_fd=tfd) if sub else tfd  # never through a link
         except OSError:
             return None
         try:
