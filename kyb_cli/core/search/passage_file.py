@@ -23,6 +23,24 @@ BUSY_MS = 200
 _OPEN: dict = {}  # index path -> _File, or False when it cannot be used (one try per process)
 
 
+def passage_table() -> str:
+    """The passages' FTS5 table, with the index's own tokenizer: this file's and the in-memory one's."""
+    from kyb_cli.core.index.schema import TOKENIZER
+
+    return f"CREATE VIRTUAL TABLE passage_words USING fts5(text, tokenize='{TOKENIZER}')"
+
+
+def terms_held(conn, terms: list[str], owner: dict[int, int]) -> dict[int, set[int]]:
+    """{passage rowid among `owner`'s: the indexes of `terms` it holds}, matched in `conn`'s passage table."""
+    held: dict[int, set[int]] = {}
+    if owner:
+        for i, t in enumerate(terms):
+            for (rowid,) in conn.execute("SELECT rowid FROM passage_words WHERE passage_words MATCH ?", (t,)):
+                if rowid in owner:
+                    held.setdefault(rowid, set()).add(i)
+    return held
+
+
 def matches(conn, made: list, terms: list[str], long_body: int, cut) -> tuple[dict, dict] | None:
     """(passage rowid -> vid, passage rowid -> indexes of `terms` it holds) for `made` (vid, key,
     blob) rows, as passage_words._in_memory returns them; None when the file cannot be used.
@@ -87,8 +105,6 @@ class _File:
             self._make()
 
     def _make(self) -> None:
-        from kyb_cli.core.index.schema import TOKENIZER
-
         with self.conn:  # BEGIN ... COMMIT: two processes making it at once take turns
             self.conn.execute(
                 "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS made; DROP TABLE IF EXISTS passage_words;"
@@ -98,7 +114,7 @@ class _File:
                 "CREATE TABLE meta(made_by TEXT NOT NULL, next INTEGER NOT NULL, held INTEGER NOT NULL);"
                 "CREATE TABLE made(key TEXT NOT NULL, blob TEXT NOT NULL, long_body INTEGER NOT NULL, "
                 "first INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (key, blob, long_body)) WITHOUT ROWID;"
-                f"CREATE VIRTUAL TABLE passage_words USING fts5(text, tokenize='{TOKENIZER}');")
+                + passage_table())
             self.conn.execute("INSERT INTO meta VALUES (?, 1, 0)", (_made_by(),))
 
     def abandon(self) -> None:
@@ -118,13 +134,7 @@ class _File:
                 found = self._look(made, long_body)
                 self._add(made, long_body, cut, found)
             owner = {rowid: vid for vid, rows in found.items() for rowid in rows}
-            held: dict[int, set[int]] = {}
-            if owner:
-                for i, t in enumerate(terms):
-                    for (rowid,) in self.conn.execute(
-                            "SELECT rowid FROM passage_words WHERE passage_words MATCH ?", (t,)):
-                        if rowid in owner:
-                            held.setdefault(rowid, set()).add(i)
+            held = terms_held(self.conn, terms, owner)
             self.conn.execute("COMMIT")
         except BaseException:
             self.abandon()

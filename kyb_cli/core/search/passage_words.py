@@ -49,8 +49,9 @@ def best_passage(conn, terms: list[str], weights: list[float], vids: list[int], 
 
 def _in_memory(conn, made: list, terms: list[str], long_body: int) -> tuple[dict, dict]:
     """(passage rowid -> vid, passage rowid -> indexes of `terms` it holds) from this process's table."""
+    from kyb_cli.core.search.passage_file import terms_held
+
     owner: dict[int, int] = {}
-    held: dict[int, set[int]] = {}
     with _LOCK:
         kept = _kept(len(made))
         for vid, key, blob in made:
@@ -59,11 +60,7 @@ def _in_memory(conn, made: list, terms: list[str], long_body: int) -> tuple[dict
                 rows = kept.of[(key, blob)] = kept.add(_cut(conn, vid, long_body))
             for rowid in rows:
                 owner[rowid] = vid
-        if owner:
-            for i, t in enumerate(terms):
-                for (rowid,) in kept.conn.execute("SELECT rowid FROM passage_words WHERE passage_words MATCH ?", (t,)):
-                    if rowid in owner:
-                        held.setdefault(rowid, set()).add(i)
+        held = terms_held(kept.conn, terms, owner)
     return owner, held
 
 
@@ -94,12 +91,12 @@ class _Kept:
     def __init__(self) -> None:
         import apsw
 
-        from kyb_cli.core.index.schema import TOKENIZER
+        from kyb_cli.core.search.passage_file import passage_table
 
         # not a temp table of the index's connection: its row changes would count in total_changes,
         # the stamp a long-lived door keeps its postings, matrices and counts by (index/vectors.db_state)
         self.conn = apsw.Connection(":memory:")
-        self.conn.execute(f"CREATE VIRTUAL TABLE passage_words USING fts5(text, tokenize='{TOKENIZER}')")
+        self.conn.execute(passage_table())
         self.of: dict[tuple[str, str], tuple[int, ...]] = {}
         self.size = 0
 
