@@ -1,0 +1,176 @@
+"""Two independent models agreeing on a question not in English (issue 41, the last points): is it
+evidence of `strong` / `confident`? Every dev-set question asked once through the real pipeline,
+plain and with its rephrasings (bench/evalset/also.jsonl), capturing each answer's graded hits and
+USE's own top 10 (cosines) for the question as asked; then rules replayed per half.
+
+    python bench/exp_use_agree.py [--replay] [--split all|fit|check]   # models as bench/eval_devset.py
+
+Rules replayed:
+- agree@t (plain answers): a non-English question whose top hit is also USE's first, with a USE
+  cosine of at least t, is confident (the top hit strong);
+- in-use@k (rephrasings): a non-English question's answer is confident only through hits that are
+  strong AND in USE's top k for the question as asked (an English rephrasing's strong hit that USE
+  puts nowhere for the original does not count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
+import eval_devset as ev  # noqa: E402
+from evalset import checks  # noqa: E402
+
+CAPTURE = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-use-agree.json"
+
+
+def capture(store: Path, questions: list[dict]) -> list[dict]:
+    """Per question: plain answer [(key, strength)], USE's top [(key, cos)] for the question as asked
+    (None: the router calls it English), and the answer with rephrasings, per phrasing and fused."""
+    from kyb_cli.core.search import phrasings, semantic
+
+    use_seen: dict = {}
+    real_side = semantic.semantic_side
+    per_phrasing: list = []
+    real_fuse = phrasings.fuse_answers
+
+    def side_spy(conn, text, *a, **kw):
+        got = real_side(conn, text, *a, **kw)
+        spec = kw.get("spec")
+        if spec is not None and spec.languages == "other" and got.ranked is not None:
+            use_seen[text] = [(x.key, round(x.cos, 5)) for x in got.ranked]
+        return got
+
+    def fuse_spy(answers, mode, *rest, **kw):
+        per_phrasing.append([[(h["key"], h["strength"]) for h in hits] for hits, _out in answers])
+        return real_fuse(answers, mode, *rest, **kw)
+
+    semantic.semantic_side = side_spy
+    phrasings.fuse_answers = fuse_spy
+    search, _embed = ev.engine()
+    also = ev.also_phrasings()
+    rows = []
+    for q in questions:
+        use_seen.clear()
+        plain = search(store, q["query"], semantic=True)
+        use = use_seen.get(q["query"])
+        row = {"id": q["id"], "kind": q["kind"], "relevant": q["relevant"], "split": checks.split_of(q),
+               "query": q["query"], "plain": [(h["key"], h["strength"]) for h in plain["hits"]],
+               "use": use, "conf": plain.get("confident"), "missing": plain.get("semantic_missing")}
+        others = also.get(q["id"], {}).get("also", [])
+        if others:
+            per_phrasing.clear()
+            fused = search(store, q["query"], semantic=True, also=others)
+            row["also"] = [(h["key"], h["strength"]) for h in fused["hits"]]
+            row["also_conf"] = fused.get("confident")
+            row["phrasings"] = per_phrasing[0] if per_phrasing else None
+        rows.append(row)
+    return rows
+
+
+def agree(row: dict, t: float, top: int = 1) -> bool:
+    """The plain answer's top hit is USE's first (within `top`) with a cosine of at least t."""
+    use, hits = row["use"], row["plain"]
+    if not use or not hits:
+        return False
+    return any(k == hits[0][0] and c >= t for k, c in use[:top])
+
+
+def confident(hits) -> bool:
+    return any(s == "strong" for _k, s in hits)
+
+
+def table_agree(rows: list[dict], ts) -> None:
+    print("plain answers: on-topic confident:true / off-topic confident:false (all kinds), and the "
+          "non-English questions alone")
+    for t in [None, *ts]:
+        on = off = n_on = n_off = xon = xoff = nxon = nxoff = 0
+        for r in rows:
+            c = confident(r["plain"]) or (t is not None and agree(r, t))
+            x = r["use"] is not None
+            if r["relevant"]:
+                n_on += 1
+                on += c
+                nxon += x
+                xon += x and c
+            else:
+                n_off += 1
+                off += not c
+                nxoff += x
+                xoff += x and not c
+        name = "shipped" if t is None else f"agree@{t}"
+        print(f"  {name}: on {on}/{n_on} = {on / max(n_on, 1):.3f}, off {off}/{n_off} = {off / max(n_off, 1):.3f}"
+              f"  | non-English on {xon}/{nxon}, off {xoff}/{nxoff}")
+
+
+def also_confident(r: dict, rule: str | None, k: int) -> bool:
+    """`confident` of the answer with rephrasings (the plain answer for a question without any) under a rule:
+    in-use: a non-English question's strong hit counts only when in USE's top k for the question as asked;
+    own-or-use: ... or when the question as asked grades it strong itself (only a rephrasing's grade needs USE)."""
+    hits = r.get("also", r["plain"])
+    if rule is None or r["use"] is None or "also" not in r:
+        return confident(hits)
+    keep = {key for key, _c in r["use"][:k]}
+    own = {key for key, s in (r.get("phrasings") or [[]])[0] if s == "strong"} if rule == "own-or-use" else set()
+    return any(s == "strong" and (key in keep or key in own) for key, s in hits)
+
+
+def table_in_use(rows: list[dict], ks) -> None:
+    print("with rephrasings (mode also, every question): a non-English question's strong hit counts for "
+          "`confident` only when in USE's top k for the question as asked (own-or-use: or strong as asked)")
+    for rule, k in [(None, 0), *[(rule, k) for rule in ("in-use", "own-or-use") for k in ks]]:
+        on = off = n_on = n_off = 0
+        for r in rows:
+            c = also_confident(r, rule, k)
+            if r["relevant"]:
+                n_on += 1
+                on += c
+            else:
+                n_off += 1
+                off += not c
+        name = "shipped" if rule is None else f"{rule}@{k}"
+        print(f"  {name}: on {on}/{n_on} = {on / max(n_on, 1):.3f}, off {off}/{n_off} = {off / max(n_off, 1):.3f}")
+
+
+def details(rows: list[dict]) -> None:
+    print("non-English questions: USE's first (cos), the plain top, confident?")
+    for r in rows:
+        if r["use"] is None:
+            continue
+        u = r["use"][0] if r["use"] else ("-", 0)
+        top = r["plain"][0][0] if r["plain"] else "-"
+        mark = "on " if r["relevant"] else "OFF"
+        print(f"  {mark} {r['split']:5} {u[1]:.3f} same={u[0] == top} conf={confident(r['plain'])} "
+              f"also={confident(r['also']) if 'also' in r else '-'} {r['id']}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--split", choices=("all", "fit", "check"), default="all")
+    ap.add_argument("--replay", action="store_true", help=f"replay the last capture ({CAPTURE}) only")
+    ap.add_argument("--details", action="store_true", help="one line per non-English question")
+    args = ap.parse_args()
+    if not args.replay:
+        for env, name in (("KYB_MODEL", "multilingual-e5-small"), ("KYB_MODEL_EN", "bge-small-en-v1.5")):
+            if not os.environ.get(env):
+                os.environ[env] = str(ROOT.parent / "shared" / "models" / name)
+        docs = checks.load(checks.DOCS)
+        store, _s = ev.prepare(docs, rebuild=False)
+        CAPTURE.write_text(json.dumps(capture(store, checks.load(checks.QUESTIONS))))
+    rows = json.loads(CAPTURE.read_text())
+    if args.split != "all":
+        rows = [r for r in rows if r["split"] == args.split]
+    table_agree(rows, (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5))
+    table_in_use(rows, (1, 2, 3, 5, 10))
+    if args.details:
+        details(rows)
+
+
+if __name__ == "__main__":
+    main()
