@@ -138,6 +138,36 @@ def table_in_use(rows: list[dict], ks) -> None:
         print(f"  {name}: on {on}/{n_on} = {on / max(n_on, 1):.3f}, off {off}/{n_off} = {off / max(n_off, 1):.3f}")
 
 
+def table_needs_use(rows: list[dict], ks) -> None:
+    print("plain answers: a non-English question's strong hit counts only when in USE's top k (needs-use@k)")
+    for k in [None, *ks]:
+        on = off = n_on = n_off = 0
+        for r in rows:
+            keep = None if k is None or r["use"] is None else {key for key, _c in r["use"][:k]}
+            c = any(s == "strong" and (keep is None or key in keep) for key, s in r["plain"])
+            if r["relevant"]:
+                n_on, on = n_on + 1, on + c
+            else:
+                n_off, off = n_off + 1, off + (not c)
+        name = "shipped" if k is None else f"needs-use@{k}"
+        print(f"  {name}: on {on}/{n_on} = {on / max(n_on, 1):.3f}, off {off}/{n_off} = {off / max(n_off, 1):.3f}")
+
+
+def table_margin(rows: list[dict], ms) -> None:
+    print("plain answers: agree by margin: the top hit is USE's first and USE's first leads its second by m")
+    for m in ms:
+        on = off = n_on = n_off = 0
+        for r in rows:
+            u, hits = r["use"], r["plain"]
+            lead = bool(u and hits and len(u) > 1 and u[0][0] == hits[0][0] and u[0][1] - u[1][1] >= m)
+            c = confident(hits) or lead
+            if r["relevant"]:
+                n_on, on = n_on + 1, on + c
+            else:
+                n_off, off = n_off + 1, off + (not c)
+        print(f"  margin@{m}: on {on}/{n_on} = {on / max(n_on, 1):.3f}, off {off}/{n_off} = {off / max(n_off, 1):.3f}")
+
+
 def details(rows: list[dict]) -> None:
     print("non-English questions: USE's first (cos), the plain top, confident?")
     for r in rows:
@@ -146,7 +176,8 @@ def details(rows: list[dict]) -> None:
         u = r["use"][0] if r["use"] else ("-", 0)
         top = r["plain"][0][0] if r["plain"] else "-"
         mark = "on " if r["relevant"] else "OFF"
-        print(f"  {mark} {r['split']:5} {u[1]:.3f} same={u[0] == top} conf={confident(r['plain'])} "
+        gap = u[1] - r["use"][1][1] if len(r["use"]) > 1 else 0.0
+        print(f"  {mark} {r['split']:5} {u[1]:.3f} gap {gap:.3f} same={u[0] == top} conf={confident(r['plain'])} "
               f"also={confident(r['also']) if 'also' in r else '-'} {r['id']}")
 
 
@@ -168,6 +199,8 @@ def main() -> None:
         rows = [r for r in rows if r["split"] == args.split]
     table_agree(rows, (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5))
     table_in_use(rows, (1, 2, 3, 5, 10))
+    table_needs_use(rows, (1, 2, 3, 5, 10))
+    table_margin(rows, (0.02, 0.04, 0.06, 0.08, 0.1, 0.15))
     if args.details:
         details(rows)
 

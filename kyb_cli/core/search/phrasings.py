@@ -33,6 +33,14 @@ from kyb_cli.core.errors import UsageError
 MAX_PHRASINGS = 8  # the question and at most 7 others
 RRF_K = 1  # see above: each phrasing's first hit stays in the fused top two
 AGREE_RANK = 2  # ... or one grades it strong and every phrasing ranks it this high (fuse_answers)
+# The vote (_VOTE, issue 41, the last points): when a phrasing is not in English, the multilingual vote (USE,
+# search/vote.py) must rank the hit first for it. Two models agreeing: a question about nothing
+# stored ("how to set up Jenkins to build an Android app", in Russian) was vouched for, through its
+# English rephrasing, for a record USE does not rank near the question as asked (an Argo runbook).
+# Replayed on the dev set (bench/exp_use_agree.py), off-topic `confident: false` / on-topic
+# `confident: true` with one rephrasing: fit 19 -> 20 / 21, 198 -> 195 / 207 (USE's top 1 is the
+# only depth that moved the fit half: top 2..10 kept 19); check 23 -> 24 / 26, 212 -> 207 / 230;
+# all 42 -> 44 / 47 (0.936), 410 -> 402 / 437 (0.920).
 
 
 def checked(text: str, also) -> list[str]:
@@ -54,7 +62,7 @@ def _ident(mode: str, hit: dict):
 
 
 def fuse_answers(answers: list[tuple[list[dict], dict]], mode: str, texts: list[str] | None = None,
-                 ) -> tuple[list[dict], dict]:
+                 firsts: list | None = None) -> tuple[list[dict], dict]:
     """One (hits, out) from each phrasing's (hits, out) (`texts`: the phrasings, in the same order),
     the same whatever their order.
 
@@ -62,8 +70,11 @@ def fuse_answers(answers: list[tuple[list[dict], dict]], mode: str, texts: list[
     is strong when the phrasings agree on it: every one grades it strong, or one does and every one
     ranks it within AGREE_RANK. So a question about nothing stored, asked twice, does not get two
     chances to look strong somewhere, and a vague question whose rephrasing names the record's
-    terms is confident when both put the record on top. The hit shown is the one the best-ranking phrasing graded (among
-    those that found it strong, when it is strong; ties: the phrasing's text)."""
+    terms is confident when both put the record on top. `firsts`: per phrasing, the key the
+    multilingual vote ranks first (search/vote.py; None where it did not vote): when any voted, a hit
+    is strong only when it is the key every vote ranks first (_VOTE above). The hit shown is the one
+    the best-ranking phrasing graded (among those that found it strong, when it is strong; ties:
+    the phrasing's text)."""
     score: dict = {}
     seen: dict = {}  # ident -> [(rank, text, hit)] one per phrasing that found it
     texts = list(texts) if texts is not None else [str(k) for k in range(len(answers))]
@@ -77,13 +88,15 @@ def fuse_answers(answers: list[tuple[list[dict], dict]], mode: str, texts: list[
     best = {i: min(found, key=lambda f: (f[0], f[1]))[0] for i, found in seen.items()}
     order = sorted(score, key=lambda i: (-score[i], best[i], str(i)))
     n = len(set(texts))  # a phrasing given twice counts once
+    voted = {k for k in firsts or () if k is not None}  # _VOTE above
     hits = []
     for i in order:
         found = sorted(seen[i], key=lambda f: (f[0], f[1]))
         vouch = [f for f in found if f[2]["strength"] == "strong"]
         near = len(found) == n and all(r <= AGREE_RANK for r, _t, _h in found)
         hit = (vouch or found)[0][2]
-        hit["strength"] = "strong" if len(vouch) == n or (vouch and near) else "weak"
+        strong = (len(vouch) == n or (vouch and near)) and (not voted or voted == {hit["key"]})
+        hit["strength"] = "strong" if strong else "weak"
         hits.append(hit)
     return hits, _merged([out for _h, out in answers], texts, len(answers))
 

@@ -88,10 +88,13 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 
 def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask, texts: list[str] = ()) -> dict:
     """The phrasings' answers as one response: fused (several), strong only, cut to the limit."""
+    from kyb_cli.core.search.vote import FIRST
+
+    firsts = [o.pop(FIRST, None) for _h, o in answers]  # USE's first per phrasing: the fusion's, never shown
     if len(answers) > 1:
         from kyb_cli.core.search.phrasings import fuse_answers
 
-        hits, out = fuse_answers([(_shaped(h), o) for h, o in answers], ask.mode, list(texts))
+        hits, out = fuse_answers([(_shaped(h), o) for h, o in answers], ask.mode, list(texts), firsts)
     else:
         hits, out = answers[0]
     if ask.strong_only:

@@ -19,6 +19,9 @@ from __future__ import annotations
 K = 5
 WEIGHT = 0.25
 DEPTH = 10
+# The key USE ranks first for this phrasing, kept in the phrasing's own answer for the fusion of
+# phrasings (search/phrasings.py fuse_answers) and never shown (pipeline._response takes it out).
+FIRST = "_vote_first"
 
 
 def voter(text: str):
@@ -57,6 +60,7 @@ def side(conn, text: str, sl, plan, base, spec, given: tuple, out: dict):
         return base, 0
     if not use.ranked:
         return base, use.pending
+    out[FIRST] = use.ranked[0].key
     known = {x.vid for x in base.ranked}
     need = [x.vid for x in use.ranked if x.vid not in known]
     extra = {}
