@@ -8,6 +8,11 @@ USE's own top 10 (cosines) for the question as asked; then rules replayed per ha
 Rules replayed:
 - agree@t (plain answers): a non-English question whose top hit is also USE's first, with a USE
   cosine of at least t, is confident (the top hit strong);
+- margin@m (plain answers): ... and USE's first leads its second by at least m;
+- --tiny: the README's three-record store (tests/test_hybrid_real_model.py): the README's Russian
+  question, then every non-English off-topic dev-set question, with USE's first, its cosine, its lead
+  over the second and whether it is the answer's top: can agreement make the README example strong
+  without making off-topic questions strong in the same store?
 - in-use@k (rephrasings): a non-English question's answer is confident only through hits that are
   strong AND in USE's top k for the question as asked (an English rephrasing's strong hit that USE
   puts nowhere for the original does not count).
@@ -181,12 +186,62 @@ def details(rows: list[dict]) -> None:
               f"also={confident(r['also']) if 'also' in r else '-'} {r['id']}")
 
 
+README_QUESTION = "куда пишет оформление заказа"
+
+
+def tiny() -> None:
+    """The README example's store: its question's agreement figures against off-topic questions'."""
+    import tempfile
+
+    os.environ.update(KYB_EMBED_HELPER="0", KYB_USE="on")
+    base = Path(tempfile.mkdtemp(prefix="kyb-tiny-"))
+    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        os.environ[name] = str(base / name)
+    from kyb_cli.core.canon.repo import init_store
+    from kyb_cli.core.search import semantic
+    from kyb_cli.core.search.pipeline import search
+    from tests.support.index_helpers import T0, fill_in_background_now, put
+
+    store = base / "store"
+    init_store(store)
+    put(store, "checkout-write-path", "Checkout write path",
+        "Checkout writes go through svc-checkout on node-3, port 9090.", T0)
+    put(store, "team-lunch", "Team lunch", "The weekly team lunch is on Friday at the Italian place.", T0 + 1)
+    put(store, "db-host", "Database host", "Postgres primary runs on db-1.", T0 + 2)
+    fill_in_background_now(store)
+    seen: dict = {}
+    real = semantic.semantic_side
+
+    def spy(conn, text, *a, **kw):
+        got = real(conn, text, *a, **kw)
+        if kw.get("spec") is not None and kw["spec"].languages == "other":
+            seen[text] = [(x.key, x.cos) for x in got.ranked or ()]
+        return got
+
+    semantic.semantic_side = spy
+    asked = [("readme", README_QUESTION)] + [(q["id"], q["query"]) for q in checks.load(checks.QUESTIONS)
+                                             if q["kind"] == "off_topic"]
+    print("| question | USE's first is the top | USE cosine | lead over the second | confident |")
+    print("|---|---|---|---|---|")
+    for ident, text in asked:
+        r = search(store, text, semantic=True)
+        u = seen.pop(text, None)
+        if not u or not r["hits"]:
+            continue
+        print(f"| {ident} | {u[0][0] == r['hits'][0]['key']} | {u[0][1]:.3f} | {u[0][1] - u[1][1]:.3f} | "
+              f"{r['confident']} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--split", choices=("all", "fit", "check"), default="all")
     ap.add_argument("--replay", action="store_true", help=f"replay the last capture ({CAPTURE}) only")
     ap.add_argument("--details", action="store_true", help="one line per non-English question")
+    ap.add_argument("--tiny", action="store_true", help="the README example's store (see above)")
     args = ap.parse_args()
+    if args.tiny:
+        tiny()
+        return
     if not args.replay:
         for env, name in (("KYB_MODEL", "multilingual-e5-small"), ("KYB_MODEL_EN", "bge-small-en-v1.5")):
             if not os.environ.get(env):
