@@ -5,7 +5,8 @@ models.py USE), and the answer's top is the hybrid top fused with USE's top by r
 Why a rank vote and not a third score: USE alone is weaker than e5's hybrid (dev set cross-language
 top-3 0.87 against 0.95) but ranks first two of the three questions e5 misses; a rank fusion lets it
 lift those without reweighing every close score. Ranking only: `strength` and `confident` stay e5's
-(the hits keep e5's calibrated score; a hit only USE found is read with e5's score of it).
+(the hits keep e5's calibrated score; a hit only USE found is read with e5's score of it), except
+that with several phrasings a hit must be USE's first (FIRST, search/phrasings.py) to be vouched for.
 """
 
 from __future__ import annotations
