@@ -28,7 +28,7 @@ def cosines(conn, qvec: bytes, vids: list[int], kept: tuple) -> dict[int, list] 
     by sqlite-vec on `conn` (any connection with it loaded); None past BOUND_MAX passages."""
     import numpy as np
 
-    uniq, _first, sub, starts, _group, count, _states, parts = kept
+    uniq, _fixed, sub, starts, _group, count, _states, parts = kept
     rows = [(int(uniq[g]), int(parts[r]), r) for g in np.searchsorted(uniq, vids).tolist()
             for r in range(starts[g], starts[g] + count[g])]
     if len(rows) > BOUND_MAX:
@@ -46,7 +46,7 @@ def calibrated(conn, centre: tuple[bytes, bytes], picks: list[tuple[int, int]], 
     """semantic._calibrated of (vid, part) passages the kept slice holds: {vid: centred cosine}."""
     import numpy as np
 
-    uniq, _first, sub, starts, _group, count, _states, parts = kept
+    uniq, _fixed, sub, starts, _group, count, _states, parts = kept
     at = np.searchsorted(uniq, [vid for vid, _p in picks]).tolist()
     bound, marks = [centre[1], centre[0]], []
     for (vid, part), g in zip(picks, at):

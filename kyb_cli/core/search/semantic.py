@@ -240,9 +240,13 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
         new = np.r_[True, vid[1:] != vid[:-1]] if len(vid) else np.zeros(0, dtype=bool)  # a version's first row
         starts, group = np.flatnonzero(new), np.cumsum(new) - 1
         sub = np.ascontiguousarray(matrix[at]) if len(at) else np.zeros((0, matrix.shape[1]), dtype="<f4")
-        known = memo[key] = (state, (vid[starts], part == 0, sub, starts, group,
-                                     np.diff(np.r_[starts, len(vid)]), {v: st for v, st, _p, _s in found}, part))
-    uniq, first_part, sub, starts, group, count, states, _parts = known[1]
+        count = np.diff(np.r_[starts, len(vid)])
+        # the state's constants, made once, not per question: each passage's first-passage bonus and
+        # each version's length penalty (the same float64 arrays the per-question lines made)
+        fixed = ((part == 0) * FIRST_PASSAGE_BONUS, LENGTH_PENALTY * np.log(count))
+        known = memo[key] = (state, (vid[starts], fixed, sub, starts, group,
+                                     count, {v: st for v, st, _p, _s in found}, part))
+    uniq, (bonus, penalty), sub, starts, group, count, states, _parts = known[1]
     if not len(uniq):
         return uniq, np.zeros(0), states, known[1]
     kept = getattr(_MEMO, "approx", None)
@@ -253,14 +257,15 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
     last = kept.get(fp)
     if last is not None and last[0] is known and last[1] == qvec:
         return last[2]
-    adj = _product(sub, qvec) + first_part * FIRST_PASSAGE_BONUS
+    adj = _product(sub, qvec)  # a new float64 array: added to in place
+    adj += bonus
     a1 = np.maximum.reduceat(adj, starts)  # each version's best passage
     best_at = np.flatnonzero(adj == a1[group])
     best_at = best_at[np.r_[True, group[best_at][1:] != group[best_at][:-1]]]  # one per version
     rest = adj.copy()
     rest[best_at] = -np.inf
     a2 = np.where(count > 1, np.maximum.reduceat(rest, starts), a1)  # its second best
-    out = uniq, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT) - LENGTH_PENALTY * np.log(count), states, known[1]
+    out = uniq, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT) - penalty, states, known[1]
     if len(kept) >= 4 and fp not in kept:  # models come and go (a fingerprint change): start over
         kept.clear()
     kept[fp] = (known, qvec, out)  # held, so `is` cannot match another state's arrays

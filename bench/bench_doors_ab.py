@@ -1,0 +1,131 @@
+"""The three warm doors of one or more checkouts, interleaved in one run: stdio `kyb mcp`, GET /search
+and POST /mcp of `kyb serve`, a lexical question each, p50 wall and the server's CPU a call.
+
+    python bench/bench_doors_ab.py --store /tmp/kyb-bench-warm/store-108 /work/main /work/wt-x
+    python bench/bench_doors_ab.py --store S /work/main /work/main+/tmp/extra-site   # a checkout + a path
+
+Why: what the HTTP doors cost over stdio for the same answer (issue 38) is a few tenths of a ms in a
+3 ms figure, under the noise of two runs taken apart on a shared 2-core box; side by side, call
+after call, with CPU from /proc schedstat (all threads), it shows. Each checkout's servers run with
+cwd and PYTHONPATH at the checkout (`A+B` puts B on PYTHONPATH after A, e.g. a dir holding
+httptools to try uvicorn's C parser). The order of the checkouts alternates every round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from urllib.parse import quote
+
+QUESTIONS = ["postgres replica failover", "checkout latency timeout", "where are backups kept"]
+KINDS = ("stdio", "search", "mcp")
+
+
+def cpu_of(pid: int) -> float:
+    return sum(int(open(f"/proc/{pid}/task/{t}/schedstat").read().split()[0])
+               for t in os.listdir(f"/proc/{pid}/task")) / 1e9
+
+
+class Doors:
+    """One checkout's `kyb serve` (keep-alive connection) and `kyb mcp` (raw JSON-RPC lines)."""
+
+    def __init__(self, spec: str, store: str) -> None:
+        self.spec, cwd = spec, spec.split("+")[0]
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
+        env["PYTHONPATH"] = spec.replace("+", os.pathsep)
+        self.web = subprocess.Popen([sys.executable, "-m", "kyb_cli", "serve", "--store", store, "--port", "0"],
+                                    cwd=cwd, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        assert self.web.stderr is not None
+        while not (m := re.search(r"listening on http://[^:]+:(\d+)", line := self.web.stderr.readline())):
+            if not line:
+                raise SystemExit(f"{spec}: kyb serve did not start")
+        self.port = int(m.group(1))
+        self.conn = http.client.HTTPConnection("127.0.0.1", self.port)
+        self.stdio = subprocess.Popen([sys.executable, "-m", "kyb_cli", "mcp", "--store", store], cwd=cwd, env=env,
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.rpc(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                   "clientInfo": {"name": "bench", "version": "0"}})
+        self._line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _line(self, msg: dict) -> None:
+        assert self.stdio.stdin is not None
+        self.stdio.stdin.write(json.dumps(msg).encode() + b"\n")
+        self.stdio.stdin.flush()
+
+    def rpc(self, rid: int, method: str, params: dict) -> dict:
+        self._line({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        assert self.stdio.stdout is not None
+        while (reply := json.loads(self.stdio.stdout.readline())).get("id") != rid:
+            pass
+        return reply
+
+    def pid(self, kind: str) -> int:
+        return self.stdio.pid if kind == "stdio" else self.web.pid
+
+    def ask(self, kind: str, i: int) -> None:
+        q = QUESTIONS[i % len(QUESTIONS)]
+        if kind == "stdio":
+            self.rpc(i + 1, "tools/call", {"name": "query", "arguments": {"text": q, "semantic": False}})
+            return
+        headers = {"Host": f"localhost:{self.port}"}
+        if kind == "search":
+            self.conn.request("GET", f"/search?q={quote(q)}&semantic=false", headers=headers)
+        else:
+            body = json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                               "params": {"name": "query", "arguments": {"text": q, "semantic": False}}}).encode()
+            self.conn.request("POST", "/mcp", body=body, headers={
+                **headers, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+        resp = self.conn.getresponse()
+        raw = resp.read()
+        if resp.status != 200:
+            raise SystemExit(f"{self.spec} {kind}: {resp.status} {raw[:200]!r}")
+
+    def close(self) -> None:
+        self.conn.close()
+        self.web.send_signal(signal.SIGINT)
+        assert self.stdio.stdin is not None
+        self.stdio.stdin.close()
+        self.web.wait(20)
+        self.stdio.wait(20)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("checkouts", nargs="+", help="checkout dirs (cwd and PYTHONPATH of its servers); A+B adds B")
+    ap.add_argument("--store", required=True, help="an indexed store (bench_warm.py's store-108, a gen_store copy)")
+    ap.add_argument("--runs", type=int, default=400)
+    a = ap.parse_args()
+    doors = [Doors(c, a.store) for c in a.checkouts]
+    wall = {(d.spec, k): [] for d in doors for k in KINDS}
+    cpu = {(d.spec, k): [] for d in doors for k in KINDS}
+    try:
+        for i in range(5):  # warm: the first /mcp call loads the SDK
+            for d in doors:
+                for k in KINDS:
+                    d.ask(k, i)
+        for i in range(a.runs):
+            for d in (doors if i % 2 == 0 else doors[::-1]):
+                for k in KINDS:
+                    c0, t0 = cpu_of(d.pid(k)), time.perf_counter()
+                    d.ask(k, i)
+                    wall[(d.spec, k)].append(time.perf_counter() - t0)
+                    cpu[(d.spec, k)].append(cpu_of(d.pid(k)) - c0)
+    finally:
+        for d in doors:
+            d.close()
+    for (spec, k), xs in wall.items():
+        print(f"{spec:28} {k:7} wall p50 {statistics.median(xs) * 1000:6.3f} ms   "
+              f"cpu mean {statistics.mean(cpu[(spec, k)]) * 1000:6.3f} ms")
+    print("load", os.getloadavg())
+
+
+if __name__ == "__main__":
+    main()
