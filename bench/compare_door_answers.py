@@ -1,7 +1,8 @@
 """The door's whole lexical answers of two checkouts compared: every question of bench_warm.py and the
 dev set, in several time modes (current, history, as_of, changed_between, explain, full, a limit), each
 asked twice in one process (the second from whatever a door keeps warm), on copies of the 108-runbook
-store. Prints how many answers differ (0: a speed change kept every answer).
+store. Prints how many answers differ (0: a speed change kept every answer; a read note's `read_at`,
+a clock time, is left out) and the fields where the first three differ.
 
     python bench/compare_door_answers.py --against /tmp/old-checkout [--n 30] [--store /tmp/kyb-10k] [--deadlines]
 """
@@ -80,15 +81,48 @@ def main() -> None:
             answers.append(json.loads(res.stdout))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    mine, theirs = answers
+    mine, theirs = (_untimed(a) for a in answers)
     differ = [i for i, (x, y) in enumerate(zip(mine, theirs)) if x != y]
     hits = sum(len(x.get("hits", ())) for x in mine)
     per_mode = [sum(len(x.get("hits", ())) for x in mine[m::len(MODES)]) for m in range(len(MODES))]
     print("hits per mode:", dict(zip((json.dumps(m) for m in MODES), per_mode)))
     print(f"{len(mine)} answers ({len(questions)} questions x {len(MODES)} modes x 2 rounds, {hits} hits): "
           f"{len(differ)} differ")
-    for i in differ[:3]:
-        print(json.dumps(mine[i])[:600], "\n  vs\n", json.dumps(theirs[i])[:600])
+    for i in differ[:3]:  # where they differ: each differing leaf (path, this checkout's, the other's)
+        x, y = dict(_leaves(mine[i])), dict(_leaves(theirs[i]))
+        at = [(k, x.get(k), y.get(k)) for k in sorted(set(x) | set(y)) if x.get(k) != y.get(k)]
+        print(f"answer {i} ({questions[i // len(MODES) % len(questions)]!r}, {json.dumps(MODES[i % len(MODES)])}):"
+              f" {len(at)} fields differ, e.g. {at[:4]}")
+
+
+def _untimed(answers: list[dict]) -> list[dict]:
+    """`answers` without `changed_since_your_read.read_at`: when this run's first round read a key, a
+    clock time (the checkouts run one after the other), never the same twice; the rest of the note is
+    compared."""
+    def strip(value):
+        if isinstance(value, dict):
+            out = {k: strip(v) for k, v in value.items()}
+            note = out.get("changed_since_your_read")
+            if isinstance(note, dict):
+                note.pop("read_at", None)
+            return out
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return [strip(a) for a in answers]
+
+
+def _leaves(value, path: str = ""):
+    """(path, value) of every leaf of a JSON value: `hits[0].key`."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, f"{path}.{k}" if path else k)
+    elif isinstance(value, list):
+        for n, v in enumerate(value):
+            yield from _leaves(v, f"{path}[{n}]")
+    else:
+        yield path, value
 
 
 if __name__ == "__main__":
