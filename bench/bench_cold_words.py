@@ -1,0 +1,130 @@
+"""A lexical question whose words a running `kyb mcp` (stdio) has not been asked yet, checkouts side by
+side: the door reads each new word's postings once per index state (search/bm25.py), on the answering
+thread, so a new question costs more than the same question asked again (issue 38).
+
+    python bench/bench_cold_words.py --store <copy of a bench/gen_store.py 10000 store> /work/main . [--reps 6]
+    … --cyrillic   # the store's Cyrillic words too (stemmed to prefixes: never scored from postings)
+
+Words: the store's words held by over 1000 current versions, Latin letters only unless --cyrillic,
+sorted; nine warm a server (three questions, each asked twice: a state's postings are kept from its
+second answer), the next ones make questions of three words each, asked once (cold) and once more
+(warm). Each rep starts one new `kyb mcp` per checkout, the checkouts' order alternating. Server CPU
+a call from /proc schedstat (all threads, bench_warm.cpu_of); the hits' keys in order are compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def questions(store: Path, cyrillic: bool) -> tuple[list[str], list[str]]:
+    """(warm-up questions, cold questions) of the store's common words (see the module docstring)."""
+    import apsw
+
+    conn = apsw.Connection(str(store / ".git" / "kyb" / "index.sqlite"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.kyb_rows USING fts5vocab(main, fts_now, row)")
+        words = [t for (t,) in conn.execute("SELECT term FROM temp.kyb_rows WHERE doc > 1000 ORDER BY term")
+                 if t.isalpha() and (cyrillic or t.isascii())]
+    finally:
+        conn.close()
+    three = [" ".join(words[i:i + 3]) for i in range(0, len(words) - 2, 3)]
+    return three[:3], three[3:]
+
+
+class Server:
+    """One `kyb mcp` over stdio of one checkout, spoken to in raw JSON-RPC lines."""
+
+    def __init__(self, checkout: Path, store: Path) -> None:
+        from bench.bench_warm import BASE
+
+        home = BASE / "home"
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("KYB_STORE", "KYB_SERVE_TOKEN", "PYTHONDONTWRITEBYTECODE")}
+        env.update(PYTHONPATH=str(checkout), KYB_DEADLINES="off", HOME=str(home), XDG_CACHE_HOME=str(home / "cache"),
+                   XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"), KYB_FSYNC="off",
+                   KYB_BACKGROUND="off")
+        self.proc = subprocess.Popen([sys.executable, "-m", "kyb_cli", "mcp", "--store", str(store)], env=env,
+                                     cwd=checkout, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
+        self.n = 0
+        self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "bench", "version": "0"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, msg: dict) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(msg).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def rpc(self, method: str, params: dict) -> dict:
+        self.n += 1
+        self.send({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        while True:
+            reply = json.loads(self.proc.stdout.readline())
+            if reply.get("id") == self.n:
+                return reply
+
+    def ask(self, text: str) -> list[str]:
+        reply = self.rpc("tools/call", {"name": "query", "arguments": {"text": text, "semantic": False}})
+        return [h["key"] for h in reply["result"]["structuredContent"]["hits"]]
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(10)
+
+
+def main() -> None:
+    from bench.bench_warm import cpu_of
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("checkouts", nargs=2, type=Path)
+    ap.add_argument("--store", type=Path, required=True, help="an indexed store (only read)")
+    ap.add_argument("--reps", type=int, default=6)
+    ap.add_argument("--cyrillic", action="store_true", help="the store's Cyrillic words too")
+    a = ap.parse_args()
+    warm_qs, cold_qs = questions(a.store, a.cyrillic)
+    checkouts = [c.resolve() for c in a.checkouts]
+    res = {c: {"cold": [], "cold_wall": [], "warm": [], "keys": []} for c in checkouts}
+    print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]), flush=True)
+    for rep in range(a.reps):
+        for co in (checkouts if rep % 2 == 0 else checkouts[::-1]):
+            server = Server(co, a.store)
+            try:
+                for q in warm_qs + warm_qs:
+                    server.ask(q)
+                for kind in ("cold", "warm"):
+                    for q in cold_qs:
+                        c0, t0 = cpu_of(server.proc.pid), time.perf_counter()
+                        keys = server.ask(q)
+                        wall, cpu = time.perf_counter() - t0, cpu_of(server.proc.pid) - c0
+                        res[co][kind].append(cpu * 1000)
+                        if kind == "cold":
+                            res[co]["cold_wall"].append(wall * 1000)
+                        if rep < 2:
+                            res[co]["keys"].append(keys)
+            finally:
+                server.close()
+    for co, r in res.items():
+        print(f"{co}: new words CPU/call p50 {statistics.median(r['cold']):.2f} ms, mean {statistics.mean(r['cold']):.2f}"
+              f" (wall p50 {statistics.median(r['cold_wall']):.2f}); asked again CPU p50 {statistics.median(r['warm']):.2f}"
+              f" ms  ({len(r['cold'])} questions of 3 new words)")
+    mine, theirs = (res[c]["keys"] for c in checkouts)
+    print(f"answers (keys in order) differing: {sum(x != y for x, y in zip(mine, theirs))} of {len(mine)}")
+    print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
+
+
+if __name__ == "__main__":
+    main()
