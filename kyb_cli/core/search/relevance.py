@@ -218,7 +218,7 @@ def term_hits(conn, terms: list[str], vids: list[int], head: str | None = None) 
     for i, t in enumerate(terms):
         rows = kept.get(t)
         if rows is not None:
-            for vid in rows.intersection(out):
+            for vid in rows.intersection(out) if isinstance(rows, frozenset) else _among(rows, vids):
                 out[vid].add(i)
             continue
         for (vid,) in conn.execute(f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN ({marks})", (t, *vids)):
@@ -228,15 +228,19 @@ def term_hits(conn, terms: list[str], vids: list[int], head: str | None = None) 
 
 # A term's rows are kept when at most ROWS_MAX versions hold it (its df, counted by term_weights for
 # the same state), up to ROWS_BUDGET rows in all (then kept anew): a common word is asked with the
-# candidates' ids, as before.
+# candidates' ids, as before. A prefix (`"депл" *`: a stemmed Cyrillic word, a `rep*`) is kept up to
+# PREFIX_MAX: FTS5 merges the doclists of every token it starts on each query, candidates' ids or not
+# (~12 ms a common Cyrillic stem at 10k keys, every call: issue 38); kept, an intersection.
 ROWS_MAX = 1000
+PREFIX_MAX = 50_000
 ROWS_BUDGET = 200_000
-_ROWS: list = [(None, {}, 0)]  # [(index state, {term: frozenset(rowids)}, rows kept)]
+_ROWS: list = [(None, {}, 0)]  # [(index state, {term: frozenset(rowids) | sorted array}, rows kept)]
 
 
-def _rows(conn, terms: list[str], head: str) -> dict[str, frozenset]:
-    """{term: every version holding it} for the terms whose df this state counted at most ROWS_MAX,
-    in a long-lived door only (index/warm.keeping): a one-shot process would read them for nothing."""
+def _rows(conn, terms: list[str], head: str) -> dict:
+    """{term: every version holding it} for the terms whose df this state counted at most ROWS_MAX (a
+    prefix: PREFIX_MAX), in a long-lived door only (index/warm.keeping): a one-shot process would read
+    them for nothing."""
     from kyb_cli.core.index import warm
 
     if not warm.keeping():
@@ -249,11 +253,30 @@ def _rows(conn, terms: list[str], head: str) -> dict[str, frozenset]:
     if seen != state or size > ROWS_BUDGET:
         kept, size = {}, 0
     for t in terms:
-        if t not in kept and df.get(t, ROWS_MAX + 1) <= ROWS_MAX:
-            kept[t] = frozenset(r for (r,) in conn.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (t,)))
-            size += len(kept[t])
+        prefix = t.endswith("*")
+        if t not in kept and df.get(t, PREFIX_MAX + 1) <= (PREFIX_MAX if prefix else ROWS_MAX):
+            rows = [r for (r,) in conn.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (t,))]
+            if prefix:  # thousands of rows: a sorted array, 8 bytes a row (a set's is ~60), counted so
+                import numpy as np
+
+                kept[t] = np.sort(np.asarray(rows, dtype=np.int64))
+                size += len(rows) // 8
+            else:
+                kept[t] = frozenset(rows)
+                size += len(rows)
     _ROWS[0] = (state, kept, size)  # a reader of another state fills its own dict, never this one
     return {t: kept[t] for t in terms if t in kept}
+
+
+def _among(rows, vids: list[int]) -> list[int]:
+    """The ids of `vids` in `rows` (a sorted int64 array: a prefix's rows, _rows)."""
+    import numpy as np
+
+    if not len(rows):
+        return []
+    v = np.asarray(vids, dtype=np.int64)
+    at = np.minimum(np.searchsorted(rows, v), len(rows) - 1)
+    return v[rows[at] == v].tolist()
 
 
 # A long body is judged by its best passage: its words count when they meet in one passage (the
