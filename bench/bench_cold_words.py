@@ -97,7 +97,8 @@ def main() -> None:
     a = ap.parse_args()
     warm_qs, cold_qs = questions(a.store, a.cyrillic)
     checkouts = [c.resolve() for c in a.checkouts]
-    res = {c: {"cold": [], "cold_wall": [], "warm": [], "keys": []} for c in checkouts}
+    res = {c: {"cold": [], "cold_wall": [], "warm": [], "keys": [], "cold_cyrillic": [], "warm_cyrillic": []}
+           for c in checkouts}
     print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]), flush=True)
     for rep in range(a.reps):
         for co in (checkouts if rep % 2 == 0 else checkouts[::-1]):
@@ -111,6 +112,8 @@ def main() -> None:
                         keys = server.ask(q)
                         wall, cpu = time.perf_counter() - t0, cpu_of(server.proc.pid) - c0
                         res[co][kind].append(cpu * 1000)
+                        if not q.isascii():
+                            res[co][f"{kind}_cyrillic"].append(cpu * 1000)
                         if kind == "cold":
                             res[co]["cold_wall"].append(wall * 1000)
                         if rep < 2:
@@ -121,6 +124,9 @@ def main() -> None:
         print(f"{co}: new words CPU/call p50 {statistics.median(r['cold']):.2f} ms, mean {statistics.mean(r['cold']):.2f}"
               f" (wall p50 {statistics.median(r['cold_wall']):.2f}); asked again CPU p50 {statistics.median(r['warm']):.2f}"
               f" ms  ({len(r['cold'])} questions of 3 new words)")
+        if r["cold_cyrillic"]:
+            print(f"    of them Cyrillic (stemmed to prefixes): new CPU p50 {statistics.median(r['cold_cyrillic']):.2f} ms,"
+                  f" asked again {statistics.median(r['warm_cyrillic']):.2f} ms  ({len(r['cold_cyrillic'])} questions)")
     mine, theirs = (res[c]["keys"] for c in checkouts)
     print(f"answers (keys in order) differing: {sum(x != y for x, y in zip(mine, theirs))} of {len(mine)}")
     print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
