@@ -18,6 +18,7 @@ in the `unreadable` table that every query excludes — never served, never a cr
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -29,7 +30,7 @@ from typing import Callable, Iterable
 
 from kyb_cli.core.index import gitlog, schema, spread, walk
 from kyb_cli.core.index.rows import fts_columns, version_rows
-from kyb_cli.core.records.keys import by_key, kind_of_key, old_path_of_key
+from kyb_cli.core.records.keys import by_key, key_of_path, kind_of_key, old_path_of_key
 
 FLUSH_EVERY = 4000  # versions per blob batch
 FTS_HASH_BYTES = 16 << 20  # full-text terms pooled before a segment is written (bulk)
@@ -73,6 +74,9 @@ class Builder:
         self.line = line  # first-parent commit -> effective time; None: every commit is on the line
         self.store_path = store_path
         self.keys: dict[str, KeyState | None] = {}
+        self.touched: dict[str, None] = {}  # keys marked dirty since the last flush: a flush reads these, not every key
+        self.fresh = False  # a build from nothing: a key not in `keys` has no row to look up (build_file)
+        self.key_of = functools.lru_cache(maxsize=None)(key_of_path)  # the same paths come back commit after commit
         self.seq = conn.execute("SELECT coalesce(max(seq), 0) FROM commits").fetchone()[0]
         self.vid = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
         self.eid = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
@@ -85,8 +89,16 @@ class Builder:
         self.inflight: _Batch | None = None  # the batch the pool is parsing, not yet written
         self.now_at_end = False  # a build from nothing: `fts_now` filled once, at the end (`_fill_now`)
 
+    def put(self, key: str, state: KeyState) -> None:
+        """Set a key's state, to be written at the next flush."""
+        self.keys[key] = state
+        self.touched[key] = None
+
     def _state(self, key: str) -> KeyState | None:
         if key not in self.keys:
+            if self.fresh:
+                self.keys[key] = None
+                return None
             row = self.conn.execute(
                 "SELECT kind, state, version_id, event_id, blob, ended_sha, ended_at FROM keys WHERE key = ?",
                 (key,)).fetchone()
@@ -101,7 +113,7 @@ class Builder:
         self.commits.append((self.seq, commit.sha, commit.when))
         on_line = self.line is None or commit.sha in self.line
         when = commit.when if self.line is None else self.line.get(commit.sha, SIDE)
-        moved = by_key(commit.changes)  # a move of a file to its fanned path is no change of its key
+        moved = by_key(commit.changes, self.key_of)  # a move of a file to its fanned path is no change of its key
         for key, blob in sorted(moved.items(), key=lambda kb: old_path_of_key(kb[0])):
             if not on_line:
                 self._side(commit, key, blob)
@@ -116,6 +128,7 @@ class Builder:
                 self.events.append((self.eid, key, self.seq, when, "deleted", st.version_id, None))
                 st.state, st.event_id, st.blob = state, self.eid, None
                 st.ended_sha, st.ended_at, st.dirty = commit.sha, commit.when, True
+                self.touched[key] = None
                 continue
             vid = self._merged_version(key, blob) if len(commit.parents) > 1 else None
             if vid is None:
@@ -123,8 +136,8 @@ class Builder:
                 vid = self.vid
                 self.pending.append((vid, key, commit.sha, commit.when, blob))
             self.events.append((self.eid, key, self.seq, when, "content", vid, blob))
-            self.keys[key] = KeyState(kind_of_key(key), "active", vid, self.eid, blob, None, None, True,
-                                      st.now_vid if st is not None else None)
+            self.put(key, KeyState(kind_of_key(key), "active", vid, self.eid, blob, None, None, True,
+                                   st.now_vid if st is not None else None))
 
     def _side(self, commit: gitlog.Commit, key: str, blob: str | None) -> None:
         """A change on a merged side line: its version (for --history) and a SIDE-timed event (for
@@ -178,11 +191,13 @@ class Builder:
 
     def _dirty_keys(self) -> list[tuple]:
         """The `keys` rows of the keys this batch changed; the keys marked clean."""
-        dirty = [(k, s.kind, s.state, s.version_id, s.event_id, s.blob, s.ended_sha, s.ended_at)
-                 for k, s in self.keys.items() if s is not None and s.dirty]
-        for s in self.keys.values():
-            if s is not None:
+        dirty = []
+        for k in self.touched:
+            s = self.keys[k]
+            if s is not None and s.dirty:
+                dirty.append((k, s.kind, s.state, s.version_id, s.event_id, s.blob, s.ended_sha, s.ended_at))
                 s.dirty = False
+        self.touched = {}
         return dirty
 
     def _unwritten(self) -> list[tuple]:
@@ -243,7 +258,8 @@ class Builder:
     def _flush_now(self, fresh_fts: dict[int, tuple]) -> None:
         """Keep `fts_now` at each key's current version (before `keys` rows are marked clean)."""
         gone, rows = [], []
-        for key, s in self.keys.items():
+        for key in self.touched:
+            s = self.keys[key]
             if s is None or not s.dirty or s.wanted_now() == s.now_vid:
                 continue
             if s.now_vid is not None:
@@ -342,7 +358,7 @@ def build_file(store_path: Path, path: Path, head: str | None,
         bulk(conn, "mmap_size=0")
         line = dict(src.first_parent_line(head) or []) if head else {}
         builder = Builder(conn, store_path, line, src)
-        builder.now_at_end = True
+        builder.now_at_end = builder.fresh = True
         workers = spread.pool(store_path, len(order))  # the records parsed on every core
         builder.pool = workers
         with conn:

@@ -7,6 +7,7 @@ has pygit2 loaded already (a write) catches up a few commits in-process instead:
 
 from __future__ import annotations
 
+import functools
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,6 +181,7 @@ def _logged(lines: Iterator[bytes]) -> Iterator[tuple[str, list[str], dict[str, 
     sha: str | None = None
     parents: list[str] = []
     changes: dict[str, str | None] = {}
+    key_of = functools.lru_cache(maxsize=None)(key_of_path)  # a path comes back at each of its versions
     for raw in lines:
         if raw.startswith(b"C "):
             if sha is not None:
@@ -189,7 +191,7 @@ def _logged(lines: Iterator[bytes]) -> Iterator[tuple[str, list[str], dict[str, 
         elif raw.startswith(b":") and sha is not None:
             meta, _tab, path_b = raw.partition(b"\t")
             path = path_b.decode("utf-8", errors="replace")
-            if key_of_path(path) is None:
+            if key_of(path) is None:
                 continue
             parts = meta.split()
             changes[path] = None if parts[4].startswith(b"D") else parts[3].decode()
