@@ -108,6 +108,27 @@ def revisions(store_path: Path, head_sha: str, since: str | None = None) -> list
     return out
 
 
+def revisions_and_line(store_path: Path, head_sha: str) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """`revisions(head)` and `first_parent_line(head)` from one walk (`--parents`): each walk is
+    ~2 s of git at 382k commits, before a build reads its first commit."""
+    res = _git(store_path, "rev-list", "--topo-order", "--reverse", "--timestamp", "--parents", head_sha)
+    if res.returncode != 0:
+        raise StoreError(f"git rev-list failed: {res.stderr.decode(errors='replace').strip()}")
+    order, first = [], {}
+    for row in res.stdout.decode().splitlines():
+        when, sha, *parents = row.split()
+        order.append((sha, clamp_epoch(int(when))))
+        if parents:
+            first[sha] = parents[0]
+    times = dict(order)
+    line, at = [], order[-1][0] if order else None  # the head: the one commit with no child, listed last
+    while at is not None:
+        line.append((at, times[at]))
+        at = first.get(at)
+    line.reverse()
+    return order, line
+
+
 def count(store_path: Path, head_sha: str, since: str | None = None) -> int:
     """How many commits `commits()` would yield (one cheap `git rev-list --count`)."""
     rng = [head_sha] if since is None else [f"{since}..{head_sha}"]
@@ -242,6 +263,9 @@ class Program:
 
     def first_parent_line(self, head: str, since: str | None = None) -> list[tuple[str, int]] | None:
         return first_parent_line(self.store_path, head, since)
+
+    def revisions_and_line(self, head: str) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+        return revisions_and_line(self.store_path, head)
 
     def commits(self, head: str, since: str | None = None,
                 order: list[tuple[str, int]] | None = None) -> Iterator[Commit]:
