@@ -85,12 +85,27 @@ def test_a_build_without_workers_is_the_build_flush_by_flush(tmp_path, monkeypat
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_one_walk_gives_the_order_and_the_first_parent_line(tmp_path, seed):
-    """build_file walks the history once (`--parents`) for what two walks gave."""
+    """build_file walks the history once (`--parents`) for what two walks gave, while git log starts."""
     store = tmp_path / "store"
     made = history(store, seed)
     head = gitlog.head(store)
     program = gitlog.Program(store)
     both = (program.revisions(head), program.first_parent_line(head))
-    assert program.revisions_and_line(head) == both, made.log
-    assert walk.Walk(store).revisions_and_line(head) == both
+    assert gitlog.revisions_and_line(store, head) == both, made.log
+    order, line, commits = program.replay(head)
+    assert [c.sha for c in commits] == [sha for sha, _when in order]
+    assert (order, line) == both
+    order, line, commits = walk.Walk(store).replay(head)
+    assert (order, line) == both
     assert len(both[1]) < len(both[0]) and any("merge" in step for step in made.log)
+
+
+def test_a_replay_left_unread_ends_its_git_log(tmp_path):
+    store = tmp_path / "store"
+    history(store, 1)
+    for read in (0, 1):  # closed before its first commit, and after one
+        _order, _line, commits = gitlog.Program(store).replay(gitlog.head(store))
+        for _commit in zip(range(read), commits):
+            pass
+        commits.close()
+        assert commits.proc.returncode is not None

@@ -345,17 +345,18 @@ def build_file(store_path: Path, path: Path, head: str | None,
     for stale in (path, Path(f"{path}-journal")):
         stale.unlink(missing_ok=True)
     src = walk.source(store_path, None, head)  # pygit2 in-process for a short history (walk.py)
-    order, first = src.revisions_and_line(head) if head else ([], [])  # one walk of the history, not two
-    if progress is not None:
-        progress(0, len(order))
-    if note and progress is None and len(order) >= NOTE_REBUILD_AT:
-        # A read that has to rebuild a big index says so, instead of sitting silent for seconds.
-        sys.stderr.write(f"kyb: index: building the search index from Git ({len(order):,} commits); "
-                         "this happens once, later reads catch up incrementally\n")
-        sys.stderr.flush()
-    conn = schema.connect(path, create=True)
-    workers = None
+    # one walk for the order and the first-parent line, while `git log` makes its own (gitlog.replay)
+    order, first, commits = src.replay(head) if head else ([], [], iter(()))
+    conn = workers = None
     try:
+        if progress is not None:
+            progress(0, len(order))
+        if note and progress is None and len(order) >= NOTE_REBUILD_AT:
+            # A read that has to rebuild a big index says so, instead of sitting silent for seconds.
+            sys.stderr.write(f"kyb: index: building the search index from Git ({len(order):,} commits); "
+                             "this happens once, later reads catch up incrementally\n")
+            sys.stderr.flush()
+        conn = schema.connect(path, create=True)
         # mmap off: the build mostly writes, and every mapped page it reads back (its own rows, the
         # final optimize) counted as its resident memory, ~600 of 740 MB of index at 100k keys
         bulk(conn, "mmap_size=0", later=True)
@@ -364,7 +365,6 @@ def build_file(store_path: Path, path: Path, head: str | None,
         workers = spread.pool(store_path, len(order))  # the records parsed on every core
         builder.pool = workers
         with conn:
-            commits = src.commits(head, order=order) if head else iter(())
             builder.run(commits, progress, len(order))
             schema.create_later(conn)
             _set_head(conn, head)
@@ -372,9 +372,12 @@ def build_file(store_path: Path, path: Path, head: str | None,
         conn.execute("PRAGMA journal_mode=DELETE")
         stats = _stats(conn)
     finally:
+        if hasattr(commits, "close"):
+            commits.close()  # the `git log` ends, read to its end or not
         if workers is not None:
             workers.close()
-        conn.close()
+        if conn is not None:
+            conn.close()
     stats.update(head=head, commits=len(order), skipped=builder.skipped,
                  seconds=round(time.perf_counter() - started, 3), rebuilt=True)
     return stats
