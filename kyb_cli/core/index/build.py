@@ -114,7 +114,8 @@ class Builder:
         on_line = self.line is None or commit.sha in self.line
         when = commit.when if self.line is None else self.line.get(commit.sha, SIDE)
         moved = by_key(commit.changes, self.key_of)  # a move of a file to its fanned path is no change of its key
-        for key, blob in sorted(moved.items(), key=lambda kb: old_path_of_key(kb[0])):
+        changed = moved.items() if len(moved) < 2 else sorted(moved.items(), key=lambda kb: old_path_of_key(kb[0]))
+        for key, blob in changed:  # one change, as nearly every commit has: no sort
             if not on_line:
                 self._side(commit, key, blob)
                 continue
