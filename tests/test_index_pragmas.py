@@ -12,9 +12,9 @@ def _pragmas_at_create(monkeypatch) -> list:
     seen = []
     real = schema.create
 
-    def spy(conn):
+    def spy(conn, **kw):
         seen.append([conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("synchronous", "cache_size")])
-        return real(conn)
+        return real(conn, **kw)
 
     monkeypatch.setattr(schema, "create", spy)
     return seen

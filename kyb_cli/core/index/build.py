@@ -18,6 +18,7 @@ in the `unreadable` table that every query excludes — never served, never a cr
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -29,7 +30,7 @@ from typing import Callable, Iterable
 
 from kyb_cli.core.index import gitlog, schema, spread, walk
 from kyb_cli.core.index.rows import fts_columns, version_rows
-from kyb_cli.core.records.keys import by_key, kind_of_key, old_path_of_key
+from kyb_cli.core.records.keys import by_key, key_of_path, kind_of_key, old_path_of_key
 
 FLUSH_EVERY = 4000  # versions per blob batch
 FTS_HASH_BYTES = 16 << 20  # full-text terms pooled before a segment is written (bulk)
@@ -73,6 +74,9 @@ class Builder:
         self.line = line  # first-parent commit -> effective time; None: every commit is on the line
         self.store_path = store_path
         self.keys: dict[str, KeyState | None] = {}
+        self.touched: dict[str, None] = {}  # keys marked dirty since the last flush: a flush reads these, not every key
+        self.fresh = False  # a build from nothing: a key not in `keys` has no row to look up (build_file)
+        self.key_of = functools.lru_cache(maxsize=None)(key_of_path)  # the same paths come back commit after commit
         self.seq = conn.execute("SELECT coalesce(max(seq), 0) FROM commits").fetchone()[0]
         self.vid = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
         self.eid = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
@@ -85,8 +89,16 @@ class Builder:
         self.inflight: _Batch | None = None  # the batch the pool is parsing, not yet written
         self.now_at_end = False  # a build from nothing: `fts_now` filled once, at the end (`_fill_now`)
 
+    def put(self, key: str, state: KeyState) -> None:
+        """Set a key's state, to be written at the next flush."""
+        self.keys[key] = state
+        self.touched[key] = None
+
     def _state(self, key: str) -> KeyState | None:
         if key not in self.keys:
+            if self.fresh:
+                self.keys[key] = None
+                return None
             row = self.conn.execute(
                 "SELECT kind, state, version_id, event_id, blob, ended_sha, ended_at FROM keys WHERE key = ?",
                 (key,)).fetchone()
@@ -101,8 +113,9 @@ class Builder:
         self.commits.append((self.seq, commit.sha, commit.when))
         on_line = self.line is None or commit.sha in self.line
         when = commit.when if self.line is None else self.line.get(commit.sha, SIDE)
-        moved = by_key(commit.changes)  # a move of a file to its fanned path is no change of its key
-        for key, blob in sorted(moved.items(), key=lambda kb: old_path_of_key(kb[0])):
+        moved = by_key(commit.changes, self.key_of)  # a move of a file to its fanned path is no change of its key
+        changed = moved.items() if len(moved) < 2 else sorted(moved.items(), key=lambda kb: old_path_of_key(kb[0]))
+        for key, blob in changed:  # one change, as nearly every commit has: no sort
             if not on_line:
                 self._side(commit, key, blob)
                 continue
@@ -116,6 +129,7 @@ class Builder:
                 self.events.append((self.eid, key, self.seq, when, "deleted", st.version_id, None))
                 st.state, st.event_id, st.blob = state, self.eid, None
                 st.ended_sha, st.ended_at, st.dirty = commit.sha, commit.when, True
+                self.touched[key] = None
                 continue
             vid = self._merged_version(key, blob) if len(commit.parents) > 1 else None
             if vid is None:
@@ -123,8 +137,8 @@ class Builder:
                 vid = self.vid
                 self.pending.append((vid, key, commit.sha, commit.when, blob))
             self.events.append((self.eid, key, self.seq, when, "content", vid, blob))
-            self.keys[key] = KeyState(kind_of_key(key), "active", vid, self.eid, blob, None, None, True,
-                                      st.now_vid if st is not None else None)
+            self.put(key, KeyState(kind_of_key(key), "active", vid, self.eid, blob, None, None, True,
+                                   st.now_vid if st is not None else None))
 
     def _side(self, commit: gitlog.Commit, key: str, blob: str | None) -> None:
         """A change on a merged side line: its version (for --history) and a SIDE-timed event (for
@@ -178,11 +192,13 @@ class Builder:
 
     def _dirty_keys(self) -> list[tuple]:
         """The `keys` rows of the keys this batch changed; the keys marked clean."""
-        dirty = [(k, s.kind, s.state, s.version_id, s.event_id, s.blob, s.ended_sha, s.ended_at)
-                 for k, s in self.keys.items() if s is not None and s.dirty]
-        for s in self.keys.values():
-            if s is not None:
+        dirty = []
+        for k in self.touched:
+            s = self.keys[k]
+            if s is not None and s.dirty:
+                dirty.append((k, s.kind, s.state, s.version_id, s.event_id, s.blob, s.ended_sha, s.ended_at))
                 s.dirty = False
+        self.touched = {}
         return dirty
 
     def _unwritten(self) -> list[tuple]:
@@ -243,7 +259,8 @@ class Builder:
     def _flush_now(self, fresh_fts: dict[int, tuple]) -> None:
         """Keep `fts_now` at each key's current version (before `keys` rows are marked clean)."""
         gone, rows = [], []
-        for key, s in self.keys.items():
+        for key in self.touched:
+            s = self.keys[key]
             if s is None or not s.dirty or s.wanted_now() == s.now_vid:
                 continue
             if s.now_vid is not None:
@@ -295,13 +312,14 @@ class Builder:
             self.conn.executemany(sql, [(vid, *fts_columns(key, json.loads(doc))) for vid, key, doc in part])
 
 
-def bulk(conn, *pragmas: str) -> None:
+def bulk(conn, *pragmas: str, later: bool = False) -> None:
     """Make a new index file written in one go (a build, a snapshot): no journal, no fsync, a 64 MiB
     page cache and `pragmas`, the schema, and full-text terms pooled up to FTS_HASH_BYTES before a
-    segment is written (fewer segments to merge: 100k records 27 -> 18 µs a row)."""
+    segment is written (fewer segments to merge: 100k records 27 -> 18 µs a row). `later`: the
+    indexes no build statement reads are left for `schema.create_later`, once the rows are in."""
     for pragma in ("journal_mode=OFF", "synchronous=OFF", "cache_size=-65536", *pragmas):
         conn.execute(f"PRAGMA {pragma}").fetchall()  # one each: apsw stops a script at its first row
-    schema.create(conn)
+    schema.create(conn, later=later)
     for table in ("fts", "fts_now"):
         conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('hashsize', {FTS_HASH_BYTES})")
 
@@ -328,34 +346,39 @@ def build_file(store_path: Path, path: Path, head: str | None,
     for stale in (path, Path(f"{path}-journal")):
         stale.unlink(missing_ok=True)
     src = walk.source(store_path, None, head)  # pygit2 in-process for a short history (walk.py)
-    order = src.revisions(head) if head else []
-    if note and progress is None and len(order) >= NOTE_REBUILD_AT:
-        # A read that has to rebuild a big index says so, instead of sitting silent for seconds.
-        sys.stderr.write(f"kyb: index: building the search index from Git ({len(order):,} commits); "
-                         "this happens once, later reads catch up incrementally\n")
-        sys.stderr.flush()
-    conn = schema.connect(path, create=True)
-    workers = None
+    # one walk for the order and the first-parent line, while `git log` makes its own (gitlog.replay)
+    order, first, commits = src.replay(head) if head else ([], [], iter(()))
+    conn = workers = None
     try:
+        if progress is not None:
+            progress(0, len(order))
+        if note and progress is None and len(order) >= NOTE_REBUILD_AT:
+            # A read that has to rebuild a big index says so, instead of sitting silent for seconds.
+            sys.stderr.write(f"kyb: index: building the search index from Git ({len(order):,} commits); "
+                             "this happens once, later reads catch up incrementally\n")
+            sys.stderr.flush()
+        conn = schema.connect(path, create=True)
         # mmap off: the build mostly writes, and every mapped page it reads back (its own rows, the
         # final optimize) counted as its resident memory, ~600 of 740 MB of index at 100k keys
-        bulk(conn, "mmap_size=0")
-        line = dict(src.first_parent_line(head) or []) if head else {}
-        builder = Builder(conn, store_path, line, src)
-        builder.now_at_end = True
+        bulk(conn, "mmap_size=0", later=True)
+        builder = Builder(conn, store_path, dict(first), src)
+        builder.now_at_end = builder.fresh = True
         workers = spread.pool(store_path, len(order))  # the records parsed on every core
         builder.pool = workers
         with conn:
-            commits = src.commits(head, order=order) if head else iter(())
             builder.run(commits, progress, len(order))
+            schema.create_later(conn)
             _set_head(conn, head)
             optimize(conn)
         conn.execute("PRAGMA journal_mode=DELETE")
         stats = _stats(conn)
     finally:
+        if hasattr(commits, "close"):
+            commits.close()  # the `git log` ends, read to its end or not
         if workers is not None:
             workers.close()
-        conn.close()
+        if conn is not None:
+            conn.close()
     stats.update(head=head, commits=len(order), skipped=builder.skipped,
                  seconds=round(time.perf_counter() - started, 3), rebuilt=True)
     return stats

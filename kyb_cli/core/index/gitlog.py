@@ -7,6 +7,7 @@ has pygit2 loaded already (a write) catches up a few commits in-process instead:
 
 from __future__ import annotations
 
+import functools
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +108,27 @@ def revisions(store_path: Path, head_sha: str, since: str | None = None) -> list
     return out
 
 
+def revisions_and_line(store_path: Path, head_sha: str) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """`revisions(head)` and `first_parent_line(head)` from one walk (`--parents`): each walk is
+    ~2 s of git at 382k commits, before a build reads its first commit."""
+    res = _git(store_path, "rev-list", "--topo-order", "--reverse", "--timestamp", "--parents", head_sha)
+    if res.returncode != 0:
+        raise StoreError(f"git rev-list failed: {res.stderr.decode(errors='replace').strip()}")
+    order, first = [], {}
+    for row in res.stdout.decode().splitlines():
+        when, sha, *parents = row.split()
+        order.append((sha, clamp_epoch(int(when))))
+        if parents:
+            first[sha] = parents[0]
+    times = dict(order)
+    line, at = [], order[-1][0] if order else None  # the head: the one commit with no child, listed last
+    while at is not None:
+        line.append((at, times[at]))
+        at = first.get(at)
+    line.reverse()
+    return order, line
+
+
 def count(store_path: Path, head_sha: str, since: str | None = None) -> int:
     """How many commits `commits()` would yield (one cheap `git rev-list --count`)."""
     rng = [head_sha] if since is None else [f"{since}..{head_sha}"]
@@ -136,10 +158,61 @@ def commits(store_path: Path, head_sha: str, since: str | None = None,
     dropped here instead. `git rev-list` gives the order and the commits a diff would not show.
     """
     rng = [head_sha] if since is None else [f"{since}..{head_sha}"]
-    proc = _popen(store_path, "log", "--raw", "--no-renames", "--no-abbrev", "--root", "--topo-order",
-                  "--reverse", "--diff-merges=separate", "--no-ext-diff", "--format=C %H %P", *rng)
+    proc = _log(store_path, rng)
     try:
         order = revisions(store_path, head_sha, since) if order is None else order
+    except BaseException:
+        _end(proc)
+        raise
+    yield from _read(proc, order)
+
+
+def replay(store_path: Path, head_sha: str) -> tuple[list[tuple[str, int]], list[tuple[str, int]], Iterator[Commit]]:
+    """`revisions_and_line(head)` and `commits(head)`, the log started first: git log walks the whole
+    history before its first line (~2.4 s at 382k commits) while rev-list walks it for the order."""
+    proc = _log(store_path, [head_sha])
+    try:
+        order, line = revisions_and_line(store_path, head_sha)
+    except BaseException:
+        _end(proc)
+        raise
+    return order, line, _Read(proc, order)
+
+
+class _Read:
+    """The commits of a running `git log`; `close` ends the process, read or not."""
+
+    def __init__(self, proc: subprocess.Popen, order: list[tuple[str, int]]) -> None:
+        self.proc, self.read = proc, _read(proc, order)
+
+    def __iter__(self) -> Iterator[Commit]:
+        return self.read
+
+    def close(self) -> None:
+        self.read.close()
+        _end(self.proc)
+
+
+def _log(store_path: Path, rng: list[str]) -> subprocess.Popen:
+    return _popen(store_path, "log", "--raw", "--no-renames", "--no-abbrev", "--root", "--topo-order",
+                  "--reverse", "--diff-merges=separate", "--no-ext-diff", "--format=C %H %P", *rng)
+
+
+def _end(proc: subprocess.Popen) -> str:
+    """Stop `proc` if it still runs; what it said on stderr."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    err = ""
+    if proc.stderr and not proc.stderr.closed:
+        err = proc.stderr.read().decode(errors="replace").strip()
+        proc.stderr.close()
+    return err
+
+
+def _read(proc: subprocess.Popen, order: list[tuple[str, int]]) -> Iterator[Commit]:
+    """The log's commits in `order` (rev-list's): a merge's diffs against each parent merged."""
+    try:
         pending: tuple[str, list[str], dict[str, str | None]] | None = None
         logged = _logged(_lines(proc))
         want = iter(order)
@@ -155,12 +228,7 @@ def commits(store_path: Path, head_sha: str, since: str | None = None,
         for sha, when in want:  # commits git log did not list (none expected)
             yield Commit(sha, when, [], {})
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
-        if proc.stderr:
-            proc.stderr.close()
+        err = _end(proc)
     if proc.returncode not in (0, -9):
         raise StoreError(f"git log failed: {err}")
 
@@ -180,6 +248,7 @@ def _logged(lines: Iterator[bytes]) -> Iterator[tuple[str, list[str], dict[str, 
     sha: str | None = None
     parents: list[str] = []
     changes: dict[str, str | None] = {}
+    key_of = functools.lru_cache(maxsize=None)(key_of_path)  # a path comes back at each of its versions
     for raw in lines:
         if raw.startswith(b"C "):
             if sha is not None:
@@ -189,7 +258,7 @@ def _logged(lines: Iterator[bytes]) -> Iterator[tuple[str, list[str], dict[str, 
         elif raw.startswith(b":") and sha is not None:
             meta, _tab, path_b = raw.partition(b"\t")
             path = path_b.decode("utf-8", errors="replace")
-            if key_of_path(path) is None:
+            if key_of(path) is None:
                 continue
             parts = meta.split()
             changes[path] = None if parts[4].startswith(b"D") else parts[3].decode()
@@ -240,6 +309,9 @@ class Program:
 
     def first_parent_line(self, head: str, since: str | None = None) -> list[tuple[str, int]] | None:
         return first_parent_line(self.store_path, head, since)
+
+    def replay(self, head: str) -> tuple[list[tuple[str, int]], list[tuple[str, int]], Iterator[Commit]]:
+        return replay(self.store_path, head)
 
     def commits(self, head: str, since: str | None = None,
                 order: list[tuple[str, int]] | None = None) -> Iterator[Commit]:

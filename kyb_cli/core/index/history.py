@@ -43,7 +43,7 @@ def build_history(store_path: Path, gdir: Path,
         if progress is not None:
             progress(done, total or done, "history")
 
-    step(0, gitlog.count(store_path, head0))
+    step(0, None)  # the total once build_file has walked the history (a `git rev-list --count` was one more walk)
     stats = build.build_file(store_path, side, head0, step, note=False)
     faults.step("filler-before-swap")
     with lock.exclusive(db.parent / "index.lock", timeout=max(lock.lock_timeout(), 60.0)):

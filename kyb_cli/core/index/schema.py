@@ -178,12 +178,29 @@ def read_meta(conn) -> dict[str, str]:
     return {k: v for k, v in conn.execute("SELECT k, v FROM meta")}
 
 
-def create(conn) -> None:
+# Indexes no build statement reads: a build from nothing makes them once its rows are in (`create_later`),
+# one sort each instead of a B-tree insert per row into pages that no longer fit the page cache at 100k keys.
+LATER = ("versions_time", "versions_title", "events_time", "events_key", "vtext_sha")
+
+
+def _later(line: str) -> bool:
+    return line.startswith("CREATE INDEX ") and line.split()[2] in LATER
+
+
+def create(conn, *, later: bool = False) -> None:
+    """The tables; `later`: without the LATER indexes, which `create_later` adds (the same statements)."""
     conn.execute("PRAGMA journal_mode=DELETE")
     with conn:
-        conn.execute(DDL)
+        conn.execute("\n".join(line for line in DDL.splitlines() if not (later and _later(line))))
         conn.execute("INSERT INTO meta(k, v) VALUES('schema', ?)", (SCHEMA_VERSION,))
         conn.execute("INSERT INTO meta(k, v) VALUES('history', 'complete')")
+
+
+def create_later(conn) -> None:
+    """The indexes `create(later=True)` left out."""
+    for line in DDL.splitlines():
+        if _later(line):
+            conn.execute(line)
 
 
 def open_valid(path: Path):

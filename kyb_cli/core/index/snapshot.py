@@ -86,8 +86,8 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
                     # The event carries HEAD's time: `--as-of T` from T = HEAD on sees these versions.
                     builder.pending.append((builder.vid, key, None, None, blob))
                     builder.events.append((builder.eid, key, 1, when, "content", builder.vid, blob))
-                    builder.keys[key] = KeyState(kind_of_key(key), "active", builder.vid, builder.eid, blob,
-                                                 dirty=True)
+                    builder.put(key, KeyState(kind_of_key(key), "active", builder.vid, builder.eid, blob,
+                                              dirty=True))
                 if parts is not None:  # this chunk's rows, read by a worker meanwhile (index/spread.py)
                     builder.spread = lambda _pending, part=next(parts): part
                 builder.flush()

@@ -181,6 +181,11 @@ class Walk:
         out.reverse()
         return out
 
+    def replay(self, head: str) -> tuple[list[tuple[str, int]], list[tuple[str, int]], Iterator[Commit]]:
+        """gitlog.replay: the order, the first-parent line and the commits of a whole history."""
+        order = self.revisions(head)
+        return order, self.first_parent_line(head) or [], self.commits(head, order=order)
+
     def first_parent_line(self, head: str, since: str | None = None) -> list[tuple[str, int]] | None:
         """gitlog.first_parent_line, for a `since` that is an ancestor of `head` (catch_up checks it)."""
         found = self.new(head, since)

@@ -115,13 +115,15 @@ def is_old_path(path: str) -> bool:
     return path.count("/") == 1 and key_of_path(path) is not None
 
 
-def by_key(changes: dict) -> dict:
+def by_key(changes: dict, key_of=None) -> dict:
     """Path -> blob changes (None: absent) as key -> blob: a key's file moved from its old path to
     its new one in the same commit is one entry, the blob it has now (a path that is not a record is
-    dropped). The identity of a record is its key, never its path."""
+    dropped). The identity of a record is its key, never its path. `key_of`: key_of_path, or a
+    memo of it (a history build asks for the same paths commit after commit)."""
+    key_of = key_of or key_of_path
     out: dict = {}
     for path, blob in changes.items():
-        key = key_of_path(path)
+        key = key_of(path)
         if key is None:
             continue
         if blob is not None or key not in out:
