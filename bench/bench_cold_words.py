@@ -15,16 +15,16 @@ a call from /proc schedstat (all threads, bench_warm.cpu_of); the hits' keys in 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.bench_warm import BASE, Stdio  # noqa: E402
 
 
 def questions(store: Path, cyrillic: bool) -> tuple[list[str], list[str]]:
@@ -42,48 +42,20 @@ def questions(store: Path, cyrillic: bool) -> tuple[list[str], list[str]]:
     return three[:3], three[3:]
 
 
-class Server:
-    """One `kyb mcp` over stdio of one checkout, spoken to in raw JSON-RPC lines."""
+class Server(Stdio):
+    """One `kyb mcp` over stdio of one checkout (bench_warm.Stdio, run from the checkout)."""
 
     def __init__(self, checkout: Path, store: Path) -> None:
-        from bench.bench_warm import BASE
-
         home = BASE / "home"
         env = {k: v for k, v in os.environ.items()
                if k not in ("KYB_STORE", "KYB_SERVE_TOKEN", "PYTHONDONTWRITEBYTECODE")}
         env.update(PYTHONPATH=str(checkout), KYB_DEADLINES="off", HOME=str(home), XDG_CACHE_HOME=str(home / "cache"),
                    XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"), KYB_FSYNC="off",
                    KYB_BACKGROUND="off")
-        self.proc = subprocess.Popen([sys.executable, "-m", "kyb_cli", "mcp", "--store", str(store)], env=env,
-                                     cwd=checkout, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
-        self.n = 0
-        self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                "clientInfo": {"name": "bench", "version": "0"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, msg: dict) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(msg).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def rpc(self, method: str, params: dict) -> dict:
-        self.n += 1
-        self.send({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
-        assert self.proc.stdout is not None
-        while True:
-            reply = json.loads(self.proc.stdout.readline())
-            if reply.get("id") == self.n:
-                return reply
+        super().__init__(store, env, cwd=checkout)
 
     def ask(self, text: str) -> list[str]:
-        reply = self.rpc("tools/call", {"name": "query", "arguments": {"text": text, "semantic": False}})
-        return [h["key"] for h in reply["result"]["structuredContent"]["hits"]]
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(10)
+        return [h["key"] for h in self.query(text, False)["hits"]]
 
 
 def main() -> None:

@@ -110,9 +110,10 @@ def _p50(xs: list[float]) -> float:
 class Stdio:
     """`kyb mcp` over stdio, spoken to in raw JSON-RPC lines (no client library in the timing)."""
 
-    def __init__(self, store: Path, env: dict) -> None:
+    def __init__(self, store: Path, env: dict, cwd: Path | None = None) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "kyb_cli", "mcp", "--store", str(store)], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                     cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
         self.n = 0
         self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                 "clientInfo": {"name": "bench", "version": "0"}})

@@ -160,21 +160,26 @@ def rrf_table(rows: list[dict], ks=(1, 2, 3, 5, 10, 30, 60)) -> None:
             print(f"  RRF k {k}: {measure([(order(r['answers'], k), r['relevant']) for r in sel])}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--split", choices=("all", "fit", "check"), default="all")
-    ap.add_argument("--replay", action="store_true", help=f"replay the last capture ({CAPTURE}) only")
-    args = ap.parse_args()
+def captured(args, ask, path: Path) -> list[dict]:
+    """The dev set's questions asked through `ask(store, questions)` and kept in `path` (unless
+    --replay: the last capture), cut to --split. Shared with bench/exp_use_agree.py."""
     if not args.replay:
         for env, name in (("KYB_MODEL", "multilingual-e5-small"), ("KYB_MODEL_EN", "bge-small-en-v1.5")):
             if not os.environ.get(env):
                 os.environ[env] = str(ROOT.parent / "shared" / "models" / name)
         docs = checks.load(checks.DOCS)
         store, _s = ev.prepare(docs, rebuild=False)
-        CAPTURE.write_text(json.dumps(capture(store, checks.load(checks.QUESTIONS))))
-    rows = json.loads(CAPTURE.read_text())
-    if args.split != "all":
-        rows = [r for r in rows if r["split"] == args.split]
+        path.write_text(json.dumps(ask(store, checks.load(checks.QUESTIONS))))
+    rows = json.loads(path.read_text())
+    return rows if args.split == "all" else [r for r in rows if r["split"] == args.split]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--split", choices=("all", "fit", "check"), default="all")
+    ap.add_argument("--replay", action="store_true", help=f"replay the last capture ({CAPTURE}) only")
+    args = ap.parse_args()
+    rows = captured(args, capture, CAPTURE)
     report(rows)
     rrf_table(rows)
 

@@ -21,7 +21,6 @@ Rules replayed:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -31,6 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 import eval_devset as ev  # noqa: E402
 from evalset import checks  # noqa: E402
+from exp_phrasings import captured  # noqa: E402
 
 CAPTURE = Path(os.environ.get("KYB_BENCH_DIR", "/tmp")) / "kyb-use-agree.json"
 
@@ -242,16 +242,7 @@ def main() -> None:
     if args.tiny:
         tiny()
         return
-    if not args.replay:
-        for env, name in (("KYB_MODEL", "multilingual-e5-small"), ("KYB_MODEL_EN", "bge-small-en-v1.5")):
-            if not os.environ.get(env):
-                os.environ[env] = str(ROOT.parent / "shared" / "models" / name)
-        docs = checks.load(checks.DOCS)
-        store, _s = ev.prepare(docs, rebuild=False)
-        CAPTURE.write_text(json.dumps(capture(store, checks.load(checks.QUESTIONS))))
-    rows = json.loads(CAPTURE.read_text())
-    if args.split != "all":
-        rows = [r for r in rows if r["split"] == args.split]
+    rows = captured(args, capture, CAPTURE)
     table_agree(rows, (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5))
     table_in_use(rows, (1, 2, 3, 5, 10))
     table_needs_use(rows, (1, 2, 3, 5, 10))
