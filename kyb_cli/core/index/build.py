@@ -129,7 +129,7 @@ class Builder:
                 self.events.append((self.eid, key, self.seq, when, "deleted", st.version_id, None))
                 st.state, st.event_id, st.blob = state, self.eid, None
                 st.ended_sha, st.ended_at, st.dirty = commit.sha, commit.when, True
-                self.touched[key] = None
+                self.put(key, st)
                 continue
             vid = self._merged_version(key, blob) if len(commit.parents) > 1 else None
             if vid is None:

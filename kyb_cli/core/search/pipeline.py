@@ -5,6 +5,7 @@ Every door runs it through `kyb_cli.api.query` (time arguments -> slice -> lexic
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
@@ -88,9 +89,10 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
 
 def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask, texts: list[str] = ()) -> dict:
     """The phrasings' answers as one response: fused (several), strong only, cut to the limit."""
-    from kyb_cli.core.search.vote import FIRST
-
-    firsts = [o.pop(FIRST, None) for _h, o in answers]  # USE's first per phrasing: the fusion's, never shown
+    # USE's first per phrasing: the fusion's, never shown. Only vote.side writes it, and the semantic
+    # side imports vote first: a words-only answer (the one-shot CLI's floor) imports nothing for it.
+    vote = sys.modules.get("kyb_cli.core.search.vote")
+    firsts = [o.pop(vote.FIRST, None) if vote is not None else None for _h, o in answers]
     if len(answers) > 1:
         from kyb_cli.core.search.phrasings import fuse_answers
 
