@@ -3,11 +3,19 @@
     git clone -q /tmp/kyb-bench-stores/fan-10000-1 /tmp/snap-10k     # a clone: the store is not written
     python bench/bench_snapshot.py /tmp/snap-10k                        # rows a record (best of 3)
     python bench/bench_snapshot.py /tmp/snap-100k --build               # also the whole snapshot
+    python bench/bench_snapshot.py /tmp/snap-100k --floor               # what any first answer costs
+    python bench/bench_snapshot.py /tmp/snap-100k --parts               # version_rows piece by piece
 
 Prints one JSON line: CPU µs a record of `rows.version_rows` (parse, write rules, secret scan, the
 rows; what the spread workers run) and of `secret_in` alone, best of 3 in this process; with
 --build, `snapshot.build` into a temp file: wall, this process's CPU (the writes) and its children's
-(workers and git). The 1-minute load average is printed with it: the figures are CPU time, but a
+(workers and git). With --floor, what any design that indexes HEAD's text before its first answer
+pays, in this process with `git cat-file` streaming beside it (in memory, no file): HEAD's text into
+one FTS5 table and nothing else (`fts_raw`), the same with each record parsed into its full-text
+columns (`fts_parsed`), and the raw text with the minimal `versions`/`keys`/`events` rows the
+index's queries join (`fts_rows`). With --parts, `rows.version_rows`'s pieces a record, each over
+the first 20,000 records: the parse, the served checks (path, key, write rules, secret scan: `load`
+less the parse), the doc's JSON, its full-text columns and its passage hashes. The 1-minute load average is printed with it: the figures are CPU time, but a
 loaded machine still slows them (shared caches).
 """
 
@@ -39,10 +47,83 @@ def _best(fn, runs: int = 3) -> float:
     return min(times)
 
 
+def _floor(store: Path, head: str, entries: list, what: str) -> dict:
+    """Seconds (wall, this process's CPU) to stream HEAD's blobs into an in-memory index (see --floor)."""
+    import subprocess
+    import threading
+
+    import apsw
+
+    from kyb_cli.core.index import schema
+    from kyb_cli.core.records.model import parse
+    from kyb_cli.core.records.keys import kind_of_key
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    proc = subprocess.Popen(["git", "-C", str(store), "cat-file", "--batch"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, bufsize=1 << 20)
+    feed = b"".join(blob.encode() + b"\n" for _key, blob in entries)
+    threading.Thread(target=lambda: (proc.stdin.write(feed), proc.stdin.close()), daemon=True).start()
+    conn = apsw.Connection(":memory:")
+    conn.execute(schema.DDL)
+    fts, ver, keys, events = [], [], [], []
+
+    def write() -> None:
+        conn.executemany("INSERT INTO fts_now(rowid, title, tags, keytext, fields, body) VALUES(?,?,?,?,?,?)", fts)
+        if what == "fts_rows":
+            conn.executemany("INSERT INTO versions(id, key, kind, blob, title, tags_lc, service_lc, status, "
+                             "priority, assignee, parent_task, doc) VALUES(?,?,?,?,'','[]','','','','','','{}')", ver)
+            conn.executemany("INSERT INTO keys(key, kind, state, version_id, event_id, blob) "
+                             "VALUES(?,?,'active',?,?,?)", keys)
+            conn.executemany("INSERT INTO events(id, key, seq, committed_at, action, version_id, blob) "
+                             "VALUES(?,?,1,0,'content',?,?)", events)
+        for rows_ in (fts, ver, keys, events):
+            rows_.clear()
+
+    with conn:
+        for n, (key, blob) in enumerate(entries, 1):
+            size = int(proc.stdout.readline().split()[2])
+            data = proc.stdout.read(size + 1)[:-1]
+            if what == "fts_parsed":
+                fts.append((n, *rows.fts_columns(key, parse(data, path=path_of_key(key)).to_json())))
+            else:
+                fts.append((n, "", "", key, "", data.decode("utf-8", "replace")))
+            if what == "fts_rows":
+                kind = kind_of_key(key)
+                ver.append((n, key, kind, blob))
+                keys.append((key, kind, n, n, blob))
+                events.append((n, key, n, blob))
+            if len(fts) == 2000:
+                write()
+        write()
+    proc.wait()
+    return {f"{what}_wall_s": round(time.perf_counter() - wall, 2), f"{what}_cpu_s": round(time.process_time() - cpu, 2)}
+
+
+def _parts(entries: list, contents: dict) -> dict:
+    """CPU µs a record of each piece of rows.version_rows (see --parts), best of 3."""
+    from kyb_cli.core.embed.recipe import passage_hashes
+    from kyb_cli.core.records.model import parse
+
+    some = [(key, path_of_key(key), contents[blob]) for key, blob in entries[:20000]]
+    records = [parse(data, path=path) for _key, path, data in some]
+    docs = [r.to_json() for r in records]
+    n = len(some)
+    parse_us = _best(lambda: [parse(data, path=path) for _key, path, data in some]) / n * 1e6
+    return {"parts_us": {
+        "parse": round(parse_us, 1),
+        "served_checks": round(_best(lambda: [load(path, data) for _key, path, data in some]) / n * 1e6 - parse_us, 1),
+        "to_json": round(_best(lambda: [r.to_json() for r in records]) / n * 1e6, 1),
+        "json_text": round(_best(lambda: [rows._dumps(d) for d in docs]) / n * 1e6, 1),
+        "fts_columns": round(_best(lambda: [rows.fts_columns(k, d) for (k, _p, _d), d in zip(some, docs)]) / n * 1e6, 1),
+        "passage_hashes": round(_best(lambda: [passage_hashes(d) for d in docs]) / n * 1e6, 1)}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("store", type=Path)
     ap.add_argument("--build", action="store_true", help="also time snapshot.build (workers included)")
+    ap.add_argument("--floor", action="store_true", help="also time the floors of a first answer (see above)")
+    ap.add_argument("--parts", action="store_true", help="also version_rows's pieces a record (see above)")
     args = ap.parse_args()
     head = gitlog._git(args.store, "rev-parse", "HEAD").stdout.decode().strip()
     entries = sorted(snapshot.head_entries(args.store, head))
@@ -53,6 +134,11 @@ def main() -> None:
     out = {"records": n, "load": os.getloadavg()[0],
            "version_rows_us": round(_best(lambda: rows.version_rows(pending, contents)) / n * 1e6, 1),
            "secret_in_us": round(_best(lambda: [secret_in(r) for r in records]) / n * 1e6, 1)}
+    if args.parts:
+        out.update(_parts(entries, contents))
+    if args.floor:
+        for what in ("fts_raw", "fts_parsed", "fts_rows"):
+            out.update(_floor(args.store, head, entries, what))
     if args.build:
         with tempfile.TemporaryDirectory() as tmp:
             wall, cpu = time.perf_counter(), time.process_time()
