@@ -16,11 +16,13 @@ at most each KEEP-th part, so when the limit-th score is above their sum it cann
 
 from __future__ import annotations
 
-import heapq
 from array import array
 from bisect import bisect_left
+from itertools import compress, repeat
+from operator import add, eq
 
 KEEP = 256  # best rows kept per common phrase: at 10k keys the proof needs ~200 for two words
+_PAST = 2 ** 63 - 1
 _READ = "SELECT n, ids, parts, best, thr FROM common_rows WHERE state = ? AND phrase = ?"
 
 
@@ -28,17 +30,19 @@ class Rows:
     """One phrase at one state: `n` rows hold it; for a common phrase its rows, parts and best."""
 
     def __init__(self, n: int, ids=None, parts=None, best=None, thr=None) -> None:
-        self.n, self.thr = n, thr
-        self.ids = _unpack("q", ids)
-        self.parts = _unpack("d", parts)
+        self.n, self.thr, self.blobs = n, thr, (ids, parts, best)
+        self.ids = _unpack("q", ids, _PAST)  # a sentinel past every rowid: a bisect never runs off the end
+        self.parts = _unpack("d", parts, 0.0)
         self.best = _unpack("q", best)
 
 
-def _unpack(code: str, blob):
+def _unpack(code: str, blob, sentinel=None):
     if blob is None:
         return None
     out = array(code)
     out.frombytes(blob)
+    if sentinel is not None:
+        out.append(sentinel)
     return out
 
 
@@ -77,7 +81,7 @@ def kept(conn, phrases: list[str], half: int, weights: str) -> dict[str, Rows] |
                     "PRIMARY KEY (state, phrase)) WITHOUT ROWID")
                 kept_in.conn.execute("DELETE FROM common_rows WHERE state != ?", (state,))
                 kept_in.conn.executemany("INSERT OR REPLACE INTO common_rows VALUES (?, ?, ?, ?, ?, ?, ?)", [
-                    (state, p, r.n, *(None if a is None else a.tobytes() for a in (r.ids, r.parts, r.best)), r.thr)
+                    (state, p, r.n, *r.blobs, r.thr)
                     for p, r in made.items()])
             out.update(made)
     except apsw.Error:
@@ -97,6 +101,8 @@ def _made(conn, phrase: str, half: int, weights: str) -> Rows:
                                     "WHERE fts_now MATCH ? ORDER BY rowid", (phrase,)):
         ids.append(rowid)
         parts.append(part)
+    import heapq
+
     best = heapq.nlargest(KEEP, zip(parts, ids))
     thr = best[-1][0] if len(ids) > KEEP else None  # None: every row is among the best
     best = array("q", (rowid for _part, rowid in best))
@@ -106,21 +112,17 @@ def _made(conn, phrase: str, half: int, weights: str) -> Rows:
 def top(common: list[Rows], limit: int) -> list[tuple[int, float]] | None:
     """The `limit` best (rowid, score) of the AND of `common` (in phrase order), newest first among
     equal scores, as bm25() ranks them; None when the kept best rows cannot prove it."""
-    candidates: set[int] = set()
+    rowids: set[int] = set()
     for rows in common:
-        candidates.update(rows.best)
-    scored = []
-    for rowid in candidates:
-        score = 0.0
-        for rows in common:
-            i = bisect_left(rows.ids, rowid)
-            if i == rows.n or rows.ids[i] != rowid:
-                break  # not in every phrase: not in the AND
-            score += rows.parts[i]
-        else:
-            scored.append((score, rowid))
-    scored.sort(reverse=True)
-    got = scored[:limit]
+        rowids.update(rows.best)
+    held = list(rowids)
+    scores = [0.0] * len(held)
+    for rows in common:  # one phrase at a time over every candidate, in C (map): ~0.2 ms, not ~1
+        at = list(map(bisect_left, repeat(rows.ids, len(held)), held))  # ids end in a sentinel
+        there = list(map(eq, map(rows.ids.__getitem__, at), held))  # not in every phrase: not in the AND
+        scores = list(compress(map(add, scores, map(rows.parts.__getitem__, at)), there))
+        held = list(compress(held, there))
+    got = sorted(zip(scores, held), reverse=True)[:limit]
     if all(rows.thr is not None for rows in common):  # some row holding them all may be left out
         bound = 0.0
         for rows in common:
