@@ -244,7 +244,7 @@ def rare_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     else:
         return None
     got = None
-    if kept is not None and not rare:
+    if kept is not None and not rare and all(kept[p].ids is not None for p in common):
         from kyb_cli.core.search import common_rows
 
         got = common_rows.top([kept[p] for p in common], int(limit))

@@ -11,7 +11,8 @@ AND's score. Kept per (state, phrase) in search/passage_file.py's file, as df_fi
 its rows (ascending) with their parts and its KEEP best rows. The AND's top is then scored from
 the best rows alone, proved as rare_top proves its bounds: a row outside every phrase's best holds
 at most each KEEP-th part, so when the limit-th score is above their sum it cannot enter the top
-(or tie); else None and bm25() scores every row as before. Any SQLite error keeps nothing.
+(or tie); else None and bm25() scores every row as before. A phrase's parts are made the second
+time it is asked at a state (its count the first). Any SQLite error keeps nothing.
 """
 
 from __future__ import annotations
@@ -71,9 +72,11 @@ def kept(conn, phrases: list[str], half: int, weights: str) -> dict[str, Rows] |
                     out[p] = Rows(*row)
         except apsw.SQLError:  # no table yet: made below
             pass
-        missing = [p for p in dict.fromkeys(phrases) if p not in out]
+        # A common phrase is scored the second time it is asked at a state (~10 ms a word at 10k keys,
+        # two ANDs' worth): a store written between questions pays only its count, as before.
+        missing = [p for p in dict.fromkeys(phrases) if p not in out or (out[p].n >= half and out[p].ids is None)]
         if missing:
-            made = {p: _made(conn, p, half, weights) for p in missing}
+            made = {p: _made(conn, p, half, weights, p in out) for p in missing}
             with kept_in.conn:
                 kept_in.conn.execute(
                     "CREATE TABLE IF NOT EXISTS common_rows(state TEXT NOT NULL, phrase TEXT NOT NULL, "
@@ -90,11 +93,12 @@ def kept(conn, phrases: list[str], half: int, weights: str) -> dict[str, Rows] |
     return out
 
 
-def _made(conn, phrase: str, half: int, weights: str) -> Rows:
-    """The phrase's count (up to `half`: rare_top asks no more), and when common its parts."""
+def _made(conn, phrase: str, half: int, weights: str, again: bool) -> Rows:
+    """The phrase's count (up to `half`: rare_top asks no more), and when common and asked `again`
+    its parts."""
     n = conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT ?)",
                      (phrase, half)).fetchone()[0]
-    if n < half:
+    if n < half or not again:
         return Rows(n)
     ids, parts = array("q"), array("d")
     for rowid, part in conn.execute(f"SELECT rowid, -bm25(fts_now, {weights}) FROM fts_now "
