@@ -76,3 +76,44 @@ def test_replace_copies_a_plain_record_with_changes_as_dataclasses_replace_does(
     assert for_question(cal, english=False).floor == 0.25 and for_question(cal, english=True) is cal
     with pytest.raises(TypeError):
         replace(cal, no_such_field=1)
+
+
+def test_the_loop_binds_as_the_compiled_init_does_which_comes_after_enough_instances(monkeypatch):
+    """A class compiles its __init__ only once it has made COMPILE_AFTER instances (issue 38: a
+    one-shot query made 12 classes compile one each, ~2 ms); before and after, the same binding."""
+    from kyb_cli.core import plain as module
+
+    compiled = []
+    real = module._init
+    monkeypatch.setattr(module, "_init", lambda *a: compiled.append(a[0]) or real(*a))
+
+    @plain
+    class Late:
+        a: int
+        b: list = Factory(list)
+        c: str = "c"
+
+    @plain
+    class Two:
+        x: int
+        y: int
+
+    calls = [((1,), {}), ((1, [2]), {"c": "x"}), ((), {"a": 1, "c": "y"}), ((1, [], "z"), {})]
+    errors = [((), {}), ((1, [], "c", 4), {}), ((1,), {"a": 2}), ((1,), {"d": 1}), ((1,), {"a": 2, "d": 1}),
+              ((), {"b": []}), ((1, 2, 3, 4, 5), {"d": 1})]
+
+    def outcome(args, kwargs, cls=Late):
+        try:
+            return repr(cls(*args, **kwargs))
+        except TypeError as exc:
+            return str(exc)
+
+    two = [((), {}), ((1, 2, 3), {}), ((1,), {}), ((), {"y": 1}), ((1, 2), {})]
+    before = [outcome(*c) for c in calls + errors] + [outcome(*c, cls=Two) for c in two]
+    assert compiled == []
+    for _ in range(module.COMPILE_AFTER):
+        Late(0)
+    for _ in range(module.COMPILE_AFTER):
+        Two(0, 0)
+    assert compiled == ["Late", "Two"]
+    assert [outcome(*c) for c in calls + errors] + [outcome(*c, cls=Two) for c in two] == before

@@ -69,3 +69,23 @@ def test_an_ascii_body_splits_as_any_text_does_and_cjk_stops_still_split():
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
         assert sn._ASCII_PIECES.findall(text) == sn._pieces_of_any_text().findall(text)
     assert sn._pieces("第一句。第二句！Third one? yes") == ["第一句。", "第二句！", "Third one?", "yes"]
+
+
+def test_a_non_ascii_body_without_cjk_stops_splits_alike_without_compiling_them(monkeypatch):
+    """An accent or a dash is not a CJK stop: such a body splits as any text does, and the wide
+    class is compiled only for a body holding 。！or ？ (issue 38)."""
+    import random
+
+    from kyb_cli.core.search import snippet as sn
+
+    any_text = sn._pieces_of_any_text()
+    rng = random.Random(39)
+    alphabet = "ab .!?\n\t,x1é—ü"
+    for _ in range(500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        assert sn._ASCII_PIECES.findall(text) == any_text.findall(text)
+    asked = []
+    monkeypatch.setattr(sn, "_pieces_of_any_text", lambda: asked.append(1) or any_text)
+    assert sn._pieces("Café — naïve. Über alles!") == ["Café — naïve.", "Über alles!"]
+    assert asked == []
+    assert sn._pieces("第一句。second") == ["第一句。", "second"] and asked == [1]

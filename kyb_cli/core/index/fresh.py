@@ -223,7 +223,7 @@ def _index_disk_full(store_path: Path, db: Path) -> StoreError:
                       path=str(store_path))
 
 
-_TEMP = re.compile(r"^index\.sqlite\.(?:tmp|snap)-(\d+)(?:-journal)?$")  # build.py, snapshot.py
+_TEMP = r"^index\.sqlite\.(?:tmp|snap)-(\d+)(?:-journal)?$"  # build.py, snapshot.py; compiled when one is there
 
 
 def _move_aside_if_unusable(db: Path) -> None:
@@ -250,7 +250,7 @@ def _remove_dead_temp_files(db: Path) -> None:
     except OSError:
         return
     for name in names:
-        m = _TEMP.match(name)
+        m = re.match(_TEMP, name) if name.startswith("index.sqlite.") else None
         if m and not pid_alive(int(m.group(1))):
             try:
                 os.unlink(os.path.join(where, name))

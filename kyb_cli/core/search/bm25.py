@@ -206,7 +206,8 @@ def rare_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     - every word that common: when `limit` rows holding all of them score above (n - 1) * 2.2e-6, a
       row missing one cannot; `"a" AND "b"` visits those rows with the same phrases in the same
       order (bm25() sums per phrase in order; a word no row holds adds 0.0 and is left out).
-    Costs the per-word counts (~3 ms a common word at 100k keys) when the proof fails."""
+    Costs the per-word counts (~3 ms a common word at 100k keys) when the proof fails. A one-shot
+    process reads the counts, and ranks the all-common AND, from what search/common_rows.py keeps."""
     words = words_of(match)
     if not words or len(words) < 2 or limit <= 0:
         return None
@@ -215,14 +216,18 @@ def rare_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     if half <= 0:
         return None
     phrases = [f'"{w}"' for w in words]  # a word no row holds adds 0.0 to every score: left out
-    phrases = [p for p in phrases if conn.execute("SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT 1",
-                                                  (p,)).fetchone()]
+    kept = _kept(conn, phrases, half)  # a one-shot process: the counts and parts kept on disk
+    if kept is not None:
+        phrases = [p for p in phrases if kept[p].n]
+    else:
+        phrases = [p for p in phrases if conn.execute("SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT 1",
+                                                      (p,)).fetchone()]
     if len(phrases) < 2:  # one word (and words no row holds): nothing to skip; no common word counted
         return None
     common, rare, rare_rows = [], [], 0
     for phrase in phrases:
-        held = conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT ?)",
-                            (phrase, half)).fetchone()[0]
+        held = kept[phrase].n if kept is not None else conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT ?)", (phrase, half)).fetchone()[0]
         if held >= half:
             common.append(phrase)
         else:
@@ -238,11 +243,28 @@ def rare_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
         sql, args, outside = ranked.format(also=""), (" AND ".join(common), int(limit)), len(common) - 1
     else:
         return None
-    got = [(int(r[0]), float(r[1])) for r in conn.execute(sql, args)]
+    got = None
+    if kept is not None and not rare and all(kept[p].ids is not None for p in common):
+        from kyb_cli.core.search import common_rows
+
+        got = common_rows.top([kept[p] for p in common], int(limit))
+    if got is None:
+        got = [(int(r[0]), float(r[1])) for r in conn.execute(sql, args)]
     ceiling = outside * 1e-6 * (K1 + 1.0) * (1 + 1e-9)  # the most a row left out can score
     if len(got) < limit or not got[-1][1] > ceiling:
         return None
     return got
+
+
+def _kept(conn, phrases: list[str], half: int):
+    """search/common_rows.py's {phrase: Rows} in a one-shot process, else None (a door keeps postings)."""
+    from kyb_cli.core.index import warm
+
+    if warm.keeping():
+        return None
+    from kyb_cli.core.search import common_rows
+
+    return common_rows.kept(conn, phrases, half, schema.FTS_WEIGHTS_SQL)
 
 
 def _fts_now_rows(conn) -> int:

@@ -108,7 +108,7 @@ class _File:
         with self.conn:  # BEGIN ... COMMIT: two processes making it at once take turns
             self.conn.execute(
                 "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS made; DROP TABLE IF EXISTS passage_words;"
-                "DROP TABLE IF EXISTS df;"
+                "DROP TABLE IF EXISTS df; DROP TABLE IF EXISTS common_rows;"
                 "CREATE TABLE df(state TEXT NOT NULL, term TEXT NOT NULL, n INTEGER NOT NULL, "
                 "PRIMARY KEY (state, term)) WITHOUT ROWID;"
                 "CREATE TABLE meta(made_by TEXT NOT NULL, next INTEGER NOT NULL, held INTEGER NOT NULL);"

@@ -35,8 +35,14 @@ def _pieces_of_any_text():
     return re.compile(r"[^\n.!?。！？]*(?:[.!?。！？]+|\n|$)")
 
 
+def _has_cjk_stop(body: str) -> bool:
+    """Whether `body` holds a CJK stop: without one both patterns split it alike, so an accent or a
+    dash does not compile the wide class (~0.7 ms of a one-shot query at 10k keys, issue 38)."""
+    return "。" in body or "！" in body or "？" in body
+
+
 def _pieces(body: str) -> list[str]:
-    split = _ASCII_PIECES if body.isascii() else _pieces_of_any_text()
+    split = _pieces_of_any_text() if not body.isascii() and _has_cjk_stop(body) else _ASCII_PIECES
     out = [" ".join(p.split()) for p in split.findall(body)]  # _norm, inlined: the costliest line per hit
     return [p for p in out if p]
 

@@ -185,8 +185,8 @@ def query_plan(text: str) -> tuple[Parsed, Plan]:
     """Parse `text` and build its MATCH strings with the index's own token rules (tokens.py)."""
     from kyb_cli.core.search.tokens import _CYRILLIC, is_function_word, russian_stem
 
-    def stem(token: str) -> str | None:
-        return russian_stem(token) if _CYRILLIC.match(token) else None
+    def stem(token: str) -> str | None:  # an ASCII token is no Cyrillic word: no regex (compiled on first use)
+        return None if token.isascii() else russian_stem(token) if re.match(_CYRILLIC, token) else None
 
     parsed = parse(text)
     return parsed, plan(parsed, stem=stem, is_function_word=is_function_word)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_CYRILLIC = re.compile(r"^[а-яё]+$")
+_CYRILLIC = r"^[а-яё]+$"  # a pattern, compiled by re's cache on the first non-ASCII token (~0.1 ms, issue 38)
 MAX_WORDS = 32
 
 # Common Russian inflection endings, longest first (nouns, adjectives, verbs).

@@ -1,0 +1,136 @@
+"""A common word's bm25() part per row, kept on disk by index state for one-shot processes (issue 38).
+
+When every word of a question is in at least half of fts_now's rows, bm25.rare_top ranks their
+AND, and bm25() scored each row holding them all: 5.7k rows, ~4 ms of a ~13 ms one-shot answer at
+10k keys (`kyb query "postgres replica"`), paid by every process. FTS5 sums a row's score over the
+phrases in order, each part idf * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)) from that
+phrase's own counts, and a common word's idf is the 1e-6 clamp (fts5_aux.c); so each part is the
+very double bm25() returns for the phrase alone, and 0.0 + part + part... in phrase order is the
+AND's score. Kept per (state, phrase) in search/passage_file.py's file, as df_file.py keeps counts
+(the same state: index file, HEAD, newest version id): the phrase's row count, and for a common one
+its rows (ascending) with their parts and its KEEP best rows. The AND's top is then scored from
+the best rows alone, proved as rare_top proves its bounds: a row outside every phrase's best holds
+at most each KEEP-th part, so when the limit-th score is above their sum it cannot enter the top
+(or tie); else None and bm25() scores every row as before. A phrase's parts are made the second
+time it is asked at a state (its count the first). Any SQLite error keeps nothing.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from itertools import compress, repeat
+from operator import add, eq
+
+KEEP = 256  # best rows kept per common phrase: at 10k keys the proof needs ~200 for two words
+_PAST = 2 ** 63 - 1
+_READ = "SELECT n, ids, parts, best, thr FROM common_rows WHERE state = ? AND phrase = ?"
+
+
+class Rows:
+    """One phrase at one state: `n` rows hold it; for a common phrase its rows, parts and best."""
+
+    def __init__(self, n: int, ids=None, parts=None, best=None, thr=None) -> None:
+        self.n, self.thr, self.blobs = n, thr, (ids, parts, best)
+        self.ids = _unpack("q", ids, _PAST)  # a sentinel past every rowid: a bisect never runs off the end
+        self.parts = _unpack("d", parts, 0.0)
+        self.best = _unpack("q", best)
+
+
+def _unpack(code: str, blob, sentinel=None):
+    if blob is None:
+        return None
+    out = array(code)
+    out.frombytes(blob)
+    if sentinel is not None:
+        out.append(sentinel)
+    return out
+
+
+def kept(conn, phrases: list[str], half: int, weights: str) -> dict[str, Rows] | None:
+    """{phrase: Rows} for each of `phrases` at the index's state now, read from the file or counted
+    (and, for one held by at least `half` rows, scored with bm25(fts_now, `weights`)) and kept;
+    None when the file cannot be used."""
+    import apsw
+
+    from kyb_cli.core.search import df_file, passage_file
+
+    kept_in = passage_file.opened(conn)
+    if kept_in is None:
+        return None
+    head = conn.execute("SELECT v FROM meta WHERE k = 'head'").fetchone()
+    newest = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
+    state = df_file.state_of(conn, head[0] if head else None, newest)
+    if state is None:
+        return None
+    out: dict[str, Rows] = {}
+    try:
+        try:
+            for p in phrases:
+                row = kept_in.conn.execute(_READ, (state, p)).fetchone()
+                if row is not None:
+                    out[p] = Rows(*row)
+        except apsw.SQLError:  # no table yet: made below
+            pass
+        # A common phrase is scored the second time it is asked at a state (~10 ms a word at 10k keys,
+        # two ANDs' worth): a store written between questions pays only its count, as before.
+        missing = [p for p in dict.fromkeys(phrases) if p not in out or (out[p].n >= half and out[p].ids is None)]
+        if missing:
+            made = {p: _made(conn, p, half, weights, p in out) for p in missing}
+            with kept_in.conn:
+                kept_in.conn.execute(
+                    "CREATE TABLE IF NOT EXISTS common_rows(state TEXT NOT NULL, phrase TEXT NOT NULL, "
+                    "n INTEGER NOT NULL, ids BLOB, parts BLOB, best BLOB, thr REAL, "
+                    "PRIMARY KEY (state, phrase)) WITHOUT ROWID")
+                kept_in.conn.execute("DELETE FROM common_rows WHERE state != ?", (state,))
+                kept_in.conn.executemany("INSERT OR REPLACE INTO common_rows VALUES (?, ?, ?, ?, ?, ?, ?)", [
+                    (state, p, r.n, *r.blobs, r.thr)
+                    for p, r in made.items()])
+            out.update(made)
+    except apsw.Error:
+        kept_in.abandon()
+        return None
+    return out
+
+
+def _made(conn, phrase: str, half: int, weights: str, again: bool) -> Rows:
+    """The phrase's count (up to `half`: rare_top asks no more), and when common and asked `again`
+    its parts."""
+    n = conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT ?)",
+                     (phrase, half)).fetchone()[0]
+    if n < half or not again:
+        return Rows(n)
+    ids, parts = array("q"), array("d")
+    for rowid, part in conn.execute(f"SELECT rowid, -bm25(fts_now, {weights}) FROM fts_now "
+                                    "WHERE fts_now MATCH ? ORDER BY rowid", (phrase,)):
+        ids.append(rowid)
+        parts.append(part)
+    import heapq
+
+    best = heapq.nlargest(KEEP, zip(parts, ids))
+    thr = best[-1][0] if len(ids) > KEEP else None  # None: every row is among the best
+    best = array("q", (rowid for _part, rowid in best))
+    return Rows(len(ids), ids.tobytes(), parts.tobytes(), best.tobytes(), thr)
+
+
+def top(common: list[Rows], limit: int) -> list[tuple[int, float]] | None:
+    """The `limit` best (rowid, score) of the AND of `common` (in phrase order), newest first among
+    equal scores, as bm25() ranks them; None when the kept best rows cannot prove it."""
+    rowids: set[int] = set()
+    for rows in common:
+        rowids.update(rows.best)
+    held = list(rowids)
+    scores = [0.0] * len(held)
+    for rows in common:  # one phrase at a time over every candidate, in C (map): ~0.2 ms, not ~1
+        at = list(map(bisect_left, repeat(rows.ids, len(held)), held))  # ids end in a sentinel
+        there = list(map(eq, map(rows.ids.__getitem__, at), held))  # not in every phrase: not in the AND
+        scores = list(compress(map(add, scores, map(rows.parts.__getitem__, at)), there))
+        held = list(compress(held, there))
+    got = sorted(zip(scores, held), reverse=True)[:limit]
+    if all(rows.thr is not None for rows in common):  # some row holding them all may be left out
+        bound = 0.0
+        for rows in common:
+            bound += rows.thr
+        if len(got) < limit or not got[-1][0] > bound:
+            return None
+    return [(rowid, score) for score, rowid in got]
