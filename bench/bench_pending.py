@@ -11,6 +11,10 @@
 Both checkouts' bytecode must be compiled first (PYTHONDONTWRITEBYTECODE hides a slow import).
 KYB_BACKGROUND=off: no filler embeds meanwhile, so every call sees the same pending count
 (`--filler`: it does, as in bench_large's hybrid stage; the pending count then falls as it goes).
+3. `--batches N` (in-process only): N times a batch of 64 vectors committed from another connection,
+   as the filler does (current versions first, a bench fingerprint, removed after), then the count
+   on a new connection: the first process after each batch, p50; both checkouts' counts must agree
+   with a fresh count after every batch.
 """
 
 from __future__ import annotations
@@ -48,6 +52,48 @@ for _ in range(int(sys.argv[3])):
     c.close()
 print(n, " ".join(str(x) for x in out))
 """
+
+AFTER_BATCHES = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from kyb_cli.core.index import schema, vectors
+from kyb_cli.core.index.slice import Slice
+db, fp = Path(sys.argv[2]) / ".git/kyb/index.sqlite", "bench-fingerprint"
+w = schema.connect(db)
+with w:
+    w.execute("DELETE FROM meta WHERE k GLOB 'count:*'")
+    w.execute("DELETE FROM vectors WHERE fingerprint = ?", (fp,))
+c = schema.connect(db)
+vectors.pending(c, fp, Slice("current"))  # the first count, kept
+c.close()
+times, counts = [], []
+sql, params = vectors._missing_sql(Slice("current"), "count(DISTINCT c.vid)")
+for _ in range(int(sys.argv[3])):
+    with w:  # one filler batch, from its own connection
+        w.executemany("INSERT OR REPLACE INTO vectors(text_sha, fingerprint, vec) VALUES(?, ?, zeroblob(16))",
+                      [(h, fp) for h in vectors.missing_in_order(w, fp, 64, True)])
+    c = schema.connect(db)
+    t = time.perf_counter()
+    n = vectors.pending(c, fp, Slice("current"))
+    times.append(time.perf_counter() - t)
+    c.close()
+    truth = w.execute(sql, params | {"fp": fp}).fetchone()[0]
+    assert n == truth, (n, truth)
+    counts.append(n)
+with w:
+    w.execute("DELETE FROM vectors WHERE fingerprint = ?", (fp,))
+print(" ".join(str(x) for x in counts), "|", " ".join(str(x) for x in times))
+"""
+
+
+def after_batches(root: Path, store: Path, batches: int) -> dict:
+    got = subprocess.run([sys.executable, "-c", AFTER_BATCHES, str(root), str(store), str(batches)],
+                         capture_output=True, text=True, check=True).stdout
+    counts, times = (part.split() for part in got.split("|"))
+    times = [float(x) * 1000 for x in times]
+    return {"pending": [int(counts[0]), int(counts[-1])], "counts": counts, "p50_ms": round(statistics.median(times), 2),
+            "max_ms": round(max(times), 2)}
 
 
 def in_process(root: Path, store: Path, runs: int) -> dict:
@@ -95,10 +141,24 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--filler", action="store_true", help="end to end only, the background filler embedding "
                     "meanwhile (as bench_large's hybrid stage; it writes vectors into the store)")
+    ap.add_argument("--batches", type=int, default=0, help="in-process only: the count after each of "
+                    "this many vector batches (each checkout in turn, then again in the other order)")
     ap.add_argument("--model", default=os.environ.get("KYB_MODEL") or "/work/shared/models/multilingual-e5-small")
     args = ap.parse_args()
     roots = {"this": HERE, "other": args.other.resolve()}
     out = {"load_before": os.getloadavg()[0]}
+    if args.batches:
+        for name in [*roots, *list(roots)[::-1]]:
+            got = after_batches(roots[name], args.store, args.batches)
+            out.setdefault(f"after_batches {name}", []).append(got)
+        agree = {json.dumps(r["counts"]) for runs in (out["after_batches this"], out["after_batches other"]) for r in runs}
+        for name in roots:
+            out[f"after_batches {name}"] = [{k: v for k, v in r.items() if k != "counts"}
+                                            for r in out[f"after_batches {name}"]]
+        out["same_counts"] = len(agree) == 1
+        out["load_after"] = os.getloadavg()[0]
+        print(json.dumps(out, indent=1))
+        return
     for name, root in roots.items():
         if not args.filler:
             out[f"in_process {name}"] = in_process(root, args.store, args.runs)
