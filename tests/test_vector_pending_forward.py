@@ -150,3 +150,22 @@ def test_the_history_swap_after_batches_is_counted_again(store_path, monkeypatch
     add(store_path, missing(store_path, 1))
     full = check(store_path)
     assert full[1] >= snap[1] - 1
+
+
+def test_a_fill_beyond_the_log_bound_is_counted_again_and_the_log_dropped(store_path, monkeypatch):
+    """`kyb index --embed` adds every vector at once: more than MAX_SINCE since the kept rows, so the
+    next count is made from the slice and no kept row holds the log any longer."""
+    from kyb_cli.core.index import kept
+
+    monkeypatch.setattr(kept, "MAX_SINCE", 1)
+    seed(store_path)
+    check(store_path)
+    add(store_path, missing(store_path, 3))
+    from kyb_cli.core.index.slice import Slice
+    from kyb_cli.core.index.vectors import pending
+
+    c = conn(store_path)
+    pending(c, FP, Slice("current"))  # one slice counted again: the others' rows are too far behind
+    assert c.execute("SELECT count(*) FROM vec_added").fetchone()[0] == 0
+    c.close()
+    check(store_path)

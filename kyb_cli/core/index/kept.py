@@ -134,13 +134,15 @@ def _put(conn, row: str, stamp: list, n: int) -> None:
 
 
 def _oldest_needed(conn, stamp: list) -> int:
-    """The log position of the oldest kept row that may still be brought forward (same first five)."""
-    oldest = int(stamp[5])
+    """The log position of the oldest kept row that may still be brought forward (same first five,
+    not more than MAX_SINCE behind)."""
+    now = oldest = int(stamp[5])
     for (value,) in conn.execute(f"SELECT v FROM meta WHERE k GLOB '{PREFIX}*'"):
         try:
             then = json.loads(value.rpartition("\n")[0])
         except ValueError:
             continue
         if isinstance(then, list) and len(then) == 6 and then[:5] == stamp[:5]:
-            oldest = min(oldest, int(then[5] or 0))
+            if now - int(then[5] or 0) <= MAX_SINCE:
+                oldest = min(oldest, int(then[5] or 0))
     return oldest
