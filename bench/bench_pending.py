@@ -14,7 +14,9 @@ KYB_BACKGROUND=off: no filler embeds meanwhile, so every call sees the same pend
 3. `--batches N` (in-process only): N times a batch of 64 vectors committed from another connection,
    as the filler does (current versions first, a bench fingerprint, removed after), then the count
    on a new connection: the first process after each batch, p50; both checkouts' counts must agree
-   with a fresh count after every batch.
+   with a fresh count after every batch. `--batches N --e2e`: instead, N rounds of a batch of 64
+   random unit vectors under the model's fingerprint (a throwaway clone: they are no text's meaning)
+   then one hybrid `kyb query` (KYB_BACKGROUND=off), each checkout in turn, then the other order.
 """
 
 from __future__ import annotations
@@ -96,6 +98,47 @@ def after_batches(root: Path, store: Path, batches: int) -> dict:
             "max_ms": round(max(times), 2)}
 
 
+def after_batches_e2e(roots: dict[str, Path], store: Path, batches: int, model: str) -> dict:
+    import array
+    import random
+
+    sys.path.insert(0, str(HERE))
+    os.environ["KYB_MODEL"] = model
+    from kyb_cli.core import embed
+    from kyb_cli.core.index import schema, vectors
+
+    fp = embed.current_fingerprint()[0]
+    w = schema.connect(store / ".git/kyb/index.sqlite")
+    rng = random.Random(39)
+
+    def batch() -> None:
+        rows = []
+        for h in vectors.missing_in_order(w, fp, 64, True):
+            v = [rng.gauss(0, 1) for _ in range(384)]
+            norm = sum(x * x for x in v) ** 0.5
+            rows.append((h, fp, array.array("f", [x / norm for x in v]).tobytes()))
+        with w:
+            w.executemany("INSERT OR REPLACE INTO vectors(text_sha, fingerprint, vec) VALUES(?, ?, ?)", rows)
+
+    out: dict = {}
+    for name in [*roots, *list(roots)[::-1]]:
+        env = dict(os.environ, KYB_BACKGROUND="off", KYB_STORE=str(store), KYB_MODEL=model,
+                   PYTHONPATH=str(roots[name]))
+        argv = [sys.executable, "-m", "kyb_cli", "query"]
+        subprocess.run([*argv, "warm up", "--json"], env=env, capture_output=True, cwd="/", check=True)
+        times, pending = [], []
+        for i in range(batches):
+            batch()
+            t = time.perf_counter()
+            p = subprocess.run([*argv, f"{WORDS[i % len(WORDS)]} {WORDS[(i * 7) % len(WORDS)]}", "--json"],
+                               env=env, capture_output=True, text=True, cwd="/", check=True)
+            times.append(time.perf_counter() - t)
+            pending.append(json.loads(p.stdout).get("pending_vectors"))
+        out.setdefault(name, []).append({"p50_ms": round(statistics.median(times) * 1000),
+                                         "pending": [pending[0], pending[-1]], "load": os.getloadavg()[0]})
+    return out
+
+
 def in_process(root: Path, store: Path, runs: int) -> dict:
     got = subprocess.run([sys.executable, "-c", IN_PROCESS, str(root), str(store), str(runs)],
                          capture_output=True, text=True, check=True).stdout.split()
@@ -143,10 +186,16 @@ def main() -> None:
                     "meanwhile (as bench_large's hybrid stage; it writes vectors into the store)")
     ap.add_argument("--batches", type=int, default=0, help="in-process only: the count after each of "
                     "this many vector batches (each checkout in turn, then again in the other order)")
+    ap.add_argument("--e2e", action="store_true", help="with --batches: a hybrid `kyb query` after each batch")
     ap.add_argument("--model", default=os.environ.get("KYB_MODEL") or "/work/shared/models/multilingual-e5-small")
     args = ap.parse_args()
     roots = {"this": HERE, "other": args.other.resolve()}
     out = {"load_before": os.getloadavg()[0]}
+    if args.batches and args.e2e:
+        out["hybrid_after_batch"] = after_batches_e2e(roots, args.store, args.batches, args.model)
+        out["load_after"] = os.getloadavg()[0]
+        print(json.dumps(out, indent=1))
+        return
     if args.batches:
         for name in [*roots, *list(roots)[::-1]]:
             got = after_batches(roots[name], args.store, args.batches)
