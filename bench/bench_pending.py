@@ -11,6 +11,12 @@
 Both checkouts' bytecode must be compiled first (PYTHONDONTWRITEBYTECODE hides a slow import).
 KYB_BACKGROUND=off: no filler embeds meanwhile, so every call sees the same pending count
 (`--filler`: it does, as in bench_large's hybrid stage; the pending count then falls as it goes).
+3. `--batches N` (in-process only): N times a batch of 64 vectors committed from another connection,
+   as the filler does (current versions first, a bench fingerprint, removed after), then the count
+   on a new connection: the first process after each batch, p50; both checkouts' counts must agree
+   with a fresh count after every batch. `--batches N --e2e`: instead, N rounds of a batch of 64
+   random unit vectors under the model's fingerprint (a throwaway clone: they are no text's meaning)
+   then one hybrid `kyb query` (KYB_BACKGROUND=off), each checkout in turn, then the other order.
 """
 
 from __future__ import annotations
@@ -48,6 +54,89 @@ for _ in range(int(sys.argv[3])):
     c.close()
 print(n, " ".join(str(x) for x in out))
 """
+
+AFTER_BATCHES = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from kyb_cli.core.index import schema, vectors
+from kyb_cli.core.index.slice import Slice
+db, fp = Path(sys.argv[2]) / ".git/kyb/index.sqlite", "bench-fingerprint"
+w = schema.connect(db)
+with w:
+    w.execute("DELETE FROM meta WHERE k GLOB 'count:*'")
+    w.execute("DELETE FROM vectors WHERE fingerprint = ?", (fp,))
+c = schema.connect(db)
+vectors.pending(c, fp, Slice("current"))  # the first count, kept
+c.close()
+times, counts = [], []
+sql, params = vectors._missing_sql(Slice("current"), "count(DISTINCT c.vid)")
+for _ in range(int(sys.argv[3])):
+    with w:  # one filler batch, from its own connection
+        w.executemany("INSERT OR REPLACE INTO vectors(text_sha, fingerprint, vec) VALUES(?, ?, zeroblob(16))",
+                      [(h, fp) for h in vectors.missing_in_order(w, fp, 64, True)])
+    c = schema.connect(db)
+    t = time.perf_counter()
+    n = vectors.pending(c, fp, Slice("current"))
+    times.append(time.perf_counter() - t)
+    c.close()
+    truth = w.execute(sql, params | {"fp": fp}).fetchone()[0]
+    assert n == truth, (n, truth)
+    counts.append(n)
+with w:
+    w.execute("DELETE FROM vectors WHERE fingerprint = ?", (fp,))
+print(" ".join(str(x) for x in counts), "|", " ".join(str(x) for x in times))
+"""
+
+
+def after_batches(root: Path, store: Path, batches: int) -> dict:
+    got = subprocess.run([sys.executable, "-c", AFTER_BATCHES, str(root), str(store), str(batches)],
+                         capture_output=True, text=True, check=True).stdout
+    counts, times = (part.split() for part in got.split("|"))
+    times = [float(x) * 1000 for x in times]
+    return {"pending": [int(counts[0]), int(counts[-1])], "counts": counts, "p50_ms": round(statistics.median(times), 2),
+            "max_ms": round(max(times), 2)}
+
+
+def after_batches_e2e(roots: dict[str, Path], store: Path, batches: int, model: str) -> dict:
+    import array
+    import random
+
+    sys.path.insert(0, str(HERE))
+    os.environ["KYB_MODEL"] = model
+    from kyb_cli.core import embed
+    from kyb_cli.core.index import schema, vectors
+
+    fp = embed.current_fingerprint()[0]
+    w = schema.connect(store / ".git/kyb/index.sqlite")
+    rng = random.Random(39)
+
+    def batch() -> None:
+        rows = []
+        for h in vectors.missing_in_order(w, fp, 64, True):
+            v = [rng.gauss(0, 1) for _ in range(384)]
+            norm = sum(x * x for x in v) ** 0.5
+            rows.append((h, fp, array.array("f", [x / norm for x in v]).tobytes()))
+        with w:
+            w.executemany("INSERT OR REPLACE INTO vectors(text_sha, fingerprint, vec) VALUES(?, ?, ?)", rows)
+
+    out: dict = {}
+    for name in [*roots, *list(roots)[::-1]]:
+        env = dict(os.environ, KYB_BACKGROUND="off", KYB_STORE=str(store), KYB_MODEL=model,
+                   PYTHONPATH=str(roots[name]))
+        argv = [sys.executable, "-m", "kyb_cli", "query"]
+        subprocess.run([*argv, "warm up", "--json"], env=env, capture_output=True, cwd="/", check=True)
+        times, pending = [], []
+        for i in range(batches):
+            batch()
+            t = time.perf_counter()
+            p = subprocess.run([*argv, f"{WORDS[i % len(WORDS)]} {WORDS[(i * 7) % len(WORDS)]}", "--json"],
+                               env=env, capture_output=True, text=True, cwd="/", check=True)
+            times.append(time.perf_counter() - t)
+            pending.append(json.loads(p.stdout).get("pending_vectors"))
+        out.setdefault(name, []).append({"p50_ms": round(statistics.median(times) * 1000),
+                                         "pending": [pending[0], pending[-1]], "load": os.getloadavg()[0]})
+    return out
 
 
 def in_process(root: Path, store: Path, runs: int) -> dict:
@@ -95,10 +184,30 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--filler", action="store_true", help="end to end only, the background filler embedding "
                     "meanwhile (as bench_large's hybrid stage; it writes vectors into the store)")
+    ap.add_argument("--batches", type=int, default=0, help="in-process only: the count after each of "
+                    "this many vector batches (each checkout in turn, then again in the other order)")
+    ap.add_argument("--e2e", action="store_true", help="with --batches: a hybrid `kyb query` after each batch")
     ap.add_argument("--model", default=os.environ.get("KYB_MODEL") or "/work/shared/models/multilingual-e5-small")
     args = ap.parse_args()
     roots = {"this": HERE, "other": args.other.resolve()}
     out = {"load_before": os.getloadavg()[0]}
+    if args.batches and args.e2e:
+        out["hybrid_after_batch"] = after_batches_e2e(roots, args.store, args.batches, args.model)
+        out["load_after"] = os.getloadavg()[0]
+        print(json.dumps(out, indent=1))
+        return
+    if args.batches:
+        for name in [*roots, *list(roots)[::-1]]:
+            got = after_batches(roots[name], args.store, args.batches)
+            out.setdefault(f"after_batches {name}", []).append(got)
+        agree = {json.dumps(r["counts"]) for runs in (out["after_batches this"], out["after_batches other"]) for r in runs}
+        for name in roots:
+            out[f"after_batches {name}"] = [{k: v for k, v in r.items() if k != "counts"}
+                                            for r in out[f"after_batches {name}"]]
+        out["same_counts"] = len(agree) == 1
+        out["load_after"] = os.getloadavg()[0]
+        print(json.dumps(out, indent=1))
+        return
     for name, root in roots.items():
         if not args.filler:
             out[f"in_process {name}"] = in_process(root, args.store, args.runs)

@@ -4,37 +4,59 @@ A long-lived door memoizes a count per connection (vectors.pending); a one-shot 
 new connection every time and would scan the slice again (`pending_vectors`: ~20 ms at 10k keys,
 ~10x that at 100k). Here the count is kept in one meta row named after what it counts (the SQL and
 its parameters) whose value says what it was counted from: the indexed head, whether the history
-is in, the counter of vector writes (`vec_serial`) and the last version and event ids. Any change of
-those is a miss, and a file replaced by a rebuild or the history swap starts without the rows.
+is in, the counter of vector rows changed or removed (`vec_gone`), the last version and event ids,
+and the last row of the log of vectors added (`vec_added`). Any change of the first five is a miss,
+and a file replaced by a rebuild or the history swap starts without the rows.
 
-`vec_serial` is moved by triggers on the vectors table, created in the transaction that keeps the
-first count of a file: whoever writes vectors (the filler, `kyb index --embed`, an older kyb still
-running, a test by hand) moves it in the same transaction. Writing the row is best-effort: never
-inside a caller's transaction, never waiting for a lock (a busy index keeps its count uncounted
-here, the answer is the same), never in a long-lived door (a write of its own would drop its
-per-connection memos, and it has them anyway).
+Vectors only added since (the background filler's batches, while queries come): the count is not
+made again from the whole slice (~0.3 s at 100k keys, after every batch) but brought forward by the
+caller's `since` SQL over the vectors added after the row's log position (the versions those
+completed). The log holds only pairs that were absent when written, so a version counted pending
+then and complete now has one of its texts in it, and one complete now with a text in it was
+pending then: the difference is exact.
+
+The log and `vec_gone` are moved by triggers on the vectors table, created in the transaction that
+keeps the first count of a file: whoever writes vectors (the filler, `kyb index --embed`, an older
+kyb still running, a test by hand) moves them in the same transaction. Writing the row is
+best-effort: never inside a caller's transaction, never waiting for a lock (a busy index keeps its
+count uncounted here, the answer is the same), never in a long-lived door (a write of its own would
+drop its per-connection memos, and it has them anyway).
 """
 
 from __future__ import annotations
 
 import json
 
-SERIAL = "vec_serial"  # meta: vector rows written or removed since the triggers below are in
-PREFIX = "count:"      # meta rows of kept counts
-MAX_ROWS = 64          # kept counts beyond this (many distinct --as-of times): all dropped, counted again
+GONE = "vec_gone"    # meta: vector rows changed or removed since the triggers below are in
+ADDED = "vec_added"  # meta: the last row of the vec_added log (vectors added, absent before)
+PREFIX = "count:"    # meta rows of kept counts
+MAX_ROWS = 64        # kept counts beyond this (many distinct --as-of times): all dropped, counted again
+MAX_SINCE = 4096     # vectors added since a kept count beyond this (`kyb index --embed`): counted again
 
 _STAMP = ("SELECT (SELECT v FROM meta WHERE k = 'head'), (SELECT v FROM meta WHERE k = 'history'), "
-          f"(SELECT v FROM meta WHERE k = '{SERIAL}'), (SELECT max(id) FROM versions), "
-          "(SELECT max(id) FROM events), (SELECT v FROM meta WHERE k = ?)")
+          f"(SELECT v FROM meta WHERE k = '{GONE}'), (SELECT max(id) FROM versions), "
+          f"(SELECT max(id) FROM events), (SELECT v FROM meta WHERE k = '{ADDED}'), "
+          "(SELECT v FROM meta WHERE k = ?)")
+
+_BUMP = f"UPDATE meta SET v = CAST(v AS INTEGER) + 1 WHERE k = '{GONE}'"
+TRIGGERS = [
+    f"CREATE TABLE IF NOT EXISTS {ADDED}(id INTEGER PRIMARY KEY, text_sha TEXT NOT NULL, fingerprint TEXT NOT NULL)",
+    *(f"CREATE TRIGGER IF NOT EXISTS kept_gone_{op.lower()} AFTER {op} ON vectors BEGIN {_BUMP}; END"
+      for op in ("UPDATE", "DELETE")),
+    # BEFORE, so the pair is logged only when absent (a REPLACE of a present vector completes nothing).
+    "CREATE TRIGGER IF NOT EXISTS kept_added BEFORE INSERT ON vectors WHEN NOT EXISTS "
+    "(SELECT 1 FROM vectors WHERE text_sha = NEW.text_sha AND fingerprint = NEW.fingerprint) BEGIN "
+    f"UPDATE meta SET v = CAST(v AS INTEGER) + 1 WHERE k = '{ADDED}'; "  # ids never reused after a prune
+    f"INSERT INTO {ADDED}(id, text_sha, fingerprint) VALUES((SELECT CAST(v AS INTEGER) FROM meta "
+    f"WHERE k = '{ADDED}'), NEW.text_sha, NEW.fingerprint); END",
+]
 
 
-_BUMP = f"UPDATE meta SET v = CAST(v AS INTEGER) + 1 WHERE k = '{SERIAL}'"
-TRIGGERS = [f"CREATE TRIGGER IF NOT EXISTS kept_vectors_{op.lower()} AFTER {op} ON vectors BEGIN {_BUMP}; END"
-            for op in ("INSERT", "UPDATE", "DELETE")]
+def count(conn, sql: str, params: dict, since: str | None = None) -> int:
+    """`SELECT count…` `sql` with `params`, from its kept row when the index is as it was counted.
 
-
-def count(conn, sql: str, params: dict) -> int:
-    """`SELECT count…` `sql` with `params`, from its kept row when the index is as it was counted."""
+    `since`: SQL counting what `sql` counted then but no longer counts, when only vectors were
+    added since (the rows of `vec_added` after `:since`); the kept count less that is the count."""
     import hashlib  # (the query's embedding imports it anyway: not at import time)
 
     row = PREFIX + hashlib.sha256(f"{sql}\0{sorted(params.items())!r}".encode()).hexdigest()[:32]
@@ -42,47 +64,85 @@ def count(conn, sql: str, params: dict) -> int:
         *stamp, kept = conn.execute(_STAMP, (row,)).fetchone()
     except Exception:  # noqa: BLE001 - an index without these tables: count as before
         return conn.execute(sql, params).fetchone()[0]
-    stamp = json.dumps(stamp)
     if kept is not None:
         said, _, n = kept.rpartition("\n")
-        if said == stamp and n.isdigit():
+        if said == json.dumps(stamp) and n.isdigit():
             return int(n)
-    if not _writable(conn):
-        return conn.execute(sql, params).fetchone()[0]
-    conn.execute("BEGIN")  # the stamp and the count from one read, then (maybe) the row in the same
+    own = not conn.in_transaction
+    writable = own and _writable()
+    if own:
+        conn.execute("BEGIN")  # the stamp and the count from one read, then (maybe) the row in the same
     try:
-        *now, _kept = conn.execute(_STAMP, (row,)).fetchone()
-        now[2] = now[2] or "0"  # a file's first kept count: _put starts the serial in this transaction
-        n = conn.execute(sql, params).fetchone()[0]
-        _put(conn, row, f"{json.dumps(now)}\n{n}")
+        *now, kept = conn.execute(_STAMP, (row,)).fetchone()
+        n = _forward(conn, now, kept, since, params)
+        if n is None:
+            n = conn.execute(sql, params).fetchone()[0]
+        if writable:
+            now[2], now[5] = now[2] or "0", now[5] or "0"  # a file's first count: _put starts them here
+            _put(conn, row, now, n)
     finally:
-        if conn.in_transaction:
+        if own and conn.in_transaction:
             conn.execute("ROLLBACK")
     return n
 
 
-def _writable(conn) -> bool:
+def _forward(conn, now: list, kept: str | None, since: str | None, params: dict) -> int | None:
+    """The kept count brought forward over the vectors added since it, or None: count it again."""
+    if since is None or kept is None or now[5] is None:
+        return None
+    said, _, n = kept.rpartition("\n")
+    try:
+        then = json.loads(said)
+    except ValueError:
+        return None
+    if not (n.isdigit() and isinstance(then, list) and len(then) == 6 and then[:5] == now[:5]):
+        return None
+    start, end = int(then[5] or 0), int(now[5])
+    if not 0 <= end - start <= MAX_SINCE:
+        return None
+    return int(n) - conn.execute(since, params | {"since": start}).fetchone()[0]
+
+
+def _writable() -> bool:
     from kyb_cli.core.index import warm
 
     try:
-        return not warm.keeping() and not conn.in_transaction
+        return not warm.keeping()
     except Exception:  # noqa: BLE001
         return False
 
 
-def _put(conn, row: str, value: str) -> None:
-    """Write the row and commit, or give up at once: another writer, a reader in the way, a read-only file."""
+def _put(conn, row: str, stamp: list, n: int) -> None:
+    """Write the row, drop the log the kept rows no longer need, and commit; or give up at once:
+    another writer, a reader in the way, a read-only file."""
     waited = conn.execute("PRAGMA busy_timeout").fetchone()[0]
     conn.set_busy_timeout(0)
     try:
-        conn.execute(f"INSERT OR IGNORE INTO meta(k, v) VALUES('{SERIAL}', '0')")
-        for trigger in TRIGGERS:  # from now on every vector write moves the serial (a no-op when there)
-            conn.execute(trigger)
+        for name in (GONE, ADDED):
+            conn.execute("INSERT OR IGNORE INTO meta(k, v) VALUES(?, '0')", (name,))
+        for statement in TRIGGERS:  # from now on every vector write moves the stamp (a no-op when there)
+            conn.execute(statement)
         conn.execute(f"DELETE FROM meta WHERE k GLOB '{PREFIX}*' AND k != ? AND "
                      f"(SELECT count(*) FROM meta WHERE k GLOB '{PREFIX}*') >= {MAX_ROWS}", (row,))
-        conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES(?, ?)", (row, value))
+        conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES(?, ?)", (row, f"{json.dumps(stamp)}\n{n}"))
+        conn.execute(f"DELETE FROM {ADDED} WHERE id <= ?", (_oldest_needed(conn, stamp),))
         conn.execute("COMMIT")
     except Exception:  # noqa: BLE001 - best-effort: the caller rolls back, the answer is unchanged
         pass
     finally:
         conn.set_busy_timeout(waited)
+
+
+def _oldest_needed(conn, stamp: list) -> int:
+    """The log position of the oldest kept row that may still be brought forward (same first five,
+    not more than MAX_SINCE behind)."""
+    now = oldest = int(stamp[5])
+    for (value,) in conn.execute(f"SELECT v FROM meta WHERE k GLOB '{PREFIX}*'"):
+        try:
+            then = json.loads(value.rpartition("\n")[0])
+        except ValueError:
+            continue
+        if isinstance(then, list) and len(then) == 6 and then[:5] == stamp[:5]:
+            if now - int(then[5] or 0) <= MAX_SINCE:
+                oldest = min(oldest, int(then[5] or 0))
+    return oldest

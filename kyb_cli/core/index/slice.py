@@ -128,3 +128,23 @@ class Slice:
         where = filter_sql(self.filters, params)
         return (f"WITH cand AS MATERIALIZED ({candidates(self.mode, params)}) ",
                 "".join(f" AND {w}" for w in where), params)
+
+    def sql_among(self, among: str) -> tuple[str, str, dict]:
+        """As sql(), `cand` holding only the versions `among` (SQL yielding version ids) yields:
+        looked up one by one where the mode allows, else the whole slice (then filtered by the caller)."""
+        with_, where, params = self.sql()
+        one_by_one = _AMONG.get(self.mode)
+        if one_by_one is None:
+            return with_, where, params
+        return (f"WITH cand AS MATERIALIZED (SELECT * FROM ({one_by_one.format(among=among)}) "
+                "WHERE vid NOT IN (SELECT version_id FROM unreadable)) ", where, params)
+
+
+# candidates() of these modes for given versions, through the versions' keys (no scan of `keys`).
+_AMONG = {
+    "current": ("SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key "
+                "WHERE v.id IN ({among}) AND k.version_id = v.id AND k.state != 'retracted'"),
+    "history": "SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key WHERE v.id IN ({among})",
+    "changed_between": ("SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key "
+                        "WHERE v.id IN ({among}) AND v.committed_at BETWEEN :a AND :b"),
+}

@@ -82,7 +82,21 @@ def pending(conn, fp: str, s: Slice) -> int:
     counted it (kept.py: a meta row stamped with the head, the history and a counter of vector writes)."""
     sql, params = _missing_sql(s, "count(DISTINCT c.vid)")
     params |= {"fp": fp}
-    return per_state(conn, ("pending", sql, repr(sorted(params.items()))), lambda: kept.count(conn, sql, params))
+    since = _completed_sql(s)
+    return per_state(conn, ("pending", sql, repr(sorted(params.items()))),
+                     lambda: kept.count(conn, sql, params, since))
+
+
+def _completed_sql(s: Slice) -> str:
+    """Versions of the slice given their last missing vector after log row `:since` (kept.count
+    brings a kept count forward by it: the filler's batches are not a scan of the slice each)."""
+    touched = (f"SELECT t.version_id FROM {kept.ADDED} a JOIN vtext t ON t.text_sha = a.text_sha "
+               "WHERE a.id > :since AND a.fingerprint = :fp")
+    with_, where, _params = s.sql_among(touched)
+    return (f"{with_}SELECT count(DISTINCT c.vid) FROM cand c JOIN versions v ON v.id = c.vid "
+            f"WHERE c.vid IN ({touched}){where} AND NOT EXISTS (SELECT 1 FROM vtext u WHERE "
+            "u.version_id = c.vid AND NOT EXISTS (SELECT 1 FROM vectors x WHERE x.text_sha = u.text_sha "
+            "AND x.fingerprint = :fp))")
 
 
 def per_state(conn, key, make):
