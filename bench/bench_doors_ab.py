@@ -56,6 +56,7 @@ class Doors:
 
     def __init__(self, spec: str, store: str, n: int = 0) -> None:
         self.spec, self.n, cwd = spec, n, spec.split("+")[0]
+        self.last_http = 0.0
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
         env["PYTHONPATH"] = spec.replace("+", os.pathsep)
         self.web = subprocess.Popen([sys.executable, "-m", "kyb_cli", "serve", "--store", store, "--port", "0"],
@@ -96,6 +97,8 @@ class Doors:
             if hybrid and not reply["result"]["structuredContent"].get("semantic"):
                 raise SystemExit(f"{self.spec} stdio: no semantic side (set KYB_MODEL)")
             return
+        if self.last_http and time.monotonic() - self.last_http > 4:  # uvicorn drops a keep-alive idle 5 s
+            self.conn.close()  # (the other checkouts' model loads in --hybrid's warm-up): a new connection
         headers = {"Host": f"localhost:{self.port}"}
         if kind == "search":
             self.conn.request("GET", f"/search?q={quote(q)}&semantic={str(hybrid).lower()}", headers=headers)
@@ -106,6 +109,7 @@ class Doors:
                 **headers, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
         resp = self.conn.getresponse()
         raw = resp.read()
+        self.last_http = time.monotonic()
         if resp.status != 200:
             raise SystemExit(f"{self.spec} {kind}: {resp.status} {raw[:200]!r}")
 
