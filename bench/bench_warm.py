@@ -9,7 +9,8 @@
 Corpus: 108 runbooks (bench/bench_import.py's notes folder, `kyb import`ed, every version embedded),
 plus a generated store of --keys keys (bench/gen_store.py; vectors may be pending there: hybrid then
 searches what is embedded; the background filler is off so it does not embed meanwhile). Each server is started once, initialized, warmed
-with each of the six questions asked once of each kind (their words' postings read: search/bm25.py), then answers --runs calls per kind, lexical and hybrid interleaved; every call is timed
+with each of the six questions asked once of each kind (their words' postings read: search/bm25.py), then answers --runs calls per kind, lexical and hybrid interleaved, the
+three doors taking turns call by call (time_doors); every call is timed
 from writing the request to reading the whole reply (p50 in ms). Every hybrid call asks a new text
 (a number appended), so the question's vector is never cached. The CLI part measures CPU (user+sys of
 the child) over --cli-runs runs of `kyb query … --no-semantic` and of `python -c pass`, alternating,
@@ -191,52 +192,60 @@ def cpu_of(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def time_door(ask, runs: int, tag: str, pid: int) -> dict:
-    """p50 of lexical and of hybrid (uncached question) calls, interleaved, and the server's CPU per
-    call, p50 and mean (load-proof where wall time is not: the machine is shared). Every one of the
-    six questions is asked once of each kind first: a door reads a word's postings the first time a
-    question holds it (search/bm25.py, ~4 ms a common word at 10k keys, on the answering thread), and
-    with half of them cold the first round's three calls (~40 ms each) made the mean CPU of 30 calls
-    twice its p50 — the "CPU above wall" of issue 38 was that mean against a wall p50."""
-    for i, q in enumerate(QUESTIONS):
-        ask(q, False)
-        ask(f"{q} warm{tag}{i}", True)
-    lex, hyb, semantic, cpu = [], [], True, {"lex": [], "hyb": []}
+def time_doors(doors: dict, runs: int) -> dict:
+    """Per door ({name: (ask, server pid, tag)}): p50 of lexical and of hybrid (uncached question)
+    calls, and the server's CPU per call, p50 and mean (load-proof where wall time is not: the
+    machine is shared). The doors take turns call by call, their order rotating each round, so a
+    swing of the machine's load lands on all of them: timed one door after another, a busy minute
+    of the other helper showed as one door's wall 12-22 ms above its CPU at 10k keys (issue 38)
+    that side by side was not there. Every one of the six questions is asked once of each kind
+    first: a door reads a word's postings the first time a question holds it (search/bm25.py, ~4 ms
+    a common word at 10k keys, on the answering thread), and with half of them cold the first
+    round's three calls (~40 ms each) made the mean CPU of 30 calls twice its p50."""
+    for name, (ask, _pid, tag) in doors.items():
+        for i, q in enumerate(QUESTIONS):
+            ask(q, False)
+            ask(f"{q} warm{tag}{i}", True)
+    names = list(doors)
+    lex = {n: [] for n in names}
+    hyb = {n: [] for n in names}
+    cpu = {n: {"lex": [], "hyb": []} for n in names}
+    semantic = dict.fromkeys(names, True)
     for i in range(runs):
-        q = QUESTIONS[i % len(QUESTIONS)]
-        c0 = cpu_of(pid)
-        t0 = time.perf_counter()
-        ask(q, False)
-        lex.append(time.perf_counter() - t0)
-        c1 = cpu_of(pid)
-        t0 = time.perf_counter()
-        r = ask(f"{q} {tag}{i}", True)  # a new text every call: its vector is not in any cache
-        hyb.append(time.perf_counter() - t0)
-        cpu["lex"].append(c1 - c0)
-        cpu["hyb"].append(cpu_of(pid) - c1)
-        semantic = semantic and bool(r.get("semantic"))
-    return {"lexical_ms": _p50(lex), "hybrid_ms": _p50(hyb), "semantic": semantic,
-            "lexical_cpu_ms": _p50(cpu["lex"]), "hybrid_cpu_ms": _p50(cpu["hyb"]),
-            "lexical_cpu_mean_ms": round(statistics.mean(cpu["lex"]) * 1000, 2),
-            "hybrid_cpu_mean_ms": round(statistics.mean(cpu["hyb"]) * 1000, 2)}
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            ask, pid, tag = doors[name]
+            q = QUESTIONS[i % len(QUESTIONS)]
+            c0 = cpu_of(pid)
+            t0 = time.perf_counter()
+            ask(q, False)
+            lex[name].append(time.perf_counter() - t0)
+            c1 = cpu_of(pid)
+            t0 = time.perf_counter()
+            r = ask(f"{q} {tag}{i}", True)  # a new text every call: its vector is not in any cache
+            hyb[name].append(time.perf_counter() - t0)
+            cpu[name]["lex"].append(c1 - c0)
+            cpu[name]["hyb"].append(cpu_of(pid) - c1)
+            semantic[name] = semantic[name] and bool(r.get("semantic"))
+    return {n: {"lexical_ms": _p50(lex[n]), "hybrid_ms": _p50(hyb[n]), "semantic": semantic[n],
+                "lexical_cpu_ms": _p50(cpu[n]["lex"]), "hybrid_cpu_ms": _p50(cpu[n]["hyb"]),
+                "lexical_cpu_mean_ms": round(statistics.mean(cpu[n]["lex"]) * 1000, 2),
+                "hybrid_cpu_mean_ms": round(statistics.mean(cpu[n]["hyb"]) * 1000, 2)} for n in names}
 
 
 def warm(store: Path, env: dict, runs: int, tag: str, serve: bool = True) -> dict:
-    out = {}
     stdio = Stdio(store, env)
+    web = None
     try:
-        out["mcp stdio"] = time_door(stdio.query, runs, tag + "s", stdio.proc.pid)
+        doors = {"mcp stdio": (stdio.query, stdio.proc.pid, tag + "s")}
+        if serve:
+            web = Http(store, env)
+            doors["serve /search"] = (web.search, web.server.proc.pid, tag + "h")
+            doors["serve /mcp"] = (web.mcp, web.server.proc.pid, tag + "m")
+        return time_doors(doors, runs)
     finally:
         stdio.close()
-    if not serve:
-        return out
-    web = Http(store, env)
-    try:
-        out["serve /search"] = time_door(web.search, runs, tag + "h", web.server.proc.pid)
-        out["serve /mcp"] = time_door(web.mcp, runs, tag + "m", web.server.proc.pid)
-    finally:
-        web.close()
-    return out
+        if web is not None:
+            web.close()
 
 
 def _cpu_once(cmd: list[str], env: dict) -> float:
