@@ -207,7 +207,7 @@ def rare_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
       row missing one cannot; `"a" AND "b"` visits those rows with the same phrases in the same
       order (bm25() sums per phrase in order; a word no row holds adds 0.0 and is left out).
     Costs the per-word counts (~3 ms a common word at 100k keys) when the proof fails. A one-shot
-    process reads the counts, and ranks the all-common AND, from what search/common_rows.py keeps."""
+    process reads the counts, and scores the common words' parts, from what search/common_rows.py keeps."""
     words = words_of(match)
     if not words or len(words) < 2 or limit <= 0:
         return None
@@ -244,10 +244,13 @@ def rare_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     else:
         return None
     got = None
-    if kept is not None and not rare and all(kept[p].ids is not None for p in common):
+    if kept is not None and common and all(kept[p].ids is not None for p in common):
         from kyb_cli.core.search import common_rows
 
-        got = common_rows.top([kept[p] for p in common], int(limit))
+        if not rare:
+            got = common_rows.top([kept[p] for p in common], int(limit))
+        elif len(set(phrases)) == len(phrases):
+            got = common_rows.rare_top(conn, phrases, kept, rare, int(limit), schema.FTS_WEIGHTS_SQL)
     if got is None:
         got = [(int(r[0]), float(r[1])) for r in conn.execute(sql, args)]
     ceiling = outside * 1e-6 * (K1 + 1.0) * (1 + 1e-9)  # the most a row left out can score
