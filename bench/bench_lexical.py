@@ -64,7 +64,8 @@ def oneshot(pairs: list[str], runs: int, warm_questions: bool) -> None:
     first = checkouts[0][0]
     print(json.dumps({"load": os.getloadavg()[0], "runs": runs, "p50_ms": {
         c: round(statistics.median(took[c]), 1) for c, _ in checkouts}, "answers_differ": {
-        c: sum(a != b for a, b in zip(said[first], said[c])) for c, _ in checkouts[1:]}}))
+        c: sum(a != b for a, b in zip(said[first], said[c])) for c, _ in checkouts[1:]},
+        "all_ms": {c: [round(t) for t in took[c]] for c, _ in checkouts}}))
 
 
 def main() -> None:
