@@ -77,7 +77,7 @@ def kept(conn, phrases: list[str], half: int, weights: str) -> dict[str, Rows] |
                     out[p] = Rows(*row)
         except apsw.SQLError:  # no table yet: made below
             pass
-        # A common phrase is scored the second time it is asked at a state (~10 ms a word at 10k keys,
+        # A phrase is scored the second time it is asked at a state (~10 ms a word at 10k keys,
         # two ANDs' worth): a store written between questions pays only its count, as before.
         missing = [p for p in dict.fromkeys(phrases) if p not in out or out[p].ids is None]
         if missing:
