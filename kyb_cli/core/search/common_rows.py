@@ -13,6 +13,11 @@ the best rows alone, proved as rare_top proves its bounds: a row outside every p
 at most each KEEP-th part, so when the limit-th score is above their sum it cannot enter the top
 (or tie); else None and bm25() scores every row as before. A phrase's parts are made the second
 time it is asked at a state (its count the first). Any SQLite error keeps nothing.
+With a rarer word (issue 39: FTS5 walked every row of the OR to keep the few holding one, ~120 of
+~190 ms of a one-shot answer at 100k keys), the OR is scored the same way, a phrase a row lacks
+adding 0.0: from every phrase's best rows once each phrase's parts are kept (a rarer one's too,
+made the second time it is asked, as a common one's), else, for few rarer rows, from their own
+bm25() and the common phrases' kept parts.
 """
 
 from __future__ import annotations
@@ -72,9 +77,9 @@ def kept(conn, phrases: list[str], half: int, weights: str) -> dict[str, Rows] |
                     out[p] = Rows(*row)
         except apsw.SQLError:  # no table yet: made below
             pass
-        # A common phrase is scored the second time it is asked at a state (~10 ms a word at 10k keys,
+        # A phrase is scored the second time it is asked at a state (~10 ms a word at 10k keys,
         # two ANDs' worth): a store written between questions pays only its count, as before.
-        missing = [p for p in dict.fromkeys(phrases) if p not in out or (out[p].n >= half and out[p].ids is None)]
+        missing = [p for p in dict.fromkeys(phrases) if p not in out or out[p].ids is None]
         if missing:
             made = {p: _made(conn, p, half, weights, p in out) for p in missing}
             with kept_in.conn:
@@ -94,11 +99,10 @@ def kept(conn, phrases: list[str], half: int, weights: str) -> dict[str, Rows] |
 
 
 def _made(conn, phrase: str, half: int, weights: str, again: bool) -> Rows:
-    """The phrase's count (up to `half`: rare_top asks no more), and when common and asked `again`
-    its parts."""
+    """The phrase's count (up to `half`: rare_top asks no more), and when asked `again` its parts."""
     n = conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT ?)",
                      (phrase, half)).fetchone()[0]
-    if n < half or not again:
+    if not again:
         return Rows(n)
     ids, parts = array("q"), array("d")
     for rowid, part in conn.execute(f"SELECT rowid, -bm25(fts_now, {weights}) FROM fts_now "
@@ -134,3 +138,46 @@ def top(common: list[Rows], limit: int) -> list[tuple[int, float]] | None:
         if len(got) < limit or not got[-1][0] > bound:
             return None
     return [(rowid, score) for score, rowid in got]
+
+
+def _parts_at(rows: Rows, held: list[int]) -> list[float]:
+    """Each of `held` rows' part of the phrase (0.0 where the phrase is not in the row)."""
+    at = list(map(bisect_left, repeat(rows.ids, len(held)), held))  # ids end in a sentinel
+    return [part if rowid == want else 0.0 for part, rowid, want in
+            zip(map(rows.parts.__getitem__, at), map(rows.ids.__getitem__, at), held)]
+
+
+def or_top(phrases: list[Rows], limit: int) -> list[tuple[int, float]] | None:
+    """The `limit` best (rowid, score) of the OR of `phrases` (distinct, in the question's order,
+    each with its parts kept), as bm25() ranks them; None when their best rows cannot prove it: a
+    row outside every phrase's best scores at most the thr of each (rounding is monotone)."""
+    held = sorted(set().union(*(rows.best for rows in phrases)))
+    scores = [0.0] * len(held)
+    bound = 0.0
+    for rows in phrases:
+        scores = list(map(add, scores, _parts_at(rows, held)))
+        bound += rows.thr if rows.thr is not None else 0.0  # None: every row holding it is in held
+    got = sorted(zip(scores, held), reverse=True)[:limit]
+    if bound > 0.0 and (len(got) < limit or not got[-1][0] > bound):
+        return None
+    return [(rowid, score) for score, rowid in got]
+
+
+def few_rare(conn, phrases: list[str], kept: dict[str, Rows], rare: list[str], limit: int,
+             weights: str) -> list[tuple[int, float]]:
+    """The `limit` best (rowid, score) of the OR of `phrases` (distinct, in the question's order)
+    among the rows holding one of `rare`, as bm25() of the OR scores them: a phrase a row lacks adds
+    0.0. The common phrases' parts are kept (kept[p].ids); bm25.rare_top proves the rest out."""
+    parts: dict[str, dict[int, float]] = {}
+    for p in rare:
+        parts[p] = dict(conn.execute(f"SELECT rowid, -bm25(fts_now, {weights}) FROM fts_now WHERE fts_now MATCH ?",
+                                     (p,)))
+    held = sorted(set().union(*parts.values()))
+    scores = [0.0] * len(held)
+    for p in phrases:
+        if p in parts:
+            got = list(map(parts[p].get, held, repeat(0.0)))
+        else:
+            got = _parts_at(kept[p], held)
+        scores = list(map(add, scores, got))
+    return [(rowid, score) for score, rowid in sorted(zip(scores, held), reverse=True)[:limit]]
