@@ -11,7 +11,7 @@ import functools
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from kyb_cli.core.canon import git
 from kyb_cli.core.errors import StoreError
@@ -27,6 +27,12 @@ class Commit:
     when: int
     parents: list[str]
     changes: dict[str, str | None] = field(default_factory=dict)  # path -> blob (None: absent)
+
+
+def key_memo() -> Callable[[str], str | None]:
+    """key_of_path memoized for one history read: a path comes back at each of its versions, asked
+    for by the reader (`_logged`, walk.py) and by the builder (build.py), which share the source's memo."""
+    return functools.lru_cache(maxsize=None)(key_of_path)
 
 
 def available() -> bool:
@@ -148,7 +154,7 @@ def object_count(store_path: Path) -> int:
 
 
 def commits(store_path: Path, head_sha: str, since: str | None = None,
-            order: list[tuple[str, int]] | None = None) -> Iterator[Commit]:
+            order: list[tuple[str, int]] | None = None, key_of=None) -> Iterator[Commit]:
     """Commits reachable from `head_sha` and not from `since`, parents first, with record changes.
 
     A merge's changes are the paths that differ from any of its parents, with the merged blob.
@@ -164,10 +170,11 @@ def commits(store_path: Path, head_sha: str, since: str | None = None,
     except BaseException:
         _end(proc)
         raise
-    yield from _read(proc, order)
+    yield from _read(proc, order, key_of or key_memo())
 
 
-def replay(store_path: Path, head_sha: str) -> tuple[list[tuple[str, int]], list[tuple[str, int]], Iterator[Commit]]:
+def replay(store_path: Path, head_sha: str,
+           key_of=None) -> tuple[list[tuple[str, int]], list[tuple[str, int]], Iterator[Commit]]:
     """`revisions_and_line(head)` and `commits(head)`, the log started first: git log walks the whole
     history before its first line (~2.4 s at 382k commits) while rev-list walks it for the order."""
     proc = _log(store_path, [head_sha])
@@ -176,14 +183,14 @@ def replay(store_path: Path, head_sha: str) -> tuple[list[tuple[str, int]], list
     except BaseException:
         _end(proc)
         raise
-    return order, line, _Read(proc, order)
+    return order, line, _Read(proc, order, key_of or key_memo())
 
 
 class _Read:
     """The commits of a running `git log`; `close` ends the process, read or not."""
 
-    def __init__(self, proc: subprocess.Popen, order: list[tuple[str, int]]) -> None:
-        self.proc, self.read = proc, _read(proc, order)
+    def __init__(self, proc: subprocess.Popen, order: list[tuple[str, int]], key_of) -> None:
+        self.proc, self.read = proc, _read(proc, order, key_of)
 
     def __iter__(self) -> Iterator[Commit]:
         return self.read
@@ -210,11 +217,11 @@ def _end(proc: subprocess.Popen) -> str:
     return err
 
 
-def _read(proc: subprocess.Popen, order: list[tuple[str, int]]) -> Iterator[Commit]:
+def _read(proc: subprocess.Popen, order: list[tuple[str, int]], key_of) -> Iterator[Commit]:
     """The log's commits in `order` (rev-list's): a merge's diffs against each parent merged."""
     try:
         pending: tuple[str, list[str], dict[str, str | None]] | None = None
-        logged = _logged(_lines(proc))
+        logged = _logged(_lines(proc), key_of)
         want = iter(order)
         for sha, parents, changes in logged:
             if pending is not None and pending[0] == sha:  # the same merge, diffed against its next parent
@@ -243,12 +250,11 @@ def _emit(want: Iterator[tuple[str, int]], pending) -> Iterator[Commit]:
     raise StoreError(f"git log listed a commit rev-list did not: {sha}")
 
 
-def _logged(lines: Iterator[bytes]) -> Iterator[tuple[str, list[str], dict[str, str | None]]]:
-    """(sha, parents, record path -> blob or None) per `C` header of `git log --raw`."""
+def _logged(lines: Iterator[bytes], key_of) -> Iterator[tuple[str, list[str], dict[str, str | None]]]:
+    """(sha, parents, record path -> blob or None) per `C` header of `git log --raw`; `key_of`: key_memo's."""
     sha: str | None = None
     parents: list[str] = []
     changes: dict[str, str | None] = {}
-    key_of = functools.lru_cache(maxsize=None)(key_of_path)  # a path comes back at each of its versions
     for raw in lines:
         if raw.startswith(b"C "):
             if sha is not None:
@@ -300,6 +306,7 @@ class Program:
 
     def __init__(self, store_path: Path) -> None:
         self.store_path = store_path
+        self.key_of = key_memo()  # shared with the Builder reading these commits
 
     def is_ancestor(self, old: str, new: str) -> bool:
         return is_ancestor(self.store_path, old, new)
@@ -311,11 +318,11 @@ class Program:
         return first_parent_line(self.store_path, head, since)
 
     def replay(self, head: str) -> tuple[list[tuple[str, int]], list[tuple[str, int]], Iterator[Commit]]:
-        return replay(self.store_path, head)
+        return replay(self.store_path, head, self.key_of)
 
     def commits(self, head: str, since: str | None = None,
                 order: list[tuple[str, int]] | None = None) -> Iterator[Commit]:
-        return commits(self.store_path, head, since, order)
+        return commits(self.store_path, head, since, order, self.key_of)
 
     def blobs(self, shas: list[str]) -> dict[str, bytes]:
         return blobs(self.store_path, shas)
