@@ -18,7 +18,6 @@ in the `unreadable` table that every query excludes — never served, never a cr
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import os
@@ -30,7 +29,7 @@ from typing import Callable, Iterable
 
 from kyb_cli.core.index import gitlog, schema, spread, walk
 from kyb_cli.core.index.rows import fts_columns, version_rows
-from kyb_cli.core.records.keys import by_key, key_of_path, kind_of_key, old_path_of_key
+from kyb_cli.core.records.keys import by_key, kind_of_key, old_path_of_key
 
 FLUSH_EVERY = 4000  # versions per blob batch
 FTS_HASH_BYTES = 16 << 20  # full-text terms pooled before a segment is written (bulk)
@@ -76,7 +75,7 @@ class Builder:
         self.keys: dict[str, KeyState | None] = {}
         self.touched: dict[str, None] = {}  # keys marked dirty since the last flush: a flush reads these, not every key
         self.fresh = False  # a build from nothing: a key not in `keys` has no row to look up (build_file)
-        self.key_of = functools.lru_cache(maxsize=None)(key_of_path)  # the same paths come back commit after commit
+        self.key_of = self.source.key_of  # the reader's memo (gitlog.key_memo): the same paths, commit after commit
         self.seq = conn.execute("SELECT coalesce(max(seq), 0) FROM commits").fetchone()[0]
         self.vid = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
         self.eid = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]

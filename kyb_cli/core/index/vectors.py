@@ -9,7 +9,8 @@ never fills; it ranks by meaning over what is here (search/semantic.py) and repo
 Vectors are keyed by (text hash, fingerprint): versions with the same text share one, and only rows
 of the current model+recipe fingerprint are ever read, so a changed model never serves an old vector.
 The index is a cache: after a rebuild, vectors come back from the user-wide embedding cache without
-loading the model. No numpy here: the lexical path and the CLI client stay light.
+loading the model. No numpy here: the lexical path and the CLI client stay light. The SQL a query
+scores vectors with is named here once (cosine_sql, PASSAGE_VECTOR), next to loading sqlite-vec.
 """
 
 from __future__ import annotations
@@ -47,6 +48,20 @@ def _vec_path() -> str:
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("sqlite-vec is not installed (pip install sqlite-vec)")
     return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
+
+
+def cosine_sql(vec: str, query: str) -> str:
+    """The cosine of vectors `vec` and `query` (columns or parameters) in SQL: sqlite-vec gives the
+    distance, 1 - cosine (NULL for a zero vector). Every semantic score reads it so."""
+    return f"1.0 - vec_distance_cosine({vec}, {query})"
+
+
+def centred_cosine_sql(vec: str, centre: str, query: str) -> str:
+    """cosine_sql of `vec` less the calibration's `centre` and the centred `query` (search/relevance.py)."""
+    return cosine_sql(f"vec_sub({vec}, {centre})", query)
+
+
+PASSAGE_VECTOR = "JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp"  # passage t's vector x
 
 
 def _missing_sql(s: Slice, select: str, tail: str = "") -> tuple[str, dict]:

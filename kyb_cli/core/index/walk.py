@@ -27,7 +27,7 @@ from typing import Iterator
 from kyb_cli.core.errors import StoreError
 from kyb_cli.core.index import gitlog
 from kyb_cli.core.index.gitlog import Commit
-from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path
+from kyb_cli.core.records.keys import RECORD_DIRS
 from kyb_cli.core.timestamps import clamp_epoch
 
 SMALL = 200  # new commits read in-process at most; a catch-up after writes or a small sync is far below
@@ -81,6 +81,7 @@ class Walk:
         self.pygit2 = pygit2
         self.repo = pygit2.Repository(str(store_path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
         self._new: dict[tuple[str, str | None], list | None] = {}
+        self.key_of = gitlog.key_memo()  # shared with the Builder reading these commits
 
     def plain(self) -> bool:
         """No history rewriting that git honours and libgit2 does not: shallow, grafts, replace refs."""
@@ -266,13 +267,12 @@ class Walk:
             if y is not None and not y_tree:
                 self._put(out, path, str(y.id))  # a file new or changed (or once a folder)
 
-    @staticmethod
-    def _put(out: dict[str, str | None], raw: bytes, blob: str | None) -> None:
+    def _put(self, out: dict[str, str | None], raw: bytes, blob: str | None) -> None:
         """One changed path into `out` as `git log --raw` reports it to gitlog's parser."""
         if any(ch < 0x20 or ch in (0x22, 0x5C, 0x7F) for ch in raw):
             return  # git quotes these ("..."), and gitlog's parser then sees no record path
         path = raw.decode("utf-8", errors="replace")
-        if key_of_path(path) is None:
+        if self.key_of(path) is None:
             return
         if blob is None:
             out.setdefault(path, None)

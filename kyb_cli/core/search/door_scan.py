@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import math
 
+from kyb_cli.core.index.vectors import PASSAGE_VECTOR, conn_memo, cosine_sql, load_vec, per_state
+
 COPIES_MAX = 8  # slices copied per connection (time modes and filters make new ones); more: start over
+_SCAN = f"SELECT {cosine_sql('vec', '?')} FROM p ORDER BY vid, part"  # each passage's cosine, in the copy's order
 
 
 class Copy:
@@ -46,8 +49,6 @@ def copy_of(conn, fp: str, s) -> Copy:
     index changed since it was made."""
     import apsw
 
-    from kyb_cli.core.index.vectors import conn_memo, load_vec, per_state
-
     with_, where, params = s.sql()
     key = ("copy", fp, with_, where, repr(sorted(params.items())))
 
@@ -59,8 +60,7 @@ def copy_of(conn, fp: str, s) -> Copy:
                 del memo[k]
         found = conn.execute(
             f"{with_}SELECT c.vid, c.state, t.part, x.vec, v.key FROM cand c JOIN versions v ON v.id = c.vid "
-            f"JOIN vtext t ON t.version_id = c.vid "
-            f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}",
+            f"JOIN vtext t ON t.version_id = c.vid {PASSAGE_VECTOR} WHERE 1{where}",
             params | {"fp": fp}).fetchall()
         rows = sorted((r[:4] for r in found), key=lambda r: (r[0], r[2]))
         db = apsw.Connection(":memory:")
@@ -78,8 +78,7 @@ def scan(copy: Copy, qvec: bytes, bonus: float, best: float, penalty: float) -> 
     zero vector: the caller's own path handles it)."""
     import numpy as np
 
-    cos = [c for (c,) in copy.db.execute("SELECT 1.0 - vec_distance_cosine(vec, ?) FROM p ORDER BY vid, part",
-                                         (qvec,))]
+    cos = [c for (c,) in copy.db.execute(_SCAN, (qvec,))]
     if not cos:
         return {}
     if None in cos:

@@ -11,7 +11,11 @@ statement gives the same numbers. `kept`: semantic._approximate's arrays of the 
 
 from __future__ import annotations
 
+from kyb_cli.core.index.vectors import centred_cosine_sql, cosine_sql
+
 BOUND_MAX = 2000  # passages bound to one statement (SQLite allows 32766); more: the caller's join
+_COSINE = cosine_sql("column1", "?")  # a bound passage's to the question (bound first)
+_CENTRED = centred_cosine_sql("column1", "?", "?")  # the centre, then the centred question, bound first
 
 
 def holding(kept: tuple, vids: list[int]) -> list[int]:
@@ -34,7 +38,7 @@ def cosines(conn, qvec: bytes, vids: list[int], kept: tuple) -> dict[int, list] 
     if len(rows) > BOUND_MAX:
         return None
     marks = ",".join(f"(?, {i})" for i in range(len(rows)))
-    cos = dict(conn.execute(f"SELECT column2, 1.0 - vec_distance_cosine(column1, ?) FROM (VALUES {marks})",
+    cos = dict(conn.execute(f"SELECT column2, {_COSINE} FROM (VALUES {marks})",
                             (qvec, *(sub[r].tobytes() for _v, _p, r in rows))))
     out: dict[int, list] = {}
     for i, (vid, part, _r) in enumerate(rows):
@@ -57,5 +61,5 @@ def calibrated(conn, centre: tuple[bytes, bytes], picks: list[tuple[int, int]], 
                 marks.append(f"(?, {int(vid)})")
     if not marks:
         return {}
-    sql = f"SELECT column2, 1.0 - vec_distance_cosine(vec_sub(column1, ?), ?) FROM (VALUES {','.join(marks)})"
+    sql = f"SELECT column2, {_CENTRED} FROM (VALUES {','.join(marks)})"
     return {vid: None if z is None else float(z) for vid, z in conn.execute(sql, bound)}

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kyb_cli.core.index.slice import Slice
-from kyb_cli.core.index.vectors import db_state, load_vec, pending
+from kyb_cli.core.index.vectors import PASSAGE_VECTOR, centred_cosine_sql, cosine_sql, db_state, load_vec, pending
 
 
 class Near(NamedTuple):
@@ -49,6 +49,13 @@ BEST_WEIGHT = 0.7
 # cross-language top-1 0.96 / 0.93 / 0.93 / 0.81 / 0.78; the check half: paraphrase 0.59 -> 0.60,
 # cross-language 0.86 -> 0.89 at 0.003.
 LENGTH_PENALTY = 0.003
+
+# The statements' cosines (index/vectors.py names them): a passage x's to the question :qv in the
+# index's join, the door copy's (door_scan.py: table p) to `?`, and the centred ones of _calibrated.
+_COSINE = cosine_sql("x.vec", ":qv")
+_COPY_PASSAGES = f"SELECT vid, state, part, {cosine_sql('vec', '?')} FROM p"
+_CENTRED = centred_cosine_sql("x.vec", ":cp", ":qc")
+_CENTRED_COPY = centred_cosine_sql("vec", ":cp", ":qc")
 
 
 def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None = None,
@@ -133,8 +140,7 @@ def _scanned(conn, qvec: bytes, fp: str, s: Slice, require: str | None, exclude:
 
         out = scan(copy, qvec, FIRST_PASSAGE_BONUS, BEST_WEIGHT, LENGTH_PENALTY)
         if out is None:  # a zero vector: its NULL cosine sorts as in SQL
-            out = _by_version(copy.db.execute("SELECT vid, state, part, 1.0 - vec_distance_cosine(vec, ?) FROM p",
-                                              (qvec,)))
+            out = _by_version(copy.db.execute(_COPY_PASSAGES, (qvec,)))
     else:
         versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
         out = _score_rows(conn, with_, versions, where, params, qvec, fp, require, exclude)
@@ -207,8 +213,7 @@ def _scored(conn, qvec: bytes, fp: str, vids: list[int], kept=None) -> dict:
     marks = ",".join(str(int(v)) for v in vids)
     passages = {}
     for vid, part, cos in conn.execute(
-            "SELECT t.version_id, t.part, 1.0 - vec_distance_cosine(x.vec, :qv) FROM vtext t JOIN vectors x "
-            f"ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE t.version_id IN ({marks})",
+            f"SELECT t.version_id, t.part, {_COSINE} FROM vtext t {PASSAGE_VECTOR} WHERE t.version_id IN ({marks})",
             {"qv": qvec, "fp": fp}):
         passages.setdefault(vid, []).append((part, cos))
     return {vid: _version_score(ps) for vid, ps in passages.items()}
@@ -313,9 +318,8 @@ def _operators(where: str, params: dict, require, exclude) -> tuple[str, dict]:
 def _score_rows(conn, with_: str, versions: str, where: str, params: dict, qvec: bytes, fp: str,
                 require, exclude) -> dict:
     where, params = _operators(where, params, require, exclude)
-    sql = (f"{with_}SELECT c.vid, c.state, t.part, 1.0 - vec_distance_cosine(x.vec, :qv) FROM cand c "
-           f"{versions}JOIN vtext t ON t.version_id = c.vid "
-           f"JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE 1{where}")
+    sql = (f"{with_}SELECT c.vid, c.state, t.part, {_COSINE} FROM cand c "
+           f"{versions}JOIN vtext t ON t.version_id = c.vid {PASSAGE_VECTOR} WHERE 1{where}")
     return _by_version(conn.execute(sql, params | {"fp": fp, "qv": qvec}))
 
 
@@ -355,11 +359,11 @@ def _calibrated(conn, fp: str, centre: tuple[bytes, bytes], picks: list[tuple[in
     for i, (vid, part) in enumerate(picks):
         bound[f"v{i}"], bound[f"p{i}"] = vid, part
     if copy:
-        sql = f"SELECT vid, 1.0 - vec_distance_cosine(vec_sub(vec, :cp), :qc) FROM p WHERE (vid, part) IN (VALUES {marks})"
+        sql = f"SELECT vid, {_CENTRED_COPY} FROM p WHERE (vid, part) IN (VALUES {marks})"
     else:
         bound["fp"] = fp
-        sql = ("SELECT t.version_id, 1.0 - vec_distance_cosine(vec_sub(x.vec, :cp), :qc) FROM vtext t JOIN vectors x "
-               f"ON x.text_sha = t.text_sha AND x.fingerprint = :fp WHERE (t.version_id, t.part) IN (VALUES {marks})")
+        sql = (f"SELECT t.version_id, {_CENTRED} FROM vtext t {PASSAGE_VECTOR} "
+               f"WHERE (t.version_id, t.part) IN (VALUES {marks})")
     return {vid: None if z is None else float(z) for vid, z in conn.execute(sql, bound)}
 
 
