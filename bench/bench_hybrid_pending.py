@@ -72,6 +72,33 @@ def scan(clone: Path, question: str) -> dict:
     return with_index(clone, run) | {"load": load()}
 
 
+def crossover(clone: Path, counts: list[int]) -> None:
+    """Random unit vectors under e5's fingerprint for the current slice's passages still without one, up to
+    each count in turn, then both SQL forms timed (`scan`): where the materialized slice wins again.
+    It writes into the clone's index: a throwaway clone only."""
+    import numpy as np
+
+    from kyb_cli.core import embed
+    from kyb_cli.core.index.fresh import with_index
+
+    fp, rng = embed.available()[0][0][1], np.random.default_rng(39)
+    for n in counts:
+        def add(f, n: int = n) -> int:
+            have = f.conn.execute("SELECT count(*) FROM vectors WHERE fingerprint = ?", (fp,)).fetchone()[0]
+            shas = [r[0] for r in f.conn.execute(
+                "SELECT DISTINCT t.text_sha FROM keys k JOIN vtext t ON t.version_id = k.version_id "
+                "WHERE NOT EXISTS (SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp) "
+                "LIMIT :n", {"fp": fp, "n": max(0, n - have)})]
+            vecs = rng.standard_normal((len(shas), 384)).astype("<f4")
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            with f.conn:
+                f.conn.executemany("INSERT INTO vectors(text_sha, fingerprint, vec) VALUES (?, ?, ?)",
+                                   [(sha, fp, v.tobytes()) for sha, v in zip(shas, vecs)])
+            return len(shas)
+        added = with_index(clone, add)
+        print(json.dumps({"added": added, "scan": scan(clone, "checkout port 9090")}), flush=True)
+
+
 def ask(checkout: Path, env: dict[str, str], *args: str) -> tuple[float, dict]:
     t = time.perf_counter()
     res = subprocess.run([sys.executable, "-m", "kyb_cli", "query", *args], cwd=checkout, env=env,
@@ -105,12 +132,19 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--scan", action="store_true", help="time the vector side's two SQL forms first")
+    ap.add_argument("--crossover", help="e.g. 5000,20000,50000: random e5 vectors up to each count, both SQL "
+                                        "forms timed at each (writes into the clone: a throwaway one), then exit")
     args = ap.parse_args()
     model = os.environ.get("KYB_MODEL")
     if not model:
         raise SystemExit("set KYB_MODEL")
     env = environment(args.clone, args.home, model)
     os.environ.update({k: env[k] for k in ("KYB_STORE", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "HOME")})
+    if args.crossover:
+        _stop_filler(args.clone)
+        os.environ["KYB_BACKGROUND"] = "off"
+        crossover(args.clone, [int(n) for n in args.crossover.split(",")])
+        return
     print(json.dumps({"ready": wait_embedding(args.clone, env), "load": load()}), flush=True)
     if args.scan:
         print(json.dumps({"scan": scan(args.clone, "checkout port 9090")}), flush=True)
