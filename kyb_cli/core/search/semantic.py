@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kyb_cli.core.index.slice import Slice
+from kyb_cli.core.search import few_vectors
 from kyb_cli.core.index.vectors import PASSAGE_VECTOR, centred_cosine_sql, cosine_sql, db_state, load_vec, pending
 
 
@@ -142,8 +143,7 @@ def _scanned(conn, qvec: bytes, fp: str, s: Slice, require: str | None, exclude:
         if out is None:  # a zero vector: its NULL cosine sorts as in SQL
             out = _by_version(copy.db.execute(_COPY_PASSAGES, (qvec,)))
     else:
-        versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
-        out = _score_rows(conn, with_, versions, where, params, qvec, fp, require, exclude)
+        out = _score_rows(conn, s, qvec, fp, require, exclude)
     memo[key] = out
     return out
 
@@ -305,21 +305,31 @@ def _matrix(conn, fp: str):
     return per_state(conn, ("matrix", fp), make)
 
 
-def _operators(where: str, params: dict, require, exclude) -> tuple[str, dict]:
+def _operators(where: str, params: dict, require, exclude, vid: str = "c.vid") -> tuple[str, dict]:
     if require:
-        where += " AND c.vid IN (SELECT rowid FROM fts WHERE fts MATCH :req)"
+        where += f" AND {vid} IN (SELECT rowid FROM fts WHERE fts MATCH :req)"
         params["req"] = require
     if exclude:
-        where += " AND c.vid NOT IN (SELECT rowid FROM fts WHERE fts MATCH :exc)"
+        where += f" AND {vid} NOT IN (SELECT rowid FROM fts WHERE fts MATCH :exc)"
         params["exc"] = exclude
     return where, params
 
 
-def _score_rows(conn, with_: str, versions: str, where: str, params: dict, qvec: bytes, fp: str,
-                require, exclude) -> dict:
-    where, params = _operators(where, params, require, exclude)
-    sql = (f"{with_}SELECT c.vid, c.state, t.part, {_COSINE} FROM cand c "
-           f"{versions}JOIN vtext t ON t.version_id = c.vid {PASSAGE_VECTOR} WHERE 1{where}")
+def _score_rows(conn, s: Slice, qvec: bytes, fp: str, require, exclude, by_lookups: bool | None = None) -> dict:
+    """_scanned's rows from the index: the slice materialized and joined to the vectors, or, while
+    the model's vectors are few (`by_lookups` None: few_vectors.few), found from them: the same rows."""
+    with_, where, params = s.sql()
+    if by_lookups is None:
+        by_lookups = few_vectors.few(conn, fp, s)
+    sql = None
+    if by_lookups:
+        found_where, params = _operators(where, params, require, exclude, "t.version_id")
+        sql = few_vectors.lookups(s, f"t.version_id, k.state, t.part, {_COSINE}", found_where)
+    if sql is None:
+        versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it
+        where, params = _operators(where, params, require, exclude)
+        sql = (f"{with_}SELECT c.vid, c.state, t.part, {_COSINE} FROM cand c "
+               f"{versions}JOIN vtext t ON t.version_id = c.vid {PASSAGE_VECTOR} WHERE 1{where}")
     return _by_version(conn.execute(sql, params | {"fp": fp, "qv": qvec}))
 
 
