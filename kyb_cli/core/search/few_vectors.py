@@ -17,13 +17,18 @@ operators. The other modes keep the materialized slice.
 from __future__ import annotations
 
 from kyb_cli.core.index import kept
-from kyb_cli.core.index.slice import Slice, candidates
+from kyb_cli.core.index.slice import Slice
 from kyb_cli.core.index.vectors import per_state
 
 # A version of these modes is in the slice when its key row `k` (joined to its version `v`) says so,
 # unreadable versions excepted (slice.candidates): current = the key's version, not retracted.
 _KEY_OF = {"current": "k.key = v.key AND k.version_id = v.id AND k.state != 'retracted'",
            "history": "k.key = v.key"}
+# The versions of each mode, unreadable ones included (a few): what the choice is made against.
+# Counted from keys and the versions' smallest index: ~2 ms at 100k keys (370k versions), where the
+# slice's own SQL took 7 and 85 ms.
+_VERSIONS = {"current": "SELECT count(*) FROM keys WHERE state != 'retracted'",
+             "history": "SELECT count(*) FROM versions"}
 FEWER_THAN = 0.5  # of the slice's versions: below it the lookups win (the crossover above)
 
 
@@ -42,15 +47,15 @@ def lookups(s: Slice, select: str, where: str) -> str | None:
 
 def few(conn, fp: str, s: Slice) -> bool:
     """Whether the model's vectors (all of them: the lookups read each) are fewer than FEWER_THAN
-    of the versions of `s`'s mode (its filters aside: the materialized slice is built in full before
-    them). Two counts kept as `pending_vectors` is (kept.py): the slice's versions, which added
+    of the versions of `s`'s mode (_VERSIONS; its filters aside: the materialized slice is built in
+    full before them). Two counts kept as `pending_vectors` is (kept.py): the slice's versions, which added
     vectors do not move, and the vectors, brought forward by the log of those added and counted
     only up to the bound (a filled index is not read through)."""
     if s.mode not in _KEY_OF:
         return False
 
     def make() -> bool:
-        versions = kept.count(conn, f"SELECT count(*) FROM ({candidates(s.mode, {})})", {}, "SELECT 0")
+        versions = kept.count(conn, _VERSIONS[s.mode], {}, "SELECT 0")
         bound = int(versions * FEWER_THAN)
         if bound <= 0:
             return False
