@@ -8,9 +8,10 @@ CLONE and HOME: a clone bench_large.py kept (`--keep`: $KYB_BENCH_DIR/kyb-bench-
 until it commits vector batches (bench_large.wait_embedding). Then:
 
 - `--scan`: the vector side's SQL of a one-shot query over the current slice as search/semantic.py's
-  _score_rows builds it (the slice materialized, ~100k keys at 100k, then joined to the few vectors
-  present), against the same rows found from the vectors present by lookups (vectors → vtext →
-  versions → keys): milliseconds of each, 5 runs, and whether the rows are the same;
+  _score_rows built it before issue 39's lookups (the slice materialized, ~100k keys at 100k, then
+  joined to the few vectors present; still its form from half the slice embedded), against the same
+  rows found from the vectors present by lookups (vectors → vtext → versions → keys; _score_rows's
+  form below that, search/few_vectors.py): milliseconds of each, 5 runs, and whether the rows are the same;
 - every `--checkout` (default: this one) in turn, `--rounds` times: the same questions asked by meaning
   and with `--no-semantic`, interleaved (bench_large.hybrid_stage's pairs), each process run from
   inside its checkout (`python -m kyb_cli` puts the working directory first on sys.path): p50 of
