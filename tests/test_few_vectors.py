@@ -121,11 +121,11 @@ def test_few_vectors_are_scanned_by_lookups_and_many_by_the_slice(store_path):
     rng = random.Random(7)
     qv = unit(rng)
 
-    def asked() -> list[str]:
+    def asked(mode: str = "current") -> list[str]:
         c = conn(store_path)
         try:
             semantic.begin_answer()
-            return statements(c, lambda: semantic.nearest(c, qv, FP, Slice("current"), 5))
+            return statements(c, lambda: semantic.nearest(c, qv, FP, Slice(mode), 5))
         finally:
             c.close()
 
@@ -135,6 +135,8 @@ def test_few_vectors_are_scanned_by_lookups_and_many_by_the_slice(store_path):
     said = asked()
     assert len(said) == 1 and said[0].startswith("SELECT") and "FROM vectors x CROSS JOIN" in said[0]
     assert asked() == said  # the kept counts
+    said = asked("history")
+    assert len(said) == 1 and "FROM vectors x CROSS JOIN" in said[0] and "WITH cand" not in said[0]
     c = conn(store_path)
     fill(c, shas[2:], rng)  # past half the current slice (a batch: the count brought forward)
     c.close()
