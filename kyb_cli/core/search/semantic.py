@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kyb_cli.core.index.slice import Slice
-from kyb_cli.core.search import few_vectors
 from kyb_cli.core.index.vectors import PASSAGE_VECTOR, centred_cosine_sql, cosine_sql, db_state, load_vec, pending
+from kyb_cli.core.search import few_vectors
 
 
 class Near(NamedTuple):
