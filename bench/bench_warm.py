@@ -10,7 +10,8 @@ Corpus: 108 runbooks (bench/bench_import.py's notes folder, `kyb import`ed, ever
 plus a generated store of --keys keys (bench/gen_store.py; vectors may be pending there: hybrid then
 searches what is embedded; the background filler is off so it does not embed meanwhile). Each server is started once, initialized, warmed
 with each of the six questions asked once of each kind (their words' postings read: search/bm25.py), then answers --runs calls per kind, lexical and hybrid interleaved, the
-three doors taking turns call by call (time_doors); every call is timed
+doors of a server taking turns --block calls at a time (time_doors; each server alone unless
+--side-by-side); every call is timed
 from writing the request to reading the whole reply (p50 in ms). Every hybrid call asks a new text
 (a number appended), so the question's vector is never cached. The CLI part measures CPU (user+sys of
 the child) over --cli-runs runs of `kyb query … --no-semantic` and of `python -c pass`, alternating,
@@ -192,13 +193,16 @@ def cpu_of(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def time_doors(doors: dict, runs: int) -> dict:
+def time_doors(doors: dict, runs: int, block: int = 10) -> dict:
     """Per door ({name: (ask, server pid, tag)}): p50 of lexical and of hybrid (uncached question)
     calls, and the server's CPU per call, p50 and mean (load-proof where wall time is not: the
-    machine is shared). The doors take turns call by call, their order rotating each round, so a
-    swing of the machine's load lands on all of them: timed one door after another, a busy minute
-    of the other helper showed as one door's wall 12-22 ms above its CPU at 10k keys (issue 38)
-    that side by side was not there. Every one of the six questions is asked once of each kind
+    machine is shared). The doors take turns, their order rotating each round, so a swing of the
+    machine's load lands on all of them (timed one door after another, a busy minute of another
+    job showed as one door's wall 12-22 ms above its CPU at 10k keys); a turn is `block` calls of
+    one door, as a door serving one agent sees them: taking turns call by call, every hybrid call
+    followed another server's (two resident processes' models and threads, one after the other),
+    which raised a 10k hybrid call's server CPU from ~26 to ~44 ms (load 0.1-2, 2026-12-06) and is
+    not what a running `kyb mcp` pays (`--block 1` measures it). Every one of the six questions is asked once of each kind
     first: a door reads a word's postings the first time a question holds it (search/bm25.py, ~4 ms
     a common word at 10k keys, on the answering thread), and with half of them cold the first
     round's three calls (~40 ms each) made the mean CPU of 30 calls twice its p50."""
@@ -211,37 +215,50 @@ def time_doors(doors: dict, runs: int) -> dict:
     hyb = {n: [] for n in names}
     cpu = {n: {"lex": [], "hyb": []} for n in names}
     semantic = dict.fromkeys(names, True)
-    for i in range(runs):
-        for name in names[i % len(names):] + names[:i % len(names)]:
+    block = max(1, min(block, runs))
+    for turn, start in enumerate(range(0, runs, block)):
+        for name in names[turn % len(names):] + names[:turn % len(names)]:
             ask, pid, tag = doors[name]
-            q = QUESTIONS[i % len(QUESTIONS)]
-            c0 = cpu_of(pid)
-            t0 = time.perf_counter()
-            ask(q, False)
-            lex[name].append(time.perf_counter() - t0)
-            c1 = cpu_of(pid)
-            t0 = time.perf_counter()
-            r = ask(f"{q} {tag}{i}", True)  # a new text every call: its vector is not in any cache
-            hyb[name].append(time.perf_counter() - t0)
-            cpu[name]["lex"].append(c1 - c0)
-            cpu[name]["hyb"].append(cpu_of(pid) - c1)
-            semantic[name] = semantic[name] and bool(r.get("semantic"))
+            for i in range(start, min(start + block, runs)):
+                q = QUESTIONS[i % len(QUESTIONS)]
+                c0 = cpu_of(pid)
+                t0 = time.perf_counter()
+                ask(q, False)
+                lex[name].append(time.perf_counter() - t0)
+                c1 = cpu_of(pid)
+                t0 = time.perf_counter()
+                r = ask(f"{q} {tag}{i}", True)  # a new text every call: its vector is not in any cache
+                hyb[name].append(time.perf_counter() - t0)
+                cpu[name]["lex"].append(c1 - c0)
+                cpu[name]["hyb"].append(cpu_of(pid) - c1)
+                semantic[name] = semantic[name] and bool(r.get("semantic"))
     return {n: {"lexical_ms": _p50(lex[n]), "hybrid_ms": _p50(hyb[n]), "semantic": semantic[n],
                 "lexical_cpu_ms": _p50(cpu[n]["lex"]), "hybrid_cpu_ms": _p50(cpu[n]["hyb"]),
                 "lexical_cpu_mean_ms": round(statistics.mean(cpu[n]["lex"]) * 1000, 2),
                 "hybrid_cpu_mean_ms": round(statistics.mean(cpu[n]["hyb"]) * 1000, 2)} for n in names}
 
 
-def warm(store: Path, env: dict, runs: int, tag: str, serve: bool = True) -> dict:
+def warm(store: Path, env: dict, runs: int, tag: str, serve: bool = True, block: int = 10,
+         side_by_side: bool = False) -> dict:
+    """The doors' figures (time_doors). By default each server runs alone, as a user runs `kyb mcp`
+    or `kyb serve`: `kyb mcp` timed and stopped, then `kyb serve`'s two doors taking turns. With
+    `side_by_side` both servers are up and all three doors take turns (a shared machine's load
+    swings land on all of them), at a price: with a second resident server (its own two models) a
+    10k hybrid call cost ~26% more wall (28 -> 35.6 ms p50, load 0.0-0.7, 2026-12-06)."""
     stdio = Stdio(store, env)
     web = None
+    out: dict = {}
     try:
         doors = {"mcp stdio": (stdio.query, stdio.proc.pid, tag + "s")}
+        if serve and not side_by_side:
+            out = time_doors(doors, runs, block)
+            stdio.close()
+            doors = {}
         if serve:
             web = Http(store, env)
             doors["serve /search"] = (web.search, web.server.proc.pid, tag + "h")
             doors["serve /mcp"] = (web.mcp, web.server.proc.pid, tag + "m")
-        return time_doors(doors, runs)
+        return out | time_doors(doors, runs, block)
     finally:
         stdio.close()
         if web is not None:
@@ -325,6 +342,10 @@ def main() -> None:
     ap.add_argument("--large", type=Path, action="append", default=[],
                     help="also a store already made by `bench/gen_store.py N --out PATH` (repeatable)")
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--side-by-side", action="store_true",
+                    help="both servers up at once, the three doors taking turns (default: each server alone)")
+    ap.add_argument("--block", type=int, default=10,
+                    help="calls a door answers in a row before the next door's turn (1: call by call)")
     ap.add_argument("--cli-runs", type=int, default=15)
     ap.add_argument("--random-vectors", action="store_true",
                     help="fill the --keys/--large stores' missing vectors with random unit vectors (cost only)")
@@ -353,7 +374,8 @@ def main() -> None:
         row: dict = {}
         if "warm" not in a.skip:
             tag = f"{name.split()[0]}-{os.getpid()}-"  # a new text every run too: no vector an earlier run cached
-            row["warm"] = warm(store, env, a.runs, tag, serve="serve" not in a.skip)
+            row["warm"] = warm(store, env, a.runs, tag, serve="serve" not in a.skip, block=a.block,
+                               side_by_side=a.side_by_side)
             for door, r in row["warm"].items():
                 print(f"{name:14s} {door:14s} lexical p50 {r['lexical_ms']:6.2f} ms   hybrid p50 {r['hybrid_ms']:6.2f} ms"
                       f"   server CPU/call p50 {r['lexical_cpu_ms']:5.2f} / {r['hybrid_cpu_ms']:5.2f} ms"
