@@ -48,7 +48,7 @@ LANES = {lane.name: lane for lane in (
     # sync 2x faster. `.ci/run` on a clean clone: fast 234.6 -> 208.6, slow 273.1 -> 203.9 CPU-s
     # (docs/BENCHMARKS.md "Suite"). 275 is 1.3x those: the same code measured up to 1.3x apart on this
     # machine in one day, so a lower budget would fail correct runs; a lane that grows by a third fails.
-    # Fast 275 -> 300 (session of 2026-12-06, 18:45): `.ci/run` on a clean clone measured fast 272.0,
+    # Fast 275 -> 300 (session of 2026-12-06, 18:45): `.ci/run` on a clean clone measured fast 272.0 (then 275.9),
     # slow 169.8, dev set 42.8 CPU-s (load 1.1) where the session before's clean clone measured 185.4,
     # 136.1, 28.5: every lane up by a quarter to a half at once, its 25 slowest tests the same ones at
     # longer times, the tests added since ~1.5 s in all (tests/test_few_vectors.py and the five others)
