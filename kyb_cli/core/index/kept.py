@@ -90,12 +90,8 @@ def _forward(conn, now: list, kept: str | None, since: str | None, params: dict)
     """The kept count brought forward over the vectors added since it, or None: count it again."""
     if since is None or kept is None or now[5] is None:
         return None
-    said, _, n = kept.rpartition("\n")
-    try:
-        then = json.loads(said)
-    except ValueError:
-        return None
-    if not (n.isdigit() and isinstance(then, list) and len(then) == 6 and then[:5] == now[:5]):
+    then, n = _read(kept)
+    if then is None or not n.isdigit() or then[:5] != now[:5]:
         return None
     start, end = int(then[5] or 0), int(now[5])
     if not 0 <= end - start <= MAX_SINCE:
@@ -138,11 +134,17 @@ def _oldest_needed(conn, stamp: list) -> int:
     not more than MAX_SINCE behind)."""
     now = oldest = int(stamp[5])
     for (value,) in conn.execute(f"SELECT v FROM meta WHERE k GLOB '{PREFIX}*'"):
-        try:
-            then = json.loads(value.rpartition("\n")[0])
-        except ValueError:
-            continue
-        if isinstance(then, list) and len(then) == 6 and then[:5] == stamp[:5]:
-            if now - int(then[5] or 0) <= MAX_SINCE:
-                oldest = min(oldest, int(then[5] or 0))
+        then, _n = _read(value)
+        if then is not None and then[:5] == stamp[:5] and now - int(then[5] or 0) <= MAX_SINCE:
+            oldest = min(oldest, int(then[5] or 0))
     return oldest
+
+
+def _read(value: str) -> tuple[list | None, str]:
+    """A kept row's stamp (None: not one of this kyb's six-part stamps) and its count's text."""
+    said, _, n = value.rpartition("\n")
+    try:
+        then = json.loads(said)
+    except ValueError:
+        return None, n
+    return (then if isinstance(then, list) and len(then) == 6 else None), n

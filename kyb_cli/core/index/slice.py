@@ -140,11 +140,13 @@ class Slice:
                 "WHERE vid NOT IN (SELECT version_id FROM unreadable)) ", where, params)
 
 
+# A version v (versions) is in these modes' slices when its key's row k (keys, k.key = v.key) says
+# so, unreadable versions aside: what their candidates() say, for a statement joining from versions
+# (sql_among below, search/few_vectors.py).
+BY_KEY = {"current": "k.version_id = v.id AND k.state != 'retracted'",
+          "history": "1",
+          "changed_between": "v.committed_at BETWEEN :a AND :b"}
+
 # candidates() of these modes for given versions, through the versions' keys (no scan of `keys`).
-_AMONG = {
-    "current": ("SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key "
-                "WHERE v.id IN ({among}) AND k.version_id = v.id AND k.state != 'retracted'"),
-    "history": "SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key WHERE v.id IN ({among})",
-    "changed_between": ("SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key "
-                        "WHERE v.id IN ({among}) AND v.committed_at BETWEEN :a AND :b"),
-}
+_AMONG = {mode: ("SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key "
+                 f"WHERE v.id IN ({{among}}) AND {holds}") for mode, holds in BY_KEY.items()}

@@ -99,11 +99,11 @@ def kept(conn, phrases: list[str], half: int, weights: str) -> dict[str, Rows] |
 
 
 def _made(conn, phrase: str, half: int, weights: str, again: bool) -> Rows:
-    """The phrase's count (up to `half`: rare_top asks no more), and when asked `again` its parts."""
-    n = conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT ?)",
-                     (phrase, half)).fetchone()[0]
+    """The phrase's count (up to `half`: rare_top asks no more), and when asked `again` its parts
+    (their rows are its count: no count first)."""
     if not again:
-        return Rows(n)
+        return Rows(conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT ?)",
+                                 (phrase, half)).fetchone()[0])
     ids, parts = array("q"), array("d")
     for rowid, part in conn.execute(f"SELECT rowid, -bm25(fts_now, {weights}) FROM fts_now "
                                     "WHERE fts_now MATCH ? ORDER BY rowid", (phrase,)):

@@ -17,13 +17,11 @@ operators. The other modes keep the materialized slice.
 from __future__ import annotations
 
 from kyb_cli.core.index import kept
-from kyb_cli.core.index.slice import Slice
+from kyb_cli.core.index.slice import BY_KEY, Slice
 from kyb_cli.core.index.vectors import per_state
 
-# A version of these modes is in the slice when its key row `k` (joined to its version `v`) says so,
-# unreadable versions excepted (slice.candidates): current = the key's version, not retracted.
-_KEY_OF = {"current": "k.key = v.key AND k.version_id = v.id AND k.state != 'retracted'",
-           "history": "k.key = v.key"}
+# The modes whose slice the lookups end on exactly: a version's key row says it is in (slice.BY_KEY).
+_KEY_OF = {mode: f"k.key = v.key AND {BY_KEY[mode]}" for mode in ("current", "history")}
 # The versions of each mode, unreadable ones included (a few): what the choice is made against.
 # Counted from keys and the versions' smallest index: ~2 ms at 100k keys (370k versions), where the
 # slice's own SQL took 7 and 85 ms.
