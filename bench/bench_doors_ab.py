@@ -29,14 +29,15 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 from urllib.parse import quote
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_warm import Stdio  # noqa: E402
 
 QUESTIONS = ["postgres replica failover", "checkout latency timeout", "where are backups kept"]
 KINDS = ("stdio", "search", "mcp")
-
-
-def cpu_of(pid: int) -> float:
-    return sched_of(pid)[0]
 
 
 def sched_of(pid: int) -> tuple[float, float]:
@@ -67,34 +68,17 @@ class Doors:
                 raise SystemExit(f"{spec}: kyb serve did not start")
         self.port = int(m.group(1))
         self.conn = http.client.HTTPConnection("127.0.0.1", self.port)
-        self.stdio = subprocess.Popen([sys.executable, "-m", "kyb_cli", "mcp", "--store", store], cwd=cwd, env=env,
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.rpc(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                   "clientInfo": {"name": "bench", "version": "0"}})
-        self._line({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def _line(self, msg: dict) -> None:
-        assert self.stdio.stdin is not None
-        self.stdio.stdin.write(json.dumps(msg).encode() + b"\n")
-        self.stdio.stdin.flush()
-
-    def rpc(self, rid: int, method: str, params: dict) -> dict:
-        self._line({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        assert self.stdio.stdout is not None
-        while (reply := json.loads(self.stdio.stdout.readline())).get("id") != rid:
-            pass
-        return reply
+        self.stdio = Stdio(Path(store), env, Path(cwd))  # bench_warm's raw JSON-RPC lines, initialized
 
     def pid(self, kind: str) -> int:
-        return self.stdio.pid if kind == "stdio" else self.web.pid
+        return self.stdio.proc.pid if kind == "stdio" else self.web.pid
 
     def ask(self, kind: str, i: int, hybrid: bool = False) -> None:
         q = QUESTIONS[i % len(QUESTIONS)]
         if hybrid:  # a new text: no cached question vector (the cache is shared by every process)
             q += f" {os.getpid()}-{self.n}-{kind}-{i}"
         if kind == "stdio":
-            reply = self.rpc(i + 1, "tools/call", {"name": "query", "arguments": {"text": q, "semantic": hybrid}})
-            if hybrid and not reply["result"]["structuredContent"].get("semantic"):
+            if not self.stdio.query(q, hybrid).get("semantic") and hybrid:
                 raise SystemExit(f"{self.spec} stdio: no semantic side (set KYB_MODEL)")
             return
         if self.last_http and time.monotonic() - self.last_http > 4:  # uvicorn drops a keep-alive idle 5 s
@@ -116,10 +100,8 @@ class Doors:
     def close(self) -> None:
         self.conn.close()
         self.web.send_signal(signal.SIGINT)
-        assert self.stdio.stdin is not None
-        self.stdio.stdin.close()
+        self.stdio.close()
         self.web.wait(20)
-        self.stdio.wait(20)
 
 
 def main() -> None:
