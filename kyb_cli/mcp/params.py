@@ -64,12 +64,17 @@ def tool_params(operation: str, **extra: tuple[Any, Any]) -> Callable[[Callable[
     signature = inspect.Signature(params, return_annotation=CallToolResult)
     required = [f.name for f in OPERATIONS[operation].fields_of("mcp") if f.required]
 
+    names = [p.name for p in params]
+    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    allowed, needed = frozenset(names), frozenset(n for n in names if n not in defaults)
+
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
         def tool(**given: Any) -> CallToolResult:
-            bound = signature.bind(**given)
-            bound.apply_defaults()
-            return method(**{name: _plain(value) for name, value in bound.arguments.items()})
+            # what signature.bind + apply_defaults give, without building a BoundArguments per call
+            if not (given.keys() <= allowed and needed <= given.keys()):
+                signature.bind(**given)  # raises the TypeError naming the argument
+            return method(**{n: _plain(given[n]) if n in given else defaults[n] for n in names})
 
         tool.__signature__ = signature  # type: ignore[attr-defined]
         tool.required = required  # type: ignore[attr-defined]

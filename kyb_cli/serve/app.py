@@ -161,7 +161,8 @@ def build_app(door: Door, *, bind_host: str, port_of, token: str | None, mcp: bo
         from kyb_cli.serve.mcp_http import McpEndpoint
 
         endpoint = McpEndpoint(door.store_path, readonly=door.readonly, default_workspace=door.default_workspace)
-        routes.append(StarletteRoute("/mcp", endpoint, methods=["GET", "POST", "DELETE"]))
+        # first: an agent's every call comes here, and Starlette tries the routes in order (no path overlaps)
+        routes.insert(0, StarletteRoute("/mcp", endpoint, methods=["GET", "POST", "DELETE"]))
 
     @contextlib.asynccontextmanager
     async def lifespan(app):

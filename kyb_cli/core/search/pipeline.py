@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from typing import Callable
 
 from kyb_cli.core.index.fresh import Fresh, with_index
+from kyb_cli.core.search import known
 from kyb_cli.core.search.lexical import lexical
 from kyb_cli.core.index.slice import Filters
 from kyb_cli.core.plain import plain
@@ -74,8 +75,14 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     ask = Ask(mode, as_of, window, filters, limit, recent, semantic, explain, as_of_event, strong_only,
               wide=strong_only or len(phrasings) > 1, ordering=ordering)
 
+    question = known.key(phrasings, ask)  # a door's words-only answer is kept per index state
+
     def run(f: Fresh) -> dict:
-        response = _response(f, [_phrasing(f, q, ask) for q in phrasings], ask, phrasings)
+        kept = known.answers(f) if question is not None else None
+        response = known.kept(kept, question)
+        if response is None:
+            response = _response(f, [_phrasing(f, q, ask) for q in phrasings], ask, phrasings)
+            known.keep(kept, question, response)
         if annotate:
             from kyb_cli.core.index.trust import annotate_hits
 
@@ -256,14 +263,14 @@ def _unmeasured(conn, lex: dict, sem: dict, side) -> set:
     if not outside:
         return set()
     if side.meanings is not None:  # both vector sides fused (search/route.py)
-        known = set(side.meanings)
+        judged = set(side.meanings)
     elif side.qvec is not None and side.fingerprint is not None:
         from kyb_cli.core.search.semantic import meaning_of
 
-        known = set(meaning_of(conn, side.qvec, side.fingerprint, sorted(outside)))
+        judged = set(meaning_of(conn, side.qvec, side.fingerprint, sorted(outside)))
     else:
         return set()
-    return {i for v, i in outside.items() if v not in known}
+    return {i for v, i in outside.items() if v not in judged}
 
 
 def _candidates(mode: str, ranked, side) -> tuple[dict, dict]:
