@@ -340,3 +340,22 @@ def test_the_second_models_ranking_primed_on_its_thread_is_the_one_the_answer_ma
         api.keep_warm(False)
     assert taken and all(r is None for r in taken)  # a new state: the arrays of before are never taken
     assert after == api.query(store_path, "cache in front of checkout", explain=True)[1]
+
+
+def test_a_doors_product_is_blas_on_one_thread_else_einsum_within_the_margin():
+    """semantic._product: numpy's BLAS once door_scan.blas_one_thread told OpenBLAS to use one thread
+    (its threads spin on the models' cores), else einsum; the two round alike far inside MARGIN, and
+    the exact pass decides every score (test_nearest_equals_the_sql_of_before, resident="matrix")."""
+    import numpy as np
+
+    from kyb_cli.core.search import door_scan
+
+    rng = np.random.default_rng(5)
+    sub = rng.standard_normal((3000, 384)).astype("<f4")
+    sub /= np.linalg.norm(sub, axis=1, keepdims=True)
+    q = sub[7] * 0.6 + sub[8] * 0.8
+    q = (q / np.linalg.norm(q)).astype("<f4")
+    got = semantic._product(sub, q.tobytes())
+    assert got.dtype == np.float64 and got.shape == (3000,)
+    assert np.max(np.abs(got - np.einsum("ij,j->i", sub.astype(np.float64), q.astype(np.float64)))) < semantic.MARGIN / 20
+    assert door_scan.blas_one_thread() in (True, False) and door_scan.blas_one_thread() == door_scan._BLAS[0]

@@ -131,3 +131,38 @@ def primed(fp: str, qvec: bytes, known):
     """The ranking prime made for this question under `fp` by these very arrays, else None."""
     got = _PRIMED.pop((fp, qvec), None)
     return got[1] if got is not None and got[0] is known else None
+
+
+_BLAS: list = []  # [True] once numpy's OpenBLAS runs on one thread in this door, [False]: it cannot be told
+
+
+def blas_one_thread() -> bool:
+    """Whether a door's matrix product may be numpy's BLAS (sgemv): only once this process's OpenBLAS
+    is told to run on one thread. On its threads the product split over both cores, and the threads
+    then spun waiting for the next one, on the cores the two models' runs need (semantic._product);
+    on one thread sgemv reads the 10k slice's 15 MB in ~1.2 ms where einsum took ~2.0 (from memory,
+    load ~4). Without OpenBLAS's call (another BLAS, an older numpy): False, einsum as before."""
+    if not _BLAS:
+        _BLAS.append(_one_thread())
+    return _BLAS[0]
+
+
+def _one_thread() -> bool:
+    import ctypes
+    import glob
+    import os
+
+    import numpy as np
+
+    for path in sorted(glob.glob(os.path.dirname(np.__file__) + ".libs/*openblas*.so*")):  # numpy's wheel's own
+        try:
+            lib = ctypes.CDLL(path)  # already loaded by numpy: the same library
+        except OSError:
+            continue
+        for name in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                     "openblas_set_num_threads64_", "openblas_set_num_threads"):
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn(ctypes.c_int(1))
+                return True
+    return False

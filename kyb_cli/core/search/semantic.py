@@ -290,14 +290,15 @@ def _by_product(known, qvec: bytes):
 
 
 def _product(sub, qvec: bytes):
-    """Each passage's dot with the question (float64), by numpy's own loop (einsum), not BLAS:
-    OpenBLAS splits a matrix-vector product over its threads, which then spin waiting for the next
-    one, on the cores the two models' runs need (10k keys, a door, 2 cores, English questions: CPU
-    an answer 53 -> 26 ms, the models' wall 12 -> 7 ms; bench/bench_door_hybrid.py --store). One
-    thread's product is ~0.6 ms at 10k x 384; its rounding is far inside MARGIN (the exact pass decides)."""
+    """Each passage's dot with the question (float64): BLAS on one thread (door_scan.blas_one_thread),
+    else numpy's own loop (einsum), never BLAS on its threads, which spin on the cores the models need
+    (10k keys, 2 cores: CPU an answer 53 -> 26 ms). Either rounding is far inside MARGIN."""
     import numpy as np
 
-    return np.einsum("ij,j->i", sub, np.frombuffer(qvec, dtype="<f4")).astype(np.float64)
+    from kyb_cli.core.search.door_scan import blas_one_thread
+
+    q = np.frombuffer(qvec, dtype="<f4")
+    return (sub @ q if blas_one_thread() else np.einsum("ij,j->i", sub, q)).astype(np.float64)
 
 
 def _matrix(conn, fp: str):
