@@ -118,8 +118,10 @@ def offer(fp: str, known, rank) -> None:
 def prime(fp: str, qvec: bytes) -> None:
     """On a model's worker thread, the question's vector just made: its ranking by the arrays
     under which `fp` was ranked last, kept for the answering thread (primed)."""
+    from kyb_cli.core import embed
+
     last = _LAST.get(fp)
-    if last is None:
+    if last is None or not embed._RESIDENT:  # only a door ranks by the matrix
         return
     known, rank = last
     if len(_PRIMED) >= 8:  # an answer that never came for them (another slice, a failure): start over
