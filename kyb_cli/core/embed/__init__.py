@@ -236,7 +236,6 @@ def after_query_vector(fn) -> None:
     _AFTER = fn
 
 
-
 def _side_by_side(run, jobs: list) -> list:
     """run(job) for each job, the first in this thread and the others on kept worker threads."""
     if len(jobs) < 2:
