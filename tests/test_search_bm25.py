@@ -229,3 +229,23 @@ def test_a_prefixs_kept_rows_give_the_same_term_hits_as_asking_fts(store_path, k
         return compared
 
     assert with_index(store_path, check) == 2
+
+
+def test_a_phrase_no_row_holds_is_left_out_and_the_rest_scored_as_fts5_bm25(store_path, kept):
+    """A new identifier in a question (`h38q-10k-7`: a phrase of the tokenizer's pieces) matches no row
+    and adds 0.0 to every score: the any-match is scored here without it, row for row as bm25() with it;
+    a phrase some row holds still goes to SQLite."""
+    _store(store_path)
+
+    def compare(f):
+        assert bm25.top(f.conn, '"replica"', 8) is None  # a state's first answer is SQLite's (_postings)
+        for text in ("postgres replica failover h38q-10k-123-s5", "latency zq-77 café", "xq-1 yq-2",
+                     "running drill unheard-of"):
+            match = query_plan(text)[1].match
+            assert any(" " in t for t in match.split(" OR "))  # a phrase indeed
+            ours = bm25.top(f.conn, match, 8)
+            assert ours == [tuple(r) for r in f.conn.execute(SQL, (match, 8))], match
+        held = query_plan("replica node-3")[1].match  # `"node 3"`: rows hold it
+        assert bm25.top(f.conn, held, 8) is None
+
+    with_index(store_path, compare)

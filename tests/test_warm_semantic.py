@@ -309,3 +309,53 @@ def test_centred_query_by_numpy_equals_the_pure_python_one(monkeypatch):
         with monkeypatch.context() as m:
             m.setitem(sys.modules, "numpy", None)
             assert relevance.centred_query(cal, q) == fast
+
+
+def test_the_second_models_ranking_primed_on_its_thread_is_the_one_the_answer_makes(store_path, both, monkeypatch):
+    """door_scan.prime: the English model's matrix ranking made on its worker thread right after the
+    question's vector, from the arrays the door ranked that model by last, is taken only when they
+    are the arrays it ranks now; answers are the cold ones (the same doubles)."""
+    from kyb_cli.core.search import door_scan
+
+    monkeypatch.setattr(semantic, "MATRIX_FROM", 0)
+    seed(store_path)
+    api.embed_all(store_path)
+    questions = ["where do checkout writes go", "database replica lag", "kafka events for checkout", "cache"]
+    taken, real = [], door_scan.primed
+    monkeypatch.setattr(door_scan, "primed", lambda *a: taken.append(real(*a)) or taken[-1])
+    with_door = lambda: [api.query(store_path, q, explain=True)[1] for q in questions]  # noqa: E731
+    api.keep_warm()
+    try:
+        warm = with_door()
+    finally:
+        api.keep_warm(False)
+    assert warm == with_door()  # cold (the questions' vectors cached by the warm answers)
+    assert sum(r is not None for r in taken) >= len(questions) - 1  # every English question after the first
+    put(store_path, "cache", "Cache", "a redis cache in front of checkout and search", T0 + 50)
+    taken.clear()
+    api.keep_warm()
+    try:
+        after = api.query(store_path, "cache in front of checkout", explain=True)[1]
+    finally:
+        api.keep_warm(False)
+    assert taken and all(r is None for r in taken)  # a new state: the arrays of before are never taken
+    assert after == api.query(store_path, "cache in front of checkout", explain=True)[1]
+
+
+def test_a_doors_product_is_blas_on_one_thread_else_einsum_within_the_margin():
+    """semantic._product: numpy's BLAS once door_scan.blas_one_thread told OpenBLAS to use one thread
+    (its threads spin on the models' cores), else einsum; the two round alike far inside MARGIN, and
+    the exact pass decides every score (test_nearest_equals_the_sql_of_before, resident="matrix")."""
+    import numpy as np
+
+    from kyb_cli.core.search import door_scan
+
+    rng = np.random.default_rng(5)
+    sub = rng.standard_normal((3000, 384)).astype("<f4")
+    sub /= np.linalg.norm(sub, axis=1, keepdims=True)
+    q = sub[7] * 0.6 + sub[8] * 0.8
+    q = (q / np.linalg.norm(q)).astype("<f4")
+    got = semantic._product(sub, q.tobytes())
+    assert got.dtype == np.float64 and got.shape == (3000,)
+    assert np.max(np.abs(got - np.einsum("ij,j->i", sub.astype(np.float64), q.astype(np.float64)))) < semantic.MARGIN / 20
+    assert door_scan.blas_one_thread() in (True, False) and door_scan.blas_one_thread() == door_scan._BLAS[0]

@@ -198,10 +198,16 @@ def query_vectors(question: str, specs: list[ModelSpec]) -> list[tuple[str | Non
         if hit is None:
             todo.append((pos, location, fp, key, model_input))
 
-    def run(job) -> tuple[bytes | None, str | None]:
+    def run(job, worker: bool = False) -> tuple[bytes | None, str | None]:
         _pos, location, fp, _key, model_input = job
         try:
-            return _embed(location, fp, [model_input])[0], None
+            vector = _embed(location, fp, [model_input])[0]
+            if worker and _AFTER is not None:  # the answer's next step for it, on this thread (door_scan.prime)
+                try:
+                    _AFTER(fp, vector)
+                except Exception:  # only ever a head start: the answering thread makes it anyway
+                    pass
+            return vector, None
         except ModelLoadError as exc:
             return None, str(exc)
         except Exception as exc:  # never a traceback for a query
@@ -219,6 +225,15 @@ def query_vectors(question: str, specs: list[ModelSpec]) -> list[tuple[str | Non
 
 
 _POOL = None  # the threads that run the other models' questions, kept: a new thread per run cost 4 ms
+_AFTER = None  # called (fingerprint, vector) on a worker thread after it made a question's vector
+
+
+def after_query_vector(fn) -> None:
+    """`fn(fingerprint, vector)` runs on the worker thread that made a question's vector (every
+    model's but the first, which runs on the caller's thread): a door's search starts that model's
+    ranking there, side by side with the first model (search/door_scan.prime)."""
+    global _AFTER
+    _AFTER = fn
 
 
 def _side_by_side(run, jobs: list) -> list:
@@ -230,7 +245,7 @@ def _side_by_side(run, jobs: list) -> list:
         from concurrent.futures import ThreadPoolExecutor
 
         _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kyb-query-embed")
-    others = [_POOL.submit(run, job) for job in jobs[1:]]
+    others = [_POOL.submit(run, job, True) for job in jobs[1:]]
     first = run(jobs[0])
     return [first, *(f.result() for f in others)]
 

@@ -13,8 +13,10 @@ Each word adds to the rows holding it only, the per-row length term is kept with
 the rows scoring at least the limit-th best are sorted (ties all kept): 1.1 -> 0.3 ms at 10k keys.
 
 Only the hot path's shape is scored here: the current slice, no filter, an any-match of single
-words ("a" OR "b"); a phrase, a prefix, a required or excluded word, or a word the tokenizer splits
-goes to SQLite. A one-shot CLI process never keeps postings (reading them costs more than one
+words ("a" OR "b"); a phrase some row holds, a prefix, a required or excluded word goes to SQLite. A
+phrase no row holds (a word the tokenizer splits, `"h38q 10k 7"`) adds 0.0 to every row's score and
+matches none: it is left out (issue 38: at 10k keys it sent a new question's OR to bm25() over every
+row, ~8 ms). A one-shot CLI process never keeps postings (reading them costs more than one
 bm25() pass): `lexical` asks only when the door keeps connections (index/warm.py), else rare_top.
 """
 
@@ -32,6 +34,7 @@ B = 0.75
 FEW_RARE = 8
 MAX_POSTINGS = 4_000_000  # (row, word) entries kept per connection; past it the words start afresh
 _WORD = re.compile(r'"([^"\s*]+)"')
+_TERM = re.compile(r'"[^"*]+"')  # a quoted word or phrase (top: a phrase no row holds is left out)
 
 
 def words_of(match: str) -> list[str] | None:
@@ -160,14 +163,22 @@ def top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     newest first among equal scores; None when the question is not of the shape scored here."""
     import numpy as np
 
-    words = words_of(match)
-    if not words:
+    terms = match.split(" OR ")
+    if not all(_TERM.fullmatch(t) for t in terms):
         return None
     p = _postings(conn)
     if p is None or not p.rows:
         return None
-    tokens = [token_of(p.tokenize, w) for w in words]
-    if any(t is None for t in tokens) or len(set(tokens)) != len(tokens):
+    tokens = []
+    for term in terms:
+        token = token_of(p.tokenize, term[1:-1])
+        if token is not None:
+            tokens.append(token)
+        elif conn.execute("SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT 1", (term,)).fetchone():
+            return None  # a phrase some row holds: SQLite's
+        # else a phrase no row holds (a new identifier, `h38q-10k-7`): its part of every score is
+        # idf * 0 / norm = 0.0, added to nothing, and it matches no row: left out, the same doubles
+    if len(set(tokens)) != len(tokens):
         return None
     score = np.zeros(p.rows, dtype=np.float64)
     matched = np.zeros(p.rows, dtype=bool)

@@ -9,6 +9,13 @@ commit), with the passages grouped by version for numpy. A question is then one 
 by the same sqlite-vec function on the same blobs, and per version the same float arithmetic as
 semantic._version_score (IEEE sums and products, the length penalty's log taken by math.log):
 the same scores (tests/test_warm_semantic.py).
+
+A large slice is ranked by a matrix product instead (semantic._approximate), one per model and
+question. Its product for the second model of a route is made on that model's own thread, right
+after the question's vector (prime: embed.query_vectors' hook), side by side with the first model's
+run and product on the answering thread, from the arrays under which the door ranked that model
+last; the answer takes it only when they are the arrays it ranks now (primed: the same function of
+the same inputs, so the same doubles; tests/test_warm_semantic.py).
 """
 
 from __future__ import annotations
@@ -93,3 +100,71 @@ def scan(copy: Copy, qvec: bytes, bonus: float, best: float, penalty: float) -> 
     a2 = np.where(copy.multi, np.maximum.reduceat(rest, copy.starts), a1)  # its second best
     meaning = a1 * best + a2 * (1 - best) - penalty * copy.logs
     return dict(zip(copy.vids, zip(copy.states, copy.parts[at].tolist(), c[at].tolist(), meaning.tolist())))
+
+
+_LAST: dict = {}    # fingerprint -> (kept arrays, ranking function) a door ranked that model by last
+_PRIMED: dict = {}  # (fingerprint, question vector) -> (kept arrays, their ranking for it)
+
+
+def offer(fp: str, known, rank) -> None:
+    """The slice's kept arrays the answering thread ranks under `fp` now, and how (semantic._by_product):
+    what the next question's vector under `fp` is ranked by as soon as it is made (prime)."""
+    _LAST[fp] = (known, rank)
+    from kyb_cli.core import embed
+
+    embed.after_query_vector(prime)
+
+
+def prime(fp: str, qvec: bytes) -> None:
+    """On a model's worker thread, the question's vector just made: its ranking by the arrays
+    under which `fp` was ranked last, kept for the answering thread (primed)."""
+    from kyb_cli.core import embed
+
+    last = _LAST.get(fp)
+    if last is None or not embed._RESIDENT:  # only a door ranks by the matrix
+        return
+    known, rank = last
+    if len(_PRIMED) >= 8:  # an answer that never came for them (another slice, a failure): start over
+        _PRIMED.clear()
+    _PRIMED[(fp, qvec)] = (known, rank(known, qvec))
+
+
+def primed(fp: str, qvec: bytes, known):
+    """The ranking prime made for this question under `fp` by these very arrays, else None."""
+    got = _PRIMED.pop((fp, qvec), None)
+    return got[1] if got is not None and got[0] is known else None
+
+
+_BLAS: list = []  # [True] once numpy's OpenBLAS runs on one thread in this door, [False]: it cannot be told
+
+
+def blas_one_thread() -> bool:
+    """Whether a door's matrix product may be numpy's BLAS (sgemv): only once this process's OpenBLAS
+    is told to run on one thread. On its threads the product split over both cores, and the threads
+    then spun waiting for the next one, on the cores the two models' runs need (semantic._product);
+    on one thread sgemv reads the 10k slice's 15 MB in ~1.2 ms where einsum took ~2.0 (from memory,
+    load ~4). Without OpenBLAS's call (another BLAS, an older numpy): False, einsum as before."""
+    if not _BLAS:
+        _BLAS.append(_one_thread())
+    return _BLAS[0]
+
+
+def _one_thread() -> bool:
+    import ctypes
+    import glob
+    import os
+
+    import numpy as np
+
+    for path in sorted(glob.glob(os.path.dirname(np.__file__) + ".libs/*openblas*.so*")):  # numpy's wheel's own
+        try:
+            lib = ctypes.CDLL(path)  # already loaded by numpy: the same library
+        except OSError:
+            continue
+        for name in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                     "openblas_set_num_threads64_", "openblas_set_num_threads"):
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn(ctypes.c_int(1))
+                return True
+    return False

@@ -251,7 +251,7 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
         fixed = ((part == 0) * FIRST_PASSAGE_BONUS, LENGTH_PENALTY * np.log(count))
         known = memo[key] = (state, (vid[starts], fixed, sub, starts, group,
                                      count, {v: st for v, st, _p, _s in found}, part))
-    uniq, (bonus, penalty), sub, starts, group, count, states, _parts = known[1]
+    uniq, states = known[1][0], known[1][6]
     if not len(uniq):
         return uniq, np.zeros(0), states, known[1]
     kept = getattr(_MEMO, "approx", None)
@@ -262,6 +262,22 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
     last = kept.get(fp)
     if last is not None and last[0] is known and last[1] == qvec:
         return last[2]
+    from kyb_cli.core.search import door_scan
+
+    out = door_scan.primed(fp, qvec, known) or _by_product(known, qvec)  # primed: on the model's thread
+    door_scan.offer(fp, known, _by_product)  # the next question under `fp` may be primed with it
+    if len(kept) >= 4 and fp not in kept:  # models come and go (a fingerprint change): start over
+        kept.clear()
+    kept[fp] = (known, qvec, out)  # held, so `is` cannot match another state's arrays
+    return out
+
+
+def _by_product(known, qvec: bytes):
+    """_approximate's answer from a slice's kept arrays `known` for one question: one product, then
+    each version's two best passages. Reads `known` only (door_scan.prime: a model's thread)."""
+    import numpy as np
+
+    uniq, (bonus, penalty), sub, starts, group, count, states, _parts = known[1]
     adj = _product(sub, qvec)  # a new float64 array: added to in place
     adj += bonus
     a1 = np.maximum.reduceat(adj, starts)  # each version's best passage
@@ -270,22 +286,19 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
     rest = adj.copy()
     rest[best_at] = -np.inf
     a2 = np.where(count > 1, np.maximum.reduceat(rest, starts), a1)  # its second best
-    out = uniq, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT) - penalty, states, known[1]
-    if len(kept) >= 4 and fp not in kept:  # models come and go (a fingerprint change): start over
-        kept.clear()
-    kept[fp] = (known, qvec, out)  # held, so `is` cannot match another state's arrays
-    return out
+    return uniq, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT) - penalty, states, known[1]
 
 
 def _product(sub, qvec: bytes):
-    """Each passage's dot with the question (float64), by numpy's own loop (einsum), not BLAS:
-    OpenBLAS splits a matrix-vector product over its threads, which then spin waiting for the next
-    one, on the cores the two models' runs need (10k keys, a door, 2 cores, English questions: CPU
-    an answer 53 -> 26 ms, the models' wall 12 -> 7 ms; bench/bench_door_hybrid.py --store). One
-    thread's product is ~0.6 ms at 10k x 384; its rounding is far inside MARGIN (the exact pass decides)."""
+    """Each passage's dot with the question (float64): BLAS on one thread (door_scan.blas_one_thread),
+    else numpy's own loop (einsum), never BLAS on its threads, which spin on the cores the models need
+    (10k keys, 2 cores: CPU an answer 53 -> 26 ms). Either rounding is far inside MARGIN."""
     import numpy as np
 
-    return np.einsum("ij,j->i", sub, np.frombuffer(qvec, dtype="<f4")).astype(np.float64)
+    from kyb_cli.core.search.door_scan import blas_one_thread
+
+    q = np.frombuffer(qvec, dtype="<f4")
+    return (sub @ q if blas_one_thread() else np.einsum("ij,j->i", sub, q)).astype(np.float64)
 
 
 def _matrix(conn, fp: str):
