@@ -58,6 +58,25 @@ def commit_time(store_path: Path, sha: str) -> int:
     return int(res.stdout.decode().strip() or 0)
 
 
+COPY_FTS = True  # False: `fts` written row by row as `fts_now` is (what copy_fts_now is tested against)
+FTS_SHADOWS = ("data", "idx", "docsize", "config")  # an FTS5 contentless table's shadow tables
+
+
+def copy_fts_now(conn) -> None:
+    """`fts` as a copy of `fts_now`. In a snapshot both hold the same rows (every readable version
+    is its key's current one, and no key is retracted: HEAD's tree holds live keys only), inserted
+    in the same order with the same `hashsize`, so copying `fts_now`'s shadow tables gives the index
+    that writing each row twice gave (~17 µs a row saved: 1.5 CPU s at 100k keys). `fts` is declared
+    as `fts_now` is (`contentless_delete=1`: the shadow tables' format); nothing deletes from it, and
+    the history build (the filler) writes a new file with the plain `fts` of schema.DDL."""
+    conn.execute("DROP TABLE IF EXISTS fts")
+    conn.execute(f"CREATE VIRTUAL TABLE fts USING fts5({', '.join(schema.FTS_COLUMNS)}, content='', "
+                 f"contentless_delete=1, tokenize='{schema.TOKENIZER}')")
+    for shadow in FTS_SHADOWS:
+        conn.execute(f"DELETE FROM fts_{shadow}")
+        conn.execute(f"INSERT INTO fts_{shadow} SELECT * FROM fts_now_{shadow}")
+
+
 def build(store_path: Path, db_path: Path, head: str) -> dict:
     """Write HEAD's snapshot into a temp file and move it over `db_path` (under the index lock)."""
     started = time.perf_counter()
@@ -71,6 +90,7 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
     try:
         bulk(conn)
         builder = Builder(conn, store_path)
+        builder.all_fts = not COPY_FTS  # `fts` is copied from `fts_now` once the rows are in (copy_fts_now)
         entries = sorted(head_entries(store_path, head))
         chunks = [entries[i:i + spread.CHUNK] for i in range(0, len(entries), spread.CHUNK)]
         parts = spread.parts(store_path, [[(start + n, key, None, None, blob) for n, (key, blob) in
@@ -92,6 +112,8 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
                     builder.spread = lambda _pending, part=next(parts): part
                 builder.flush()
                 builder.keys.clear()  # written: each key comes once, and a later flush walks them all
+            if COPY_FTS:
+                copy_fts_now(conn)
             _set_head(conn, head)
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('history', 'pending')")
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('snapshot_seq', '1')")
