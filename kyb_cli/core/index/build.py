@@ -87,7 +87,6 @@ class Builder:
         self.pool = None  # spread.Pool: batches parsed by workers while this process goes on (`_piped`)
         self.inflight: _Batch | None = None  # the batch the pool is parsing, not yet written
         self.now_at_end = False  # a build from nothing: `fts_now` filled once, at the end (`_fill_now`)
-        self.all_fts = True  # False: `fts` is not written row by row (a snapshot copies it from `fts_now`)
 
     def put(self, key: str, state: KeyState) -> None:
         """Set a key's state, to be written at the next flush."""
@@ -187,8 +186,7 @@ class Builder:
         c.executemany("INSERT INTO vtext VALUES(?,?,?)", vtext)
         c.executemany("INSERT INTO unreadable VALUES(?,?)", unreadable)
         c.executemany("INSERT INTO versions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        if self.all_fts:
-            c.executemany(f"INSERT INTO fts(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", fts)
+        c.executemany(f"INSERT INTO fts(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)", fts)
         return fts
 
     def _dirty_keys(self) -> list[tuple]:

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from kyb_cli.core.index import gitlog, schema, spread
-from kyb_cli.core.index.build import Builder, KeyState, _set_head, _stats, bulk
+from kyb_cli.core.index.build import _set_head, _stats, bulk
 from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path, kind_of_key
 
 
@@ -77,6 +77,28 @@ def copy_fts_now(conn) -> None:
         conn.execute(f"INSERT INTO fts_{shadow} SELECT * FROM fts_now_{shadow}")
 
 
+_FTS_ROW = f"(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)"
+
+
+def _write(conn, chunk: list[tuple], part: tuple, when: int, skipped: list[str]) -> None:
+    """One chunk's rows: what build.Builder's flush writes for these versions, each a new key at
+    HEAD (event id = version id), straight from version_rows's answer. Every key is active, so
+    `fts_now` holds each readable version: version_rows's full-text rows, in the same order."""
+    rows, fts, vtext, unreadable, skip = part
+    skipped.extend(skip)
+    conn.executemany("INSERT INTO vtext VALUES(?,?,?)", vtext)
+    conn.executemany("INSERT INTO unreadable VALUES(?,?)", unreadable)
+    conn.executemany("INSERT INTO versions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+    if not COPY_FTS:
+        conn.executemany(f"INSERT INTO fts{_FTS_ROW}", fts)
+    conn.executemany(f"INSERT INTO fts_now{_FTS_ROW}", fts)
+    # The event carries HEAD's time: `--as-of T` from T = HEAD on sees these versions.
+    conn.executemany("INSERT INTO events VALUES(?,?,1,?,'content',?,?)",
+                     [(vid, key, when, vid, blob) for vid, key, _sha, _when, blob in chunk])
+    conn.executemany("INSERT OR REPLACE INTO keys VALUES(?,?,'active',?,?,?,NULL,NULL)",
+                     [(key, kind_of_key(key), vid, vid, blob) for vid, key, _sha, _when, blob in chunk])
+
+
 def build(store_path: Path, db_path: Path, head: str) -> dict:
     """Write HEAD's snapshot into a temp file and move it over `db_path` (under the index lock)."""
     started = time.perf_counter()
@@ -87,31 +109,20 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
     when = commit_time(store_path, head)
     conn = schema.connect(tmp, create=True)
     parts = None
+    skipped: list[str] = []
     try:
         bulk(conn)
-        builder = Builder(conn, store_path)
-        builder.all_fts = not COPY_FTS  # `fts` is copied from `fts_now` once the rows are in (copy_fts_now)
         entries = sorted(head_entries(store_path, head))
-        chunks = [entries[i:i + spread.CHUNK] for i in range(0, len(entries), spread.CHUNK)]
-        parts = spread.parts(store_path, [[(start + n, key, None, None, blob) for n, (key, blob) in
-                                           enumerate(chunk, 1)] for start, chunk in
-                                          zip(range(0, len(entries), spread.CHUNK), chunks)])
+        pending = [[(start + n, key, None, None, blob) for n, (key, blob) in
+                    enumerate(entries[start:start + spread.CHUNK], 1)]
+                   for start in range(0, len(entries), spread.CHUNK)]
+        parts = spread.parts(store_path, pending)
         with conn:
-            builder.seq = 1
-            builder.commits.append((1, head, when))
-            for chunk in chunks:
-                for key, blob in chunk:
-                    builder.vid += 1
-                    builder.eid += 1
-                    # The event carries HEAD's time: `--as-of T` from T = HEAD on sees these versions.
-                    builder.pending.append((builder.vid, key, None, None, blob))
-                    builder.events.append((builder.eid, key, 1, when, "content", builder.vid, blob))
-                    builder.put(key, KeyState(kind_of_key(key), "active", builder.vid, builder.eid, blob,
-                                              dirty=True))
-                if parts is not None:  # this chunk's rows, read by a worker meanwhile (index/spread.py)
-                    builder.spread = lambda _pending, part=next(parts): part
-                builder.flush()
-                builder.keys.clear()  # written: each key comes once, and a later flush walks them all
+            conn.execute("INSERT INTO commits(seq, sha, committed_at) VALUES(1, ?, ?)", (head, when))
+            for chunk in pending:
+                # this chunk's rows, read by a worker meanwhile (index/spread.py), or here
+                part = next(parts) if parts is not None else spread._rows(store_path, chunk)
+                _write(conn, chunk, part, when, skipped)
             if COPY_FTS:
                 copy_fts_now(conn)
             _set_head(conn, head)
@@ -127,6 +138,6 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
         conn.close()
     Path(f"{db_path}-journal").unlink(missing_ok=True)
     os.replace(tmp, db_path)
-    stats.update(head=head, commits=0, skipped=builder.skipped, staged=True, rebuilt=True,
+    stats.update(head=head, commits=0, skipped=skipped, staged=True, rebuilt=True,
                  seconds=round(time.perf_counter() - started, 3))
     return stats
