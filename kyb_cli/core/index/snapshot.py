@@ -111,7 +111,7 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
     parts = None
     skipped: list[str] = []
     try:
-        bulk(conn)
+        bulk(conn, later=True)  # the indexes no snapshot statement reads: made once the rows are in
         entries = sorted(head_entries(store_path, head))
         pending = [[(start + n, key, None, None, blob) for n, (key, blob) in
                     enumerate(entries[start:start + spread.CHUNK], 1)]
@@ -125,6 +125,7 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
                 _write(conn, chunk, part, when, skipped)
             if COPY_FTS:
                 copy_fts_now(conn)
+            schema.create_later(conn)
             _set_head(conn, head)
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('history', 'pending')")
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('snapshot_seq', '1')")
