@@ -126,7 +126,7 @@ def main() -> None:
     ap.add_argument("--parts", action="store_true", help="also version_rows's pieces a record (see above)")
     args = ap.parse_args()
     head = gitlog._git(args.store, "rev-parse", "HEAD").stdout.decode().strip()
-    entries = sorted(snapshot.head_entries(args.store, head))
+    entries = sorted(snapshot.entries_of(snapshot.head_tree(args.store, head)))
     pending = [(n, key, None, None, blob) for n, (key, blob) in enumerate(entries, 1)]
     contents = gitlog.blobs(args.store, sorted({blob for _key, blob in entries}))
     records = [load(path_of_key(key), contents[blob]) for key, blob in entries]

@@ -82,3 +82,20 @@ def test_a_history_built_with_workers_is_the_history_built_here(store_path, tmp_
     assert len(pools) == 1 and all(p.poll() is not None for p in pools[0].procs)  # used, then stopped
     assert dump(tmp_path / "spread.sqlite") == dump(tmp_path / "here.sqlite")
     assert len(work["skipped"]) == 1 and work["versions"] == 14
+
+
+def test_workers_started_for_more_chunks_than_come_are_stopped(store_path, monkeypatch):
+    """A snapshot starts its workers from HEAD's listing, before its chunks are cut (spread.start):
+    the ones no chunk needs stop, and the others' rows are the rows read here."""
+    seed(store_path)
+    monkeypatch.setattr(spread, "SPREAD_AT", 1)
+    monkeypatch.setattr(spread, "workers", lambda: 3)
+    procs = spread.start(store_path, 5000)
+    assert procs is not None and len(procs) == 3
+    entries = sorted(snapshot.entries_of(snapshot.head_tree(store_path, gitlog.head(store_path))))
+    chunk = [(n, key, None, None, blob) for n, (key, blob) in enumerate(entries, 1)]
+    parts = spread.parts(store_path, [chunk], procs)
+    assert procs[1].wait(timeout=10) is not None and procs[2].wait(timeout=10) is not None
+    assert list(parts) == [spread._rows(store_path, chunk)]
+    assert procs[0].wait(timeout=10) is not None
+    assert spread.parts(store_path, [], spread.start(store_path, 5000)) is None  # nothing to read: all stop

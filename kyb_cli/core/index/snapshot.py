@@ -23,15 +23,20 @@ from kyb_cli.core.index.build import _set_head, _stats, bulk
 from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path, kind_of_key
 
 
-def head_entries(store_path: Path, head: str) -> list[tuple[str, str]]:
-    """(key, blob) for every record file in HEAD's tree."""
+def head_tree(store_path: Path, head: str) -> bytes:
+    """`git ls-tree -z` of HEAD's record directories: one NUL-ended entry a file."""
     res = gitlog._git(store_path, "ls-tree", "-r", "-z", "--full-tree", head, "--", *RECORD_DIRS)
     if res.returncode != 0:
         from kyb_cli.core.errors import StoreError
 
         raise StoreError(f"git ls-tree failed: {res.stderr.decode(errors='replace').strip()}")
+    return res.stdout
+
+
+def entries_of(tree: bytes) -> list[tuple[str, str]]:
+    """(key, blob) for every record file of HEAD's tree, from its `head_tree` listing."""
     out = []
-    for item in res.stdout.split(b"\0"):
+    for item in tree.split(b"\0"):
         meta, _tab, path = item.partition(b"\t")
         parts = meta.split()
         if len(parts) != 3 or parts[1] != b"blob":
@@ -77,6 +82,21 @@ def copy_fts_now(conn) -> None:
         conn.execute(f"INSERT INTO fts_{shadow} SELECT * FROM fts_now_{shadow}")
 
 
+def _started(fn, *args):
+    """fn(*args) run in a thread from now: a callable that waits for its answer (False when it
+    failed: the cautious answer of short_history, the one caller)."""
+    import threading
+
+    box: list = []
+    thread = threading.Thread(target=lambda: box.append(fn(*args)), daemon=True)
+    thread.start()
+
+    def answer():
+        thread.join()
+        return bool(box and box[0])
+    return answer
+
+
 _FTS_ROW = f"(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)"
 
 
@@ -108,15 +128,19 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
         stale.unlink(missing_ok=True)
     when = commit_time(store_path, head)
     conn = schema.connect(tmp, create=True)
-    parts = None
+    parts = procs = None
     skipped: list[str] = []
     try:
         bulk(conn, later=True)  # the indexes no snapshot statement reads: made once the rows are in
-        entries = sorted(head_entries(store_path, head))
+        tree = head_tree(store_path, head)
+        procs = spread.start(store_path, tree.count(b"\0"))  # importing while the keys are sorted
+        short = _started(short_history, store_path, head)  # git counts the commits meanwhile
+        entries = sorted(entries_of(tree))
         pending = [[(start + n, key, None, None, blob) for n, (key, blob) in
                     enumerate(entries[start:start + spread.CHUNK], 1)]
                    for start in range(0, len(entries), spread.CHUNK)]
-        parts = spread.parts(store_path, pending)
+        parts = spread.parts(store_path, pending, procs)
+        procs = None  # stopped by `parts`
         with conn:
             conn.execute("INSERT INTO commits(seq, sha, committed_at) VALUES(1, ?, ?)", (head, when))
             for chunk in pending:
@@ -129,13 +153,15 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
             _set_head(conn, head)
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('history', 'pending')")
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('snapshot_seq', '1')")
-            if not short_history(store_path, head):  # its hits' commits wait for the history
+            if not short():  # its hits' commits wait for the history
                 conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('origins', 'pending')")
         conn.execute("PRAGMA journal_mode=DELETE")
         stats = _stats(conn)
     finally:
         if parts is not None:
             parts.close()  # the workers stop (a failure half way)
+        if procs is not None:  # a failure before `parts` took them
+            spread._stop(procs)
         conn.close()
     Path(f"{db_path}-journal").unlink(missing_ok=True)
     os.replace(tmp, db_path)

@@ -32,18 +32,31 @@ def workers() -> int:
     return max(1, min(cpus, WORKERS_MAX))
 
 
-def parts(store_path: Path, chunks: list[list]):
-    """rows.version_rows's answer for each chunk of pending versions, in order, computed by worker
-    processes while the caller writes the earlier ones; None (read in-process) when the records are
-    few or there is one core."""
-    n = min(workers(), len(chunks))
-    if n < 2 or sum(map(len, chunks)) < SPREAD_AT:
+def start(store_path: Path, records: int) -> list | None:
+    """The workers for a snapshot of about `records` records, started before its chunks are cut (they
+    import while this process sorts HEAD's keys); None (read in-process) when the records are few or
+    there is one core."""
+    n = min(workers(), -(-records // CHUNK))
+    if n < 2 or records < SPREAD_AT:
         return None
     try:
-        procs = _start(store_path, n)
+        return _start(store_path, n)
     except OSError:  # no process to start (no python at sys.executable): read here
         return None
-    return _parts(store_path, chunks, procs)
+
+
+def parts(store_path: Path, chunks: list[list], procs: list | None = None):
+    """rows.version_rows's answer for each chunk of pending versions, in order, computed by worker
+    processes (`procs`, from `start`, or started here) while the caller writes the earlier ones; None
+    (read in-process) when the records are few or there is one core."""
+    if procs is None:
+        procs = start(store_path, sum(map(len, chunks)))
+    if procs is None:
+        return None
+    _stop(procs[len(chunks):])  # more started than there are chunks (`start` was told about HEAD's entries)
+    if not chunks:
+        return None
+    return _parts(store_path, chunks, procs[:len(chunks)])
 
 
 def _start(store_path: Path, n: int) -> list:
@@ -168,6 +181,7 @@ def _receive(stream):
 
 def main(store_path: str) -> None:
     """A worker: chunks of pending versions from stdin, each chunk's rows to stdout, until stdin ends."""
+    from kyb_cli.core.index import gitlog, rows  # noqa: F401  imported while the first chunk is cut
     while (pending := _receive(sys.stdin.buffer)) is not None:
         _send(sys.stdout.buffer, _rows(Path(store_path), pending))
 
