@@ -10,6 +10,10 @@ leaves them null until the history is in, as `history_complete: false` says), ar
 and tasks (no longer in the tree), and every past version. The filler (index/filler.py, with
 history.py) builds the full index in the background and swaps it in; catch-ups work on a snapshot
 as on a full index, so commits made meanwhile get their real sha.
+
+Its rows are the ones build.Builder would write for these new keys, written straight from
+rows.version_rows's answer (`_write`): `fts_now` row by row, `fts` copied from it at the end
+(`copy_fts_now`), the indexes no snapshot statement reads made once the rows are in (issue 39).
 """
 
 from __future__ import annotations
