@@ -99,3 +99,22 @@ def test_workers_started_for_more_chunks_than_come_are_stopped(store_path, monke
     assert list(parts) == [spread._rows(store_path, chunk)]
     assert procs[0].wait(timeout=10) is not None
     assert spread.parts(store_path, [], spread.start(store_path, 5000)) is None  # nothing to read: all stop
+
+
+def test_a_workers_kept_git_reads_what_one_git_a_chunk_read(store_path):
+    """spread.Reader (one `git cat-file --batch` for a worker's life) answers as gitlog.blobs, a
+    name git cannot resolve left out, chunk after chunk; a git that is gone is an error, never a
+    chunk of missing blobs (which would hold every record out)."""
+    import pytest
+
+    seed(store_path)
+    entries = sorted(snapshot.entries_of(snapshot.head_tree(store_path, gitlog.head(store_path))))
+    shas = sorted({blob for _key, blob in entries}) + ["0" * 40]
+    reader = spread.Reader(store_path)
+    for part in (shas[:3], shas, shas[5:], [shas[-1]]):
+        assert reader.blobs(part) == gitlog.blobs(store_path, part)
+    assert len(reader.blobs(shas)) == len(shas) - 1
+    reader.proc.kill()
+    reader.proc.wait()
+    with pytest.raises(OSError):
+        reader.blobs(shas)

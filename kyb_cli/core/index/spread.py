@@ -180,10 +180,61 @@ def _receive(stream):
 
 
 def main(store_path: str) -> None:
-    """A worker: chunks of pending versions from stdin, each chunk's rows to stdout, until stdin ends."""
-    from kyb_cli.core.index import gitlog, rows  # noqa: F401  imported while the first chunk is cut
+    """A worker: chunks of pending versions from stdin, each chunk's rows to stdout, until stdin ends.
+    Its blobs come from one `git cat-file --batch` kept for its whole life (Reader); a failure of it
+    ends the worker, whose chunks this process's caller then reads itself (`_parts`, Pool.collect)."""
+    from kyb_cli.core.index import rows
+
+    reader = Reader(Path(store_path))
     while (pending := _receive(sys.stdin.buffer)) is not None:
-        _send(sys.stdout.buffer, _rows(Path(store_path), pending))
+        _send(sys.stdout.buffer, rows.version_rows(pending, reader.blobs(sorted({p[4] for p in pending}))))
+
+
+class Reader:
+    """Blobs by sha from one `git cat-file --batch` kept open: gitlog.blobs's answer without a git
+    a chunk, whose cold delta-base cache re-inflated the same bases chunk after chunk (30k records
+    in chunks of 1,000: git 0.65 -> 0.42 CPU s, this side 0.35 -> 0.22 s)."""
+
+    def __init__(self, store_path: Path) -> None:
+        import subprocess
+
+        from kyb_cli.core.canon import git
+        from kyb_cli.core.index import gitlog
+
+        self.proc = subprocess.Popen(["git", "-C", str(store_path), *gitlog._BASE, "cat-file", "--batch"],
+                                     cwd=str(store_path), env=git.environment(), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except OSError:
+            pass  # git is gone: the reading side ends early and says so
+
+    def blobs(self, shas: list[str]) -> dict[str, bytes]:
+        """As gitlog.blobs (git.parse_batch's reading of each answer: a name git cannot resolve is
+        left out); OSError when git ends before its last answer."""
+        import threading
+
+        writer = threading.Thread(target=self._write, args=("".join(f"{s}\n" for s in shas).encode(),),
+                                  daemon=True)  # while this side reads: no pipe fills both ways
+        writer.start()
+        out, line, read = {}, self.proc.stdout.readline, self.proc.stdout.read
+        for _ in shas:
+            header = line()
+            if not header.endswith(b"\n"):
+                raise OSError("git cat-file ended early")
+            parts = header[:-1].split(b" ")
+            if len(parts) != 3 or not parts[2].isdigit():
+                continue
+            size = int(parts[2])
+            data = read(size + 1)
+            if len(data) != size + 1:
+                raise OSError("git cat-file ended early")
+            out[parts[0].decode()] = data[:-1]
+        writer.join()
+        return out
 
 
 def _rows(store_path: Path, pending: list):
