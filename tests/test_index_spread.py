@@ -114,6 +114,9 @@ def test_a_workers_kept_git_reads_what_one_git_a_chunk_read(store_path):
     for part in (shas[:3], shas, shas[5:], [shas[-1]]):
         assert reader.blobs(part) == gitlog.blobs(store_path, part)
     assert len(reader.blobs(shas)) == len(shas) - 1
+    reader.close()
+    assert reader.proc.returncode == 0
+    reader = spread.Reader(store_path)
     reader.proc.kill()
     reader.proc.wait()
     with pytest.raises(OSError):

@@ -188,6 +188,7 @@ def main(store_path: str) -> None:
     reader = Reader(Path(store_path))
     while (pending := _receive(sys.stdin.buffer)) is not None:
         _send(sys.stdout.buffer, rows.version_rows(pending, reader.blobs(sorted({p[4] for p in pending}))))
+    reader.close()
 
 
 class Reader:
@@ -204,6 +205,12 @@ class Reader:
         self.proc = subprocess.Popen(["git", "-C", str(store_path), *gitlog._BASE, "cat-file", "--batch"],
                                      cwd=str(store_path), env=git.environment(), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def close(self) -> None:
+        """git ends at the end of its input; waited for (its CPU counted as this worker's child's)."""
+        self.proc.stdin.close()
+        self.proc.wait()
+        self.proc.stdout.close()
 
     def _write(self, data: bytes) -> None:
         try:
