@@ -82,3 +82,42 @@ def test_a_history_built_with_workers_is_the_history_built_here(store_path, tmp_
     assert len(pools) == 1 and all(p.poll() is not None for p in pools[0].procs)  # used, then stopped
     assert dump(tmp_path / "spread.sqlite") == dump(tmp_path / "here.sqlite")
     assert len(work["skipped"]) == 1 and work["versions"] == 14
+
+
+def test_workers_started_for_more_chunks_than_come_are_stopped(store_path, monkeypatch):
+    """A snapshot starts its workers from HEAD's listing, before its chunks are cut (spread.start):
+    the ones no chunk needs stop, and the others' rows are the rows read here."""
+    seed(store_path)
+    monkeypatch.setattr(spread, "SPREAD_AT", 1)
+    monkeypatch.setattr(spread, "workers", lambda: 3)
+    procs = spread.start(store_path, 5000)
+    assert procs is not None and len(procs) == 3
+    entries = sorted(snapshot.entries_of(snapshot.head_tree(store_path, gitlog.head(store_path))))
+    chunk = [(n, key, None, None, blob) for n, (key, blob) in enumerate(entries, 1)]
+    parts = spread.parts(store_path, [chunk], procs)
+    assert procs[1].wait(timeout=10) is not None and procs[2].wait(timeout=10) is not None
+    assert list(parts) == [spread._rows(store_path, chunk)]
+    assert procs[0].wait(timeout=10) is not None
+    assert spread.parts(store_path, [], spread.start(store_path, 5000)) is None  # nothing to read: all stop
+
+
+def test_a_workers_kept_git_reads_what_one_git_a_chunk_read(store_path):
+    """spread.Reader (one `git cat-file --batch` for a worker's life) answers as gitlog.blobs, a
+    name git cannot resolve left out, chunk after chunk; a git that is gone is an error, never a
+    chunk of missing blobs (which would hold every record out)."""
+    import pytest
+
+    seed(store_path)
+    entries = sorted(snapshot.entries_of(snapshot.head_tree(store_path, gitlog.head(store_path))))
+    shas = sorted({blob for _key, blob in entries}) + ["0" * 40]
+    reader = spread.Reader(store_path)
+    for part in (shas[:3], shas, shas[5:], [shas[-1]]):
+        assert reader.blobs(part) == gitlog.blobs(store_path, part)
+    assert len(reader.blobs(shas)) == len(shas) - 1
+    reader.close()
+    assert reader.proc.returncode == 0
+    reader = spread.Reader(store_path)
+    reader.proc.kill()
+    reader.proc.wait()
+    with pytest.raises(OSError):
+        reader.blobs(shas)

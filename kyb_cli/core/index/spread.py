@@ -32,18 +32,31 @@ def workers() -> int:
     return max(1, min(cpus, WORKERS_MAX))
 
 
-def parts(store_path: Path, chunks: list[list]):
-    """rows.version_rows's answer for each chunk of pending versions, in order, computed by worker
-    processes while the caller writes the earlier ones; None (read in-process) when the records are
-    few or there is one core."""
-    n = min(workers(), len(chunks))
-    if n < 2 or sum(map(len, chunks)) < SPREAD_AT:
+def start(store_path: Path, records: int) -> list | None:
+    """The workers for a snapshot of about `records` records, started before its chunks are cut (they
+    import while this process sorts HEAD's keys); None (read in-process) when the records are few or
+    there is one core."""
+    n = min(workers(), -(-records // CHUNK))
+    if n < 2 or records < SPREAD_AT:
         return None
     try:
-        procs = _start(store_path, n)
+        return _start(store_path, n)
     except OSError:  # no process to start (no python at sys.executable): read here
         return None
-    return _parts(store_path, chunks, procs)
+
+
+def parts(store_path: Path, chunks: list[list], procs: list | None = None):
+    """rows.version_rows's answer for each chunk of pending versions, in order, computed by worker
+    processes (`procs`, from `start`, or started here) while the caller writes the earlier ones; None
+    (read in-process) when the records are few or there is one core."""
+    if procs is None:
+        procs = start(store_path, sum(map(len, chunks)))
+    if procs is None:
+        return None
+    _stop(procs[len(chunks):])  # more started than there are chunks (`start` was told about HEAD's entries)
+    if not chunks:
+        return None
+    return _parts(store_path, chunks, procs[:len(chunks)])
 
 
 def _start(store_path: Path, n: int) -> list:
@@ -167,9 +180,68 @@ def _receive(stream):
 
 
 def main(store_path: str) -> None:
-    """A worker: chunks of pending versions from stdin, each chunk's rows to stdout, until stdin ends."""
+    """A worker: chunks of pending versions from stdin, each chunk's rows to stdout, until stdin ends.
+    Its blobs come from one `git cat-file --batch` kept for its whole life (Reader); a failure of it
+    ends the worker, whose chunks this process's caller then reads itself (`_parts`, Pool.collect)."""
+    from kyb_cli.core.index import rows
+
+    reader = Reader(Path(store_path))
     while (pending := _receive(sys.stdin.buffer)) is not None:
-        _send(sys.stdout.buffer, _rows(Path(store_path), pending))
+        _send(sys.stdout.buffer, rows.version_rows(pending, reader.blobs(sorted({p[4] for p in pending}))))
+    reader.close()
+
+
+class Reader:
+    """Blobs by sha from one `git cat-file --batch` kept open: gitlog.blobs's answer without a git
+    a chunk, whose cold delta-base cache re-inflated the same bases chunk after chunk (30k records
+    in chunks of 1,000: git 0.65 -> 0.42 CPU s, this side 0.35 -> 0.22 s)."""
+
+    def __init__(self, store_path: Path) -> None:
+        import subprocess
+
+        from kyb_cli.core.canon import git
+        from kyb_cli.core.index import gitlog
+
+        self.proc = subprocess.Popen(["git", "-C", str(store_path), *gitlog._BASE, "cat-file", "--batch"],
+                                     cwd=str(store_path), env=git.environment(), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def close(self) -> None:
+        """git ends at the end of its input; waited for (its CPU counted as this worker's child's)."""
+        self.proc.stdin.close()
+        self.proc.wait()
+        self.proc.stdout.close()
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except OSError:
+            pass  # git is gone: the reading side ends early and says so
+
+    def blobs(self, shas: list[str]) -> dict[str, bytes]:
+        """As gitlog.blobs (git.parse_batch's reading of each answer: a name git cannot resolve is
+        left out); OSError when git ends before its last answer."""
+        import threading
+
+        writer = threading.Thread(target=self._write, args=("".join(f"{s}\n" for s in shas).encode(),),
+                                  daemon=True)  # while this side reads: no pipe fills both ways
+        writer.start()
+        out, line, read = {}, self.proc.stdout.readline, self.proc.stdout.read
+        for _ in shas:
+            header = line()
+            if not header.endswith(b"\n"):
+                raise OSError("git cat-file ended early")
+            parts = header[:-1].split(b" ")
+            if len(parts) != 3 or not parts[2].isdigit():
+                continue
+            size = int(parts[2])
+            data = read(size + 1)
+            if len(data) != size + 1:
+                raise OSError("git cat-file ended early")
+            out[parts[0].decode()] = data[:-1]
+        writer.join()
+        return out
 
 
 def _rows(store_path: Path, pending: list):
