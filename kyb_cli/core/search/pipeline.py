@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from typing import Callable
 
 from kyb_cli.core.index.fresh import Fresh, with_index
-from kyb_cli.core.search import known
+from kyb_cli.core.index.warm import keeping
 from kyb_cli.core.search.lexical import lexical
 from kyb_cli.core.index.slice import Filters
 from kyb_cli.core.plain import plain
@@ -75,14 +75,18 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
     ask = Ask(mode, as_of, window, filters, limit, recent, semantic, explain, as_of_event, strong_only,
               wide=strong_only or len(phrasings) > 1, ordering=ordering)
 
-    question = known.key(phrasings, ask)  # a door's words-only answer is kept per index state
+    known = None
+    if keeping():  # a door's words-only answer is kept per index state (not imported by a one-shot)
+        from kyb_cli.core.search import known
+    question = known.key(phrasings, ask) if known is not None else None
 
     def run(f: Fresh) -> dict:
         kept = known.answers(f) if question is not None else None
-        response = known.kept(kept, question)
+        response = known.kept(kept, question) if kept is not None else None
         if response is None:
             response = _response(f, [_phrasing(f, q, ask) for q in phrasings], ask, phrasings)
-            known.keep(kept, question, response)
+            if kept is not None:
+                known.keep(kept, question, response)
         if annotate:
             from kyb_cli.core.index.trust import annotate_hits
 
