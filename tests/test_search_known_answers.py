@@ -90,3 +90,17 @@ def test_a_snapshots_answer_is_never_kept():
     assert known.answers(Snapshot()) is None
     known.keep(None, "q", {"hits": []})  # nothing to keep it in: no error
     assert known.kept(None, "q") is None
+
+
+def test_kept_answers_are_bounded_in_bytes(monkeypatch):
+    answers: dict = {}
+    big = {"hits": [{"body": "x" * 600}]}
+    monkeypatch.setattr(known, "KEPT_BYTES", 1500)  # two answers of ~630 bytes, not three
+    monkeypatch.setattr(known, "ANSWER_MAX", 1000)
+    known.keep(answers, "a", big)
+    known.keep(answers, "b", big)
+    assert known.kept(answers, "a") == big and known.kept(answers, "b") == big
+    known.keep(answers, "c", big)  # past the bytes: the state's answers start over
+    assert known.kept(answers, "a") is None and known.kept(answers, "c") == big
+    known.keep(answers, "d", {"hits": [{"body": "x" * 1200}]})  # larger than one answer may be: not kept
+    assert known.kept(answers, "d") is None and known.kept(answers, "c") == big

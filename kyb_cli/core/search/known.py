@@ -21,6 +21,9 @@ import marshal
 from kyb_cli.core.index import warm
 
 KEPT_MAX = 256  # answers kept for one index state; more: start over
+KEPT_BYTES = 32 << 20  # ... and at most this many bytes of them (hits carry whole bodies); more: start over
+ANSWER_MAX = 1 << 20  # an answer larger than this is answered, not kept
+_BYTES = None  # the key under which an index state's dict counts the bytes it keeps
 _KEPT: list = [(None, {})]
 
 
@@ -53,4 +56,11 @@ def keep(answers: dict | None, question: str, response: dict) -> None:
         data = marshal.dumps(response)
     except ValueError:  # a value marshal does not write: answered, not kept
         return
+    if len(data) > ANSWER_MAX:
+        return
+    held = answers.get(_BYTES, 0) + len(data)
+    if held > KEPT_BYTES:
+        answers.clear()
+        held = len(data)
+    answers[_BYTES] = held
     answers[question] = data
