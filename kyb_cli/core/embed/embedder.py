@@ -44,6 +44,9 @@ def _load(path: Path):
 
     from tokenizers import Tokenizer
 
+    from kyb_cli.core.embed import pages
+
+    before = pages.regions()
     box: dict = {}
 
     def build() -> None:
@@ -62,6 +65,7 @@ def _load(path: Path):
         worker.join()
     if "error" in box:
         raise box["error"]
+    pages.advise_new(before)  # the weights on 2 MB pages: a question's run reads them all (pages.py)
     return tokenizer, box["session"]
 
 
