@@ -104,12 +104,16 @@ class Embedder:
     def _run(self, encodings):
         import numpy as np
 
-        width = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(encodings), width), dtype=np.int64)
-        mask = np.zeros((len(encodings), width), dtype=np.int64)
-        for row, enc in enumerate(encodings):
-            ids[row, :len(enc.ids)] = enc.ids
-            mask[row, :len(enc.ids)] = 1
+        if len(encodings) == 1:  # a question: its own length, no padding (the same arrays, made at once)
+            ids = np.array([encodings[0].ids], dtype=np.int64)
+            mask = np.ones_like(ids)
+        else:
+            width = max(len(e.ids) for e in encodings)
+            ids = np.zeros((len(encodings), width), dtype=np.int64)
+            mask = np.zeros((len(encodings), width), dtype=np.int64)
+            for row, enc in enumerate(encodings):
+                ids[row, :len(enc.ids)] = enc.ids
+                mask[row, :len(enc.ids)] = 1
         feed = {"input_ids": ids, "attention_mask": mask}
         if self.wants_token_types:
             feed["token_type_ids"] = np.zeros_like(ids)
@@ -134,8 +138,9 @@ class Embedder:
         # tokenizers' rayon pool and waits for a free core, which the other model holds in a door's
         # hybrid answer (3.2 ms at load 4, 1.2 at load 2, 0.27 quiet: 0.5 / 0.4 / 0.2 encoded
         # here; identical ids on the dev set's 2,097 texts; bench/bench_door_hybrid.py --stages).
-        encodings = ([self.tokenizer.encode(inputs[0])] if len(inputs) == 1
-                     else self.tokenizer.encode_batch(list(inputs)))
+        if len(inputs) == 1:  # nothing to sort or split: the run's rows are the answer
+            return self._run([self.tokenizer.encode(inputs[0])])
+        encodings = self.tokenizer.encode_batch(list(inputs))
         order = sorted(range(len(inputs)), key=lambda i: len(encodings[i].ids))
         chunks = [[order[j] for j in chunk] for chunk in runs([len(encodings[i].ids) for i in order], batch, budget)]
 
