@@ -2,6 +2,7 @@
 stage thinkable, end to end, with no index to start from.
 
     python bench/bench_first_floor.py CLONE [--runs 3] [--chunk 2000] [--workers 2]
+    python bench/bench_first_floor.py CLONE --shards 2      # each process its own share's fts_now
 
 It is NOT kyb's snapshot (index/snapshot.py): it drops everything a first answer could in principle
 leave for later — the served checks (write rules, secret scan), the `versions` JSON, the passage
@@ -18,6 +19,7 @@ is not counted: ~1 CPU s for 88k blobs at 100k, timed alone), and the load.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -103,13 +105,61 @@ def once(store: str, chunk: int, workers: int, db: Path) -> dict:
             "built_s": round(built, 2), "answered_s": round(answered, 2)}
 
 
+def _shard(args: tuple[str, int, int, str]) -> dict:
+    """One shard's process: every `shards`-th record of HEAD (by listing order) parsed here and written
+    to its own database's fts_now (no workers: the shards are the parallelism)."""
+    import apsw
+
+    from kyb_cli.core.index.schema import FTS_COLUMNS, TOKENIZER
+    from kyb_cli.core.index.snapshot import entries_of, head_tree
+
+    store, shard, shards, db = args
+    entries = sorted(entries_of(head_tree(Path(store), "HEAD")))[shard::shards]
+    for f in (Path(db), Path(f"{db}-journal")):
+        f.unlink(missing_ok=True)
+    conn = apsw.Connection(db)
+    conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF")
+    conn.execute(f"CREATE VIRTUAL TABLE fts_now USING fts5({', '.join(FTS_COLUMNS)}, content='', "
+                 f"contentless_delete=1, tokenize='{TOKENIZER}')")
+    conn.execute("INSERT INTO fts_now(fts_now, rank) VALUES('hashsize', 16777216)")
+    conn.execute("CREATE TABLE versions(id INTEGER PRIMARY KEY, key TEXT, kind TEXT, blob TEXT, title TEXT)")
+    conn.execute("BEGIN")
+    for start in range(0, len(entries), 2000):
+        rows, fts = _parsed((store, start * shards + shard + 1, entries[start:start + 2000]))
+        conn.executemany("INSERT INTO versions VALUES (?,?,?,?,?)", rows)
+        conn.executemany(f"INSERT INTO fts_now(rowid, {', '.join(FTS_COLUMNS)}) VALUES (?,?,?,?,?,?)", fts)
+    conn.execute("COMMIT")
+    conn.close()
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return {"shard": shard, "records": len(entries), "cpu_s": round(u.ru_utime + u.ru_stime, 2)}
+
+
+def sharded(store: str, shards: int, db: Path) -> dict:
+    """`shards` processes, each its own half of HEAD into its own fts_now: the build's wall."""
+    t0 = time.perf_counter()
+    with get_context("fork").Pool(shards) as pool:
+        parts = pool.map(_shard, [(store, i, shards, f"{db}.{i}") for i in range(shards)])
+    built = time.perf_counter() - t0
+    for i in range(shards):
+        for f in (Path(f"{db}.{i}"), Path(f"{db}.{i}-journal")):
+            f.unlink(missing_ok=True)
+    return {"shards": parts, "built_s": round(built, 2), "load": round(os.getloadavg()[0], 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("store")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--chunk", type=int, default=2000)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--shards", type=int, default=0,
+                    help="instead: N processes each building its own share's fts_now (the build's wall only)")
     a = ap.parse_args()
+    if a.shards:
+        db = Path(os.environ.get("TMPDIR", "/tmp")) / f"kyb-first-floor-{os.getpid()}.sqlite"
+        for _ in range(a.runs):
+            print(json.dumps(sharded(a.store, a.shards, db)), flush=True)
+        return
     db = Path(os.environ.get("TMPDIR", "/tmp")) / f"kyb-first-floor-{os.getpid()}.sqlite"
     try:
         for _ in range(a.runs):
