@@ -336,7 +336,7 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> Finding | None:
     pairs = [(name, text) for name, text in fields if text]
     if not pairs:
         return None
-    rules = _rules_in("\n".join(text for _name, text in pairs))
+    rules = _rules_in("\n".join([text for _name, text in pairs]))
     if not rules:
         return None
     for name, text in pairs:
