@@ -121,6 +121,44 @@ def test_only_two_characters_lowercase_to_something_holding_ascii():
     assert odd == [0x130, 0x212A]
 
 
+
+def _flat(items):
+    """The pattern's top-level sequence with its groups' contents inlined (a group's text is contiguous)."""
+    out = []
+    for op, av in items:
+        if op is sre_constants.SUBPATTERN:
+            out.extend(_flat(av[3]))
+        else:
+            out.append((op, av))
+    return out
+
+
+def _ascii_stretch(pattern: str) -> int:
+    """The most printable-ASCII characters in a row every match surely holds: consecutive top-level
+    items that consume only printable ASCII, their shortest widths summed."""
+    best = here = 0
+    for item in _flat(sre_parse.parse(pattern)):
+        if item[0] in (sre_constants.ASSERT, sre_constants.ASSERT_NOT, sre_constants.AT):
+            continue  # zero width: the text on either side is contiguous
+        if _ascii_graphic_only([item]):
+            here += sre_parse.SubPattern(sre_parse.State(), [item]).getwidth()[0]
+            best = max(best, here)
+        else:
+            here = 0
+    return best
+
+
+def test_the_rules_gated_by_a_run_hold_that_run_in_every_match():
+    for rule_id, (need, always) in secrets._ASCII_NEED.items():
+        rule = next(r for r in secrets.RULES if r.id == rule_id)
+        assert rule.id not in secrets._ASCII_RUN
+        assert need >= secrets._RUN_MIN  # a text whose runs are all shorter than _RUN_MIN is too short
+        assert _ascii_stretch(rule.pattern) >= need, rule.id
+        assert always == (not rule.nocase), rule.id  # a lowercased text's run is the text's only without U+0130/U+212A
+    # U+0130 is the one character whose lowercase is not one character (then scan runs re.I on the text)
+    assert [code for code in range(0x110000) if len(chr(code).lower()) != 1] == [0x130]
+
+
 def _old_scan_fields(fields):
     """scan_fields as it was before issue 39's gate: rules_for's choice over the joined text."""
     pairs = [(name, text) for name, text in fields if text]
@@ -156,7 +194,7 @@ def _secrets(rng: random.Random) -> list[str]:
     return texts
 
 
-WORDS = ["token", "key", "secret", "pass", "пароль", "ПАРОЛЬ", "machine", "bearer", "Bearer", "basic",
+WORDS = ["Authorization: Bearer", "bearer ", "SSWS ", "token", "key", "secret", "pass", "пароль", "ПАРОЛЬ", "machine", "bearer", "Bearer", "basic",
          "ssws", "-----BEGIN", "://", '"auth"', "accountkey", "сервис", "очередь", "port", "9090",
          "inc-000001-outage", "svc-checkout.prod.internal", "\u0130", "\u212a", "K\u0130", "ſ", "=", ":", "@",
          "\t", "  ", "\n", "ё", "Σ", "ß"]

@@ -387,15 +387,27 @@ _MARKS = (":", "=", "@")
 assert all(set(rule.marks) <= set(_MARKS) for rule in RULES)
 
 
-def _context_words(present: tuple[str, ...]) -> tuple[tuple[str, bytes | None, tuple[int, ...]], ...]:
+# Two of the other rules hold a run of printable ASCII this long in every match, its characters
+# consecutive (tests/test_secret_gate.py reads it off the patterns): Okta's token in the text as it
+# is; a bearer token in the lowercased text, so in the text itself only when it holds neither U+0130
+# nor U+212A (U+0130 is also the one character whose lowercase is longer: then scan uses re.I).
+_ASCII_NEED = {"okta-token": (42, True), "bearer-token": (20, False)}  # rule: (run, whatever the text)
+
+
+def _context_words(present: tuple[str, ...]) -> tuple[tuple[str, bytes | None, tuple[int, ...], int, bool], ...]:
     """Each keyword of the other rules whose marks `present` allows: (keyword, its UTF-8 bytes when
-    ASCII, its rules)."""
+    ASCII, its rules, the printable-ASCII run they all need (0: none), needed whatever the text)."""
     words: dict[str, list[int]] = {}
     for n, rule in enumerate(RULES):
         if rule.id not in _ASCII_RUN and (not rule.marks or any(m in present for m in rule.marks)):
             for k in rule.keywords:
                 words.setdefault(k, []).append(n)
-    return tuple((k, k.encode() if k.isascii() else None, tuple(ns)) for k, ns in words.items())
+    out = []
+    for k, ns in words.items():
+        needs = [_ASCII_NEED.get(RULES[n].id, (0, True)) for n in ns]
+        out.append((k, k.encode() if k.isascii() else None, tuple(ns), min(need for need, _always in needs),
+                    all(always for _need, always in needs)))
+    return tuple(out)
 
 
 # by which of `:`, `=`, `@` the text holds (bit 1, 2, 4)
@@ -420,9 +432,27 @@ def _rules_in(joined: str) -> list[Rule]:
     raw = joined.encode("utf-8", "surrogatepass")
     low = raw.lower()
     picked: list[int] = []
+    runs = raw.translate(_GRAPHIC)
+    longest = 0  # the longest run of printable ASCII when one is _RUN_MIN long, else 0
+    start = runs.find(b"a" * _RUN_MIN)
+    while start >= 0:
+        end = runs.find(b" ", start)
+        end = len(runs) if end < 0 else end
+        longest = max(longest, end - start)
+        run = low[start:end]
+        if _run_words(end - start).search(run) is not None:  # one of the keywords the run allows
+            for need, word, n in _BY_RUN:
+                if need > end - start:
+                    break
+                if word in run:
+                    picked.append(n)
+        start = runs.find(b"a" * _RUN_MIN, end)
     ascii = joined.isascii()  # then its lowercase holds no keyword but an ASCII one
-    lowered = joined.lower() if not ascii and ("\u0130" in joined or "\u212a" in joined) else None
-    for word, data, rules in _CONTEXT[(":" in joined) + ("=" in joined) * 2 + ("@" in joined) * 4]:
+    odd = not ascii and ("\u0130" in joined or "\u212a" in joined)
+    lowered = joined.lower() if odd else None
+    for word, data, rules, need, always in _CONTEXT[(":" in joined) + ("=" in joined) * 2 + ("@" in joined) * 4]:
+        if need > longest and (always or not odd):  # need >= _RUN_MIN: longest 0 is short enough
+            continue
         if lowered is not None:
             found = word in lowered
         elif data is not None:
@@ -434,19 +464,6 @@ def _rules_in(joined: str) -> list[Rule]:
             found = word in lowered
         if found:
             picked.extend(rules)
-    runs = raw.translate(_GRAPHIC)
-    start = runs.find(b"a" * _RUN_MIN)
-    while start >= 0:
-        end = runs.find(b" ", start)
-        end = len(runs) if end < 0 else end
-        run = low[start:end]
-        if _run_words(end - start).search(run) is not None:  # one of the keywords the run allows
-            for need, word, n in _BY_RUN:
-                if need > end - start:
-                    break
-                if word in run:
-                    picked.append(n)
-        start = runs.find(b"a" * _RUN_MIN, end)
     return [RULES[n] for n in sorted(set(picked))]
 
 
