@@ -116,7 +116,7 @@ def _record_file(rng, secrets_) -> tuple[str, bytes | str]:
     elif how == 2:
         path = "knowledge/zz/" + key + ".md"  # a wrong bucket
     elif how == 3:
-        path = keys.path_of_key("Bad_Key") if False else "knowledge/" + "Bad_Key.md"
+        path = "knowledge/Bad_Key.md"  # not a slug
     front_key = key if how != 4 else key + "-other"
     lines = [f"key = {_q(front_key)}", f"title = {_q(_text(rng, secrets_) or 'a title')}"]
     kind = keys.kind_of_key(key)

@@ -360,13 +360,12 @@ def rules_for(joined: str) -> list[Rule]:
             and (not rule.marks or any(mark in joined for mark in rule.marks))]
 
 
-
 # scan_fields's choice of rules, a few passes in C over the text's UTF-8 bytes (issue 39: rules_for's
 # split and keyword loop were half the served checks of a snapshot's record). It may keep a rule
 # rules_for drops (scan still asks a rule's keyword of each field), never one that can match:
 # - the rules in _ASCII_RUN: every match is printable ASCII without a space (`!`-`~`), taken from
 #   the text as it is (case-sensitive), at least Rule.run long, and holds one of the rule's keywords
-#   in some case (tests/test_served_fast.py proves it of each pattern). So one can match only inside
+#   in some case (tests/test_secret_gate.py proves it of each pattern). So one can match only inside
 #   a run of such characters that long whose lowercase holds a keyword: found with bytes.translate
 #   and one search for Rule.run letters, and most prose has no such run;
 # - the others (context rules, and `-----BEGIN … PRIVATE KEY-----`, `SSWS <token>` with their spaces):
