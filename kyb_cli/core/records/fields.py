@@ -41,3 +41,30 @@ def _strings(value):
     elif isinstance(value, (list, tuple)):
         for v in value:
             yield from _strings(v)
+
+
+_LISTS = ("tags", "refs", "hosts", "knowledge", "blocked_by")
+_SCALARS = ("service", "detection", "resolution", "blocked_reason", "assignee", "parent_task", "waits_on")
+
+
+def stored_field_list(record: Record) -> list:
+    """list(stored_fields(record)), built without a generator (issue 39: every record a snapshot
+    indexes comes here; tests/test_served_fast.py holds the two equal)."""
+    out = [("key", record.key), ("title", record.title), ("body", record.body)]
+    append = out.append
+    for name in _LISTS:
+        for value in getattr(record, name):
+            append((name, value))
+    for name in _SCALARS:
+        append((name, getattr(record, name)))
+    for window in record.affected:
+        for value in window.values():
+            if isinstance(value, str):
+                append(("affected", value))
+    for name, value in record.verified.items():
+        append((f"verified {name}", str(value)))
+    for name, value in record.extra.items():
+        append((name, name))
+        for text in _strings(value):
+            append((name, text))
+    return out

@@ -97,6 +97,23 @@ def path_problem(path: str) -> str | None:
     return None
 
 
+def served_path_problem(path: str) -> str | None:
+    """`is_record_candidate` and `path_problem` in one pass, as served.load asks them (issue 39: a
+    snapshot asks for every record): NOT_RECORD_PATH, path_problem's reason, or None."""
+    key = _candidate_key(path)
+    if key is None:
+        return NOT_RECORD_PATH
+    if not is_valid_key(key):
+        return f"'{key}' is not a valid key ({KEY_MESSAGE})"
+    head, _slash, rest = path.partition("/")  # key_of_path's test, the key known valid
+    if head != KIND_DIRS[kind_of_key(key)] or (rest.count("/") and rest.partition("/")[0] != bucket(key)):
+        return f"the key '{key}' belongs at {path_of_key(key)}, not {path}"
+    return None
+
+
+NOT_RECORD_PATH = "not a record path (knowledge/, incidents/ or tasks/ <bucket>/<key>.md)"
+
+
 def key_of_path(path: str) -> str | None:
     """The key a record path names, or None for files that are not records (see the module doc)."""
     key = _candidate_key(path)

@@ -296,8 +296,10 @@ def from_front_matter(data: dict[str, Any], body: str, *, path: str | None = Non
         kind = FIELD_TYPES.get(name)
         if kind is None:
             extra[name] = value
-            continue
-        values[name] = _check_type(name, kind, value, path)
+        elif kind == "str" and value.__class__ is str:
+            values[name] = value  # what _check_type gives a string (every record a snapshot reads)
+        else:
+            values[name] = _check_type(name, kind, value, path)
     for required in ("key", "title"):
         if required not in values:
             raise RecordFormatError(f"front matter has no '{required}'", path=path, line=2)

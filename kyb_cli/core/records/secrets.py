@@ -331,11 +331,12 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> Finding | None:
     on a field only when its keyword is in that field). Indexing a store scans every version, and
     asking 46 rules about each of a record's ~5 fields cost ~0.4 ms a record (issue 27). Nor does a
     rule run whose matches need a longer run of non-space characters than any field has (Rule.run):
-    prose of short words skips the ~150 token prefixes and looks for ~10 context keywords (issue 39)."""
+    prose of short words skips the ~150 token prefixes and looks for ~10 context keywords (issue 39);
+    the choice is _rules_in's (a few passes in C over the bytes; rules_for's is the same or smaller)."""
     pairs = [(name, text) for name, text in fields if text]
     if not pairs:
         return None
-    rules = rules_for("\n".join(text for _name, text in pairs))
+    rules = _rules_in("\n".join([text for _name, text in pairs]))
     if not rules:
         return None
     for name, text in pairs:
@@ -357,6 +358,112 @@ def rules_for(joined: str) -> list[Rule]:
         return []
     return [rule for rule in RULES if rule.run <= longest and not present.isdisjoint(rule.keywords)
             and (not rule.marks or any(mark in joined for mark in rule.marks))]
+
+
+# scan_fields's choice of rules, a few passes in C over the text's UTF-8 bytes (issue 39: rules_for's
+# split and keyword loop were half the served checks of a snapshot's record). It may keep a rule
+# rules_for drops (scan still asks a rule's keyword of each field), never one that can match:
+# - the rules in _ASCII_RUN: every match is printable ASCII without a space (`!`-`~`), taken from
+#   the text as it is (case-sensitive), at least Rule.run long, and holds one of the rule's keywords
+#   in some case (tests/test_secret_gate.py proves it of each pattern). So one can match only inside
+#   a run of such characters that long whose lowercase holds a keyword: found with bytes.translate
+#   and one search for Rule.run letters, and most prose has no such run;
+# - the others (context rules, and `-----BEGIN … PRIVATE KEY-----`, `SSWS <token>` with their spaces):
+#   a mark they need (Rule.marks) and a keyword in the lowercased text, as rules_for asks (the run
+#   left out: a rule kept is only asked again). An ASCII keyword is in `text.lower()` exactly when it
+#   is in the UTF-8 bytes' ASCII lowercase, unless the text holds U+0130 or U+212A, the two
+#   characters whose lowercase holds ASCII letters (`İ` -> `i̇`, the Kelvin sign -> `k`; the test
+#   checks Python's Unicode tables): then, and for `пароль`, str.lower is asked.
+_ASCII_RUN = frozenset(f[0] for f in FORMATS) | {
+    "jwt", "putty-private-key", "base64-private-key", "doppler-config-token", "mailchimp-key",
+    "airtable-token", "azure-ad-client-secret", "tailscale-key", "dynatrace-token",
+    "terraform-cloud-token", "mapbox-secret-token", "telegram-bot-token"}
+_BY_RUN = sorted((rule.run, k.encode(), n)
+                 for n, rule in enumerate(RULES) if rule.id in _ASCII_RUN for k in rule.keywords)
+_RUN_MIN = _BY_RUN[0][0]
+_GRAPHIC = bytes(0x61 if 0x21 <= b <= 0x7E else 0x20 for b in range(256))  # printable ASCII -> a, else space
+_MARKS = (":", "=", "@")
+assert all(set(rule.marks) <= set(_MARKS) for rule in RULES)
+
+
+# Two of the other rules hold a run of printable ASCII this long in every match, its characters
+# consecutive (tests/test_secret_gate.py reads it off the patterns): Okta's token in the text as it
+# is; a bearer token in the lowercased text, so in the text itself only when it holds neither U+0130
+# nor U+212A (U+0130 is also the one character whose lowercase is longer: then scan uses re.I).
+_ASCII_NEED = {"okta-token": (42, True), "bearer-token": (20, False)}  # rule: (run, whatever the text)
+
+
+def _context_words(present: tuple[str, ...]) -> tuple[tuple[str, bytes | None, tuple[int, ...], int, bool], ...]:
+    """Each keyword of the other rules whose marks `present` allows: (keyword, its UTF-8 bytes when
+    ASCII, its rules, the printable-ASCII run they all need (0: none), needed whatever the text)."""
+    words: dict[str, list[int]] = {}
+    for n, rule in enumerate(RULES):
+        if rule.id not in _ASCII_RUN and (not rule.marks or any(m in present for m in rule.marks)):
+            for k in rule.keywords:
+                words.setdefault(k, []).append(n)
+    out = []
+    for k, ns in words.items():
+        needs = [_ASCII_NEED.get(RULES[n].id, (0, True)) for n in ns]
+        out.append((k, k.encode() if k.isascii() else None, tuple(ns), min(need for need, _always in needs),
+                    all(always for _need, always in needs)))
+    return tuple(out)
+
+
+# by which of `:`, `=`, `@` the text holds (bit 1, 2, 4)
+_CONTEXT = tuple(_context_words(tuple(m for i, m in enumerate(_MARKS) if bits >> i & 1)) for bits in range(8))
+
+_RUN_NEEDS = [need for need, _word, _n in _BY_RUN]
+_run_patterns: dict[int, re.Pattern[bytes]] = {}
+
+
+def _run_words(length: int) -> re.Pattern[bytes]:
+    """One pattern for the keywords of the _ASCII_RUN rules a run of `length` allows (made on first use)."""
+    count = bisect_right(_RUN_NEEDS, length)
+    compiled = _run_patterns.get(count)
+    if compiled is None:
+        words = sorted({word for _need, word, _n in _BY_RUN[:count]}, key=len, reverse=True)
+        compiled = _run_patterns[count] = re.compile(b"|".join(map(re.escape, words)))
+    return compiled
+
+
+def _rules_in(joined: str) -> list[Rule]:
+    """The rules (in RULES order) scan_fields runs on fields joined as `joined` (see above)."""
+    raw = joined.encode("utf-8", "surrogatepass")
+    low = raw.lower()
+    picked: list[int] = []
+    runs = raw.translate(_GRAPHIC)
+    longest = 0  # the longest run of printable ASCII when one is _RUN_MIN long, else 0
+    start = runs.find(b"a" * _RUN_MIN)
+    while start >= 0:
+        end = runs.find(b" ", start)
+        end = len(runs) if end < 0 else end
+        longest = max(longest, end - start)
+        run = low[start:end]
+        if _run_words(end - start).search(run) is not None:  # one of the keywords the run allows
+            for need, word, n in _BY_RUN:
+                if need > end - start:
+                    break
+                if word in run:
+                    picked.append(n)
+        start = runs.find(b"a" * _RUN_MIN, end)
+    ascii = joined.isascii()  # then its lowercase holds no keyword but an ASCII one
+    odd = not ascii and ("\u0130" in joined or "\u212a" in joined)
+    lowered = joined.lower() if odd else None
+    for word, data, rules, need, always in _CONTEXT[(":" in joined) + ("=" in joined) * 2 + ("@" in joined) * 4]:
+        if need > longest and (always or not odd):  # need >= _RUN_MIN: longest 0 is short enough
+            continue
+        if lowered is not None:
+            found = word in lowered
+        elif data is not None:
+            found = data in low
+        elif ascii:
+            continue
+        else:
+            lowered = joined.lower()
+            found = word in lowered
+        if found:
+            picked.extend(rules)
+    return [RULES[n] for n in sorted(set(picked))]
 
 
 SHOWN_MAX = 60  # an error quotes at most this many characters of a value it refused

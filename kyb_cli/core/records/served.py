@@ -5,8 +5,8 @@ authority (keys.py) imports neither the parser nor the rules.
 
 from __future__ import annotations
 
-from kyb_cli.core.records.fields import stored_fields
-from kyb_cli.core.records.keys import is_record_candidate, path_problem
+from kyb_cli.core.records.fields import stored_field_list
+from kyb_cli.core.records.keys import served_path_problem
 from kyb_cli.core.records.model import RecordFormatError, parse
 from kyb_cli.core.records.limits import record_problem as size_problem
 from kyb_cli.core.records.secrets import scan_fields
@@ -24,9 +24,7 @@ def load(path: str, data: bytes | str):
     check`'s business: a hand-written record missing one is still served.) A version that fails is
     unreadable: never served by any door, listed by sync as held out, never winning a conflict.
     """
-    if not is_record_candidate(path):
-        raise RecordFormatError("not a record path (knowledge/, incidents/ or tasks/ <bucket>/<key>.md)", path=path)
-    problem = path_problem(path)
+    problem = served_path_problem(path)  # is_record_candidate, then path_problem
     if problem is not None:
         raise RecordFormatError(problem, path=path)
     record = parse(data, path=path)
@@ -34,20 +32,25 @@ def load(path: str, data: bytes | str):
     if record.key != key:
         raise RecordFormatError(f"the front matter says key = '{record.key}' but the file is {path} "
                                 f"(key '{key}')", path=path)
-    problem = _protective_rules(record)
+    problem = _protective_rules(record, isinstance(data, bytes))
     if problem is not None:
         raise RecordFormatError(f"breaks a write rule: {problem}", path=path)
     return record
 
 
-def _protective_rules(record) -> str | None:
+def _protective_rules(record, decoded: bool = False) -> str | None:
     """The write rules that keep a reader safe: size, the limits, no secret-looking text in any
     field (the same scanner over the same fields as a local write), tags one line each, and the
-    typed fields (dates, closed sets) holding what their type allows (validate.typed_field_problem)."""
-    size = len(record.body.encode("utf-8"))
-    if size > BODY_MAX_BYTES:
-        return f"body is {size:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB)"
-    fields = list(stored_fields(record))  # walked once for both: every record a snapshot indexes comes here
+    typed fields (dates, closed sets) holding what their type allows (validate.typed_field_problem).
+    `decoded`: the record was parsed from bytes (strict UTF-8: no lone surrogate), so a body of at
+    most a quarter of the limit in characters is within it without encoding it (4 bytes a character
+    at most)."""
+    body = record.body
+    if not (decoded and len(body) * 4 <= BODY_MAX_BYTES):
+        size = len(body.encode("utf-8"))
+        if size > BODY_MAX_BYTES:
+            return f"body is {size:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB)"
+    fields = stored_field_list(record)  # walked once for both: every record a snapshot indexes comes here
     too_big = size_problem(record, fields)
     if too_big is not None:
         return too_big

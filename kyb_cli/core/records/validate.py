@@ -90,6 +90,8 @@ def tag_problem(tags: list[str]) -> str | None:
     """Why `tags` are not labels: a tag is one line of text, so a line break or another control
     character in one is refused (the tag is not quoted: it may be part of a secret)."""
     for n, tag in enumerate(tags, 1):
+        if tag.isprintable():
+            continue  # no Cc, Zl or Zp character (nor NUL) in it: each is not printable
         for ch in tag:
             if ch == "\x00":
                 continue  # a NUL byte: the rule every field shares words it (exit 3, "NUL byte")
