@@ -44,9 +44,12 @@ def _candidates(mode: str, params: dict) -> str:
     if mode == "history":
         return "SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key"
     if mode == "as_of":
+        # GROUP BY +key: the events up to T read from events_time alone (covering), then grouped; by
+        # `key` SQLite walked events_key and read every event's row for its time (0.64 -> 0.20 s at
+        # 100k keys, 382k events; the same groups)
         return (
             "SELECT e.version_id AS vid, CASE e.action WHEN 'deleted' THEN 'archived' ELSE 'active' END AS state "
-            "FROM (SELECT max(id) AS eid FROM events WHERE committed_at <= :t GROUP BY key) s "
+            "FROM (SELECT max(id) AS eid FROM events WHERE committed_at <= :t GROUP BY +key) s "
             "JOIN events e ON e.id = s.eid "
             "WHERE NOT (e.action = 'deleted' AND e.key NOT LIKE 'inc-%' AND e.key NOT LIKE 'task-%')"
         )

@@ -195,7 +195,7 @@ def slice_top(phrases: list[Rows], limit: int, member) -> list[tuple[int, float,
     outside the first d of every phrase scores at most the sum of each one's d-th part (in the
     question's order: rounding is monotone), or 0.0 for a phrase whose rows are all taken."""
     states: dict[int, str | None] = {}
-    depth = KEEP
+    depth = min(KEEP, KEEP_FTS)
     while True:
         bound, complete = 0.0, True
         taken: set[int] = set()
@@ -218,7 +218,7 @@ def slice_top(phrases: list[Rows], limit: int, member) -> list[tuple[int, float,
         got = sorted(zip(scores, held), reverse=True)[:limit]
         if complete or (len(got) >= limit and got[-1][0] > bound):
             return [(rowid, score, states[rowid]) for score, rowid in got]  # type: ignore[misc]
-        if depth >= max(len(rows.best) for rows in phrases):
+        if depth >= min(KEEP_FTS, max(len(rows.best) for rows in phrases)):
             return full_top(phrases, limit, member, states)
         depth *= 4
 
@@ -254,19 +254,21 @@ def full_top(phrases: list[Rows], limit: int, member, states: dict | None = None
         if floor is not None:
             taken &= scores < floor  # walked in an earlier batch
         order = np.lexsort((-ids[taken], -scores[taken]))
-        batch_ids, batch_scores = ids[taken][order], scores[taken][order]
-        new = [int(v) for v in batch_ids if int(v) not in states]
-        if len(states) + len(new) > MOST_ASKED:
-            return None
-        if new:
-            got = member(new)
-            for v in new:
-                states[v] = got.get(v)
-        for v, sc in zip(batch_ids.tolist(), batch_scores.tolist()):
-            if states[v] is not None:
-                out.append((v, sc, states[v]))
-                if len(out) == limit:
-                    return out
+        batch_ids, batch_scores = ids[taken][order].tolist(), scores[taken][order].tolist()
+        step = max(64, 2 * limit)  # many rows may tie at the floor: asked a few at a time, in order
+        for at in range(0, len(batch_ids), step):
+            new = [v for v in batch_ids[at:at + step] if v not in states]
+            if len(states) + len(new) > MOST_ASKED:
+                return None
+            if new:
+                got = member(new)
+                for v in new:
+                    states[v] = got.get(v)
+            for v, sc in zip(batch_ids[at:at + step], batch_scores[at:at + step]):
+                if states[v] is not None:
+                    out.append((v, sc, states[v]))
+                    if len(out) == limit:
+                        return out
         if kth is None:
             return out
         floor, want = kth, want * 8
