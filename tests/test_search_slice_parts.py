@@ -131,3 +131,18 @@ def test_too_many_rows_to_ask_leave_the_question_to_bm25(store_path, monkeypatch
     rounds, used = _ask(store_path, questions)
     _same(rounds, questions)
     assert not all(used[-len(questions):])
+
+
+def test_past_the_most_words_kept_the_others_start_afresh(store_path, monkeypatch):
+    monkeypatch.setattr(common_rows, "MOST_FTS_WORDS", 3)
+    questions = _questions(_store(store_path), 60)
+    rounds, _used = _ask(store_path, questions)
+    _same(rounds, questions)
+
+    def held(f):
+        from kyb_cli.core.search import passage_file
+
+        return passage_file.opened(f.conn).conn.execute(
+            "SELECT count(*) FROM version_rows WHERE ids IS NOT NULL").fetchone()[0]
+
+    assert 0 < with_index(store_path, held) <= 4

@@ -22,6 +22,7 @@ bm25() and the common phrases' kept parts.
 
 from __future__ import annotations
 
+import json
 from array import array
 from bisect import bisect_left
 from itertools import compress, repeat
@@ -30,6 +31,9 @@ from operator import add, eq
 KEEP = 256  # best rows kept per common phrase: at 10k keys the proof needs ~200 for two words
 # `fts` (every version, issue 39's --as-of/--history): more best rows, a slice keeps a part of them
 KEEP_FTS = 1024
+# Words whose parts over `fts` are kept at once: ~4-6 MB each at 100k keys (369k versions), the file
+# ~100-200 MB at most, its pages reused past that
+MOST_FTS_WORDS = 32
 _PAST = 2 ** 63 - 1
 _KEPT_IN = {"fts_now": "common_rows", "fts": "version_rows"}  # the file's table for each index table
 
@@ -92,6 +96,10 @@ def kept(conn, phrases: list[str], half: int, weights: str, table: str = "fts_no
                     "n INTEGER NOT NULL, ids BLOB, parts BLOB, best BLOB, thr REAL, "
                     "PRIMARY KEY (state, phrase)) WITHOUT ROWID")
                 kept_in.conn.execute(f"DELETE FROM {name} WHERE state != ?", (state,))
+                if table == "fts" and kept_in.conn.execute(f"SELECT count(*) FROM {name} WHERE ids IS NOT NULL").fetchone()[0] \
+                        + sum(r.ids is not None for r in made.values()) > MOST_FTS_WORDS:  # the others start afresh
+                    kept_in.conn.execute(f"UPDATE {name} SET ids = NULL, parts = NULL, best = NULL, thr = NULL "
+                                         "WHERE phrase NOT IN (SELECT value FROM json_each(?))", (json.dumps(phrases),))
                 kept_in.conn.executemany(f"INSERT OR REPLACE INTO {name} VALUES (?, ?, ?, ?, ?, ?, ?)", [
                     (state, p, r.n, *r.blobs, r.thr)
                     for p, r in made.items()])
