@@ -18,6 +18,11 @@ With a rarer word (issue 39: FTS5 walked every row of the OR to keep the few hol
 adding 0.0: from every phrase's best rows once each phrase's parts are kept (a rarer one's too,
 made the second time it is asked, as a common one's), else, for few rarer rows, from their own
 bm25() and the common phrases' kept parts.
+`--history` and `--as-of` (issue 39: the slice built whole, then bm25() over every version holding a
+word, ~1 s at 100k keys) rank the OR the same way from each word's parts over `fts` (every version:
+bm25()'s counts and lengths are the table's, whatever the slice), kept in `version_rows`: the best
+rows of every word, deeper and deeper, their slice membership asked of those rows only (slice_top),
+else every row's score in numpy, walked best first until `limit` rows are in the slice (full_top).
 """
 
 from __future__ import annotations
