@@ -146,3 +146,19 @@ def test_past_the_most_words_kept_the_others_start_afresh(store_path, monkeypatc
             "SELECT count(*) FROM version_rows WHERE ids IS NOT NULL").fetchone()[0]
 
     assert 0 < with_index(store_path, held) <= 4
+
+
+def test_a_door_keeps_the_parts_in_memory_and_answers_the_same(store_path, monkeypatch):
+    from kyb_cli.core.index import warm
+
+    monkeypatch.setattr(warm, "_keeping", True)
+    opened = []
+    from kyb_cli.core.search import passage_file
+
+    real = passage_file.opened
+    monkeypatch.setattr(passage_file, "opened", lambda conn: opened.append(1) or real(conn))
+    questions = _questions(_store(store_path), 60)
+    rounds, used = _ask(store_path, questions)
+    _same(rounds, questions)
+    assert not opened  # a door never opens the file
+    assert sum(used[-len(questions):]) > len(questions) // 2, sum(used[-len(questions):])

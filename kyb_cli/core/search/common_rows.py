@@ -115,6 +115,27 @@ def kept(conn, phrases: list[str], half: int, weights: str, table: str = "fts_no
     return out
 
 
+def kept_here(conn, phrases: list[str], weights: str) -> dict[str, Rows]:
+    """kept()'s {phrase: Rows} over `fts` in a door (index/warm.keeping), in this connection's memo
+    by index state instead of the file (a door never opens it): a phrase's count the first time it
+    is asked at a state, its parts the second; at most MOST_FTS_WORDS words' parts, then afresh."""
+    from kyb_cli.core.index.vectors import conn_memo, db_state
+
+    memo = conn_memo(conn)
+    state = db_state(conn)
+    held = memo.get("version_rows")
+    if held is None or held[0] != state:
+        held = memo["version_rows"] = (state, {})
+    rows: dict[str, Rows] = held[1]
+    missing = [p for p in dict.fromkeys(phrases) if p not in rows or rows[p].ids is None]
+    if missing and sum(r.ids is not None for r in rows.values()) + len(missing) > MOST_FTS_WORDS:
+        for p in [p for p in rows if p not in phrases]:
+            del rows[p]
+    for p in missing:
+        rows[p] = _made(conn, p, 1, weights, p in rows, "fts", KEEP_FTS)
+    return {p: rows[p] for p in phrases}
+
+
 def _made(conn, phrase: str, half: int, weights: str, again: bool, table: str = "fts_now", keep: int = KEEP) -> Rows:
     """The phrase's count (up to `half`: rare_top asks no more), and when asked `again` its parts
     (their rows are its count: no count first)."""

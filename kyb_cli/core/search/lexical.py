@@ -113,7 +113,10 @@ def _slice_top(conn, mode: str, match: str, params: dict, where: list[str]) -> l
     if not words or len(set(words)) != len(words) or params["limit"] <= 0:
         return None
     phrases = [f'"{w}"' for w in words]
-    kept = common_rows.kept(conn, phrases, 1, schema.FTS_WEIGHTS_SQL, table="fts")
+    from kyb_cli.core.index import warm
+
+    kept = (common_rows.kept_here(conn, phrases, schema.FTS_WEIGHTS_SQL) if warm.keeping()
+            else common_rows.kept(conn, phrases, 1, schema.FTS_WEIGHTS_SQL, table="fts"))
     if kept is None:
         return None
     phrases = [p for p in phrases if kept[p].n]  # a word no row holds adds 0.0 and matches none
