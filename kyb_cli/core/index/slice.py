@@ -44,9 +44,12 @@ def _candidates(mode: str, params: dict) -> str:
     if mode == "history":
         return "SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key"
     if mode == "as_of":
+        # GROUP BY +key: the events up to T read from events_time alone (covering), then grouped; by
+        # `key` SQLite walked events_key and read every event's row for its time (0.64 -> 0.20 s at
+        # 100k keys, 382k events; the same groups)
         return (
             "SELECT e.version_id AS vid, CASE e.action WHEN 'deleted' THEN 'archived' ELSE 'active' END AS state "
-            "FROM (SELECT max(id) AS eid FROM events WHERE committed_at <= :t GROUP BY key) s "
+            "FROM (SELECT max(id) AS eid FROM events WHERE committed_at <= :t GROUP BY +key) s "
             "JOIN events e ON e.id = s.eid "
             "WHERE NOT (e.action = 'deleted' AND e.key NOT LIKE 'inc-%' AND e.key NOT LIKE 'task-%')"
         )
@@ -150,3 +153,21 @@ BY_KEY = {"current": "k.version_id = v.id AND k.state != 'retracted'",
 # candidates() of these modes for given versions, through the versions' keys (no scan of `keys`).
 _AMONG = {mode: ("SELECT v.id AS vid, k.state AS state FROM versions v JOIN keys k ON k.key = v.key "
                  f"WHERE v.id IN ({{among}}) AND {holds}") for mode, holds in BY_KEY.items()}
+
+
+def among(mode: str, ids: str) -> str | None:
+    """SQL yielding (vid, state) of candidates(mode) for the versions `ids` (SQL yielding version
+    ids) only, through their keys (a slice is made per key): None for a mode not done so here."""
+    if mode == "as_of":
+        one_by_one = (
+            "SELECT e.version_id AS vid, CASE e.action WHEN 'deleted' THEN 'archived' ELSE 'active' END AS state "
+            "FROM (SELECT max(id) AS eid FROM events WHERE committed_at <= :t "
+            f"AND key IN (SELECT key FROM versions WHERE id IN ({ids})) GROUP BY key) s "
+            "JOIN events e ON e.id = s.eid "
+            "WHERE NOT (e.action = 'deleted' AND e.key NOT LIKE 'inc-%' AND e.key NOT LIKE 'task-%')"
+            f" AND e.version_id IN ({ids})")
+    elif mode == "history":
+        one_by_one = _AMONG["history"].format(among=ids)
+    else:
+        return None
+    return f"SELECT * FROM ({one_by_one}) WHERE vid NOT IN (SELECT version_id FROM unreadable)"

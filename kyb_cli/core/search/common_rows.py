@@ -18,18 +18,29 @@ With a rarer word (issue 39: FTS5 walked every row of the OR to keep the few hol
 adding 0.0: from every phrase's best rows once each phrase's parts are kept (a rarer one's too,
 made the second time it is asked, as a common one's), else, for few rarer rows, from their own
 bm25() and the common phrases' kept parts.
+`--history` and `--as-of` (issue 39: the slice built whole, then bm25() over every version holding a
+word, ~1 s at 100k keys) rank the OR the same way from each word's parts over `fts` (every version:
+bm25()'s counts and lengths are the table's, whatever the slice), kept in `version_rows`: the best
+rows of every word, deeper and deeper, their slice membership asked of those rows only (slice_top),
+else every row's score in numpy, walked best first until `limit` rows are in the slice (full_top).
 """
 
 from __future__ import annotations
 
+import json
 from array import array
 from bisect import bisect_left
 from itertools import compress, repeat
 from operator import add, eq
 
 KEEP = 256  # best rows kept per common phrase: at 10k keys the proof needs ~200 for two words
+# `fts` (every version, issue 39's --as-of/--history): more best rows, a slice keeps a part of them
+KEEP_FTS = 1024
+# Words whose parts over `fts` are kept at once: ~4-6 MB each at 100k keys (369k versions), the file
+# ~100-200 MB at most, its pages reused past that
+MOST_FTS_WORDS = 32
 _PAST = 2 ** 63 - 1
-_READ = "SELECT n, ids, parts, best, thr FROM common_rows WHERE state = ? AND phrase = ?"
+_KEPT_IN = {"fts_now": "common_rows", "fts": "version_rows"}  # the file's table for each index table
 
 
 class Rows:
@@ -52,9 +63,9 @@ def _unpack(code: str, blob, sentinel=None):
     return out
 
 
-def kept(conn, phrases: list[str], half: int, weights: str) -> dict[str, Rows] | None:
+def kept(conn, phrases: list[str], half: int, weights: str, table: str = "fts_now") -> dict[str, Rows] | None:
     """{phrase: Rows} for each of `phrases` at the index's state now, read from the file or counted
-    (and, for one held by at least `half` rows, scored with bm25(fts_now, `weights`)) and kept;
+    (up to `half`; scored with bm25(`table`, `weights`) the second time it is asked) and kept;
     None when the file cannot be used."""
     import apsw
 
@@ -68,11 +79,13 @@ def kept(conn, phrases: list[str], half: int, weights: str) -> dict[str, Rows] |
     state = df_file.state_of(conn, head[0] if head else None, newest)
     if state is None:
         return None
+    name, keep = _KEPT_IN[table], KEEP if table == "fts_now" else KEEP_FTS
     out: dict[str, Rows] = {}
     try:
         try:
             for p in phrases:
-                row = kept_in.conn.execute(_READ, (state, p)).fetchone()
+                row = kept_in.conn.execute(f"SELECT n, ids, parts, best, thr FROM {name} WHERE state = ? AND phrase = ?",
+                                           (state, p)).fetchone()
                 if row is not None:
                     out[p] = Rows(*row)
         except apsw.SQLError:  # no table yet: made below
@@ -81,14 +94,18 @@ def kept(conn, phrases: list[str], half: int, weights: str) -> dict[str, Rows] |
         # two ANDs' worth): a store written between questions pays only its count, as before.
         missing = [p for p in dict.fromkeys(phrases) if p not in out or out[p].ids is None]
         if missing:
-            made = {p: _made(conn, p, half, weights, p in out) for p in missing}
+            made = {p: _made(conn, p, half, weights, p in out, table, keep) for p in missing}
             with kept_in.conn:
                 kept_in.conn.execute(
-                    "CREATE TABLE IF NOT EXISTS common_rows(state TEXT NOT NULL, phrase TEXT NOT NULL, "
+                    f"CREATE TABLE IF NOT EXISTS {name}(state TEXT NOT NULL, phrase TEXT NOT NULL, "
                     "n INTEGER NOT NULL, ids BLOB, parts BLOB, best BLOB, thr REAL, "
                     "PRIMARY KEY (state, phrase)) WITHOUT ROWID")
-                kept_in.conn.execute("DELETE FROM common_rows WHERE state != ?", (state,))
-                kept_in.conn.executemany("INSERT OR REPLACE INTO common_rows VALUES (?, ?, ?, ?, ?, ?, ?)", [
+                kept_in.conn.execute(f"DELETE FROM {name} WHERE state != ?", (state,))
+                if table == "fts" and kept_in.conn.execute(f"SELECT count(*) FROM {name} WHERE ids IS NOT NULL").fetchone()[0] \
+                        + sum(r.ids is not None for r in made.values()) > MOST_FTS_WORDS:  # the others start afresh
+                    kept_in.conn.execute(f"UPDATE {name} SET ids = NULL, parts = NULL, best = NULL, thr = NULL "
+                                         "WHERE phrase NOT IN (SELECT value FROM json_each(?))", (json.dumps(phrases),))
+                kept_in.conn.executemany(f"INSERT OR REPLACE INTO {name} VALUES (?, ?, ?, ?, ?, ?, ?)", [
                     (state, p, r.n, *r.blobs, r.thr)
                     for p, r in made.items()])
             out.update(made)
@@ -98,21 +115,42 @@ def kept(conn, phrases: list[str], half: int, weights: str) -> dict[str, Rows] |
     return out
 
 
-def _made(conn, phrase: str, half: int, weights: str, again: bool) -> Rows:
+def kept_here(conn, phrases: list[str], weights: str) -> dict[str, Rows]:
+    """kept()'s {phrase: Rows} over `fts` in a door (index/warm.keeping), in this connection's memo
+    by index state instead of the file (a door never opens it): a phrase's count the first time it
+    is asked at a state, its parts the second; at most MOST_FTS_WORDS words' parts, then afresh."""
+    from kyb_cli.core.index.vectors import conn_memo, db_state
+
+    memo = conn_memo(conn)
+    state = db_state(conn)
+    held = memo.get("version_rows")
+    if held is None or held[0] != state:
+        held = memo["version_rows"] = (state, {})
+    rows: dict[str, Rows] = held[1]
+    missing = [p for p in dict.fromkeys(phrases) if p not in rows or rows[p].ids is None]
+    if missing and sum(r.ids is not None for r in rows.values()) + len(missing) > MOST_FTS_WORDS:
+        for p in [p for p in rows if p not in phrases]:
+            del rows[p]
+    for p in missing:
+        rows[p] = _made(conn, p, 1, weights, p in rows, "fts", KEEP_FTS)
+    return {p: rows[p] for p in phrases}
+
+
+def _made(conn, phrase: str, half: int, weights: str, again: bool, table: str = "fts_now", keep: int = KEEP) -> Rows:
     """The phrase's count (up to `half`: rare_top asks no more), and when asked `again` its parts
     (their rows are its count: no count first)."""
     if not again:
-        return Rows(conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts_now WHERE fts_now MATCH ? LIMIT ?)",
+        return Rows(conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
                                  (phrase, half)).fetchone()[0])
     ids, parts = array("q"), array("d")
-    for rowid, part in conn.execute(f"SELECT rowid, -bm25(fts_now, {weights}) FROM fts_now "
-                                    "WHERE fts_now MATCH ? ORDER BY rowid", (phrase,)):
+    for rowid, part in conn.execute(f"SELECT rowid, -bm25({table}, {weights}) FROM {table} "
+                                    f"WHERE {table} MATCH ? ORDER BY rowid", (phrase,)):
         ids.append(rowid)
         parts.append(part)
     import heapq
 
-    best = heapq.nlargest(KEEP, zip(parts, ids))
-    thr = best[-1][0] if len(ids) > KEEP else None  # None: every row is among the best
+    best = heapq.nlargest(keep, zip(parts, ids))
+    thr = best[-1][0] if len(ids) > keep else None  # None: every row is among the best
     best = array("q", (rowid for _part, rowid in best))
     return Rows(len(ids), ids.tobytes(), parts.tobytes(), best.tobytes(), thr)
 
@@ -181,3 +219,90 @@ def few_rare(conn, phrases: list[str], kept: dict[str, Rows], rare: list[str], l
             got = _parts_at(kept[p], held)
         scores = list(map(add, scores, got))
     return [(rowid, score) for score, rowid in sorted(zip(scores, held), reverse=True)[:limit]]
+
+
+def slice_top(phrases: list[Rows], limit: int, member) -> list[tuple[int, float, str]] | None:
+    """The `limit` best (rowid, score, state) of the OR of `phrases` (distinct, in the question's
+    order, each with its parts kept over `fts`) among the rows `member` admits ({rowid: state} of
+    the rowids given that are in the slice and pass the filters), as bm25() ranks them; None when
+    the kept best rows cannot prove it. Each phrase's best rows are taken deeper and deeper: a row
+    outside the first d of every phrase scores at most the sum of each one's d-th part (in the
+    question's order: rounding is monotone), or 0.0 for a phrase whose rows are all taken."""
+    states: dict[int, str | None] = {}
+    depth = min(KEEP, KEEP_FTS)
+    while True:
+        bound, complete = 0.0, True
+        taken: set[int] = set()
+        for rows in phrases:
+            d = min(depth, len(rows.best))
+            taken.update(rows.best[:d])
+            if len(rows.ids) - 1 > d:  # some row holding it is left out (ids end in a sentinel)
+                complete = False
+                last = rows.best[d - 1]
+                bound += rows.parts[bisect_left(rows.ids, last)]
+        new = [v for v in taken if v not in states]
+        if new:
+            got_states = member(new)
+            for v in new:
+                states[v] = got_states.get(v)
+        held = sorted(v for v in taken if states[v] is not None)
+        scores = [0.0] * len(held)
+        for rows in phrases:
+            scores = list(map(add, scores, _parts_at(rows, held)))
+        got = sorted(zip(scores, held), reverse=True)[:limit]
+        if complete or (len(got) >= limit and got[-1][0] > bound):
+            return [(rowid, score, states[rowid]) for score, rowid in got]  # type: ignore[misc]
+        if depth >= min(KEEP_FTS, max(len(rows.best) for rows in phrases)):
+            return full_top(phrases, limit, member, states)
+        depth *= 4
+
+
+MOST_ASKED = 10_000  # rows full_top asks `member` about before leaving the question to bm25() (~60 ms at 100k)
+
+
+def full_top(phrases: list[Rows], limit: int, member, states: dict | None = None) -> list[tuple[int, float, str]] | None:
+    """slice_top's answer from every row's score (numpy: each phrase's parts added in the question's
+    order, the same doubles), the rows taken best first (score, then the newest) and asked of
+    `member` a batch at a time until `limit` are in; None past MOST_ASKED rows asked."""
+    import numpy as np
+
+    states = dict(states or {})
+    size = max(int(np.frombuffer(rows.blobs[0], dtype=np.int64)[-1]) for rows in phrases) + 1
+    score = np.zeros(size, dtype=np.float64)
+    matched = np.zeros(size, dtype=bool)
+    for rows in phrases:
+        at = np.frombuffer(rows.blobs[0], dtype=np.int64)
+        score[at] += np.frombuffer(rows.blobs[1], dtype=np.float64)  # each row once a phrase
+        matched[at] = True
+    ids = np.flatnonzero(matched)
+    scores = score[ids]
+    out: list[tuple[int, float, str]] = []
+    want, floor = 4 * limit, None  # rows scoring at least `floor` are asked (ties all taken)
+    while True:
+        kth = None
+        if want >= len(ids):
+            taken = np.ones(len(ids), dtype=bool)
+        else:
+            kth = np.partition(scores, len(scores) - want)[len(scores) - want]
+            taken = scores >= kth
+        if floor is not None:
+            taken &= scores < floor  # walked in an earlier batch
+        order = np.lexsort((-ids[taken], -scores[taken]))
+        batch_ids, batch_scores = ids[taken][order].tolist(), scores[taken][order].tolist()
+        step = max(64, 2 * limit)  # many rows may tie at the floor: asked a few at a time, in order
+        for at in range(0, len(batch_ids), step):
+            new = [v for v in batch_ids[at:at + step] if v not in states]
+            if len(states) + len(new) > MOST_ASKED:
+                return None
+            if new:
+                got = member(new)
+                for v in new:
+                    states[v] = got.get(v)
+            for v, sc in zip(batch_ids[at:at + step], batch_scores[at:at + step]):
+                if states[v] is not None:
+                    out.append((v, sc, states[v]))
+                    if len(out) == limit:
+                        return out
+        if kth is None:
+            return out
+        floor, want = kth, want * 8

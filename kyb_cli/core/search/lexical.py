@@ -78,6 +78,16 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
         top = (f"SELECT f.vid AS vid, k.state AS hit_state, f.score AS score, v.key AS key FROM ({best}) f "
                f"JOIN versions v ON v.id = f.vid JOIN keys k ON k.key = v.key")
         with_ = ""
+    elif mode in ("history", "as_of") and expr is not None and not recent:
+        ranked3 = _slice_top(conn, mode, expr, params, where)
+        if ranked3 is not None:  # the same rows, states and scores, from the words' kept parts
+            for i, (vid, score, state) in enumerate(ranked3):
+                params[f"v{i}"], params[f"s{i}"], params[f"h{i}"] = vid, score, state
+            best = ("SELECT column1 AS vid, column2 AS score, column3 AS hit_state FROM (VALUES "
+                    + ", ".join(f"(:v{i}, :s{i}, :h{i})" for i in range(len(ranked3))) + ")"
+                    if ranked3 else "SELECT NULL AS vid, NULL AS score, NULL AS hit_state WHERE 0")
+            top = f"SELECT f.vid AS vid, f.hit_state AS hit_state, f.score AS score FROM ({best}) f"
+            with_ = ""
     sql = (f"{with_}"
            f"SELECT t.vid, v.key, v.sha, v.committed_at, v.doc, t.hit_state, t.score, "
            f"(k.version_id = v.id AND k.state != 'retracted') AS is_head "
@@ -88,6 +98,40 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
         r = dict(zip(_COLUMNS, row))
         out.append((r["id"], _hit(r, 0.0 if recent else r["score"])))
     return out
+
+
+def _slice_top(conn, mode: str, match: str, params: dict, where: list[str]) -> list[tuple[int, float, str]] | None:
+    """The top (version id, score, state) of `fts MATCH match` inside the mode's slice and the
+    filters, from each word's bm25() parts over `fts` kept on disk (search/common_rows.py, issue 39:
+    bm25() over every version holding a common word and the whole slice built cost ~1 s at 100k
+    keys); None when the question is not an OR of distinct words, a word's parts are not kept yet,
+    or the kept best rows cannot prove the top (then the SQL above)."""
+    from kyb_cli.core.index.slice import among
+    from kyb_cli.core.search import bm25, common_rows
+
+    words = bm25.words_of(match)
+    if not words or len(set(words)) != len(words) or params["limit"] <= 0:
+        return None
+    phrases = [f'"{w}"' for w in words]
+    from kyb_cli.core.index import warm
+
+    kept = (common_rows.kept_here(conn, phrases, schema.FTS_WEIGHTS_SQL) if warm.keeping()
+            else common_rows.kept(conn, phrases, 1, schema.FTS_WEIGHTS_SQL, table="fts"))
+    if kept is None:
+        return None
+    phrases = [p for p in phrases if kept[p].n]  # a word no row holds adds 0.0 and matches none
+    if any(kept[p].ids is None for p in phrases):
+        return None
+    filtered = "".join(f" AND {w}" for w in where)
+
+    def member(vids: list[int]) -> dict[int, str]:
+        ids = ",".join(str(int(v)) for v in vids)
+        return dict(conn.execute(f"SELECT c.vid, c.state FROM ({among(mode, ids)}) c "
+                                 f"JOIN versions v ON v.id = c.vid WHERE 1{filtered}", params))
+
+    if not phrases:
+        return []
+    return common_rows.slice_top([kept[p] for p in phrases], params["limit"], member)
 
 
 def _kept_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
