@@ -169,15 +169,15 @@ def test_served_refuses_exactly_what_it_refused():
     rng = random.Random(3939)
     secrets_ = _secrets(rng)
     verdicts: dict[str, int] = {}
-    for _ in range(2000):
+    for _ in range(800):  # ~1 s; other seeds and 20,000 files were run once (BENCHMARKS, h39y)
         path, data = _record_file(rng, secrets_)
         old = _verdict(_old_problem, path, data)
         new = _verdict(served.record_problem, path, data)
         assert new == old, (path, data[:2000])
         reason = old[1] or "served"
         verdicts[reason.split(" (")[0][:40]] = verdicts.get(reason.split(" (")[0][:40], 0) + 1
-    assert verdicts.get("served", 0) > 100  # the corpus holds both kinds
-    assert sum(n for r, n in verdicts.items() if "looks like a se" in r or "look like a se" in r) > 300
+    assert verdicts.get("served", 0) > 20  # the corpus holds both kinds
+    assert sum(n for r, n in verdicts.items() if "looks like a se" in r or "look like a se" in r) > 100
     assert sum(n for r, n in verdicts.items() if r.startswith("breaks a write rule: tags")) > 10
     assert len(verdicts) > 25, sorted(verdicts)
 
