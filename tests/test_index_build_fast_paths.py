@@ -13,19 +13,11 @@ import random
 
 from kyb_cli.core.embed import recipe
 from kyb_cli.core.records import secrets
+from tests.support.secret_corpus import every_rule_on_every_field
 
 PIECES = ["token", "password: hunter2x9Q", "ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6", "sk", "key=",
           "AKIAIOSFODNN7ABCDEFG", "prose", "ey", "basic ", "пароль: Zx9kLm2Qw", "postgres://u:Sup3rS3cr3t@h/db",
           "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", " ", "\n", "İ"]
-
-
-def _every_rule_on_every_field(fields):
-    for name, text in fields:
-        if text:
-            found = next(secrets.scan(text, name), None)
-            if found is not None:
-                return found
-    return None
 
 
 def test_scanning_a_record_once_for_keywords_finds_what_scanning_each_field_finds():
@@ -33,7 +25,7 @@ def test_scanning_a_record_once_for_keywords_finds_what_scanning_each_field_find
     for _ in range(3000):
         fields = [(f"f{j}", "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 5))))
                   for j in range(rng.randint(0, 4))]
-        assert secrets.scan_fields(fields) == _every_rule_on_every_field(fields), fields
+        assert secrets.scan_fields(fields) == every_rule_on_every_field(fields), fields
 
 
 def _walked(body: str) -> float:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kyb_cli.core.records import secrets
 from tests.test_secrets_round_three import CAUGHT, LOOKALIKES
+from tests.support.secret_corpus import every_rule_on_every_field
 
 try:
     from re import _parser as sre_parse  # Python 3.11+
@@ -174,15 +175,6 @@ def _old_scan_fields(fields):
     return None
 
 
-def _every_rule_on_every_field(fields):
-    for name, text in fields:
-        if text:
-            found = next(secrets.scan(text, name), None)
-            if found is not None:
-                return found
-    return None
-
-
 def _shortest(prefixes, body, low, rng):
     alphabet = [ch for ch in string.ascii_letters + string.digits + "_-./+=" if re.fullmatch(f"[{body}]", ch)]
     return rng.choice(prefixes) + "".join(rng.choice(alphabet) for _ in range(low + rng.randint(0, 6)))
@@ -237,7 +229,7 @@ def test_scan_fields_finds_what_every_rule_on_every_field_finds():
             else:
                 text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 12)))
             fields.append((name, text))
-        expected = _every_rule_on_every_field(fields)
+        expected = every_rule_on_every_field(fields)
         assert secrets.scan_fields(fields) == expected, fields
         assert _old_scan_fields(fields) == expected, fields
         checked += 1
@@ -251,4 +243,4 @@ def test_each_text_alone_in_each_field():
         for dressed in (text, text.upper(), "пароль " + text, text + "\u212a", "\u0130 " + text):
             for name in ("body", "key", "tags"):
                 fields = [("title", "short words"), (name, dressed)]
-                assert secrets.scan_fields(fields) == _every_rule_on_every_field(fields), (name, dressed)
+                assert secrets.scan_fields(fields) == every_rule_on_every_field(fields), (name, dressed)

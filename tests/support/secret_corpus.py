@@ -158,6 +158,19 @@ def rows() -> list[dict[str, str]]:
     return out
 
 
+def every_rule_on_every_field(fields):
+    """The oracle of `secrets.scan_fields`: the first finding of every rule run on every non-empty
+    field, in order (no gate, no rule picked first)."""
+    from kyb_cli.core.records import secrets as scanner
+
+    for name, text in fields:
+        if text:
+            found = next(scanner.scan(text, name), None)
+            if found is not None:
+                return found
+    return None
+
+
 if __name__ == "__main__":
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows()), encoding="utf-8")
