@@ -36,11 +36,34 @@ def _old_tag_problem(tags):
     return None
 
 
+def _old_stored_fields(record):
+    """fields.stored_fields as it was, a generator (kept verbatim here as the oracle of the list)."""
+    yield "key", record.key
+    yield "title", record.title
+    yield "body", record.body
+    for name in ("tags", "refs", "hosts", "knowledge", "blocked_by"):
+        for value in getattr(record, name):
+            yield name, value
+    for name in ("service", "detection", "resolution", "blocked_reason", "assignee", "parent_task",
+                 "waits_on"):
+        yield name, getattr(record, name)
+    for window in record.affected:
+        for name, value in window.items():
+            if isinstance(value, str):
+                yield "affected", value
+    for name, value in record.verified.items():
+        yield f"verified {name}", str(value)
+    for name, value in record.extra.items():
+        yield name, name
+        for text in fields_mod._strings(value):
+            yield name, text
+
+
 def _old_rules(record):
     size = len(record.body.encode("utf-8"))
     if size > BODY_MAX_BYTES:
         return f"body is {size:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB)"
-    fields = list(fields_mod.stored_fields(record))
+    fields = list(_old_stored_fields(record))
     too_big = size_problem(record, fields)
     if too_big is not None:
         return too_big
@@ -192,7 +215,7 @@ def test_the_field_list_is_the_generator_listed(seed):
             record = parse(data, path=path)
         except (RecordFormatError, UnicodeError):
             continue
-        assert fields_mod.stored_field_list(record) == list(fields_mod.stored_fields(record))
+        assert fields_mod.stored_fields(record) == list(_old_stored_fields(record))
 
 
 def test_a_printable_tag_holds_none_of_the_refused_characters():

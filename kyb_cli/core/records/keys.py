@@ -89,26 +89,29 @@ def is_record_candidate(path: str) -> bool:
 
 def path_problem(path: str) -> str | None:
     """Why a record candidate is not a record path (not a slug, another kind's directory, a wrong bucket)."""
-    key = _candidate_key(path) or path
-    if not is_valid_key(key):
-        return f"'{key}' is not a valid key ({KEY_MESSAGE})"
-    if key_of_path(path) != key:  # not one of paths_of_key(key) (key_of_path checks without building them)
-        return f"the key '{key}' belongs at {path_of_key(key)}, not {path}"
-    return None
+    return _key_problem(path, _candidate_key(path) or path)
 
 
 def served_path_problem(path: str) -> str | None:
     """`is_record_candidate` and `path_problem` in one pass, as served.load asks them (issue 39: a
     snapshot asks for every record): NOT_RECORD_PATH, path_problem's reason, or None."""
     key = _candidate_key(path)
-    if key is None:
-        return NOT_RECORD_PATH
+    return NOT_RECORD_PATH if key is None else _key_problem(path, key)
+
+
+def _key_problem(path: str, key: str) -> str | None:
     if not is_valid_key(key):
         return f"'{key}' is not a valid key ({KEY_MESSAGE})"
-    head, _slash, rest = path.partition("/")  # key_of_path's test, the key known valid
-    if head != KIND_DIRS[kind_of_key(key)] or (rest.count("/") and rest.partition("/")[0] != bucket(key)):
+    if not _in_place(path, key):  # not one of paths_of_key(key)
         return f"the key '{key}' belongs at {path_of_key(key)}, not {path}"
     return None
+
+
+def _in_place(path: str, key: str) -> bool:
+    """`path in paths_of_key(key)` for a valid key, without building both paths (a snapshot asks for
+    every live key): the directory of the key's kind, then the key's bucket or none (the old flat shape)."""
+    head, _slash, rest = path.partition("/")
+    return head == KIND_DIRS[kind_of_key(key)] and not (rest.count("/") and rest.partition("/")[0] != bucket(key))
 
 
 NOT_RECORD_PATH = "not a record path (knowledge/, incidents/ or tasks/ <bucket>/<key>.md)"
@@ -117,12 +120,7 @@ NOT_RECORD_PATH = "not a record path (knowledge/, incidents/ or tasks/ <bucket>/
 def key_of_path(path: str) -> str | None:
     """The key a record path names, or None for files that are not records (see the module doc)."""
     key = _candidate_key(path)
-    if key is None or not is_valid_key(key):
-        return None
-    # `path in paths_of_key(key)` without building both paths (a snapshot asks for every live key):
-    # the directory of the key's kind, then the key's bucket or none (the old flat shape)
-    head, _slash, rest = path.partition("/")
-    if head != KIND_DIRS[kind_of_key(key)] or (rest.count("/") and rest.partition("/")[0] != bucket(key)):
+    if key is None or not is_valid_key(key) or not _in_place(path, key):
         return None
     return key
 

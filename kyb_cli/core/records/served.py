@@ -5,7 +5,7 @@ authority (keys.py) imports neither the parser nor the rules.
 
 from __future__ import annotations
 
-from kyb_cli.core.records.fields import stored_field_list
+from kyb_cli.core.records.fields import stored_fields
 from kyb_cli.core.records.keys import served_path_problem
 from kyb_cli.core.records.model import RecordFormatError, parse
 from kyb_cli.core.records.limits import record_problem as size_problem
@@ -50,7 +50,7 @@ def _protective_rules(record, decoded: bool = False) -> str | None:
         size = len(body.encode("utf-8"))
         if size > BODY_MAX_BYTES:
             return f"body is {size:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB)"
-    fields = stored_field_list(record)  # walked once for both: every record a snapshot indexes comes here
+    fields = stored_fields(record)  # walked once for both: every record a snapshot indexes comes here
     too_big = size_problem(record, fields)
     if too_big is not None:
         return too_big
