@@ -86,6 +86,11 @@ def resident(on: bool = True) -> None:
     _RESIDENT = on and not env_off("KYB_EMBED_RESIDENT")
 
 
+def is_resident() -> bool:
+    """Whether this process holds its models itself (a door: `resident()`); a door's search reads it."""
+    return _RESIDENT
+
+
 # How to get a model, the offline way first: `import` copies a model directory you already have
 # (no network); `pull` downloads it.
 MODEL_FIX = "kyb model import DIR (a multilingual-e5-small directory you have), kyb model pull " \

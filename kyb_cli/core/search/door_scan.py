@@ -121,7 +121,7 @@ def prime(fp: str, qvec: bytes) -> None:
     from kyb_cli.core import embed
 
     last = _LAST.get(fp)
-    if last is None or not embed._RESIDENT:  # only a door ranks by the matrix
+    if last is None or not embed.is_resident():  # only a door ranks by the matrix
         return
     known, rank = last
     if len(_PRIMED) >= 8:  # an answer that never came for them (another slice, a failure): start over

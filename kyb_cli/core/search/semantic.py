@@ -151,7 +151,7 @@ def _scanned(conn, qvec: bytes, fp: str, s: Slice, require: str | None, exclude:
 def _resident() -> bool:
     from kyb_cli.core import embed
 
-    return embed._RESIDENT
+    return embed.is_resident()
 
 
 # How far a version's score by numpy's float32 product may be from sqlite-vec's (a 384-dim dot of
