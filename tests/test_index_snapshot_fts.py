@@ -41,12 +41,19 @@ def dump(db) -> dict:
         conn.close()
 
 
-def test_a_snapshots_fts_is_the_fts_written_row_by_row(store_path, tmp_path, monkeypatch):
+def _two_snapshots(store_path, tmp_path, monkeypatch) -> str:
+    """The seeded store's snapshot twice: `copied.sqlite` (fts copied from fts_now) and
+    `written.sqlite` (fts written row by row); HEAD."""
     seed(store_path)
     head = gitlog.head(store_path)
     snapshot.build(store_path, tmp_path / "copied.sqlite", head)
     monkeypatch.setattr(snapshot, "COPY_FTS", False)
     snapshot.build(store_path, tmp_path / "written.sqlite", head)
+    return head
+
+
+def test_a_snapshots_fts_is_the_fts_written_row_by_row(store_path, tmp_path, monkeypatch):
+    head = _two_snapshots(store_path, tmp_path, monkeypatch)
     copied, written = dump(tmp_path / "copied.sqlite"), dump(tmp_path / "written.sqlite")
     assert copied == written
     assert len(copied["fts row"]) > 20 and len(copied['fts "checkout"']) == 12  # the held-out one is in neither
@@ -54,11 +61,7 @@ def test_a_snapshots_fts_is_the_fts_written_row_by_row(store_path, tmp_path, mon
 
 
 def test_a_catch_up_on_a_copied_snapshot_writes_both_tables_as_before(store_path, tmp_path, monkeypatch):
-    seed(store_path)
-    head = gitlog.head(store_path)
-    snapshot.build(store_path, tmp_path / "copied.sqlite", head)
-    monkeypatch.setattr(snapshot, "COPY_FTS", False)
-    snapshot.build(store_path, tmp_path / "written.sqlite", head)
+    head = _two_snapshots(store_path, tmp_path, monkeypatch)
     put(store_path, "note-03", "Note 3", "checkout note 3 moved to port 8080", T0 + 40)
     remove(store_path, "note-04", T0 + 50)
     new_head = gitlog.head(store_path)
