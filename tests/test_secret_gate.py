@@ -1,5 +1,6 @@
 """Issue 39: scan_fields chooses its rules with a few passes in C over the text's bytes
-(secrets._rules_in) instead of rules_for's split and keyword loop. What makes that safe, proved here:
+(secrets.rules_in) instead of rules_for's split and keyword loop (kept below as the old oracle). What
+makes that safe, proved here:
 
 - every match of a rule in secrets._ASCII_RUN is printable ASCII without a space, at least Rule.run
   long, and holds (in some case) one of the rule's keywords: read off each pattern's parse tree;
@@ -8,7 +9,9 @@
 - and, the result that matters: the first finding over a record's fields is the one every rule on
   every field gives (no prefilter at all), and the one the old rules_for choice gave, over thousands
   of generated records holding every rule's secrets and look-alikes in every field, glued to
-  Cyrillic, upper-cased, beside `İ` and the Kelvin sign, with and without `:`, `=`, `@`."""
+  Cyrillic, upper-cased, beside `İ` and the Kelvin sign, with and without `:`, `=`, `@`;
+- and for receipts.scrubbed's `scan(text, anywhere=True)`: every finding of every rule, glued to
+  letters and digits before it, is found with rules_in's choice too."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ import random
 import re
 import string
 from pathlib import Path
+
+from bisect import bisect_right
 
 from kyb_cli.core.records import secrets
 from tests.test_secrets_round_three import CAUGHT, LOOKALIKES
@@ -160,12 +165,30 @@ def test_the_rules_gated_by_a_run_hold_that_run_in_every_match():
     assert [code for code in range(0x110000) if len(chr(code).lower()) != 1] == [0x130]
 
 
+_KEYWORDS_RUNS = tuple(sorted((min(rule.run for rule in secrets.RULES if k in rule.keywords), k)
+                              for k in {k for rule in secrets.RULES for k in rule.keywords}))
+_KEYWORDS = tuple(k for _run, k in _KEYWORDS_RUNS)
+_KEYWORD_RUNS = [run for run, _k in _KEYWORDS_RUNS]
+
+
+def _old_rules_for(joined: str) -> list:
+    """The choice of rules before issue 39's gate (secrets.rules_for, verbatim): a keyword occurs, a
+    run of non-space characters is long enough (Rule.run), a mark they need is there."""
+    longest = max(map(len, joined.split()), default=0)  # no match spans a space (Rule.run)
+    lowered = joined.lower()
+    present = {k for k in _KEYWORDS[:bisect_right(_KEYWORD_RUNS, longest)] if k in lowered}
+    if not present:
+        return []
+    return [rule for rule in secrets.RULES if rule.run <= longest and not present.isdisjoint(rule.keywords)
+            and (not rule.marks or any(mark in joined for mark in rule.marks))]
+
+
 def _old_scan_fields(fields):
     """scan_fields as it was before issue 39's gate: rules_for's choice over the joined text."""
     pairs = [(name, text) for name, text in fields if text]
     if not pairs:
         return None
-    rules = secrets.rules_for("\n".join(text for _name, text in pairs))
+    rules = _old_rules_for("\n".join(text for _name, text in pairs))
     if not rules:
         return None
     for name, text in pairs:
@@ -244,3 +267,19 @@ def test_each_text_alone_in_each_field():
             for name in ("body", "key", "tags"):
                 fields = [("title", "short words"), (name, dressed)]
                 assert secrets.scan_fields(fields) == every_rule_on_every_field(fields), (name, dressed)
+
+
+def test_scan_anywhere_with_rules_in_finds_what_every_rule_finds():
+    """receipts.scrubbed scans with anywhere=True (a match glued to a letter or digit counts) through
+    rules_in's choice: every rule's findings, in order, are the same as with no choice at all."""
+    rng = random.Random(38)
+    texts = _secrets(rng)
+    found = 0
+    for n in range(4000):
+        text = _dress(rng.choice(texts), rng)
+        if n % 2:
+            text = rng.choice(["x", "2026-13-45", "id9", "É", "k"]) + text.lstrip()  # glued on
+        every = list(secrets.scan(text, anywhere=True))
+        assert list(secrets.scan(text, anywhere=True, rules=secrets.rules_in(text))) == every, text
+        found += bool(every)
+    assert found > 1500  # mostly secrets: a choice that lost one would show

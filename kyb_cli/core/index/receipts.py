@@ -139,10 +139,10 @@ def record(store_path: Path, who: tuple[str, str, str, str], rows: list[tuple[st
 
 def scrubbed(text: str) -> str:  # a miss is logged with its secrets cut out (never logged)
     """`text` with every secret-looking value from its start on replaced by `<not shown>`."""
-    from kyb_cli.core.records.secrets import rules_for, scan
+    from kyb_cli.core.records.secrets import rules_in, scan
 
     text = " ".join(text.split())
-    found = next(scan(text, anywhere=True, rules=rules_for(text)), None)
+    found = next(scan(text, anywhere=True, rules=rules_in(text)), None)
     return text if found is None else text[:found.start] + "<not shown>"
 
 

@@ -220,12 +220,6 @@ _CODE_CALL = re.compile(r"^[A-Za-z_][\w.]*[(\[]")
 _TAIL = re.compile(r"^(?:sk|rk|pk)[-_](?:(?:proj|live|test|prod|ant)[-_])?|^[a-z]{2,6}[-_]")
 
 _compiled: dict[tuple[str, bool], re.Pattern[str]] = {}
-# Every keyword, by the shortest run (Rule.run) of the rules it gates: a keyword whose rules need a
-# longer run of non-space characters than a text has is not looked for in it.
-_KEYWORDS_RUNS: tuple[tuple[int, str], ...] = tuple(sorted(
-    (min(rule.run for rule in RULES if k in rule.keywords), k) for k in {k for rule in RULES for k in rule.keywords}))
-_KEYWORDS = tuple(k for _run, k in _KEYWORDS_RUNS)
-_KEYWORD_RUNS = [run for run, _k in _KEYWORDS_RUNS]
 
 
 def _pattern(rule: Rule, ignorecase: bool = False) -> re.Pattern[str]:
@@ -332,11 +326,11 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> Finding | None:
     asking 46 rules about each of a record's ~5 fields cost ~0.4 ms a record (issue 27). Nor does a
     rule run whose matches need a longer run of non-space characters than any field has (Rule.run):
     prose of short words skips the ~150 token prefixes and looks for ~10 context keywords (issue 39);
-    the choice is _rules_in's (a few passes in C over the bytes; rules_for's is the same or smaller)."""
+    the choice is rules_in's (a few passes in C over the bytes)."""
     pairs = [(name, text) for name, text in fields if text]
     if not pairs:
         return None
-    rules = _rules_in("\n".join([text for _name, text in pairs]))
+    rules = rules_in("\n".join([text for _name, text in pairs]))
     if not rules:
         return None
     for name, text in pairs:
@@ -346,31 +340,19 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> Finding | None:
     return None
 
 
-def rules_for(joined: str) -> list[Rule]:
-    """The rules (in RULES order) that can match somewhere in `joined`: a keyword of theirs occurs,
-    a run of non-space characters is long enough (Rule.run), a mark they need is there. `scan(text,
-    rules=rules_for(text))` finds what `scan(text)` finds, in a fraction of the time for prose."""
-    longest = max(map(len, joined.split()), default=0)  # no match spans a space (Rule.run)
-    lowered = joined.lower()
-    # the keywords of the rules such a run allows (~30 of ~165 for prose): a substring search each
-    present = {k for k in _KEYWORDS[:bisect_right(_KEYWORD_RUNS, longest)] if k in lowered}
-    if not present:
-        return []
-    return [rule for rule in RULES if rule.run <= longest and not present.isdisjoint(rule.keywords)
-            and (not rule.marks or any(mark in joined for mark in rule.marks))]
-
-
-# scan_fields's choice of rules, a few passes in C over the text's UTF-8 bytes (issue 39: rules_for's
-# split and keyword loop were half the served checks of a snapshot's record). It may keep a rule
-# rules_for drops (scan still asks a rule's keyword of each field), never one that can match:
+# The one choice of rules before a scan (scan_fields, receipts.scrubbed): a few passes in C over the
+# text's UTF-8 bytes (issue 39: the split and keyword loop it replaced were half the served checks
+# of a snapshot's record). It may keep a rule that cannot match (scan still asks a rule's keyword of
+# each field), never one that can, with or without scan's `anywhere` (no rule's gate below reads
+# the character before a match):
 # - the rules in _ASCII_RUN: every match is printable ASCII without a space (`!`-`~`), taken from
 #   the text as it is (case-sensitive), at least Rule.run long, and holds one of the rule's keywords
 #   in some case (tests/test_secret_gate.py proves it of each pattern). So one can match only inside
 #   a run of such characters that long whose lowercase holds a keyword: found with bytes.translate
 #   and one search for Rule.run letters, and most prose has no such run;
 # - the others (context rules, and `-----BEGIN … PRIVATE KEY-----`, `SSWS <token>` with their spaces):
-#   a mark they need (Rule.marks) and a keyword in the lowercased text, as rules_for asks (the run
-#   left out: a rule kept is only asked again). An ASCII keyword is in `text.lower()` exactly when it
+#   a mark they need (Rule.marks) and a keyword in the lowercased text (a rule kept is only
+#   asked again). An ASCII keyword is in `text.lower()` exactly when it
 #   is in the UTF-8 bytes' ASCII lowercase, unless the text holds U+0130 or U+212A, the two
 #   characters whose lowercase holds ASCII letters (`İ` -> `i̇`, the Kelvin sign -> `k`; the test
 #   checks Python's Unicode tables): then, and for `пароль`, str.lower is asked.
@@ -426,8 +408,9 @@ def _run_words(length: int) -> re.Pattern[bytes]:
     return compiled
 
 
-def _rules_in(joined: str) -> list[Rule]:
-    """The rules (in RULES order) scan_fields runs on fields joined as `joined` (see above)."""
+def rules_in(joined: str) -> list[Rule]:
+    """The rules (in RULES order) that may match in `joined` (see above): `scan(text, rules=rules_in(text))`
+    finds what `scan(text)` finds, anywhere or not, in a fraction of the time for prose."""
     raw = joined.encode("utf-8", "surrogatepass")
     low = raw.lower()
     picked: list[int] = []
