@@ -204,6 +204,21 @@ def test_big_history_in_process_equals_the_git_program_at_every_threshold(tmp_pa
         assert fresh.big_history(tmp_path / "s", made[-1]) == want, at
 
 
+def test_big_history_by_the_git_program_counts_only_up_to_the_threshold(tmp_path, monkeypatch):
+    """The program's path (no pygit2 loaded, as a first `kyb query`) stops its count at the threshold
+    (issue 39: a full `rev-list --count` was 2.4 s of a 100k clone's first answer); same answers."""
+    from kyb_cli.core.index import fresh
+
+    _repo, made = _history(tmp_path / "s", 8)
+    monkeypatch.setenv("KYB_CATCHUP", "git")
+    commits = gitlog.count(tmp_path / "s", made[-1])
+    for at in (0, 1, 10, 40, 41, 60, 150, 400):
+        assert fresh._commits_upto(tmp_path / "s", made[-1], at) == min(commits, at), at
+        want = commits >= at or gitlog.object_count(tmp_path / "s") - 3 * commits >= at
+        monkeypatch.setenv("KYB_STAGE_AT", str(at))
+        assert fresh.big_history(tmp_path / "s", made[-1]) == want, at
+
+
 def test_ordinary_histories_are_read_in_process(tmp_path):
     _repo, made = _history(tmp_path / "s", 2)
     assert isinstance(walk.source(tmp_path / "s", made[-6], made[-1]), walk.Walk)

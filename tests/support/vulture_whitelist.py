@@ -18,6 +18,7 @@ _.archived_sha
 archived_sha
 archived_at
 environment_names_in_source  # devtools/gen_docs.py: used by tests/test_doors_docs.py
+run_after  # core/index/staged.py: the detached filler process calls it by name (staged._AFTER, a `python -c`)
 _.task_status  # an MCP tool (mcp/tools.py), registered by name
 _.handle_exit  # uvicorn Server hook overridden (serve/run.py), called by uvicorn
 frame  # its signature

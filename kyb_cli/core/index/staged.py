@@ -163,15 +163,72 @@ def start_filler(store_path: Path, gdir: Path) -> bool:
         return False
     import subprocess
 
+    if _waiting(str(gdir)):
+        return False  # this process started one a moment ago: it waits for the answer to go out
     log = kyb_dir(gdir) / "filler.log"
     try:
         with open(log, "ab") as err:
-            subprocess.Popen([sys.executable, "-m", FILLER_MODULE, str(store_path)],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                             start_new_session=True, close_fds=True, cwd=str(store_path))
+            proc = subprocess.Popen([sys.executable, "-c", _AFTER, str(os.getpid()), str(AFTER_CAP),
+                                     str(store_path)],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                    start_new_session=True, close_fds=True, cwd=str(store_path))
     except OSError:
         return False
+    _launched[str(gdir)] = (proc, time.monotonic())
     return True
+
+
+AFTER_CAP = 1.0  # seconds a filler waits for the process that started it (a long-lived door lives on)
+_AFTER = "import sys; from kyb_cli.core.index.staged import run_after; sys.exit(run_after(sys.argv[1:]))"
+_launched: dict = {}  # gdir -> (Popen, when) of the filler this process last started
+
+
+def _waiting(key: str) -> bool:
+    """Whether the filler this process started for `key` is still alive and within its wait (it takes
+    the lock only once it runs: a long-lived door's next read must not start a second one meanwhile)."""
+    proc, when = _launched.get(key, (None, 0.0))
+    if proc is None or proc.poll() is not None:  # poll() also reaps an ended one
+        _launched.pop(key, None)
+        return False
+    return time.monotonic() - when < AFTER_CAP + 1.0
+
+
+def run_after(argv: list[str]) -> int:
+    """The filler's process (argv: the starter's pid, the cap, the store): it waits until the process
+    that started it has ended (its answer is out) or the cap has passed, then runs the filler as
+    `python -m FILLER_MODULE STORE` would. Started
+    before the answer it competed for the 2 cores with the query's own end (issue 39)."""
+    import runpy
+
+    wait_for_exit(int(argv[0]), float(argv[1]))
+    sys.argv = [FILLER_MODULE, *argv[2:]]
+    runpy.run_module(FILLER_MODULE, run_name="__main__", alter_sys=True)  # exits with the filler's code
+    return 0
+
+
+def wait_for_exit(pid: int, limit: float) -> None:
+    """Until process `pid` has ended (a zombie counts) or `limit` seconds have passed."""
+    deadline = time.monotonic() + limit
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None:
+        import select
+
+        try:
+            select.select([fd], [], [], limit)
+        finally:
+            os.close(fd)
+        return
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        except OSError:
+            pass
+        time.sleep(0.02)
 
 
 def after_write(store_path: Path) -> None:
