@@ -148,9 +148,12 @@ def revisions_and_line(store_path: Path, head_sha: str) -> tuple[list[tuple[str,
     return order, line
 
 
-def count(store_path: Path, head_sha: str, since: str | None = None) -> int:
-    """How many commits `commits()` would yield (one cheap `git rev-list --count`)."""
-    return int(_rev_list(store_path, "--count", *_range(head_sha, since)).strip() or 0)
+def count(store_path: Path, head_sha: str, since: str | None = None, most: int | None = None) -> int:
+    """How many commits `commits()` would yield (one cheap `git rev-list --count`), or `most` when
+    there are more (`--max-count`: the walk stops there; a full count of a 100k-key clone's 382k
+    commits was 2.4 s, issue 39)."""
+    limit = () if most is None else (f"--max-count={most}",)
+    return int(_rev_list(store_path, "--count", *limit, *_range(head_sha, since)).strip() or 0)
 
 
 def object_count(store_path: Path) -> int:
