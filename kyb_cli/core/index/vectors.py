@@ -150,6 +150,75 @@ def db_state(conn) -> tuple[int, int]:
     return conn.total_changes(), conn.execute("PRAGMA data_version").fetchone()[0]
 
 
+QUEUE_BATCHES = 64  # batches of hashes one scan of missing_in_order queues for the filler (~100 s of work)
+_QUEUES: dict = {}  # (file, inode, fp, current_only) -> _Queue: this filler process's work list
+
+
+class _Queue:
+    """What missing_in_order said at one scan, served a batch at a time. At 100k keys the scan
+    is ~1.3 s of a niced filler holding the index's read lock, which a write's catch-up waits
+    for to commit (the journal is not WAL): once a batch, it was most of a write's wait."""
+
+    __slots__ = ("hashes", "top", "done")
+
+    def __init__(self, hashes: list[str], top: int, done: bool) -> None:
+        self.hashes, self.top, self.done = hashes, top, done
+
+
+def next_batch(conn, fp: str, limit: int, current_only: bool = False) -> list[str]:
+    """missing_in_order's next `limit` hashes from a kept scan: scanned again only when its list
+    ran out (`done`: it held all there was, so nothing is scanned again); versions written since
+    the scan go first (a short range of the primary key); hashes filled meanwhile are skipped."""
+    import collections
+
+    name = conn.filename
+    try:
+        ino = os.stat(name).st_ino  # a rebuilt or swapped index is another file: its own list
+    except OSError:
+        ino = None
+    key = (name, ino, fp, current_only)
+    q = _QUEUES.get(key)
+    top = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
+    if q is None:
+        for other in [k for k in _QUEUES if k[:2] != key[:2]]:
+            del _QUEUES[other]
+        q = _QUEUES[key] = _Queue(collections.deque(), top, False)
+        _rescan(conn, fp, limit, current_only, q)
+    elif top > q.top:
+        new = [r[0] for r in conn.execute(
+            "SELECT t.text_sha FROM vtext t WHERE t.version_id > :top AND NOT EXISTS (SELECT 1 FROM "
+            "vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp) ORDER BY t.version_id, "
+            "t.part DESC", {"top": q.top, "fp": fp})]
+        q.hashes.extendleft(new)  # the newest version's first passage ends up first
+        q.top = top
+    while True:
+        out: list[str] = []
+        while q.hashes and len(out) < limit:
+            h = q.hashes.popleft()
+            if h not in out:
+                out.append(h)
+        if out:
+            marks = ",".join("?" * len(out))
+            have = {r[0] for r in conn.execute(
+                f"SELECT text_sha FROM vectors WHERE fingerprint = ? AND text_sha IN ({marks})", [fp, *out])}
+            out = [h for h in out if h not in have]
+            if out:
+                return out
+            continue
+        if q.done:
+            return []
+        _rescan(conn, fp, limit, current_only, q)
+
+
+def _rescan(conn, fp: str, limit: int, current_only: bool, q: _Queue) -> None:
+    """The list made again; `top` read first, so a version written meanwhile is taken as new."""
+    want = limit * QUEUE_BATCHES
+    top = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
+    q.hashes.extend(missing_in_order(conn, fp, want, current_only))
+    q.done = len(q.hashes) < want
+    q.top = max(q.top, top)
+
+
 def _texts(conn, hashes: list[str]) -> dict[str, str]:
     """Recipe text for each hash, from one version and passage that has it."""
     import json
@@ -250,7 +319,7 @@ def fill_background(conn, gdir) -> bool:
         return False
     for current_only in (True, False):
         for spec, fp, _loc in found:
-            hashes = missing_in_order(conn, fp, BACKGROUND_BATCH, current_only)
+            hashes = next_batch(conn, fp, BACKGROUND_BATCH, current_only)
             if not hashes:
                 continue
             done = fill(conn, fp, hashes, spec=spec)
