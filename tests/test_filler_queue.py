@@ -91,3 +91,30 @@ def test_the_list_is_made_again_when_it_ran_out(store_path, monkeypatch):
     assert got == want
     assert len(calls) >= 3  # ran out, scanned again, until a scan came back short
     c.close()
+
+
+def test_the_status_counts_pending_again_only_while_cheap(store_path, monkeypatch):
+    """filler.json's pending: counted at the head counted last (kept: brought forward); after a
+    write, the last figure less what the batch filled, until RECOUNT_S have passed."""
+    from types import SimpleNamespace
+
+    from kyb_cli.core.index import vectors
+
+    for i in range(3):
+        put(store_path, f"k{i}", f"Key {i}", f"text {i}", T0 + i)
+    found = [(SimpleNamespace(name="m"), FP, None)]
+    counted = []
+    real = vectors.pending
+    monkeypatch.setattr(vectors, "pending", lambda *a: counted.append(a) or real(*a))
+    c = conn(store_path)
+    assert vectors._status_pending(c, found, "m", 0) == {"m": 3}
+    add(c, vectors.next_batch(c, FP, 1))
+    assert vectors._status_pending(c, found, "m", 1) == {"m": 2} and len(counted) == 2  # same head: counted
+    c.close()
+    put(store_path, "k9", "Key 9", "text 9", T0 + 9)  # a write moves the head
+    c = conn(store_path)
+    add(c, vectors.next_batch(c, FP, 1))
+    assert vectors._status_pending(c, found, "m", 1) == {"m": 1} and len(counted) == 2  # carried, not counted
+    monkeypatch.setattr(vectors, "RECOUNT_S", -1.0)
+    assert vectors._status_pending(c, found, "m", 0) == {"m": 2} and len(counted) == 3  # due: counted
+    c.close()

@@ -323,11 +323,35 @@ def fill_background(conn, gdir) -> bool:
             if not hashes:
                 continue
             done = fill(conn, fp, hashes, spec=spec)
-            per = {sp.name: pending(conn, f, Slice("history")) for sp, f, _l in found}
+            per = _status_pending(conn, found, spec.name, done.from_cache + done.embedded)
             staged.write_status(gdir, stage="vectors", model=spec.name, pending=per[found[0][0].name],
                                 pending_by_model=per, embedded=done.embedded, from_cache=done.from_cache)
             return done.reason is None and done.from_cache + done.embedded > 0
     return False
+
+
+RECOUNT_S = 300.0  # after a write, the filler's status counts pending again at most this often
+_COUNTED: dict = {}  # index file -> (when, indexed head, {model: pending}) of the filler's last count
+
+
+def _status_pending(conn, found, model: str, filled: int) -> dict:
+    """Pending vectors per model for filler.json (`kyb index` shows them). Counted while the head is
+    the one last counted (kept.py brings the count forward: ms); after a write moved it, a count is a
+    scan of the slice per model (~3 s at 100k, under the read lock a write's catch-up waits for),
+    so then the last figures, less what this batch filled, until RECOUNT_S have passed."""
+    head = conn.execute("SELECT v FROM meta WHERE k = 'head'").fetchone()
+    head = head[0] if head else None
+    last = _COUNTED.get(conn.filename)
+    now = time.monotonic()
+    if last is None or last[1] == head or now - last[0] > RECOUNT_S or set(last[2]) != {sp.name for sp, _f, _l in found}:
+        per = {sp.name: pending(conn, f, Slice("history")) for sp, f, _l in found}
+        _COUNTED.clear()  # one index a filler process
+        _COUNTED[conn.filename] = (now, head, per)
+        return per
+    per = dict(last[2])
+    per[model] = max(0, per[model] - filled)
+    _COUNTED[conn.filename] = (last[0], last[1], per)
+    return per
 
 
 def counts(conn) -> dict:
