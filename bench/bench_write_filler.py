@@ -8,6 +8,8 @@ Before each write, that side's filler is started (the other side's stopped: one 
 as a user has) and runs until it has committed a batch, then a random 0-3 s more, so writes land
 at any point of its cycle. Each side's embedding cache is a new empty directory, so the filler
 embeds (copies of a store without vectors have minutes of work). It writes to the copies.
+`--both`: both fillers run throughout, so a write also meets what the filler does after the last
+write (the restarted filler of the default redoes its start-up before the write instead).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class Side:
         self.env.pop("PYTHONDONTWRITEBYTECODE", None)
         self.filler: subprocess.Popen | None = None
         self.walls: list[float] = []
+        self.keep = False
 
     def status(self) -> dict:
         try:
@@ -44,6 +47,8 @@ class Side:
             return {}
 
     def start(self) -> None:
+        if self.filler is not None and self.filler.poll() is None and self.keep:
+            return
         if self.filler is None or self.filler.poll() is not None:
             self.filler = subprocess.Popen([sys.executable, "-m", "kyb_cli.core.index.filler", self.store],
                                            env=self.env, cwd=self.store, stdout=subprocess.DEVNULL,
@@ -74,14 +79,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--side", action="append", required=True, help="CHECKOUT:STORE (give two)")
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--both", action="store_true", help="both fillers run throughout (as one user's writes "
+                    "in a row beside one filler; each side's writes also share the cores with the other's filler)")
     args = ap.parse_args()
     root = tempfile.mkdtemp(prefix="kyb-bench-filler-")
     sides = [Side(spec, os.path.join(root, f"cache{i}")) for i, spec in enumerate(args.side)]
+    for side in sides:
+        side.keep = args.both
     try:
         for r in range(args.rounds):
             for side in sides if r % 2 == 0 else sides[::-1]:
                 for other in sides:
-                    if other is not side:
+                    if other is not side and not args.both:
                         other.stop()
                 side.start()
                 time.sleep(random.uniform(0, 3))

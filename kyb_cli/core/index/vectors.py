@@ -2,7 +2,8 @@
 
 Passages get their vectors from the embed room (the user-wide embedding cache first, then the
 model) one committed batch at a time: by the background filler (index/filler.py, `fill_background`:
-current versions first, then the rest newest first) or by `kyb index --embed` (`embed_all`). A query
+current versions first, then the rest newest first, from a list one scan made: `next_batch`) or by
+`kyb index --embed` (`embed_all`). A query
 never fills; it ranks by meaning over what is here (search/semantic.py) and reports the rest as
 `pending_vectors`.
 
