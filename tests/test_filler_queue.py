@@ -118,3 +118,10 @@ def test_the_status_counts_pending_again_only_while_cheap(store_path, monkeypatc
     monkeypatch.setattr(vectors, "RECOUNT_S", -1.0)
     assert vectors._status_pending(c, found, "m", 0) == {"m": 2} and len(counted) == 3  # due: counted
     c.close()
+    monkeypatch.setattr(vectors, "RECOUNT_S", 300.0)
+    put(store_path, "k10", "Key 10", "text 10", T0 + 10)
+    c = conn(store_path)
+    assert vectors._status_pending(c, found, "m", 0) == {"m": 2} and len(counted) == 3  # carried
+    monkeypatch.setattr(vectors, "_file_id", lambda _c: ("swapped", 1))  # the history swap's new file
+    assert vectors._status_pending(c, found, "m", 0) == {"m": 3} and len(counted) == 4  # counted again
+    c.close()

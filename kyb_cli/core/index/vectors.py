@@ -162,7 +162,7 @@ class _Queue:
 
     __slots__ = ("hashes", "top", "done")
 
-    def __init__(self, hashes: list[str], top: int, done: bool) -> None:
+    def __init__(self, hashes, top: int, done: bool) -> None:  # hashes: a deque
         self.hashes, self.top, self.done = hashes, top, done
 
 
@@ -172,12 +172,7 @@ def next_batch(conn, fp: str, limit: int, current_only: bool = False) -> list[st
     the scan go first (a short range of the primary key); hashes filled meanwhile are skipped."""
     import collections
 
-    name = conn.filename
-    try:
-        ino = os.stat(name).st_ino  # a rebuilt or swapped index is another file: its own list
-    except OSError:
-        ino = None
-    key = (name, ino, fp, current_only)
+    key = (*_file_id(conn), fp, current_only)  # a rebuilt or swapped index is another file: its own list
     q = _QUEUES.get(key)
     top = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
     if q is None:
@@ -209,6 +204,15 @@ def next_batch(conn, fp: str, limit: int, current_only: bool = False) -> list[st
         if q.done:
             return []
         _rescan(conn, fp, limit, current_only, q)
+
+
+def _file_id(conn) -> tuple:
+    """The index file a connection is on: its name and inode (a rebuild or the history swap renames
+    a new file over the old name)."""
+    try:
+        return conn.filename, os.stat(conn.filename).st_ino
+    except OSError:
+        return conn.filename, None
 
 
 def _rescan(conn, fp: str, limit: int, current_only: bool, q: _Queue) -> None:
@@ -332,7 +336,7 @@ def fill_background(conn, gdir) -> bool:
 
 
 RECOUNT_S = 300.0  # after a write, the filler's status counts pending again at most this often
-_COUNTED: dict = {}  # index file -> (when, indexed head, {model: pending}) of the filler's last count
+_COUNTED: dict = {}  # "last" -> (when, (file, inode, indexed head), {model: pending}): the filler's last count
 
 
 def _status_pending(conn, found, model: str, filled: int) -> dict:
@@ -340,18 +344,21 @@ def _status_pending(conn, found, model: str, filled: int) -> dict:
     the one last counted (kept.py brings the count forward: ms); after a write moved it, a count is a
     scan of the slice per model (~3 s at 100k, under the read lock a write's catch-up waits for),
     so then the last figures, less what this batch filled, until RECOUNT_S have passed."""
-    head = conn.execute("SELECT v FROM meta WHERE k = 'head'").fetchone()
-    head = head[0] if head else None
-    last = _COUNTED.get(conn.filename)
+    row = conn.execute("SELECT v FROM meta WHERE k = 'head'").fetchone()
+    state = (*_file_id(conn), row[0] if row else None)  # another file (a swap): counted again
+    last = _COUNTED.get("last")
     now = time.monotonic()
-    if last is None or last[1] == head or now - last[0] > RECOUNT_S or set(last[2]) != {sp.name for sp, _f, _l in found}:
+    if (last is None or last[1] == state or now - last[0] > RECOUNT_S
+            or set(last[2]) != {sp.name for sp, _f, _l in found}):
         per = {sp.name: pending(conn, f, Slice("history")) for sp, f, _l in found}
-        _COUNTED.clear()  # one index a filler process
-        _COUNTED[conn.filename] = (now, head, per)
+        _COUNTED["last"] = (now, state, per)
         return per
+    if last[1][:2] != state[:2]:
+        _COUNTED.clear()
+        return _status_pending(conn, found, model, filled)
     per = dict(last[2])
     per[model] = max(0, per[model] - filled)
-    _COUNTED[conn.filename] = (last[0], last[1], per)
+    _COUNTED["last"] = (last[0], last[1], per)
     return per
 
 
