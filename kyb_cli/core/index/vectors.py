@@ -2,7 +2,8 @@
 
 Passages get their vectors from the embed room (the user-wide embedding cache first, then the
 model) one committed batch at a time: by the background filler (index/filler.py, `fill_background`:
-current versions first, then the rest newest first) or by `kyb index --embed` (`embed_all`). A query
+current versions first, then the rest newest first, from a list one scan made: `next_batch`) or by
+`kyb index --embed` (`embed_all`). A query
 never fills; it ranks by meaning over what is here (search/semantic.py) and reports the rest as
 `pending_vectors`.
 
@@ -150,6 +151,79 @@ def db_state(conn) -> tuple[int, int]:
     return conn.total_changes(), conn.execute("PRAGMA data_version").fetchone()[0]
 
 
+QUEUE_BATCHES = 64  # batches of hashes one scan of missing_in_order queues for the filler (~100 s of work)
+_QUEUES: dict = {}  # (file, inode, fp, current_only) -> _Queue: this filler process's work list
+
+
+class _Queue:
+    """What missing_in_order said at one scan, served a batch at a time. At 100k keys the scan
+    is ~1.3 s of a niced filler holding the index's read lock, which a write's catch-up waits
+    for to commit (the journal is not WAL): once a batch, it was most of a write's wait."""
+
+    __slots__ = ("hashes", "top", "done")
+
+    def __init__(self, hashes, top: int, done: bool) -> None:  # hashes: a deque
+        self.hashes, self.top, self.done = hashes, top, done
+
+
+def next_batch(conn, fp: str, limit: int, current_only: bool = False) -> list[str]:
+    """missing_in_order's next `limit` hashes from a kept scan: scanned again only when its list
+    ran out (`done`: it held all there was, so nothing is scanned again); versions written since
+    the scan go first (a short range of the primary key); hashes filled meanwhile are skipped."""
+    import collections
+
+    key = (*_file_id(conn), fp, current_only)  # a rebuilt or swapped index is another file: its own list
+    q = _QUEUES.get(key)
+    top = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
+    if q is None:
+        for other in [k for k in _QUEUES if k[:2] != key[:2]]:
+            del _QUEUES[other]
+        q = _QUEUES[key] = _Queue(collections.deque(), top, False)
+        _rescan(conn, fp, limit, current_only, q)
+    elif top > q.top:
+        new = [r[0] for r in conn.execute(
+            "SELECT t.text_sha FROM vtext t WHERE t.version_id > :top AND NOT EXISTS (SELECT 1 FROM "
+            "vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp) ORDER BY t.version_id, "
+            "t.part DESC", {"top": q.top, "fp": fp})]
+        q.hashes.extendleft(new)  # the newest version's first passage ends up first
+        q.top = top
+    while True:
+        out: list[str] = []
+        while q.hashes and len(out) < limit:
+            h = q.hashes.popleft()
+            if h not in out:
+                out.append(h)
+        if out:
+            marks = ",".join("?" * len(out))
+            have = {r[0] for r in conn.execute(
+                f"SELECT text_sha FROM vectors WHERE fingerprint = ? AND text_sha IN ({marks})", [fp, *out])}
+            out = [h for h in out if h not in have]
+            if out:
+                return out
+            continue
+        if q.done:
+            return []
+        _rescan(conn, fp, limit, current_only, q)
+
+
+def _file_id(conn) -> tuple:
+    """The index file a connection is on: its name and inode (a rebuild or the history swap renames
+    a new file over the old name)."""
+    try:
+        return conn.filename, os.stat(conn.filename).st_ino
+    except OSError:
+        return conn.filename, None
+
+
+def _rescan(conn, fp: str, limit: int, current_only: bool, q: _Queue) -> None:
+    """The list made again; `top` read first, so a version written meanwhile is taken as new."""
+    want = limit * QUEUE_BATCHES
+    top = conn.execute("SELECT coalesce(max(id), 0) FROM versions").fetchone()[0]
+    q.hashes.extend(missing_in_order(conn, fp, want, current_only))
+    q.done = len(q.hashes) < want
+    q.top = max(q.top, top)
+
+
 def _texts(conn, hashes: list[str]) -> dict[str, str]:
     """Recipe text for each hash, from one version and passage that has it."""
     import json
@@ -250,15 +324,42 @@ def fill_background(conn, gdir) -> bool:
         return False
     for current_only in (True, False):
         for spec, fp, _loc in found:
-            hashes = missing_in_order(conn, fp, BACKGROUND_BATCH, current_only)
+            hashes = next_batch(conn, fp, BACKGROUND_BATCH, current_only)
             if not hashes:
                 continue
             done = fill(conn, fp, hashes, spec=spec)
-            per = {sp.name: pending(conn, f, Slice("history")) for sp, f, _l in found}
+            per = _status_pending(conn, found, spec.name, done.from_cache + done.embedded)
             staged.write_status(gdir, stage="vectors", model=spec.name, pending=per[found[0][0].name],
                                 pending_by_model=per, embedded=done.embedded, from_cache=done.from_cache)
             return done.reason is None and done.from_cache + done.embedded > 0
     return False
+
+
+RECOUNT_S = 300.0  # after a write, the filler's status counts pending again at most this often
+_COUNTED: dict = {}  # "last" -> (when, (file, inode, indexed head), {model: pending}): the filler's last count
+
+
+def _status_pending(conn, found, model: str, filled: int) -> dict:
+    """Pending vectors per model for filler.json (`kyb index` shows them). Counted while the head is
+    the one last counted (kept.py brings the count forward: ms); after a write moved it, a count is a
+    scan of the slice per model (~3 s at 100k, under the read lock a write's catch-up waits for),
+    so then the last figures, less what this batch filled, until RECOUNT_S have passed."""
+    row = conn.execute("SELECT v FROM meta WHERE k = 'head'").fetchone()
+    state = (*_file_id(conn), row[0] if row else None)  # another file (a swap): counted again
+    last = _COUNTED.get("last")
+    now = time.monotonic()
+    if (last is None or last[1] == state or now - last[0] > RECOUNT_S
+            or set(last[2]) != {sp.name for sp, _f, _l in found}):
+        per = {sp.name: pending(conn, f, Slice("history")) for sp, f, _l in found}
+        _COUNTED["last"] = (now, state, per)
+        return per
+    if last[1][:2] != state[:2]:
+        _COUNTED.clear()
+        return _status_pending(conn, found, model, filled)
+    per = dict(last[2])
+    per[model] = max(0, per[model] - filled)
+    _COUNTED["last"] = (last[0], last[1], per)
+    return per
 
 
 def counts(conn) -> dict:
