@@ -140,6 +140,23 @@ def next_origin(s: dict, docsize_max: int | None) -> int:
     return max(highest, docsize_max or 0) + 1
 
 
+def page_rowid(rowid: int, old: int, new: int) -> int:
+    """A `_data` rowid of segment `old` (a leaf, a doclist-index page, a tombstone page) once the
+    segment is `new`."""
+    return rowid + ((new - old) << SEGID_SHIFT)
+
+
+def row_origin(origin: int, shift: int) -> int:
+    """A shard row's origin in the merged table: its segments' origins moved by `shift` too."""
+    return origin + shift
+
+
+def add_averages(total: list[int], more: list[int]) -> None:
+    """The averages record of two tables' rows: row counts and each column's tokens summed."""
+    for i, value in enumerate(more):
+        total[i] += value
+
+
 def merge(conn, table: str, shard_paths: Sequence[str | Path]) -> None:
     """Copy the rows of each shard file's `table` (same CREATE VIRTUAL TABLE, committed, rowids
     disjoint from each other and from the table's) into `table` of `conn`, segments and all.
@@ -153,9 +170,9 @@ def merge(conn, table: str, shard_paths: Sequence[str | Path]) -> None:
         conn.execute(f"INSERT INTO {q}({q}, rank) VALUES('merge', 0)")  # pending rows out, cache dropped
         conn.execute("SAVEPOINT fts_merge_sync")  # a cached averages record is written out here
         conn.execute("RELEASE fts_merge_sync")
-        into = decode_structure(_one(conn, f"SELECT block FROM {data} WHERE id = 10"))
+        into = decode_structure(_one(conn, f"SELECT block FROM {data} WHERE id = {STRUCTURE_ROWID}"))
         n_columns = len(_columns(conn, table))
-        averages = decode_averages(_one(conn, f"SELECT block FROM {data} WHERE id = 1"), n_columns)
+        averages = decode_averages(_one(conn, f"SELECT block FROM {data} WHERE id = {AVERAGES_ROWID}"), n_columns)
         with_origin = into["v2"]  # contentless_delete=1: _docsize has the origin column
         origin = next_origin(into, _one(conn, f"SELECT max(origin) FROM {docsize}") if with_origin else None)
         used = {seg[0] for _m, segs in into["levels"] for seg in segs}
@@ -169,8 +186,8 @@ def merge(conn, table: str, shard_paths: Sequence[str | Path]) -> None:
                 shard.close()
         if len(used) > MAX_SEGMENTS:
             raise ShardMismatch(f"{len(used)} segments: FTS5 reads at most {MAX_SEGMENTS}")
-        conn.execute(f"REPLACE INTO {data}(id, block) VALUES(10, ?)", (encode_structure(into),))
-        conn.execute(f"REPLACE INTO {data}(id, block) VALUES(1, ?)",
+        conn.execute(f"REPLACE INTO {data}(id, block) VALUES({STRUCTURE_ROWID}, ?)", (encode_structure(into),))
+        conn.execute(f"REPLACE INTO {data}(id, block) VALUES({AVERAGES_ROWID}, ?)",
                      (b"".join(put_varint(v) for v in averages),))
         conn.execute(f"INSERT INTO {q}({q}, rank) VALUES('merge', 0)")  # the cache read again from here
     except BaseException:
@@ -185,7 +202,7 @@ def _copy(conn, shard, table: str, into: dict, averages: list[int], used: set[in
     """One shard's segments, pages, _idx and _docsize rows into `conn` (structure and averages
     into `into`/`averages`); the origin the next shard starts at."""
     data, idx, docsize = (_shadow(table, s) for s in ("data", "idx", "docsize"))
-    theirs = decode_structure(_one(shard, f"SELECT block FROM {data} WHERE id = 10"))
+    theirs = decode_structure(_one(shard, f"SELECT block FROM {data} WHERE id = {STRUCTURE_ROWID}"))
     if theirs["v2"] != into["v2"]:
         raise ShardMismatch(f"{table}: a shard's structure is not the index's version")
     shift = origin - 1  # their origin 1 becomes ours `origin`
@@ -199,9 +216,8 @@ def _copy(conn, shard, table: str, into: dict, averages: list[int], used: set[in
             used.add(free)
     pages = []
     for old, new in renumber.items():
-        delta = (new - old) << SEGID_SHIFT
         for lo in (old, old + TOMBSTONE_SEGIDS):
-            pages += [(rowid + delta, block) for rowid, block in shard.execute(
+            pages += [(page_rowid(rowid, old, new), block) for rowid, block in shard.execute(
                 f"SELECT id, block FROM {data} WHERE id >= ? AND id < ?",
                 (lo << SEGID_SHIFT, (lo + 1) << SEGID_SHIFT))]
     conn.executemany(f"INSERT INTO {data}(id, block) VALUES(?, ?)", pages)
@@ -211,15 +227,15 @@ def _copy(conn, shard, table: str, into: dict, averages: list[int], used: set[in
     try:
         if with_origin:
             conn.executemany(f"INSERT INTO {docsize}(id, sz, origin) VALUES(?, ?, ?)",
-                             ((rowid, sz, o + shift) for rowid, sz, o in
+                             ((rowid, sz, row_origin(o, shift)) for rowid, sz, o in
                               shard.execute(f"SELECT id, sz, origin FROM {docsize}")))
         else:
             conn.executemany(f"INSERT INTO {docsize}(id, sz) VALUES(?, ?)",
                              shard.execute(f"SELECT id, sz FROM {docsize}"))
     except Exception as exc:  # apsw.ConstraintError: a rowid the table has already
         raise ShardMismatch(f"{table}: a shard's rowids are not disjoint from the index's ({exc})") from None
-    for i, value in enumerate(decode_averages(_one(shard, f"SELECT block FROM {data} WHERE id = 1"), n_columns)):
-        averages[i] += value
+    add_averages(averages, decode_averages(
+        _one(shard, f"SELECT block FROM {data} WHERE id = {AVERAGES_ROWID}"), n_columns))
     into["counter"] += theirs["counter"]
     before = [n_merge for n_merge, _segs in into["levels"]]
     for n_level, (n_merge, segs) in enumerate(theirs["levels"]):
