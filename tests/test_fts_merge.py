@@ -99,14 +99,20 @@ def writes(conn, name: str, n: int) -> None:
             conn.executemany(f"DELETE FROM {name} WHERE rowid = ?", [(r,) for r in range(3, n + 100, 17)])
 
 
-@pytest.mark.parametrize("name", list(KINDS))
-def test_a_merged_table_answers_as_one_table(tmp_path, name):
-    n = 1500
+@pytest.mark.parametrize(("name", "in_transaction"), [("fts_now", False), ("fts", False), ("fts_now", True)])
+def test_a_merged_table_answers_as_one_table(tmp_path, name, in_transaction):
+    """Shards attached and copied by SQL; or (inside a transaction) their rows through Python."""
+    n = 1200
     every = rows(range(1, n + 1))
     one = table(tmp_path / "one.db", name, every)
-    parts = [every[:600], every[600:601], every[601:]]  # contiguous, one of a single row
+    parts = [every[:500], every[500:501], every[501:]]  # contiguous, one of a single row
     merged = table(tmp_path / "merged.db", name, [])
+    if in_transaction:
+        merged.execute("BEGIN")
     merge(merged, name, shards(tmp_path, name, parts))
+    if in_transaction:
+        merged.execute("COMMIT")
+    assert [r[0] for r in merged.execute("SELECT name FROM pragma_database_list")] == ["main"]  # detached
     s = structure(merged, name)
     assert sum(len(segs) for _m, segs in s["levels"]) > 3  # several segments a shard, renumbered
     assert differences(one, merged, name) == []
