@@ -216,18 +216,29 @@ def ranked(conn, t: str, match: str) -> list:
 def compare(a, b, t: str, n_queries: int, instance: bool) -> dict:
     from kyb_cli.core.index.fts_merge import decode_averages
 
-    v = {"integrity": f"{_integrity(a, t)} / {_integrity(b, t)}"}
+    from kyb_cli.core.index.fts_merge import decode_structure
+
+    levels = [[len(segs) for _m, segs in decode_structure(
+        c.execute(f"SELECT block FROM {t}_data WHERE id = 10").fetchone()[0])["levels"]] for c in (a, b)]
+    v = {"segments_by_level": f"{levels[0]} / {levels[1]}", "integrity": f"{_integrity(a, t)} / {_integrity(b, t)}"}
     avg = [decode_averages(c.execute(f"SELECT block FROM {t}_data WHERE id = 1").fetchone()[0], 5) for c in (a, b)]
     v["averages"] = "equal" if avg[0] == avg[1] else f"DIFFER {avg}"
     for kind in ("row", "col") + (("instance",) if instance else ()):
         v[f"vocab_{kind}"] = same_vocab(a, b, t, kind)
     bad = hits = 0
+    spent = [0.0, 0.0]
     qs = queries(a, t, n_queries)
     for q in qs:
-        x, y = ranked(a, t, q), ranked(b, t, q)
+        t0 = time.perf_counter()
+        x = ranked(a, t, q)
+        t1 = time.perf_counter()
+        y = ranked(b, t, q)
+        spent[0] += t1 - t0
+        spent[1] += time.perf_counter() - t1
         hits += len(x)
         bad += x != y  # rowids, the doubles exactly (==), the order
     v["bm25"] = f"{len(qs) - bad}/{len(qs)} queries identical ({hits} ranked rows)"
+    v["queries_ms"] = f"{spent[0] * 1000:.0f} / {spent[1] * 1000:.0f}"
     return v
 
 
@@ -253,6 +264,8 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=400)
     ap.add_argument("--no-instance", action="store_true", help="skip the fts5vocab instance tables")
     ap.add_argument("--dir", default="/tmp/h39m")
+    ap.add_argument("--runs", type=int, default=1, help="the timings this many times")
+    ap.add_argument("--no-checks", action="store_true", help="the timings only")
     a = ap.parse_args()
     work = Path(a.dir)
     work.mkdir(parents=True, exist_ok=True)
@@ -272,11 +285,14 @@ def main() -> int:
     print(json.dumps({"rows": len(rows), "source": source, "text_mb": round(chars / 1e6, 1),
                       "sqlite": apsw.sqlite_lib_version(), "load": os.getloadavg()[0]}), flush=True)
     one, merged = work / "one.db", work / "merged.db"
-    for t in TABLES:  # each table alone: the figure the first answer needs is fts_now's
-        print(json.dumps({"table": t, **one_table(one, (t,))}), flush=True)
-        print(json.dumps({"table": t, **sharded(merged, (t,), a.shards)}), flush=True)
-    print(json.dumps({"tables": "both", **one_table(one, TABLES)}), flush=True)
-    print(json.dumps({"tables": "both", **sharded(merged, TABLES, a.shards)}), flush=True)
+    for _ in range(a.runs):
+        for t in TABLES:  # each table alone: the figure the first answer needs is fts_now's
+            print(json.dumps({"table": t, **one_table(one, (t,)), "load": os.getloadavg()[0]}), flush=True)
+            print(json.dumps({"table": t, **sharded(merged, (t,), a.shards), "load": os.getloadavg()[0]}), flush=True)
+        print(json.dumps({"tables": "both", **one_table(one, TABLES)}), flush=True)
+        print(json.dumps({"tables": "both", **sharded(merged, TABLES, a.shards)}), flush=True)
+    if a.no_checks:
+        return 0
     ca, cb = apsw.Connection(str(one)), apsw.Connection(str(merged))
     failed = False
     for t in TABLES:
