@@ -125,21 +125,24 @@ def test_a_merged_table_answers_as_one_table(tmp_path, name, in_transaction):
         assert differences(one, merged, name) == [], command
 
 
-def test_interleaved_rowids_and_a_table_already_in_use_inside_a_transaction(tmp_path):
-    """Shards of interleaved rowids into a table that this connection has written, read (FTS5's
-    cached structure) and holds pending rows of, in an open transaction."""
-    name, n = "fts_now", 1200
+@pytest.mark.parametrize("in_transaction", [True, False])
+def test_interleaved_rowids_into_a_table_already_in_use(tmp_path, in_transaction):
+    """Shards of interleaved rowids into a table that this connection has written and read (FTS5's
+    cached structure and averages), and holds pending rows and a delete of in an open transaction."""
+    name, n = "fts_now", 1000
     every = rows(range(1, n + 1))
     own, theirs = every[:300], every[300:]
     one = table(tmp_path / "one.db", name, every)
     merged = table(tmp_path / "merged.db", name, own[:200])
     assert merged.execute(f"SELECT count(*) FROM {name} WHERE {name} MATCH 'port'").fetchone()[0] > 0
     paths = shards(tmp_path, name, [theirs[0::2], theirs[1::2]])
-    merged.execute("BEGIN")
+    if in_transaction:
+        merged.execute("BEGIN")
     merged.executemany(f"INSERT INTO {name}(rowid, {COLS}) VALUES(?,?,?,?,?,?)", own[200:])  # pending
     merged.execute(f"DELETE FROM {name} WHERE rowid = 5")
     merge(merged, name, paths)
-    merged.execute("COMMIT")
+    if in_transaction:
+        merged.execute("COMMIT")
     one.execute(f"DELETE FROM {name} WHERE rowid = 5")
     assert differences(one, merged, name) == []
     writes(one, name, n)
