@@ -98,8 +98,9 @@ def test_fast_path_floor_is_what_a_lexical_query_uses(seeded, kyb, kyb_process):
     first = next(n for n, name in enumerate(names) if name.startswith("kyb_cli"))
     ours = {name.split(".")[0] for name in names[first:]}
     assert {"kyb_cli", "apsw"} <= ours
-    assert not {"contextlib", "importlib", "struct", "dataclasses", "inspect", "typing", "hashlib"} & ours
+    assert not {"contextlib", "importlib", "struct", "dataclasses", "inspect", "typing", "hashlib", "fcntl"} & ours
     assert "encodings.ascii" not in names[first:]  # HEAD is read as bytes: no codec import (~0.3 ms)
+    assert "kyb_cli.api.operations" not in names[first:]  # query's entry only (api/_query_op.py, ~1.5 ms)
 
 
 def test_a_failing_fast_path_query_runs_once_and_is_worded_as_click_words_it(seeded, kyb, monkeypatch):

@@ -18,17 +18,15 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of
 if TYPE_CHECKING:
     from typing import Any
 
+from kyb_cli.api._query_op import (  # noqa: F401 - `query`'s entry, read by a query without this table
+    COMPACT_DROPS, COMPACT_UNSET, KINDS, LIMIT_MIN, QUERY, STRENGTHS,
+)
 from kyb_cli.api._table import Field, Operation  # the table's two records (kyb_cli/api/_table.py)
 from kyb_cli.api.search import FILTER_TAGS_MAX  # declared beside its check (a query needs no table)
 from kyb_cli.api.work import LISTING_MAX_LIMIT
 
-KINDS = ("knowledge", "incident", "task")
 TASK_STATUSES = ("open", "in_progress", "blocked", "done", "dropped")
 PRIORITIES = ("low", "medium", "high", "critical")
-STRENGTHS = ("weak", "strong")
-# Every `limit` takes 1 to its maximum, in every door (exit 2 / HTTP 400 / MCP error result otherwise):
-# 0 is refused, never "no rows" nor "no limit" (docs/guide/sharing.md "Limits").
-LIMIT_MIN = 1
 
 BODY = Field("body", default="", description="Markdown body.", example="Checkout goes through node-3 port 9090.")
 TAGS = Field("tags", "strings", [], "Tags (any case; stored as given, matched lowercased).", example=["infra"])
@@ -39,53 +37,6 @@ KNOWLEDGE = Field("knowledge", "strings", [], "Knowledge keys this record relate
 EFFECTIVE_AT = Field("effective_at", description=(
     "When it became true in the world (date or RFC 3339); default: when written. Anything else is a usage error."),
     example="2026-12-01", metavar="TIME")
-
-QUERY = Operation("query", "Search records: current state, `history`, `as_of`, `as_of_event` or `changed_between` (one mode at a time).", (
-    Field("text", default="", description="Words to search; empty lists newest first. Any text is valid.",
-          http="q", example="checkout port", positional=True, metavar="[TEXT]..."),
-    Field("also", "texts", [], (
-        "Other phrasings of the same question (up to 7), fused with it into one answer with one `confident`. "
-        "Give them when the words of the records are unknown: a paraphrase in other words, the question in "
-        "English when asked in another language, a likely identifier; or when a first answer was not confident. "
-        "They vouch together, the same in any order: a hit is strong when every phrasing grades it strong, or "
-        "one does and every one ranks it in its first two."),
-        example=["how is an order written to the database"], maximum=7, metavar="TEXT"),
-    Field("limit", "integer", 10, "At most this many hits.", minimum=LIMIT_MIN, maximum=100),
-    Field("tags", "strings", [], f"Only records with all these tags (comma list; on the CLI repeatable too; at most "
-          f"{FILTER_TAGS_MAX}, repeats counted once).", aliases=("--tag",), multiple=True, metavar="TAG[,TAG]",
-          maximum=FILTER_TAGS_MAX),
-    Field("kind", description="Only this kind.", enum=KINDS),
-    Field("history", "boolean", False, "Search every content version, current included."),
-    Field("as_of", description="Search the store as it was at T: RFC 3339, a date (end of day UTC) or a revision.",
-          example="2026-11-30", metavar="T"),
-    Field("as_of_event", description=(
-        "What was true in the world at T (event time: effective_at, else write time), by what the store knows "
-        "now, or knew at `as_of` when both are given."), example="2026-11-30", metavar="T"),
-    Field("changed_between", "strings", None, "Two times A and B (HTTP: A,B): versions written in this window; the "
-          "latest match per key.",
-          example=["2026-11-01", "2026-11-30"], minimum=2, maximum=2, metavar="A B"),
-    Field("semantic", "boolean", True, "Fuse search by meaning when a model is there; false: words only."),
-    Field("explain", "boolean", False, "Per hit: lexical rank, vector rank, cosine, fused score."),
-    Field("min_strength", default="weak", enum=STRENGTHS, description=(
-        "strong: only hits that hold the question's words or clear the calibrated floor by meaning.")),
-    Field("status", description="Only this status (exact)."),
-    Field("service", description="Only this service (any case)."),
-    Field("priority", description="Only this priority (exact)."),
-    Field("assignee", description="Only this assignee (exact)."),
-    Field("parent", description="Only sub-tasks of this task key."),
-    Field("recent", "boolean", False, "Newest first instead of by relevance."),
-    Field("full", "boolean", False, "Each hit with its whole body. Default: a snippet (the best-matching passage) "
-          "and no body, a few kB for 10 hits; `get` reads the one record you choose."),
-), example="kyb query 'checkout port' --as-of 2026-11-30")
-
-# What a compact hit (a query without `full`) leaves out, 10 hits in 4 kB (issue 38): the body, and the
-# lists, times and the rank score (BM25 or cosine: not comparable across answers; `strength` says how
-# good a hit is) an agent does not choose by; `effective_at` stays in the mode that slices by it
-# (--as-of-event). Asking for one of them by name (`--fields key,tags`) asks for the full hits.
-COMPACT_DROPS = ("body", "tags", "refs", "effective_at", "score")
-# The freshness fields a compact hit carries only when the record sets them (`review_by` "", `verified`
-# null: nothing to say); `stale`, `committed_at` and `is_head` are always there.
-COMPACT_UNSET = ("review_by", "verified")
 
 FACT = (  # what one knowledge record is: `add` takes one, `add_many` a list of them
     Field("key", description="Record key: [a-z0-9-], at most 100 characters.", required=True, example="checkout-path"),

@@ -29,11 +29,12 @@ _DOOR_VALUED = {"--store": "store", "--today": "today"}
 @functools.cache
 def _options() -> tuple[dict, dict, tuple]:
     """`kyb query`'s flags {flag: (name, value)} and valued options {flag: Field}, and its fields, all
-    from the table (the Click options are made from the same entry: cli/options.py). Importing the
-    table is importing `kyb_cli.api`, which the answer needs anyway."""
-    from kyb_cli.api.operations import OPERATIONS
+    from the table's QUERY entry (the Click options are made from the same entry: cli/options.py), kept
+    in its own module: the rest of the table is not built (api/_query_op.py). Importing it is importing
+    `kyb_cli.api`, which the answer needs anyway."""
+    from kyb_cli.api._query_op import QUERY
 
-    fields = OPERATIONS["query"].fields_of("cli")
+    fields = QUERY.fields_of("cli")
     flags = {flag: (name, True) for flag, name in _DOOR_FLAGS.items()}
     valued: dict = {}
     for field in fields:

@@ -7,7 +7,6 @@ process that dies holding it releases it with its file descriptors, so a lock is
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import time
 from pathlib import Path
@@ -28,6 +27,8 @@ def try_lock(path: Path) -> int | None:
     """The fd holding an exclusive lock on `path` now, or None when someone else holds it (no wait).
 
     The caller closes the fd to release it."""
+    import fcntl  # here, not above: every `kyb query` imports this module and never locks (~0.2 ms)
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -51,6 +52,8 @@ class exclusive:  # noqa: N801 - used as `with exclusive(path):`, like the funct
         self.path, self.timeout = path, timeout
 
     def __enter__(self) -> None:
+        import fcntl  # as in try_lock: a query never locks
+
         path = self.path
         timeout = lock_timeout() if self.timeout is None else self.timeout
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -84,6 +87,8 @@ class exclusive:  # noqa: N801 - used as `with exclusive(path):`, like the funct
             pass  # a full disk: the lock holds all the same
 
     def __exit__(self, *exc) -> None:
+        import fcntl  # loaded by __enter__: a dict lookup
+
         try:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
         finally:
