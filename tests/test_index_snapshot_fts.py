@@ -147,3 +147,20 @@ def test_a_merge_that_fails_leaves_fts_now_to_this_process(store_path, tmp_path,
     assert _all(tmp_path / "late.sqlite") == here and _all(tmp_path / "early.sqlite") == here
     assert len(here['fts_now "checkout"']) == 12
     assert sorted(set(os.listdir(tmp_path)) - {"store"}) == ["early.sqlite", "here.sqlite", "late.sqlite"]
+
+
+def test_a_shard_its_worker_never_finished_is_not_merged(store_path, tmp_path, monkeypatch):
+    """A worker that gave every chunk's rows but not its last word (its shard never said committed):
+    no merge; the rows read again and inserted here."""
+    from kyb_cli.core.index import spread
+
+    seed(store_path)
+    head = gitlog.head(store_path)
+    snapshot.build(store_path, tmp_path / "here.sqlite", head)
+    merges = _with_workers(monkeypatch)
+    real = spread._receive
+    monkeypatch.setattr(spread, "_receive", lambda stream: None if (got := real(stream)) is True else got)
+    snapshot.build(store_path, tmp_path / "unsure.sqlite", head)
+    assert merges == []
+    assert _all(tmp_path / "unsure.sqlite") == _all(tmp_path / "here.sqlite")
+    assert sorted(set(os.listdir(tmp_path)) - {"store"}) == ["here.sqlite", "unsure.sqlite"]
