@@ -6,7 +6,9 @@ Each run: a fresh local clone of ORIGIN (hardlinked objects, no index: it is not
 user's first question `kyb query … --history --no-wait --no-semantic` with PYTHONPATH at one
 checkout (run in the clone: `python -m` puts the working directory first on sys.path, so run from a
 checkout both sides would run that one), timed to its end: wall seconds and CPU seconds of it and every process it waited for (the
-snapshot's workers; not the detached filler). The filler it started is then ended (its process
+snapshot's workers; not the detached filler), and the CPU of the kyb process alone (`self_cpu_s`: the
+process that writes the snapshot; read by an atexit callback, which also makes kyb take the ordinary
+exit instead of os._exit, the same few ms on both sides). The filler it started is then ended (its process
 group, by the pid in filler.lock) so it does not load the next run. Prints one JSON line a run and
 the medians with the ratio B/A.
 """
@@ -27,6 +29,14 @@ import time
 from pathlib import Path
 
 QUESTION = "checkout port 9090"
+# `python -m kyb_cli …`, its own CPU (not its children's) written at exit to $KYB_BENCH_SELF_CPU
+WRAP = ("import atexit, os, resource, runpy, sys\n"
+        "def _self():\n"
+        "    u = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "    with open(os.environ['KYB_BENCH_SELF_CPU'], 'w') as f:\n"
+        "        f.write(str(u.ru_utime + u.ru_stime))\n"
+        "atexit.register(_self)\n"
+        "runpy.run_module('kyb_cli', run_name='__main__', alter_sys=True)\n")
 
 
 def cpu() -> float:
@@ -66,10 +76,11 @@ def run(checkout: Path, origin: Path, work: Path, model: str | None) -> dict:
     subprocess.run(["git", "clone", "-q", "--no-checkout", str(origin), str(clone)], check=True)
     subprocess.run(["git", "-C", str(clone), "checkout", "-q"], check=True)
     env = env_for(checkout, clone, work / "home", model)
+    env["KYB_BENCH_SELF_CPU"] = str(work / "self-cpu")
     time.sleep(1.0)
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     c0, t0 = cpu(), time.perf_counter()
-    res = subprocess.run([sys.executable, "-m", "kyb_cli", "query", QUESTION, "--history", "--no-wait",
+    res = subprocess.run([sys.executable, "-c", WRAP, "query", QUESTION, "--history", "--no-wait",
                           "--no-semantic"], env=env, capture_output=True, text=True, cwd=str(clone))
     took, used = time.perf_counter() - t0, cpu() - c0
     if res.returncode != 0:
@@ -80,7 +91,8 @@ def run(checkout: Path, origin: Path, work: Path, model: str | None) -> dict:
     end_filler(clone)
     hits = len(json.loads(res.stdout).get("hits", []))
     shutil.rmtree(clone, ignore_errors=True)
-    return {"s": round(took, 3), "cpu_s": round(used, 3), "hits": hits, "load": load}
+    own = float((work / "self-cpu").read_text())
+    return {"s": round(took, 3), "cpu_s": round(used, 3), "self_cpu_s": round(own, 3), "hits": hits, "load": load}
 
 
 def main() -> None:
@@ -101,9 +113,9 @@ def main() -> None:
                 print(json.dumps({"side": side, **r}), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    med = {s: {k: statistics.median(r[k] for r in rs) for k in ("s", "cpu_s")} for s, rs in got.items()}
+    med = {s: {k: statistics.median(r[k] for r in rs) for k in ("s", "cpu_s", "self_cpu_s")} for s, rs in got.items()}
     print(json.dumps({"median": med, "ratio_b_over_a": {k: round(med["b"][k] / med["a"][k], 3)
-                                                       for k in ("s", "cpu_s")}}))
+                                                       for k in ("s", "cpu_s", "self_cpu_s")}}))
 
 
 if __name__ == "__main__":

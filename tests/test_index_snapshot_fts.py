@@ -4,9 +4,11 @@ snapshot adds to both as before."""
 
 from __future__ import annotations
 
+import os
+
 from kyb_cli.core.index import build as index_build
 from kyb_cli.core.index import gitlog, schema, snapshot
-from tests.support.index_helpers import T0, put, remove
+from tests.support.index_helpers import T0, dump_index, put, remove
 
 WEIGHTS = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
 QUESTIONS = ('"checkout"', '"port"', '"note" OR "outage"', '"checkout" AND "9003"', '"t1"', '"down"',
@@ -75,3 +77,90 @@ def test_a_catch_up_on_a_copied_snapshot_writes_both_tables_as_before(store_path
     assert copied == written
     assert len(copied['fts "moved" OR "8080"']) == 1 and len(copied['fts "checkout"']) == 13  # every version
     assert len(copied['fts_now "checkout"']) == 11  # each key's current one, the removed note's not
+
+
+# A big snapshot's `fts_now` written by its workers, each into a file of its own, and merged into
+# the index (spread.Shard, fts_merge.merge; issue 39): the same tables as written here, and when the
+# merge fails, the old path (rows inserted here), never a lost first answer; no shard file left.
+
+TABLES = ("versions", "vtext", "unreadable", "events", "keys", "meta", "commits", "fts_now_config", "fts_config")
+
+
+def _with_workers(monkeypatch) -> list:
+    """This small store spread over two workers, 3 records a chunk; the list of each merge's shards."""
+    from kyb_cli.core.index import fts_merge, spread
+
+    monkeypatch.setattr(spread, "SPREAD_AT", 1)
+    monkeypatch.setattr(spread, "CHUNK", 3)
+    monkeypatch.setattr(spread, "workers", lambda: 2)
+    merges: list = []
+    real = fts_merge.merge
+
+    def merge(conn, table, paths):
+        merges.append((table, [p for p in paths if os.path.getsize(p) > 0]))  # committed files, there
+        return real(conn, table, paths)
+    monkeypatch.setattr(fts_merge, "merge", merge)
+    return merges
+
+
+def _all(db) -> dict:
+    return {**dump(db), **dump_index(db, TABLES)}
+
+
+def test_a_snapshot_whose_workers_wrote_fts_now_is_the_snapshot_written_here(store_path, tmp_path, monkeypatch):
+    seed(store_path)
+    head = gitlog.head(store_path)
+    snapshot.build(store_path, tmp_path / "here.sqlite", head)
+    merges = _with_workers(monkeypatch)
+    snapshot.build(store_path, tmp_path / "merged.sqlite", head)
+    assert [(t, len(p)) for t, p in merges] == [("fts_now", 2)]  # both workers' shards, merged once
+    here, merged = _all(tmp_path / "here.sqlite"), _all(tmp_path / "merged.sqlite")
+    assert merged == here
+    assert len(here['fts_now "checkout"']) == 12 and len(here["fts row"]) > 20
+    assert sorted(set(os.listdir(tmp_path)) - {"store"}) == ["here.sqlite", "merged.sqlite"]  # no shard left behind
+
+
+def test_a_merge_that_fails_leaves_fts_now_to_this_process(store_path, tmp_path, monkeypatch):
+    """A merge that raises after writing (its rows in the table) or at once: the table is made anew
+    from the records read again, the same as written here."""
+    from kyb_cli.core.index import fts_merge
+
+    seed(store_path)
+    head = gitlog.head(store_path)
+    snapshot.build(store_path, tmp_path / "here.sqlite", head)
+    merges = _with_workers(monkeypatch)
+    wrapped = fts_merge.merge
+
+    def after_writing(conn, table, paths):
+        wrapped(conn, table, paths)
+        raise fts_merge.ShardMismatch("refused late")
+    monkeypatch.setattr(fts_merge, "merge", after_writing)
+    snapshot.build(store_path, tmp_path / "late.sqlite", head)
+
+    def at_once(conn, table, paths):
+        merges.append((table, paths))
+        raise RuntimeError("an SQLite whose format merge does not know")
+    monkeypatch.setattr(fts_merge, "merge", at_once)
+    snapshot.build(store_path, tmp_path / "early.sqlite", head)
+    assert [len(p) for _t, p in merges] == [2, 2]  # both went through a merge, and failed
+    here = _all(tmp_path / "here.sqlite")
+    assert _all(tmp_path / "late.sqlite") == here and _all(tmp_path / "early.sqlite") == here
+    assert len(here['fts_now "checkout"']) == 12
+    assert sorted(set(os.listdir(tmp_path)) - {"store"}) == ["early.sqlite", "here.sqlite", "late.sqlite"]
+
+
+def test_a_shard_its_worker_never_finished_is_not_merged(store_path, tmp_path, monkeypatch):
+    """A worker that gave every chunk's rows but not its last word (its shard never said committed):
+    no merge; the rows read again and inserted here."""
+    from kyb_cli.core.index import spread
+
+    seed(store_path)
+    head = gitlog.head(store_path)
+    snapshot.build(store_path, tmp_path / "here.sqlite", head)
+    merges = _with_workers(monkeypatch)
+    real = spread._receive
+    monkeypatch.setattr(spread, "_receive", lambda stream: None if (got := real(stream)) is True else got)
+    snapshot.build(store_path, tmp_path / "unsure.sqlite", head)
+    assert merges == []
+    assert _all(tmp_path / "unsure.sqlite") == _all(tmp_path / "here.sqlite")
+    assert sorted(set(os.listdir(tmp_path)) - {"store"}) == ["here.sqlite", "unsure.sqlite"]

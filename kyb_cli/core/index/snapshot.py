@@ -14,6 +14,10 @@ as on a full index, so commits made meanwhile get their real sha.
 Its rows are the ones build.Builder would write for these new keys, written straight from
 rows.version_rows's answer (`_write`): `fts_now` row by row, `fts` copied from it at the end
 (`copy_fts_now`), the indexes no snapshot statement reads made once the rows are in (issue 39).
+When workers read the records (index/spread.py), each also writes its chunks' `fts_now` rows into a
+file of its own, merged into the index once the other tables are written (`_fts_now`,
+index/fts_merge.py): this process no longer tokenizes every record (its CPU at 100k keys ~3.3 ->
+~2 s; docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -22,8 +26,8 @@ import os
 import time
 from pathlib import Path
 
-from kyb_cli.core.index import gitlog, schema, spread
-from kyb_cli.core.index.build import _set_head, _stats, bulk
+from kyb_cli.core.index import fts_merge, gitlog, schema, spread
+from kyb_cli.core.index.build import FTS_HASH_BYTES, _set_head, _stats, bulk
 from kyb_cli.core.records.keys import RECORD_DIRS, key_of_path, kind_of_key
 
 
@@ -104,10 +108,11 @@ def _started(fn, *args):
 _FTS_ROW = f"(rowid, {', '.join(schema.FTS_COLUMNS)}) VALUES(?,?,?,?,?,?)"
 
 
-def _write(conn, chunk: list[tuple], part: tuple, when: int, skipped: list[str]) -> None:
+def _write(conn, chunk: list[tuple], part: tuple, when: int, skipped: list[str], fts_here: bool = True) -> None:
     """One chunk's rows: what build.Builder's flush writes for these versions, each a new key at
     HEAD (event id = version id), straight from version_rows's answer. Every key is active, so
-    `fts_now` holds each readable version: version_rows's full-text rows, in the same order."""
+    `fts_now` holds each readable version: version_rows's full-text rows, in the same order (unless
+    not `fts_here`: the workers wrote them into their shards, `_fts_now`)."""
     rows, fts, vtext, unreadable, skip = part
     skipped.extend(skip)
     conn.executemany("INSERT INTO vtext VALUES(?,?,?)", vtext)
@@ -115,12 +120,55 @@ def _write(conn, chunk: list[tuple], part: tuple, when: int, skipped: list[str])
     conn.executemany("INSERT INTO versions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
     if not COPY_FTS:
         conn.executemany(f"INSERT INTO fts{_FTS_ROW}", fts)
-    conn.executemany(f"INSERT INTO fts_now{_FTS_ROW}", fts)
+    if fts_here:
+        conn.executemany(f"INSERT INTO fts_now{_FTS_ROW}", fts)
     # The event carries HEAD's time: `--as-of T` from T = HEAD on sees these versions.
     conn.executemany("INSERT INTO events VALUES(?,?,1,?,'content',?,?)",
                      [(vid, key, when, vid, blob) for vid, key, _sha, _when, blob in chunk])
     conn.executemany("INSERT OR REPLACE INTO keys VALUES(?,?,'active',?,?,?,NULL,NULL)",
                      [(key, kind_of_key(key), vid, vid, blob) for vid, key, _sha, _when, blob in chunk])
+
+
+SHARDS = True  # False: this process writes every row of `fts_now` even when workers read the records
+
+
+def _shard_spec(conn, tmp: Path) -> tuple[str, str, int] | None:
+    """What spread.start needs for workers to write `fts_now` in files of their own (next to the
+    index's temp file): a path prefix, the table's DDL as the index holds it, the bulk hashsize."""
+    if not (SHARDS and COPY_FTS):
+        return None
+    ddl = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'fts_now'").fetchone()[0]
+    return f"{tmp}.fts", ddl, FTS_HASH_BYTES
+
+
+def _fts_now(conn, store_path: Path, pending: list[list], shard_paths: list[str] | None, ddl: str) -> None:
+    """`fts_now` out of the workers' shards: fts_merge.merge, outside a transaction (~60-90 ms at
+    100k rows; ~200 ms inside one), the table as the INSERTs would make it. When a shard is missing
+    (a worker died) or merge refuses or fails (an SQLite whose format it does not know), the old path:
+    the table made anew and its rows read again (by workers again, or here) and inserted here; a
+    slower first answer, never none. The rollback journal is kept in memory for the merge: with none
+    (bulk's journal_mode=OFF) its savepoint could not undo a failure half way."""
+    if shard_paths is not None:
+        conn.execute("PRAGMA journal_mode=MEMORY").fetchall()
+        try:
+            fts_merge.merge(conn, "fts_now", shard_paths)
+            return
+        except Exception:  # noqa: BLE001 - any failure of the merge: the rows are inserted here
+            pass
+        finally:
+            conn.execute("PRAGMA journal_mode=OFF").fetchall()
+    with conn:
+        conn.execute("DROP TABLE fts_now")
+        conn.execute(ddl)
+        conn.execute(f"INSERT INTO fts_now(fts_now, rank) VALUES('hashsize', {FTS_HASH_BYTES})")
+        parts = spread.parts(store_path, pending)
+        try:
+            for chunk in pending:
+                part = next(parts) if parts is not None else spread._rows(store_path, chunk)
+                conn.executemany(f"INSERT INTO fts_now{_FTS_ROW}", part[1])
+        finally:
+            if parts is not None:
+                parts.close()
 
 
 def build(store_path: Path, db_path: Path, head: str) -> dict:
@@ -134,23 +182,34 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
     conn = schema.connect(tmp, create=True)
     parts = procs = None
     skipped: list[str] = []
+    shards: list[str] = []
     try:
         bulk(conn, later=True)  # the indexes no snapshot statement reads: made once the rows are in
         tree = head_tree(store_path, head)
-        procs = spread.start(store_path, tree.count(b"\0"))  # importing while the keys are sorted
+        shard = _shard_spec(conn, tmp)
+        procs = spread.start(store_path, tree.count(b"\0"), shard)  # importing while the keys are sorted
+        shards = [proc.shard for proc in procs or () if proc.shard]
         short = _started(short_history, store_path, head)  # git counts the commits meanwhile
         entries = sorted(entries_of(tree))
         pending = [[(start + n, key, None, None, blob) for n, (key, blob) in
                     enumerate(entries[start:start + spread.CHUNK], 1)]
                    for start in range(0, len(entries), spread.CHUNK)]
+        used = (procs or [])[:len(pending)]  # `parts` stops the others
         parts = spread.parts(store_path, pending, procs)
         procs = None  # stopped by `parts`
+        sharded = parts is not None and bool(shards)  # the workers write `fts_now`'s rows
         with conn:
             conn.execute("INSERT INTO commits(seq, sha, committed_at) VALUES(1, ?, ?)", (head, when))
             for chunk in pending:
                 # this chunk's rows, read by a worker meanwhile (index/spread.py), or here
                 part = next(parts) if parts is not None else spread._rows(store_path, chunk)
-                _write(conn, chunk, part, when, skipped)
+                _write(conn, chunk, part, when, skipped, fts_here=not sharded)
+        if sharded:
+            assert parts is not None and shard is not None
+            list(parts)  # the workers' last word: each shard committed and closed (proc.shard_done)
+            done = all(proc.shard_done for proc in used)
+            _fts_now(conn, store_path, pending, [proc.shard for proc in used] if done else None, shard[1])
+        with conn:
             if COPY_FTS:
                 copy_fts_now(conn)
             schema.create_later(conn)
@@ -167,6 +226,9 @@ def build(store_path: Path, db_path: Path, head: str) -> dict:
         if procs is not None:  # a failure before `parts` took them
             spread._stop(procs)
         conn.close()
+        for path in shards:  # no shard left behind, whatever happened
+            for name in (path, f"{path}-journal"):
+                Path(name).unlink(missing_ok=True)
     Path(f"{db_path}-journal").unlink(missing_ok=True)
     os.replace(tmp, db_path)
     stats.update(head=head, commits=0, skipped=skipped, staged=True, rebuilt=True,

@@ -32,15 +32,18 @@ def workers() -> int:
     return max(1, min(cpus, WORKERS_MAX))
 
 
-def start(store_path: Path, records: int) -> list | None:
+def start(store_path: Path, records: int, shard: tuple[str, str, int] | None = None) -> list | None:
     """The workers for a snapshot of about `records` records, started before its chunks are cut (they
     import while this process sorts HEAD's keys); None (read in-process) when the records are few or
-    there is one core."""
+    there is one core. `shard` (path prefix, the DDL of `fts_now`, its hashsize): each worker writes
+    its chunks' full-text rows into `fts_now` of a file of its own, `<prefix>-<i>` (`proc.shard`),
+    instead of returning them (their full-text rows come back empty), and says when that file is
+    committed and closed (`proc.shard_done`, set once `parts` has given every chunk)."""
     n = min(workers(), -(-records // CHUNK))
     if n < 2 or records < SPREAD_AT:
         return None
     try:
-        return _start(store_path, n)
+        return _start(store_path, n, shard)
     except OSError:  # no process to start (no python at sys.executable): read here
         return None
 
@@ -59,7 +62,7 @@ def parts(store_path: Path, chunks: list[list], procs: list | None = None):
     return _parts(store_path, chunks, procs[:len(chunks)])
 
 
-def _start(store_path: Path, n: int) -> list:
+def _start(store_path: Path, n: int, shard: tuple[str, str, int] | None = None) -> list:
     """n workers, importing kyb_cli from where this process did; quiet: one that cannot start or
     dies leaves its chunks to this process (the same rows), never a message on a reader's terminal."""
     import subprocess
@@ -69,9 +72,14 @@ def _start(store_path: Path, n: int) -> list:
     env = git.environment()
     here = str(Path(__file__).resolve().parents[3])  # the directory holding the kyb_cli package
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
-    return [subprocess.Popen([sys.executable, "-m", __name__, str(store_path)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-            for _ in range(n)]
+    procs = []
+    for i in range(n):
+        extra = [f"{shard[0]}-{i}", shard[1], str(shard[2])] if shard else []
+        proc = subprocess.Popen([sys.executable, "-m", __name__, str(store_path), *extra], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        proc.shard, proc.shard_done = (extra[0] if shard else None), False
+        procs.append(proc)
+    return procs
 
 
 def _stop(procs: list) -> None:
@@ -101,6 +109,8 @@ def _parts(store_path: Path, chunks: list[list], procs: list):
         for j in range(len(chunks)):
             part = _receive(procs[j % n].stdout)
             yield part if part is not None else _rows(store_path, chunks[j])  # a worker died: read here
+        for proc in procs:  # a shard's worker says its file is committed and closed, after its last chunk
+            proc.shard_done = proc.shard is not None and _receive(proc.stdout) is True
     finally:
         _stop(procs)
 
@@ -179,16 +189,51 @@ def _receive(stream):
     return pickle.loads(data) if len(data) == size else None
 
 
-def main(store_path: str) -> None:
+def main(store_path: str, *shard: str) -> None:
     """A worker: chunks of pending versions from stdin, each chunk's rows to stdout, until stdin ends.
     Its blobs come from one `git cat-file --batch` kept for its whole life (Reader); a failure of it
-    ends the worker, whose chunks this process's caller then reads itself (`_parts`, Pool.collect)."""
+    ends the worker, whose chunks this process's caller then reads itself (`_parts`, Pool.collect).
+    With `shard` (path, DDL, hashsize: `start`), the full-text rows go into that file's `fts_now`
+    (one transaction, committed at the end of stdin), and `True` follows the last chunk's rows."""
     from kyb_cli.core.index import rows
 
     reader = Reader(Path(store_path))
+    out = Shard(*shard) if shard else None
     while (pending := _receive(sys.stdin.buffer)) is not None:
-        _send(sys.stdout.buffer, rows.version_rows(pending, reader.blobs(sorted({p[4] for p in pending}))))
+        part = rows.version_rows(pending, reader.blobs(sorted({p[4] for p in pending})))
+        if out is not None:
+            out.add(part[1])
+            part = (part[0], [], *part[2:])
+        _send(sys.stdout.buffer, part)
     reader.close()
+    if out is not None:
+        out.close()
+        _send(sys.stdout.buffer, True)
+
+
+class Shard:
+    """A worker's `fts_now`, in a new file of its own (index/fts_merge.py copies it into the index):
+    the index's DDL and bulk hashsize, no journal (a file nobody reads until it is closed)."""
+
+    def __init__(self, path: str, ddl: str, hashsize: str) -> None:
+        import apsw
+
+        Path(path).unlink(missing_ok=True)
+        self.conn = apsw.Connection(path)
+        for pragma in ("journal_mode=OFF", "synchronous=OFF"):
+            self.conn.execute(f"PRAGMA {pragma}").fetchall()
+        self.conn.execute(ddl)
+        self.conn.execute(f"INSERT INTO fts_now(fts_now, rank) VALUES('hashsize', {int(hashsize)})")
+        columns = [row[1] for row in self.conn.execute("PRAGMA table_info(fts_now)")]
+        self.insert = f"INSERT INTO fts_now(rowid, {', '.join(columns)}) VALUES({', '.join('?' * (len(columns) + 1))})"
+        self.conn.execute("BEGIN")
+
+    def add(self, fts: list) -> None:
+        self.conn.executemany(self.insert, fts)
+
+    def close(self) -> None:
+        self.conn.execute("COMMIT")
+        self.conn.close()
 
 
 class Reader:
@@ -252,4 +297,4 @@ def _rows(store_path: Path, pending: list):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:])
