@@ -226,3 +226,19 @@ def test_varints_and_records_round_trip():
     conn = table(":memory:", "fts_now", rows(range(1, 300)))
     raw = conn.execute("SELECT block FROM fts_now_data WHERE id = 10").fetchone()[0]
     assert fts_merge.encode_structure(decode_structure(raw)) == raw
+
+
+def test_a_sqlite_whose_format_was_not_verified_takes_the_inserts(monkeypatch, tmp_path):
+    """The shadow tables are FTS5's format, not a promise: on another SQLite release the snapshot
+    never shards (its workers return the rows and the writing process inserts them)."""
+    import apsw
+
+    from kyb_cli.core.index import schema, snapshot
+
+    assert fts_merge.known_format()  # the release these tests run on is one the format was read from
+    conn = apsw.Connection(str(tmp_path / "i.sqlite"))
+    schema.create(conn)
+    assert snapshot._shard_spec(conn, tmp_path / "t") is not None
+    monkeypatch.setattr(apsw, "sqlite_lib_version", lambda: "3.99.0")
+    assert not fts_merge.known_format()
+    assert snapshot._shard_spec(conn, tmp_path / "t") is None

@@ -48,7 +48,17 @@ AVERAGES_ROWID = 1
 SEGID_SHIFT = 37  # FTS5_DATA_PAGE_B + FTS5_DATA_HEIGHT_B + FTS5_DATA_DLI_B
 TOMBSTONE_SEGIDS = 1 << 16  # a tombstone page's rowid is that of segid + 2**16
 MAX_SEGMENTS = 2000  # FTS5_MAX_SEGMENT: a structure with more is corrupt
+# SQLite releases whose FTS5 format the tests above were run against: the format is FTS5's own, not a
+# promise, so on any other release a caller builds its table by INSERTs (known_format), never guessing
+VERIFIED = ("3.54.",)
 MAX_ATTACHED = 8  # SQLite attaches at most 10 databases by default: more shards are read apart
+
+
+def known_format() -> bool:
+    """Whether this SQLite is one whose FTS5 shadow-table format `merge` was verified against."""
+    import apsw
+
+    return apsw.sqlite_lib_version().startswith(VERIFIED)
 
 
 class ShardMismatch(ValueError):

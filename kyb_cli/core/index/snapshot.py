@@ -135,7 +135,7 @@ SHARDS = True  # False: this process writes every row of `fts_now` even when wor
 def _shard_spec(conn, tmp: Path) -> tuple[str, str, int] | None:
     """What spread.start needs for workers to write `fts_now` in files of their own (next to the
     index's temp file): a path prefix, the table's DDL as the index holds it, the bulk hashsize."""
-    if not (SHARDS and COPY_FTS):
+    if not (SHARDS and COPY_FTS and fts_merge.known_format()):  # another SQLite: the INSERTs, as before
         return None
     ddl = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'fts_now'").fetchone()[0]
     return f"{tmp}.fts", ddl, FTS_HASH_BYTES
