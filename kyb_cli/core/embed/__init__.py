@@ -29,11 +29,14 @@ import _thread
 import os
 import time
 from kyb_cli.core.plain import Factory, plain
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 
 from kyb_cli.core.embed.recipe import passage_input, passage_text, query_input, text_hash
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
 
 if TYPE_CHECKING:
     from kyb_cli.core.embed.files import ModelLocation
