@@ -83,21 +83,21 @@ def _read_ref(gdir: Path, ref: str) -> str | None:
         text = None
     if text is not None:
         return text if _SHA.match(text) else None
-    # A worktree keeps branch refs in the common dir.
-    from pathlib import Path  # a worktree's or packed ref: not the usual answer
-
-    gdir = Path(gdir)
+    # A worktree keeps branch refs in the common dir. Strings, as above: a store after `git gc` or a
+    # clone has its refs packed, and its queries import no pathlib either (issue 38).
     common = gdir
     try:
-        common_rel = (gdir / "commondir").read_text().strip()
-        common = (gdir / common_rel) if not Path(common_rel).is_absolute() else Path(common_rel)
+        with open(os.path.join(gdir, "commondir")) as fh:
+            common_rel = fh.read().strip()
+        common = os.path.join(gdir, common_rel)  # an absolute common_rel is taken as it is
         text = _read(os.path.join(common, ref)).strip()
         if _SHA.match(text):
             return text
     except (OSError, UnicodeDecodeError):
         pass
     try:
-        packed = (common / "packed-refs").read_text(encoding="utf-8")
+        with open(os.path.join(common, "packed-refs"), encoding="utf-8") as fh:
+            packed = fh.read()
     except (OSError, UnicodeDecodeError):
         return None
     for line in packed.splitlines():
