@@ -101,6 +101,8 @@ def test_fast_path_floor_is_what_a_lexical_query_uses(seeded, kyb, kyb_process):
     assert not {"contextlib", "importlib", "struct", "dataclasses", "inspect", "typing", "hashlib", "fcntl"} & ours
     assert "encodings.ascii" not in names[first:]  # HEAD is read as bytes: no codec import (~0.3 ms)
     assert "kyb_cli.api.operations" not in names[first:]  # query's entry only (api/_query_op.py, ~1.5 ms)
+    # the store's paths are strings on this path: pathlib (its urllib.parse, ipaddress) was ~4 ms of it
+    assert not {"pathlib", "urllib", "ipaddress"} & ours
 
 
 def test_a_failing_fast_path_query_runs_once_and_is_worded_as_click_words_it(seeded, kyb, monkeypatch):

@@ -140,7 +140,7 @@ def test_shipped_calibration_carries_the_agreement_thresholds():
 
     from kyb_cli.core.search import relevance
 
-    for fp, entry in json.loads(relevance.CALIBRATION_FILE.read_text()).items():
+    for fp, entry in json.loads(open(relevance.CALIBRATION_FILE, encoding="utf-8").read()).items():
         cal = relevance.calibration(fp)
         assert cal.agree_cover == entry["agree_cover"] and 0 < cal.agree_cover < cal.lexical_cover
         assert cal.agree_floor == entry["agree_floor"] and 0 < cal.agree_floor < cal.floor

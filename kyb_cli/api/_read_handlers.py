@@ -39,10 +39,10 @@ def _incidents(door, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _query(door, a: dict[str, Any]) -> dict[str, Any]:
-    from kyb_cli.api.search import query
+    from kyb_cli.api.search import _query  # the path as a string: no pathlib on a `kyb query` (issue 38)
     from kyb_cli.core.records.lists import split_each
 
-    _path, response = query(
+    _path, response = _query(
         door.store_arg, a["text"], history=a["history"], as_of=a["as_of"], changed_between=a["changed_between"],
         tags=split_each(a["tags"]), kind=a["kind"], status=a["status"], service=a["service"],
         priority=a["priority"], assignee=a["assignee"], parent=a["parent"], limit=a["limit"], recent=a["recent"],

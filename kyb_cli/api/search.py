@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 from datetime import date
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
     from typing import Any
 
 from kyb_cli.api.store import _ensure_default, locate
@@ -40,13 +40,25 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
     `as_of_event` T asks what was true in the world at T (event time), by what the store knows now,
     or at `as_of` W when both are given (bi-temporal). Raises UsageError (exit 2: a bad time or an
     invalid combination), NotFound (exit 1: an unknown revision), StoreError (exit 4: not a store)."""
+    where, response = _query(store, text, history=history, as_of=as_of, changed_between=changed_between,
+                             tags=tags, kind=kind, status=status, service=service, priority=priority,
+                             assignee=assignee, parent=parent, limit=limit, recent=recent, semantic=semantic,
+                             explain=explain, as_of_event=as_of_event, min_strength=min_strength, also=also)
+    from kyb_cli.core.known import made_path
+
+    return made_path(where), response
+
+
+def _query(store, text, *, history, as_of, changed_between, tags, kind, status, service, priority, assignee,
+           parent, limit, recent, semantic, explain, as_of_event, min_strength, also) -> tuple[str, dict[str, Any]]:
+    """`query` with the store path as a string: the one-shot CLI query builds no Path (issue 38)."""
     from kyb_cli.core.search.pipeline import search
     from kyb_cli.core.index.slice import Filters
     from kyb_cli.core.timeargs import time_mode
 
     location = locate(store)
     mode, as_of_t, window = time_mode(history=history, as_of=as_of, changed_between=changed_between,
-                                      store_path=location.path)
+                                      store_path=location.where)
     event_t = None
     if as_of_event is not None:
         from kyb_cli.core.errors import UsageError
@@ -55,18 +67,18 @@ def query(store: str | os.PathLike[str] | None = None, text: str = "", *, histor
         if mode in ("history", "changed_between"):
             raise UsageError("as_of_event combines with as_of only (not history or changed_between)",
                              field=("as_of_event", "as_of", "history", "changed_between"))
-        event_t = parse_time(as_of_event, bound=END, store_path=location.path)
+        event_t = parse_time(as_of_event, bound=END, store_path=location.where)
         mode = "as_of_event"
     tags = _filter_tags(tags)
     ordering = _bench_ordering()  # read before anything is created, as the time arguments are
     _ensure_default(location)
     filters = Filters(tags=tags, kind=kind, status=status, service=service, priority=priority,
                       assignee=assignee, parent=parent)
-    response = search(location.path, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
+    response = search(location.where, text, mode=mode, as_of=as_of_t, window=window, filters=filters,
                       limit=limit, recent=recent, semantic=semantic, explain=explain, as_of_event=event_t,
                       min_strength=min_strength, also=also, ordering=ordering,
                       annotate=True)  # `verified` and `stale` per hit (rule "verification"), same read
-    return location.path, response
+    return location.where, response
 
 
 # Tags one search may filter by: a record holds at most 100 (core.records.limits.TAGS_MAX, a test holds

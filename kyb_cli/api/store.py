@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
 
 
 def locate(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None = None):
@@ -17,7 +20,7 @@ def locate(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None =
 
 def _ensure_default(location) -> None:
     """The default store is created on first use; any other missing store is an error of its reader."""
-    if location.is_default and not (location.path / ".git").exists():
+    if location.is_default and not os.path.exists(os.path.join(location.where, ".git")):
         from kyb_cli.core.canon.repo import open_store as core_open
 
         core_open(location.path, create=True)
@@ -36,15 +39,22 @@ def open_store(explicit: str | os.PathLike[str] | None = None):
 def store_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The path of the store this call works on, for readers (no pygit2 unless the default store
     must be created first). Raises StoreError (exit 4) as `locate` and `open_store` do."""
+    return _where(explicit, path=True)
+
+
+def _where(explicit: str | os.PathLike[str] | None = None, *, path: bool = False):
+    """`store_path` as a string (`path=False`): the one-shot query path builds no Path (issue 38)."""
     location = locate(explicit)
     _ensure_default(location)
-    return location.path
+    return location.path if path else location.where
 
 
 def init_store(path: Path):
     """`kyb init PATH`: create a store (a Git repository on branch main with one empty commit) or open
     the one there. Returns the Store. Raises StoreError (exit 4: PATH is not empty and not a store, or
     cannot be written)."""
+    from pathlib import Path
+
     from kyb_cli.core.canon.repo import init_store as core_init
 
     return core_init(Path(path))

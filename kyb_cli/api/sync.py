@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
     from typing import Any
 
 REMOTE = "origin"  # the remote kyb syncs with (kyb_cli.core.sync.remote.REMOTE)
@@ -56,6 +56,8 @@ def clone(url: str, path: Path):
     unreachable, refused), StoreError (exit 4: PATH exists and is not empty)."""
     from kyb_cli.core.index.staged import after_clone
     from kyb_cli.core.sync.flow import clone as core
+
+    from pathlib import Path
 
     store = core(url, Path(path))
     after_clone(Path(path))

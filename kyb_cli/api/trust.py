@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from datetime import date
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
     from typing import Any
 
 
 def _path(store: Any) -> Path:
+    from pathlib import Path
+
     return Path(getattr(store, "path", store))
 
 

@@ -141,9 +141,9 @@ class _Door:
         self.store_arg = store_arg
 
     def path(self):
-        from kyb_cli import api
+        from kyb_cli.api.store import _where
 
-        return api.store_path(self.store_arg)
+        return _where(self.store_arg)  # api.store_path as a string: no pathlib on a query (issue 38)
 
     @staticmethod
     def attribution():

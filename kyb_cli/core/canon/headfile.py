@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from kyb_cli.core.errors import StoreError
 from kyb_cli.core.known import made_path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 
@@ -20,11 +23,18 @@ _SHA = re.compile(r"^[0-9a-f]{40}$")
 def git_dir(store_path: Path) -> Path:
     """The store's Git directory (`.git/`, or where a `.git` file's `gitdir:` points); a StoreError
     when its `kyb/` is a symbolic link (`refuse_linked_kyb_dir`)."""
+    return made_path(git_dir_str(store_path))
+
+
+def git_dir_str(store_path: Path | str) -> str:
+    """`git_dir` as a string: the query path joins strings and never imports pathlib (issue 38)."""
     plain = os.path.join(store_path, ".git")  # strings first: a door asks on every answer
     if os.path.isdir(plain):
         if os.path.islink(os.path.join(plain, "kyb")):
-            refuse_linked_kyb_dir(Path(plain), store_path)
-        return made_path(plain)
+            refuse_linked_kyb_dir(plain, store_path)
+        return plain
+    from pathlib import Path  # a `.git` file (a linked worktree) or no store: not the usual answer
+
     dot = Path(plain)
     if dot.is_file():
         try:
@@ -33,8 +43,8 @@ def git_dir(store_path: Path) -> Path:
             text = ""
         if text.startswith("gitdir:"):
             target = Path(text[len("gitdir:"):].strip())
-            return refuse_linked_kyb_dir(target if target.is_absolute() else (dot.parent / target), store_path)
-    if not Path(store_path).exists():
+            return str(refuse_linked_kyb_dir(target if target.is_absolute() else (dot.parent / target), store_path))
+    if not os.path.exists(store_path):
         raise StoreError(f"no store at {store_path} — create one with `kyb init {store_path}`")
     raise StoreError(f"{store_path} is not a kyb store (no Git repository) — create one with `kyb init {store_path}`")
 
@@ -43,7 +53,7 @@ def refuse_linked_kyb_dir(gdir: Path, store_path: Path | str = "") -> Path:
     """`gdir`, unless its `kyb/` (index, locks, journal, quarantine) is a symbolic link: kyb writes
     nothing through a link, so the index and locks would land outside the store (issue 37 item 6).
     A StoreError (exit 4) naming the link and the fix, before anything is written there."""
-    kyb = Path(gdir) / "kyb"
+    kyb = os.path.join(gdir, "kyb")
     if os.path.islink(kyb):
         try:
             target = f" (to {os.readlink(kyb)})"
@@ -53,7 +63,7 @@ def refuse_linked_kyb_dir(gdir: Path, store_path: Path | str = "") -> Path:
                          f"the store and never writes through a link — nothing was written; fix: remove the "
                          f"link (rm {kyb}; its target is left as it is, kyb makes a fresh directory), then "
                          f"try again", path=str(store_path or gdir))
-    return Path(gdir)
+    return made_path(os.fspath(gdir))
 
 
 def _read(path: str) -> str:
@@ -73,18 +83,21 @@ def _read_ref(gdir: Path, ref: str) -> str | None:
         text = None
     if text is not None:
         return text if _SHA.match(text) else None
-    # A worktree keeps branch refs in the common dir.
+    # A worktree keeps branch refs in the common dir. Strings, as above: a store after `git gc` or a
+    # clone has its refs packed, and its queries import no pathlib either (issue 38).
     common = gdir
     try:
-        common_rel = (gdir / "commondir").read_text().strip()
-        common = (gdir / common_rel) if not Path(common_rel).is_absolute() else Path(common_rel)
+        with open(os.path.join(gdir, "commondir")) as fh:
+            common_rel = fh.read().strip()
+        common = os.path.join(gdir, common_rel)  # an absolute common_rel is taken as it is
         text = _read(os.path.join(common, ref)).strip()
         if _SHA.match(text):
             return text
     except (OSError, UnicodeDecodeError):
         pass
     try:
-        packed = (common / "packed-refs").read_text(encoding="utf-8")
+        with open(os.path.join(common, "packed-refs"), encoding="utf-8") as fh:
+            packed = fh.read()
     except (OSError, UnicodeDecodeError):
         return None
     for line in packed.splitlines():

@@ -13,10 +13,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
 
 from kyb_cli.core.errors import StoreError
 from kyb_cli.core.records.keys import unsafe_path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -35,6 +38,8 @@ def _parts(path: str) -> list[str]:
 
 
 def _link_error(root: Path, rel: str) -> LinkInTheWay:
+    from pathlib import Path  # only for the message: a `kyb query` imports no pathlib (issue 38)
+
     return LinkInTheWay(
         f"{rel} in the store is a symbolic link or not a plain directory/file; kyb never writes or "
         f"reads through links — replace it with a plain one (rm {Path(root) / rel}) and try again")
@@ -215,6 +220,8 @@ class Dirs:
     a sync that brings 50,000 files along opens each directory once, not once per file."""
 
     def __init__(self, root: Path) -> None:
+        from pathlib import Path
+
         self.root = Path(root)
         self.fds: dict[tuple[str, ...], int] = {}
 

@@ -8,29 +8,29 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:
     from typing import Any
 
 from kyb_cli.core.errors import StoreError
-from kyb_cli.core.known import remember, settled, stamp
+from kyb_cli.core.known import pure, remember, settled, stamp
 
 
-def config_path() -> Path:
+def _config_file() -> str:
+    """The config file's path, a string: a `kyb query` reads the config and builds no Path (issue 38)."""
     explicit = os.environ.get("KYB_CONFIG")
     if explicit:
-        return Path(explicit)
-    from kyb_cli.core.config.dirs import config_dir
+        return pure(explicit)
+    from kyb_cli.core.config.dirs import config_dir_str
 
-    return config_dir() / "config.toml"
+    return os.path.join(config_dir_str(), "config.toml")
 
 
 def load_config() -> dict[str, Any]:
     """The parsed config, `{}` when there is none; a broken file is a clear error. Read-only: the
     same dict is handed to every reader while the file is unchanged."""
-    path = config_path()
+    path = _config_file()
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -42,7 +42,8 @@ def load_config() -> dict[str, Any]:
     if kept is not None and seen is not None and kept[0] == seen:
         return kept[1]
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
     except FileNotFoundError:
         return {}
     except OSError as exc:

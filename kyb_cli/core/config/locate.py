@@ -8,17 +8,25 @@ from __future__ import annotations
 
 import os
 from kyb_cli.core.plain import plain
-from pathlib import Path
 
 from kyb_cli.core.errors import StoreError
+from kyb_cli.core.known import made_path, pure
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
 
 WORKSPACE_FILE = ".kyb.toml"
 
 
 @plain(frozen=True)
 class StoreLocation:
-    path: Path
+    where: str  # the path as a string: a `kyb query` builds no Path (pathlib was ~4 ms of it, issue 38)
     source: str  # "--store", "KYB_STORE", ".kyb.toml:<file>", "default"
+
+    @property
+    def path(self) -> Path:
+        return made_path(self.where)
 
     @property
     def is_default(self) -> bool:
@@ -51,12 +59,24 @@ def find_workspace_file(start: Path) -> Path | None:
     return None
 
 
+def _absolute(given: str | os.PathLike[str]) -> str:
+    """`str(Path(given).expanduser().absolute())`; a plain string without `~` without pathlib (issue 38):
+    its parts as PurePosixPath keeps them (no empty or `.` parts; `..` stays), under the working directory."""
+    if not isinstance(given, str) or given.startswith("~") or os.sep != "/":
+        from pathlib import Path
+
+        return str(Path(given).expanduser().absolute())
+    return pure(given if given.startswith("/") else os.getcwd() + "/" + given)
+
+
 def locate(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None = None) -> StoreLocation:
     if explicit:
-        return StoreLocation(Path(explicit).expanduser().absolute(), "--store")
+        return StoreLocation(_absolute(explicit), "--store")
     env = os.environ.get("KYB_STORE")
     if env:
-        return StoreLocation(Path(env).expanduser().absolute(), "KYB_STORE")
+        return StoreLocation(_absolute(env), "KYB_STORE")
+    from pathlib import Path  # a .kyb.toml or the default store: not `--store`'s path
+
     try:
         start = (cwd or Path.cwd()).absolute()
     except OSError:
@@ -74,7 +94,7 @@ def locate(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None =
             if not isinstance(store, str) or not store.strip():
                 raise StoreError(f"{workspace}: needs a line like store = \"path/to/store\"")
             path = (workspace.parent / Path(store).expanduser()).absolute()
-            return StoreLocation(path, f".kyb.toml:{workspace}")
+            return StoreLocation(str(path), f".kyb.toml:{workspace}")
     from kyb_cli.core.config.dirs import default_store_path
 
-    return StoreLocation(default_store_path(), "default")
+    return StoreLocation(str(default_store_path()), "default")

@@ -29,11 +29,14 @@ import _thread
 import os
 import time
 from kyb_cli.core.plain import Factory, plain
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 
 from kyb_cli.core.embed.recipe import passage_input, passage_text, query_input, text_hash
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
 
 if TYPE_CHECKING:
     from kyb_cli.core.embed.files import ModelLocation
@@ -185,8 +188,6 @@ def query_vectors(question: str, specs: list[ModelSpec]) -> list[tuple[str | Non
     """(fingerprint, vector, reason) of the question under each model of `specs`, in that order: the
     cached ones at once, the others embedded side by side (one thread per model beyond the first:
     onnxruntime and the helper's socket both let the GIL go, so two models cost about one on 2 cores)."""
-    from kyb_cli.core.embed.embedder import ModelLoadError
-
     out: list = []
     todo: list[tuple[int, object, str, str, str]] = []  # (position, location, fingerprint, key, model input)
     cache = None
@@ -202,6 +203,9 @@ def query_vectors(question: str, specs: list[ModelSpec]) -> list[tuple[str | Non
         out.append((fp, hit, None))
         if hit is None:
             todo.append((pos, location, fp, key, model_input))
+    if not todo:
+        return out  # no model, or every vector cached: embedder.py (and its pathlib, ~4 ms) not imported
+    from kyb_cli.core.embed.embedder import ModelLoadError
 
     def run(job, worker: bool = False) -> tuple[bytes | None, str | None]:
         _pos, location, fp, _key, model_input = job

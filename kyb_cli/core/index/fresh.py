@@ -19,10 +19,10 @@ import sys
 import time
 from contextvars import ContextVar
 from kyb_cli.core.plain import Factory, plain
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
     from typing import Callable, TypeVar
 
     T = TypeVar("T")
@@ -31,6 +31,7 @@ from kyb_cli.core.canon import headfile
 from kyb_cli.core.canon.lock import pid_alive
 from kyb_cli.core.errors import StoreError
 from kyb_cli.core.index import schema, warm
+from kyb_cli.core.known import made_path
 
 
 
@@ -40,10 +41,18 @@ class Fresh:
 
     conn: object
     head: str | None
-    store_path: Path
-    git_dir: Path
+    store: str  # the store's and its Git directory's paths as strings: a `kyb query` builds no Path
+    gdir: str   # (importing pathlib, with urllib.parse and ipaddress, was ~4 ms of it; issue 38)
     work: dict = Factory(dict)
     history_complete: bool = True  # False: a snapshot of HEAD, the history is still being built
+
+    @property
+    def store_path(self) -> Path:
+        return made_path(self.store)
+
+    @property
+    def git_dir(self) -> Path:
+        return made_path(self.gdir)
 
 
 def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, history: bool = False) -> Fresh:
@@ -53,8 +62,8 @@ def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, histo
     from kyb_cli.core.index import call
 
     if history and not force_rebuild and call.current().wait:
-        _history_first(Path(store_path), call.current().progress)
-    f = _fresh_retrying(Path(store_path), force_rebuild, progress)
+        _history_first(os.fspath(store_path), call.current().progress)
+    f = _fresh_retrying(os.fspath(store_path), force_rebuild, progress)
     if f.history_complete:
         return f
     from kyb_cli.core.index import history as history_stage, staged  # only for a staged index: off a query's path
@@ -63,7 +72,7 @@ def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, histo
     if history and this.wait:
         warm.release(f.conn)
         history_stage.wait_for_history(f.store_path, f.git_dir, this.progress)
-        f = _fresh_retrying(f.store_path, False, progress)
+        f = _fresh_retrying(f.store, False, progress)
         if f.history_complete:
             return f
     this.history_complete = False
@@ -71,20 +80,21 @@ def fresh(store_path: Path, *, force_rebuild: bool = False, progress=None, histo
     return f
 
 
-def _history_first(store_path: Path, progress) -> None:
+def _history_first(store_path: str, progress) -> None:
     """A question that waits for the history on a store with no index yet (a fresh clone asked
     `--history` first) builds the full index at once: HEAD's snapshot would only be thrown away
     (at 10k keys it is a second or two of the wait, at 100k tens of seconds; issue 27). Other
     readers meanwhile build their snapshot as usual, and the history is swapped in over it."""
-    from kyb_cli.core.index import gitlog, history as history_stage
+    gdir = headfile.git_dir_str(store_path)
+    if os.path.lexists(schema.index_path_str(gdir)):
+        return  # an index exists: the usual path (catch up, or wait for its history); strings (issue 38)
+    from kyb_cli.core.index import gitlog, history as history_stage  # they import pathlib: past the usual return
 
-    gdir = headfile.git_dir(store_path)
-    if os.path.lexists(schema.index_path(gdir)):
-        return  # an index exists: the usual path (catch up, or wait for its history)
     head = headfile.head_sha(gdir)
+    store_path = made_path(store_path)
     if head is None or not gitlog.available() or not big_history(store_path, head):
         return  # small: the usual full build is as quick
-    history_stage.wait_for_history(store_path, gdir, progress, missing=True)
+    history_stage.wait_for_history(store_path, made_path(gdir), progress, missing=True)
 
 
 def big_history(store_path: Path, head: str) -> bool:
@@ -116,11 +126,11 @@ def _fresh_retrying(store_path: Path, force_rebuild: bool, progress) -> Fresh:
                      "(is another process deleting .git/kyb/index.sqlite?)")
 
 
-def _fresh(store_path: Path, force_rebuild: bool, progress) -> Fresh:
-    gdir = headfile.git_dir(store_path)
+def _fresh(store_path: str, force_rebuild: bool, progress) -> Fresh:
+    gdir = headfile.git_dir_str(store_path)
     if os.path.exists(os.path.join(gdir, "kyb", "pending.json")):
-        finish_interrupted_write(store_path, gdir)
-    db = schema.index_path(gdir)
+        finish_interrupted_write(made_path(store_path), made_path(gdir))
+    db = schema.index_path_str(gdir)
     _remove_dead_temp_files(db)  # a rebuild killed mid-way: its files go on the next read, fresh or not
     head = headfile.head_sha(gdir)
     if not force_rebuild and head is not None:
@@ -129,7 +139,7 @@ def _fresh(store_path: Path, force_rebuild: bool, progress) -> Fresh:
             return Fresh(opened[0], head, store_path, gdir, history_complete=schema.history_complete(opened[1]))
         if opened is not None:
             warm.release(opened[0])
-    return _update(store_path, gdir, db, force_rebuild, progress)
+    return _update(made_path(store_path), made_path(gdir), made_path(db), force_rebuild, progress)
 
 
 def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progress) -> Fresh:
@@ -154,7 +164,7 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
             conn, meta = opened
             complete = staged.history_complete(meta)
             if meta.get("head") == (head or ""):
-                return Fresh(conn, head, store_path, gdir, {"commits": 0, "rebuilt": False}, complete)
+                return Fresh(conn, head, str(store_path), str(gdir), {"commits": 0, "rebuilt": False}, complete)
             try:
                 work = build.catch_up(conn, store_path, meta.get("head"), head) or {}
             except (apsw.BusyError, apsw.LockedError):
@@ -166,7 +176,7 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
                 work = {}
             if work:
                 build.warn_skipped(work.get("skipped", []))
-                return Fresh(conn, head, store_path, gdir, work, complete)
+                return Fresh(conn, head, str(store_path), str(gdir), work, complete)
             warm.discard(conn)
         try:
             if not force_rebuild and head and big_history(store_path, head):
@@ -189,7 +199,7 @@ def _update(store_path: Path, gdir: Path, db: Path, force_rebuild: bool, progres
         conn = warm.connect(db)
     except apsw.CantOpenError:
         raise _Vanished() from None
-    return Fresh(conn, work.get("head"), store_path, gdir, work, not work.get("staged"))
+    return Fresh(conn, work.get("head"), str(store_path), str(gdir), work, not work.get("staged"))
 
 
 def finish_interrupted_write(store_path: Path, gdir: Path) -> None:
@@ -284,7 +294,10 @@ def joined(store_path: Path, history: bool = False) -> Fresh | None:
     serves: not when the question needs the history and the open one is a snapshot still waiting
     for it. None: open one (`fresh`)."""
     f = _SESSION.get()
-    if f is None or f.store_path != Path(store_path):
+    if f is None:
+        return None
+    wanted = os.fspath(store_path)
+    if f.store != wanted and f.store_path != made_path(wanted):  # the Paths only when the strings differ
         return None
     if history and not f.history_complete:
         from kyb_cli.core.index import call

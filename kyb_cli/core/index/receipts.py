@@ -18,9 +18,13 @@ and only the newest MAX_ROWS kept (per table), so no write pays for a scan. `KYB
 
 from __future__ import annotations
 
+import os
 import time
 
-from pathlib import Path
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
+
 
 FILE = "reads.sqlite"
 KEEP_DAYS = 90
@@ -55,17 +59,18 @@ def enabled() -> bool:
         return True
 
 
-_PATHS: dict[str, Path] = {}
+_PATHS: dict[str, str] = {}
 
 
-def log_path(store_path: Path) -> Path:
-    """`reads.sqlite` in the store's index directory (found once per process and store)."""
+def log_path(store_path: Path | str) -> str:
+    """`reads.sqlite` in the store's index directory (found once per process and store), a string:
+    a `kyb query` builds no Path (issue 38)."""
     found = _PATHS.get(str(store_path))
     if found is None:
-        from kyb_cli.core.canon.headfile import git_dir
-        from kyb_cli.core.index.schema import index_dir
+        from kyb_cli.core.canon.headfile import git_dir_str
+        from kyb_cli.core.index.schema import index_dir_str
 
-        found = _PATHS[str(store_path)] = index_dir(git_dir(Path(store_path))) / FILE
+        found = _PATHS[str(store_path)] = os.path.join(index_dir_str(git_dir_str(store_path)), FILE)
     return found
 
 
@@ -76,7 +81,7 @@ def _conn(store_path: Path, *, create: bool):
     import _thread  # threading's own ident without importing threading (a CLI query never does)
 
     slot = (str(path), _thread.get_ident())
-    made = path.exists()  # a log removed meanwhile (a store deleted and made again) is opened anew
+    made = os.path.exists(path)  # a log removed meanwhile (a store deleted and made again) is opened anew
     conn = _CONNS.get(slot)
     if conn is not None and made:
         return conn
@@ -85,8 +90,8 @@ def _conn(store_path: Path, *, create: bool):
     import apsw
 
     if not made:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    conn = apsw.Connection(str(path))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    conn = apsw.Connection(path)
     conn.set_busy_timeout(500)  # another process logging holds the write lock for well under a ms
     # WAL, no fsync: a read log is an audit aid, and an answer must not wait for the disk (a power loss
     # may lose the last reads, never the file); apsw runs a PRAGMA that answers only once read.

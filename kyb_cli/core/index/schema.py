@@ -27,10 +27,13 @@ The schema version carries the recipe version, so a new recipe rebuilds the inde
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from kyb_cli.core.embed.recipe import RECIPE_VERSION
 from kyb_cli.core.known import made_path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
 
 SCHEMA_VERSION = f"10.r{RECIPE_VERSION}"  # 8: docs carry review_by and [verified] (issue 15); 9: `unreadable`, first-parent events
 # 10: a typed field of the wrong type makes a version unreadable (issue 37 item 6): indexes built before rebuild
@@ -120,14 +123,19 @@ def decode(raw):
 
 
 def index_dir(git_dir: Path) -> Path:
+    """`index_dir_str` as a Path."""
+    return made_path(index_dir_str(git_dir))
+
+
+def index_dir_str(git_dir: Path | str) -> str:
     """Where the index, its lock and its temp files live: `.git/kyb`, or — when the store cannot be
     written there (a read-only `.git/kyb`, a store on a read-only mount) — a directory of the user's
     own cache named after the store, so reads still answer (the index is only a cache of the canon;
     `fresh` checks it against HEAD on every read wherever it lives)."""
     kyb = os.path.join(git_dir, "kyb")  # strings: every answer asks, the Paths are made once (known.made_path)
     if os.access(kyb if os.path.isdir(kyb) else git_dir, os.W_OK | os.X_OK):
-        return made_path(kyb)
-    return _elsewhere(Path(git_dir))
+        return kyb  # a string: the query path never imports pathlib (issue 38)
+    return str(_elsewhere(made_path(os.fspath(git_dir))))
 
 
 def _elsewhere(git_dir: Path) -> Path:
@@ -151,7 +159,11 @@ def _elsewhere(git_dir: Path) -> Path:
 
 
 def index_path(git_dir: Path) -> Path:
-    return made_path(os.path.join(index_dir(git_dir), "index.sqlite"))
+    return made_path(index_path_str(git_dir))
+
+
+def index_path_str(git_dir: Path | str) -> str:
+    return os.path.join(index_dir_str(git_dir), "index.sqlite")
 
 
 def connect(path: Path, *, create: bool = False):
@@ -207,7 +219,7 @@ def open_valid(path: Path):
     """(conn, meta) of a usable index, or None when missing, corrupt or of another schema."""
     import apsw
 
-    if not path.exists():
+    if not os.path.exists(path):  # a str or a Path (issue 38: a query builds no Path)
         return None
     try:
         conn = connect(path)

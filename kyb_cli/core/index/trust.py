@@ -12,11 +12,12 @@ Computed at read time from the key's versions in the index, so the schema keeps 
 
 from __future__ import annotations
 
+import os
 from datetime import date, datetime, timezone
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
     from typing import Any
 
 from kyb_cli.core.index import schema
@@ -150,12 +151,13 @@ def _loose_commits(store_path: Path, shas: list[str]) -> dict[str, bytes]:
 
     out: dict[str, bytes] = {}
     try:
-        objects = headfile.git_dir(store_path) / "objects"
+        objects = os.path.join(headfile.git_dir_str(store_path), "objects")  # strings: no pathlib (issue 38)
     except Exception:  # noqa: BLE001 - no readable .git: everything goes to cat-file
         return out
     for sha in shas:
         try:
-            data = zlib.decompress((objects / sha[:2] / sha[2:]).read_bytes())
+            with open(os.path.join(objects, sha[:2], sha[2:]), "rb") as fh:
+                data = zlib.decompress(fh.read())
         except (OSError, zlib.error):
             continue
         header, _nul, body = data.partition(b"\0")

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import _thread
 import os
-from pathlib import Path
 
 from kyb_cli.core.index import schema
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
 
 IDLE_PER_INDEX = 4  # concurrent requests beyond this open their own connection and close it after
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
     from typing import Any, Iterable
 
 from kyb_cli.core.errors import StoreError
@@ -58,7 +58,7 @@ def dated_tasks(store_or_path: Any) -> list[Record]:
     a write rule, or a file whose key is not its name is skipped, never shown."""
     from kyb_cli.core.kinds.undated import not_undated
 
-    root = Path(getattr(store_or_path, "path", store_or_path))
+    root = getattr(store_or_path, "path", store_or_path)  # a str or a Path: os calls take both (issue 38)
     out: list[Record] = []
     files = not_undated(root, _keep, _undated)  # undated files skipped by their stat: kinds/undated.py
     if files is None:

@@ -6,10 +6,10 @@ Every door runs it through `kyb_cli.api.query` (time arguments -> slice -> lexic
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
     from typing import Callable
 
 from kyb_cli.core.index.fresh import Fresh, with_index
@@ -90,7 +90,7 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         if annotate:
             from kyb_cli.core.index.trust import annotate_hits
 
-            annotate_hits(f.store_path, response)  # joins this answer's index session
+            annotate_hits(f.store, response)  # joins this answer's index session
         return response
 
     response = with_index(store_path, run, history=mode != "current")  # the past waits (staged)

@@ -25,12 +25,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from kyb_cli.core.plain import plain
 from functools import lru_cache
-from pathlib import Path
 
-CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
+
+CALIBRATION_FILE = os.path.join(os.path.dirname(__file__), "calibration.json")  # a str: no pathlib (issue 38)
 LEXICAL_COVER = 0.5  # used when a calibration does not say (and with no model at all)
 # A lexical top hit is decisive (it leads a hybrid answer) when its BM25 is at least this many
 # times the second's and it holds this share of the question's weight (dev set, docs/SEARCH.md).
@@ -71,7 +75,8 @@ def _pack(values) -> bytes | None:
 @lru_cache(maxsize=4)
 def _table(path: str) -> dict:
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as fh:
+            return json.loads(fh.read())
     except (OSError, ValueError):
         return {}
 
