@@ -78,3 +78,10 @@ def test_centred_scores_are_the_sqls(k):
         assert got.keys() == want.keys()
         for vid, z in want.items():
             assert (got[vid] is None and z is None) or (got[vid] is not None and got[vid].hex() == z.hex())
+
+
+def test_no_columns_for_odd_vectors_the_sql_scans():
+    """A copy whose vectors are not all blobs of one length has no columns: cosines() leaves it to the SQL."""
+    rows = [(1, "current", 0, b"\0" * 16), (2, "current", 0, b"\0" * 8)]
+    assert door_scan._columns(rows) == (None, None, None)
+    assert door_scan._columns([(1, "current", 0, None)]) == (None, None, None)

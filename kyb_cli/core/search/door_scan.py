@@ -60,12 +60,13 @@ class Copy:
 
 
 def _columns(rows: list[tuple]):
-    """(the passages' vectors as rows, as columns: dim x passages float32, each passage's sqrt of its float32
-    sum of squares as a double), what cosines() reads; Nones when the vectors' lengths differ
-    (sqlite-vec's SQL then scans, as before)."""
+    """(the passages' vectors as rows, as columns: dim x passages float32, each passage's sqrt of
+    its float32 sum of squares as a double), what cosines() reads; Nones when a vector is not a blob or the
+    lengths differ (sqlite-vec's SQL then scans, as before)."""
     import numpy as np
 
-    if not rows or len({len(r[3]) for r in rows}) != 1 or len(rows[0][3]) % 4:
+    if not rows or not all(isinstance(r[3], bytes) for r in rows) or len({len(r[3]) for r in rows}) != 1 \
+            or len(rows[0][3]) % 4:
         return None, None, None
     mat = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(len(rows), -1)
     cols = np.zeros((mat.shape[1], len(rows) + 1), dtype=np.float32)  # + a zero column: see cosines
