@@ -116,6 +116,11 @@ def _install(st: Stages) -> None:
                         ("meaning_of", "meaning_of (outside hits)")):
         if hasattr(semantic, name):
             st.wrap(semantic, name, label)
+    from kyb_cli.core.search import door_scan
+
+    for name, label in (("scan", "  nearest: door copy scan"), ("centred", "  nearest: centred scores")):
+        if hasattr(door_scan, name):  # imported by name when called: the wrapper is what runs
+            st.wrap(door_scan, name, label)
     st.wrap(semantic, "pending", "pending count")
     st.wrap(relevance, "calibration", "calibration")
     if hasattr(route, "combine"):

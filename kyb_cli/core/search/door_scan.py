@@ -5,8 +5,10 @@ Joining the slice, `vtext` and `vectors` was half of that scan, and turning pass
 in Python the other half (108 runbooks: ~0.35 ms each, twice a question). So a door copies the
 slice's passages (vid, state, part, vec) once into an in-memory database with sqlite-vec, kept per
 connection while the index is unchanged (vectors.db_state: its own writes, another connection's
-commit), with the passages grouped by version for numpy. A question is then one read of that table
-by the same sqlite-vec function on the same blobs, and per version the same float arithmetic as
+commit), with the passages grouped by version for numpy. A question's cosines are then sqlite-vec's own
+arithmetic done by numpy on the copy's matrix (cosines: float32 products summed one dimension
+after another, as its C loop does; 108 runbooks: 0.07 ms a side against 0.29 by its SQL, the same
+doubles, tests/test_door_scan.py), and per version the same float arithmetic as
 semantic._version_score (IEEE sums and products, the length penalty's log taken by math.log):
 the same scores (tests/test_warm_semantic.py).
 
@@ -24,6 +26,9 @@ import math
 
 from kyb_cli.core.index.vectors import PASSAGE_VECTOR, conn_memo, cosine_sql, load_vec, per_state
 
+# Below this many picks sqlite-vec's SQL scores them sooner than numpy's fixed cost (10 picks:
+# 0.067 against 0.079 ms; 29: 0.19 against 0.11): centred() leaves them to it.
+CENTRED_FROM = 16
 COPIES_MAX = 8  # slices copied per connection (time modes and filters make new ones); more: start over
 _SCAN = f"SELECT {cosine_sql('vec', '?')} FROM p ORDER BY vid, part"  # each passage's cosine, in the copy's order
 
@@ -32,7 +37,8 @@ class Copy:
     """One slice's passages under one model: `db` (table p: vid, state, part, vec, in (vid, part)
     order) and, per version in that order, what the scan's reduction needs."""
 
-    __slots__ = ("db", "vids", "states", "keys", "parts", "first", "starts", "group", "multi", "logs")
+    __slots__ = ("db", "vids", "states", "keys", "parts", "first", "starts", "group", "multi", "logs", "cols", "norms",
+                 "rows", "mat")
 
     def __init__(self, db, rows: list[tuple], keys: dict[int, str]) -> None:
         import numpy as np
@@ -49,6 +55,77 @@ class Copy:
         self.parts = np.array([r[2] for r in rows], dtype=np.int64)
         self.first = np.array([r[2] == 0 for r in rows], dtype=np.float64)
         self.logs = np.array([math.log(n) for n in count.tolist()], dtype=np.float64)
+        self.mat, self.cols, self.norms = _columns(rows)
+        self.rows = {(r[0], r[2]): i for i, r in enumerate(rows)}  # (vid, part) -> its column
+
+
+def _columns(rows: list[tuple]):
+    """(the passages' vectors as rows, as columns: dim x passages float32, each passage's sqrt of
+    its float32 sum of squares as a double), what cosines() reads; Nones when a vector is not a blob or the
+    lengths differ (sqlite-vec's SQL then scans, as before)."""
+    import numpy as np
+
+    if not rows or not all(isinstance(r[3], bytes) for r in rows) or len({len(r[3]) for r in rows}) != 1 \
+            or len(rows[0][3]) % 4:
+        return None, None, None
+    mat = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    cols = np.zeros((mat.shape[1], len(rows) + 1), dtype=np.float32)  # + a zero column: see cosines
+    cols[:, :len(rows)] = mat.T
+    return mat, cols, np.sqrt((cols * cols).sum(axis=0, dtype=np.float32).astype(np.float64))
+
+
+def cosines(copy: Copy, qvec: bytes):
+    """`1.0 - vec_distance_cosine(vec, ?)` of every passage of the copy, in its order, as float64:
+    sqlite-vec's distance_cosine_float (float32 dot and squares summed in dimension order, sqrt and
+    the division in double, the distance rounded to float32), NaN where SQL gives NULL (a zero vector).
+    The reduction runs down axis 0 of the columns, so each passage's sum is taken in dimension order:
+    numpy's pairwise summation is only for a contiguous reduced axis, which one column alone would
+    be (its axis 1 dropped), hence the zero column after the passages. None: a question of another
+    length, or no columns (the SQL answers)."""
+    import numpy as np
+
+    cols = copy.cols
+    if cols is None or len(qvec) != cols.shape[0] * 4:
+        return None
+    q = np.frombuffer(qvec, dtype="<f4")
+    dot = (cols * q[:, None]).sum(axis=0, dtype=np.float32)
+    qq = np.cumsum(q * q, dtype=np.float32)[-1]  # in dimension order too (an accumulation)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        dist = (1.0 - dot.astype(np.float64) / (copy.norms * np.sqrt(np.float64(qq)))).astype(np.float32)
+    return (1.0 - dist.astype(np.float64))[:-1]  # the passages' (the zero column's NaN dropped)
+
+
+def _cosine(cols, qvec: bytes):
+    """cosines' arithmetic for columns `cols` (dim x k+1, the last one zero) and the question:
+    float64 of k+1 (the last one NaN)."""
+    import numpy as np
+
+    q = np.frombuffer(qvec, dtype="<f4")
+    dot = (cols * q[:, None]).sum(axis=0, dtype=np.float32)
+    norms = np.sqrt((cols * cols).sum(axis=0, dtype=np.float32).astype(np.float64))
+    qq = np.cumsum(q * q, dtype=np.float32)[-1]  # in dimension order too (an accumulation)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        dist = (1.0 - dot.astype(np.float64) / (norms * np.sqrt(np.float64(qq)))).astype(np.float32)
+    return 1.0 - dist.astype(np.float64)
+
+
+def centred(copy: Copy, centre: tuple[bytes, bytes], picks: list[tuple[int, int]]) -> dict | None:
+    """semantic._calibrated's scores on the copy ({vid: the centred cosine, None for SQL's NULL}):
+    `1.0 - vec_distance_cosine(vec_sub(vec, centre), centred question)`, vec_sub a float32
+    difference, the cosine as cosines() makes it. None: no columns or another length (its SQL answers)."""
+    import numpy as np
+
+    qc, cp = centre
+    cols = copy.cols
+    if cols is None or len(qc) != cols.shape[0] * 4 or len(cp) != len(qc):
+        return None
+    held = [p for p in picks if p in copy.rows]
+    if len(held) < CENTRED_FROM:
+        return None
+    sub = np.zeros((len(held) + 1, cols.shape[0]), dtype=np.float32)  # + a zero row: see cosines
+    np.subtract(copy.mat[[copy.rows[p] for p in held]], np.frombuffer(cp, dtype="<f4"), out=sub[:-1])
+    z = _cosine(sub.T.copy(), qc)
+    return {vid: None if math.isnan(c) else c for (vid, _p), c in zip(held, z[:-1].tolist())}
 
 
 def copy_of(conn, fp: str, s) -> Copy:
@@ -85,12 +162,16 @@ def scan(copy: Copy, qvec: bytes, bonus: float, best: float, penalty: float) -> 
     zero vector: the caller's own path handles it)."""
     import numpy as np
 
-    cos = [c for (c,) in copy.db.execute(_SCAN, (qvec,))]
-    if not cos:
+    c = cosines(copy, qvec)
+    if c is None:
+        cos = [c for (c,) in copy.db.execute(_SCAN, (qvec,))]
+        if None in cos:
+            return None
+        c = np.array(cos, dtype=np.float64)
+    if not len(c):
         return {}
-    if None in cos:
+    if np.isnan(c).any():
         return None
-    c = np.array(cos, dtype=np.float64)
     adj = c + copy.first * bonus
     a1 = np.maximum.reduceat(adj, copy.starts)  # each version's best passage
     at = np.flatnonzero(adj == a1[copy.group])

@@ -82,7 +82,7 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
         rows = _exact_of_nearest(conn, qvec, fp, s, n, require, exclude, only)
     else:
         if _resident() and not (large or require or exclude):
-            from kyb_cli.core.search.door_scan import copy_of
+            from kyb_cli.core.search.door_scan import centred, copy_of
 
             copy = copy_of(conn, fp, s)
         scanned = _scanned(conn, qvec, fp, s, require, exclude, copy)
@@ -114,7 +114,8 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
 
             scores = kept_rows.calibrated(conn, centre, picks, kept)
         else:
-            scores = _calibrated(conn, fp, centre, picks) if copy is None else _calibrated(copy.db, fp, centre, picks, True)
+            scores = (copy is not None and centred(copy, centre, picks)) or _calibrated(  # centred: numpy
+                conn if copy is None else copy.db, fp, centre, picks, copy is not None)
     return [Near(vid, keys[vid], rows[vid][0], rows[vid][2], rows[vid][1], scores.get(vid), rows[vid][3])
             for vid in top]
 
@@ -375,8 +376,7 @@ def _version_score(passages: list[tuple[int, float]]) -> tuple[int, float, float
 
 def _calibrated(conn, fp: str, centre: tuple[bytes, bytes], picks: list[tuple[int, int]],
                 copy: bool = False) -> dict[int, float | None]:
-    """The calibrated score (centred cosine) of each (vid, part) passage; `copy`: `conn` is the
-    door's copy of the slice (door_scan.py), which holds the same vectors."""
+    """The calibrated score (centred cosine) of each (vid, part) passage; `copy`: `conn` is door_scan's copy."""
     marks = ",".join(f"(:v{i}, :p{i})" for i in range(len(picks)))
     bound = {"qc": centre[0], "cp": centre[1]}
     for i, (vid, part) in enumerate(picks):
