@@ -71,3 +71,29 @@ def test_passage_hashes_are_text_hashes():
             assert recipe.passage_hashes(source) == _old_passage_hashes(source)
             assert recipe.passage_hashes(source) == [recipe.text_hash(recipe.passage_input(p))
                                                      for p in recipe.passages(source)]
+
+
+def _old_fts_columns(key, doc):
+    fields = [str(doc.get(name) or "") for name in rows._FIELD_TEXT]
+    fields += list(doc.get("hosts") or []) + list(doc.get("knowledge") or [])
+    fields += [a.get("scope", "") for a in doc.get("affected") or []]
+    return (rows.fold(doc["title"]), rows.fold(" ".join(doc.get("tags") or [])), rows.fold(key),
+            rows.fold(" ".join(f for f in fields if f)), rows.fold(doc.get("body") or ""))
+
+
+def test_fts_columns_as_before():
+    rng = random.Random(41)
+    odd = ["", "ё", "Ёлка", "a b", "\x00", "日本", None, 0, 7, True, False, 1.5]
+    for n in range(3000):
+        doc = {"title": _text(rng, 2), "body": rng.choice(["", None, _text(rng, 20)]),
+               "tags": rng.choice([[], None, [_text(rng, 1), "ё"]])}
+        for name in rows._FIELD_TEXT:
+            if rng.random() < 0.5:
+                doc[name] = rng.choice(odd + [_text(rng, 2)])
+        for name in ("hosts", "knowledge"):
+            if rng.random() < 0.5:
+                doc[name] = rng.choice([None, [], ["", "h1", "ё"], (_text(rng, 1),)])
+        if rng.random() < 0.5:
+            doc["affected"] = rng.choice([None, [], [{"scope": "ё"}, {}, {"scope": ""}, {"from": "x"}]])
+        key = f"k{n}-ёЁ"
+        assert rows.fts_columns(key, doc) == _old_fts_columns(key, doc)

@@ -22,11 +22,16 @@ def fold(text: str) -> str:
 
 
 def fts_columns(key: str, doc: dict) -> tuple[str, str, str, str, str]:
-    fields = [str(doc.get(name) or "") for name in _FIELD_TEXT]
-    fields += list(doc.get("hosts") or []) + list(doc.get("knowledge") or [])
-    fields += [a.get("scope", "") for a in doc.get("affected") or []]
-    return (fold(doc["title"]), fold(" ".join(doc.get("tags") or [])), fold(key),
-            fold(" ".join(f for f in fields if f)), fold(doc.get("body") or ""))
+    """title, tags, key, the other fields' text (the empty ones left out) and body, folded. The
+    fields' column: `" ".join(f for f in [str(doc.get(n) or "") for n in _FIELD_TEXT] + hosts +
+    knowledge + scopes if f)`, each empty value dropped as it is read (tests/test_index_rows_fast.py)."""
+    get = doc.get
+    fields = [value if value.__class__ is str else str(value) for name in _FIELD_TEXT if (value := get(name))]
+    fields += [host for host in get("hosts") or () if host]
+    fields += [link for link in get("knowledge") or () if link]
+    fields += [scope for window in get("affected") or () if (scope := window.get("scope", ""))]
+    return (fold(doc["title"]), fold(" ".join(get("tags") or [])), fold(key),
+            fold(" ".join(fields)), fold(get("body") or ""))
 
 
 def _make_dumps():
