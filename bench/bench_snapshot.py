@@ -21,7 +21,8 @@ less the parse), the doc's JSON, its full-text columns and its passage hashes. T
 loaded machine still slows them (shared caches). With --versus OLD_CHECKOUT (e.g. `git archive
 main | tar -x -C OLD`): `rows.version_rows` over the first 20,000 records, best of 3, in a process of
 each checkout's code, the two alternating for --rounds rounds; per side its µs a record each round
-and a digest of the rows (equal digests: the same rows), and the ratio of the medians.
+and a digest of the rows (equal digests: the same rows), and the ratio of the medians and of
+the minimums (the round least disturbed by other load).
 """
 
 from __future__ import annotations
@@ -152,6 +153,7 @@ def _versus(store: Path, other: Path, rounds: int) -> dict:
             out[name].append(json.loads(done.stdout))
     out["ratio"] = round(statistics.median(r["us"] for r in out["new"])
                          / statistics.median(r["us"] for r in out["old"]), 3)
+    out["ratio_min"] = round(min(r["us"] for r in out["new"]) / min(r["us"] for r in out["old"]), 3)  # least disturbed
     out["same_rows"] = len({r["digest"] for r in out["old"] + out["new"]}) == 1
     out["load_after"] = os.getloadavg()[0]
     return out
