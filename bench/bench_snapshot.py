@@ -6,6 +6,7 @@
     python bench/bench_snapshot.py /tmp/snap-100k --floor               # what any first answer costs
     python bench/bench_snapshot.py /tmp/snap-100k --parts               # version_rows piece by piece
     python bench/bench_snapshot.py /tmp/snap-100k --only-build          # the snapshot alone
+    python bench/bench_snapshot.py /tmp/snap-100k --versus OLD_CHECKOUT  # version_rows, two checkouts
 
 Prints one JSON line: CPU µs a record of `rows.version_rows` (parse, write rules, secret scan, the
 rows; what the spread workers run) and of `secret_in` alone, best of 3 in this process; with
@@ -17,7 +18,11 @@ columns (`fts_parsed`), and the raw text with the minimal `versions`/`keys`/`eve
 index's queries join (`fts_rows`). With --parts, `rows.version_rows`'s pieces a record, each over
 the first 20,000 records: the parse, the served checks (path, key, write rules, secret scan: `load`
 less the parse), the doc's JSON, its full-text columns and its passage hashes. The 1-minute load average is printed with it: the figures are CPU time, but a
-loaded machine still slows them (shared caches).
+loaded machine still slows them (shared caches). With --versus OLD_CHECKOUT (e.g. `git archive
+main | tar -x -C OLD`): `rows.version_rows` over the first 20,000 records, best of 3, in a process of
+each checkout's code, the two alternating for --rounds rounds; per side its µs a record each round
+and a digest of the rows (equal digests: the same rows), and the ratio of the medians and of
+the minimums (the round least disturbed by other load).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, os.environ.get("KYB_BENCH_CHECKOUT") or str(Path(__file__).resolve().parents[1]))
 
 from kyb_cli.core.index import gitlog, rows, snapshot  # noqa: E402
 from kyb_cli.core.records.keys import path_of_key  # noqa: E402
@@ -119,6 +124,41 @@ def _parts(entries: list, contents: dict) -> dict:
         "passage_hashes": round(_best(lambda: [passage_hashes(d) for d in docs]) / n * 1e6, 1)}}
 
 
+def _rows_once(store: Path) -> dict:
+    """version_rows over the first 20,000 records of HEAD (this process's checkout): µs, rows' digest."""
+    import hashlib
+
+    head = gitlog._git(store, "rev-parse", "HEAD").stdout.decode().strip()
+    entries = sorted(snapshot.entries_of(snapshot.head_tree(store, head)))[:20000]
+    contents = gitlog.blobs(store, sorted({blob for _key, blob in entries}))
+    pending = [(n, key, None, None, blob) for n, (key, blob) in enumerate(entries, 1)]
+    made = rows.version_rows(pending, contents)
+    return {"us": round(_best(lambda: rows.version_rows(pending, contents)) / len(pending) * 1e6, 1),
+            "digest": hashlib.sha256(repr(made).encode()).hexdigest()[:16]}
+
+
+def _versus(store: Path, other: Path, rounds: int) -> dict:
+    """--versus: each side's version_rows in its own process, alternating (see the module doc)."""
+    import statistics
+    import subprocess
+
+    here = Path(__file__).resolve().parents[1]
+    sides = {"old": other.resolve(), "new": here}
+    out: dict = {"load": os.getloadavg()[0], "old": [], "new": []}
+    for _ in range(rounds):
+        for name, checkout in sides.items():
+            env = {**os.environ, "KYB_BENCH_CHECKOUT": str(checkout), "PYTHONPATH": str(checkout)}
+            done = subprocess.run([sys.executable, __file__, str(store), "--rows-once"], env=env, cwd=checkout,
+                                  capture_output=True, text=True, check=True)
+            out[name].append(json.loads(done.stdout))
+    out["ratio"] = round(statistics.median(r["us"] for r in out["new"])
+                         / statistics.median(r["us"] for r in out["old"]), 3)
+    out["ratio_min"] = round(min(r["us"] for r in out["new"]) / min(r["us"] for r in out["old"]), 3)  # least disturbed
+    out["same_rows"] = len({r["digest"] for r in out["old"] + out["new"]}) == 1
+    out["load_after"] = os.getloadavg()[0]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("store", type=Path)
@@ -127,7 +167,13 @@ def main() -> None:
     ap.add_argument("--parts", action="store_true", help="also version_rows's pieces a record (see above)")
     ap.add_argument("--only-build", action="store_true",
                     help="snapshot.build alone: no per-record passes first (its children's CPU is then its own)")
+    ap.add_argument("--versus", type=Path, help="another checkout: version_rows in both, alternating (see above)")
+    ap.add_argument("--rounds", type=int, default=5, help="--versus: rounds of the two sides")
+    ap.add_argument("--rows-once", action="store_true", help=argparse.SUPPRESS)  # one side of --versus
     args = ap.parse_args()
+    if args.rows_once or args.versus:
+        print(json.dumps(_rows_once(args.store) if args.rows_once else _versus(args.store, args.versus, args.rounds)))
+        return
     head = gitlog._git(args.store, "rev-parse", "HEAD").stdout.decode().strip()
     entries = sorted(snapshot.entries_of(snapshot.head_tree(args.store, head)))
     if args.only_build:

@@ -58,7 +58,7 @@ RECIPE: dict[str, Any] = {
 
 
 def _get(record: Any, name: str, default: Any = "") -> Any:
-    if isinstance(record, Mapping):
+    if record.__class__ is dict or isinstance(record, Mapping):  # a doc: no ABC check (a snapshot's every record)
         return record.get(name, default)
     return getattr(record, name, default)
 
@@ -169,8 +169,12 @@ def chunks(body: str) -> list[str]:
 
 
 def passage_hashes(record: Any) -> list[str]:
-    """The cache key of each passage of a record's version, in order (what the index's vtext holds)."""
-    return [text_hash(passage_input(p)) for p in passages(record)]
+    """The cache key of each passage of a record's version, in order (what the index's vtext holds):
+    text_hash(passage_input(p)) of each, hashlib imported once a call (a snapshot hashes every record)."""
+    import hashlib
+
+    sha256 = hashlib.sha256
+    return [sha256((PASSAGE_PREFIX + p).encode("utf-8")).hexdigest() for p in passages(record)]
 
 
 def passage_input(text: str) -> str:

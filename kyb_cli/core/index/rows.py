@@ -22,14 +22,34 @@ def fold(text: str) -> str:
 
 
 def fts_columns(key: str, doc: dict) -> tuple[str, str, str, str, str]:
-    fields = [str(doc.get(name) or "") for name in _FIELD_TEXT]
-    fields += list(doc.get("hosts") or []) + list(doc.get("knowledge") or [])
-    fields += [a.get("scope", "") for a in doc.get("affected") or []]
-    return (fold(doc["title"]), fold(" ".join(doc.get("tags") or [])), fold(key),
-            fold(" ".join(f for f in fields if f)), fold(doc.get("body") or ""))
+    """title, tags, key, the other fields' text (the empty ones left out) and body, folded. The
+    fields' column: `" ".join(f for f in [str(doc.get(n) or "") for n in _FIELD_TEXT] + hosts +
+    knowledge + scopes if f)`, each empty value dropped as it is read (tests/test_index_rows_fast.py)."""
+    get = doc.get
+    fields = [value if value.__class__ is str else str(value) for name in _FIELD_TEXT if (value := get(name))]
+    fields += [host for host in get("hosts") or () if host]
+    fields += [link for link in get("knowledge") or () if link]
+    fields += [scope for window in get("affected") or () if (scope := window.get("scope", ""))]
+    return (fold(doc["title"]), fold(" ".join(get("tags") or [])), fold(key),
+            fold(" ".join(fields)), fold(get("body") or ""))
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(…, ensure_ascii=False) without a new encoder a call
+def _make_dumps():
+    """json.dumps(…, ensure_ascii=False) of a dict or a list, the same text: one C encoder made once
+    (JSONEncoder.encode makes one a call) and no circular check (a parsed record holds no cycle; the
+    check only turns one into a ValueError). The pure-Python encoder where `_json` is missing."""
+    encoder = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    try:
+        c = make(None, encoder.default, json.encoder.encode_basestring, None, encoder.key_separator,
+                 encoder.item_separator, False, False, True)
+    except TypeError:  # no C encoder, or another release's signature
+        return encoder.encode
+    join = "".join
+    return lambda value: join(c(value, 0))
+
+
+_dumps = _make_dumps()  # tests/test_index_rows_fast.py: equal to json.dumps on records and hostile values
 
 
 def version_rows(pending, contents: dict[str, bytes]) -> tuple[list, list, list, list, list[str]]:
