@@ -61,7 +61,7 @@ LANES = {lane.name: lane for lane in (
     # and new code within 1 % of each other measured minutes apart): 300 failed correct code. 400 is
     # 1.15x the worst clean clone; a lane that grows by half on a slow day still fails.
     # Slow 275 -> 320, the same day: the clean clones above measured it 231.0 and 226.9 CPU-s (load
-    # 2.9-3.0) where the session before's clean clone measured 134.0, its tests the same but two: 1.7x,
+    # 2.9-3.0, 121 tests) where the session before's clean clone measured 134.0: 1.7x,
     # as the fast lane; 275 left 16 %, 320 leaves a third.
     Lane("fast", "not slow and not devset", 2, 400, "every change"),
     Lane("slow", "slow and not devset", 2, 320, "before a commit that touches a process, a model or the console"),
