@@ -320,7 +320,7 @@ def bulk(conn, *pragmas: str, later: bool = False) -> None:
         conn.execute(f"PRAGMA {pragma}").fetchall()  # one each: apsw stops a script at its first row
     schema.create(conn, later=later)
     for table in ("fts", "fts_now"):
-        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('hashsize', {FTS_HASH_BYTES})")
+        schema.pool_terms(conn, table, FTS_HASH_BYTES)
 
 
 def _set_head(conn, head: str | None) -> None:

@@ -208,6 +208,12 @@ def create(conn, *, later: bool = False) -> None:
         conn.execute("INSERT INTO meta(k, v) VALUES('history', 'complete')")
 
 
+def pool_terms(conn, table: str, nbytes: int) -> None:
+    """FTS5 `hashsize`: `table`'s terms pooled in memory up to `nbytes` before a segment is written
+    (a connection's own setting: every bulk writer of a full-text table sets it, build.bulk's size)."""
+    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('hashsize', {int(nbytes)})")
+
+
 def create_later(conn) -> None:
     """The indexes `create(later=True)` left out."""
     for line in DDL.splitlines():

@@ -160,7 +160,7 @@ def _fts_now(conn, store_path: Path, pending: list[list], shard_paths: list[str]
     with conn:
         conn.execute("DROP TABLE fts_now")
         conn.execute(ddl)
-        conn.execute(f"INSERT INTO fts_now(fts_now, rank) VALUES('hashsize', {FTS_HASH_BYTES})")
+        schema.pool_terms(conn, "fts_now", FTS_HASH_BYTES)
         parts = spread.parts(store_path, pending)
         try:
             for chunk in pending:

@@ -218,12 +218,14 @@ class Shard:
     def __init__(self, path: str, ddl: str, hashsize: str) -> None:
         import apsw
 
+        from kyb_cli.core.index import schema
+
         Path(path).unlink(missing_ok=True)
         self.conn = apsw.Connection(path)
         for pragma in ("journal_mode=OFF", "synchronous=OFF"):
             self.conn.execute(f"PRAGMA {pragma}").fetchall()
         self.conn.execute(ddl)
-        self.conn.execute(f"INSERT INTO fts_now(fts_now, rank) VALUES('hashsize', {int(hashsize)})")
+        schema.pool_terms(self.conn, "fts_now", int(hashsize))
         columns = [row[1] for row in self.conn.execute("PRAGMA table_info(fts_now)")]
         self.insert = f"INSERT INTO fts_now(rowid, {', '.join(columns)}) VALUES({', '.join('?' * (len(columns) + 1))})"
         self.conn.execute("BEGIN")
