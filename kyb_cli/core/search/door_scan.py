@@ -71,7 +71,7 @@ def _columns(rows: list[tuple]):
     mat = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(len(rows), -1)
     cols = np.zeros((mat.shape[1], len(rows) + 1), dtype=np.float32)  # + a zero column: see cosines
     cols[:, :len(rows)] = mat.T
-    return mat, cols, np.sqrt((cols * cols).sum(axis=0, dtype=np.float32).astype(np.float64))
+    return mat, cols, _norms(cols)
 
 
 def cosines(copy: Copy, qvec: bytes):
@@ -82,27 +82,26 @@ def cosines(copy: Copy, qvec: bytes):
     numpy's pairwise summation is only for a contiguous reduced axis, which one column alone would
     be (its axis 1 dropped), hence the zero column after the passages. None: a question of another
     length, or no columns (the SQL answers)."""
-    import numpy as np
-
     cols = copy.cols
     if cols is None or len(qvec) != cols.shape[0] * 4:
         return None
-    q = np.frombuffer(qvec, dtype="<f4")
-    dot = (cols * q[:, None]).sum(axis=0, dtype=np.float32)
-    qq = np.cumsum(q * q, dtype=np.float32)[-1]  # in dimension order too (an accumulation)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        dist = (1.0 - dot.astype(np.float64) / (copy.norms * np.sqrt(np.float64(qq)))).astype(np.float32)
-    return (1.0 - dist.astype(np.float64))[:-1]  # the passages' (the zero column's NaN dropped)
+    return _cosine(cols, copy.norms, qvec)[:-1]  # the passages' (the zero column's NaN dropped)
 
 
-def _cosine(cols, qvec: bytes):
-    """cosines' arithmetic for columns `cols` (dim x k+1, the last one zero) and the question:
-    float64 of k+1 (the last one NaN)."""
+def _norms(cols):
+    """Each column's sqrt of its float32 sum of squares (in dimension order), as a double."""
+    import numpy as np
+
+    return np.sqrt((cols * cols).sum(axis=0, dtype=np.float32).astype(np.float64))
+
+
+def _cosine(cols, norms, qvec: bytes):
+    """cosines' arithmetic for columns `cols` (dim x k+1, the last one zero) with their `_norms` and
+    the question: float64 of k+1 (the last one NaN)."""
     import numpy as np
 
     q = np.frombuffer(qvec, dtype="<f4")
     dot = (cols * q[:, None]).sum(axis=0, dtype=np.float32)
-    norms = np.sqrt((cols * cols).sum(axis=0, dtype=np.float32).astype(np.float64))
     qq = np.cumsum(q * q, dtype=np.float32)[-1]  # in dimension order too (an accumulation)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         dist = (1.0 - dot.astype(np.float64) / (norms * np.sqrt(np.float64(qq)))).astype(np.float32)
@@ -124,7 +123,8 @@ def centred(copy: Copy, centre: tuple[bytes, bytes], picks: list[tuple[int, int]
         return None
     sub = np.zeros((len(held) + 1, cols.shape[0]), dtype=np.float32)  # + a zero row: see cosines
     np.subtract(copy.mat[[copy.rows[p] for p in held]], np.frombuffer(cp, dtype="<f4"), out=sub[:-1])
-    z = _cosine(sub.T.copy(), qc)
+    cols = sub.T.copy()
+    z = _cosine(cols, _norms(cols), qc)
     return {vid: None if math.isnan(c) else c for (vid, _p), c in zip(held, z[:-1].tolist())}
 
 
