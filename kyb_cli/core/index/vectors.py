@@ -348,14 +348,11 @@ def _status_pending(conn, found, model: str, filled: int) -> dict:
     state = (*_file_id(conn), row[0] if row else None)  # another file (a swap): counted again
     last = _COUNTED.get("last")
     now = time.monotonic()
-    if (last is None or last[1] == state or now - last[0] > RECOUNT_S
+    if (last is None or last[1] == state or last[1][:2] != state[:2] or now - last[0] > RECOUNT_S
             or set(last[2]) != {sp.name for sp, _f, _l in found}):
         per = {sp.name: pending(conn, f, Slice("history")) for sp, f, _l in found}
         _COUNTED["last"] = (now, state, per)
         return per
-    if last[1][:2] != state[:2]:
-        _COUNTED.clear()
-        return _status_pending(conn, found, model, filled)
     per = dict(last[2])
     per[model] = max(0, per[model] - filled)
     _COUNTED["last"] = (last[0], last[1], per)
