@@ -34,11 +34,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of
 
 from kyb_cli.core.embed.recipe import passage_input, passage_text, query_input, text_hash
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from pathlib import Path  # pathlib only for annotations: importing it (urllib.parse, ipaddress) was ~4 ms of a `kyb query`
-
-if TYPE_CHECKING:
     from kyb_cli.core.embed.files import ModelLocation
     from kyb_cli.core.embed.models import ModelSpec
 
