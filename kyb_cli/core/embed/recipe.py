@@ -169,12 +169,8 @@ def chunks(body: str) -> list[str]:
 
 
 def passage_hashes(record: Any) -> list[str]:
-    """The cache key of each passage of a record's version, in order (what the index's vtext holds):
-    text_hash(passage_input(p)) of each, hashlib imported once a call (a snapshot hashes every record)."""
-    import hashlib
-
-    sha256 = hashlib.sha256
-    return [sha256((PASSAGE_PREFIX + p).encode("utf-8")).hexdigest() for p in passages(record)]
+    """The cache key of each passage of a record's version, in order (what the index's vtext holds)."""
+    return [text_hash(passage_input(p)) for p in passages(record)]
 
 
 def passage_input(text: str) -> str:
