@@ -39,14 +39,16 @@ def open_store(explicit: str | os.PathLike[str] | None = None):
 def store_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The path of the store this call works on, for readers (no pygit2 unless the default store
     must be created first). Raises StoreError (exit 4) as `locate` and `open_store` do."""
-    return _where(explicit, path=True)
+    from kyb_cli.core.known import made_path
+
+    return made_path(_where(explicit))
 
 
-def _where(explicit: str | os.PathLike[str] | None = None, *, path: bool = False):
-    """`store_path` as a string (`path=False`): the one-shot query path builds no Path (issue 38)."""
+def _where(explicit: str | os.PathLike[str] | None = None) -> str:
+    """`store_path` as a string: the one-shot query path builds no Path (issue 38)."""
     location = locate(explicit)
     _ensure_default(location)
-    return location.path if path else location.where
+    return location.where
 
 
 def init_store(path: Path):
