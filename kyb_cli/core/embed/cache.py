@@ -16,6 +16,7 @@ CREATE TABLE IF NOT EXISTS vectors(
     PRIMARY KEY (fingerprint, text_sha)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS file_digests(
     path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, inode INTEGER, sha256 TEXT);
+CREATE TABLE IF NOT EXISTS model_loads(key TEXT PRIMARY KEY, result TEXT NOT NULL);
 """
 
 
@@ -117,6 +118,16 @@ class VectorCache:
         with self.lock, self.db:
             self.db.execute("INSERT OR REPLACE INTO file_digests VALUES (?,?,?,?,?)",
                             (path, size, mtime_ns, inode, sha))
+
+    def known_load(self, key: str) -> str | None:
+        """What `remember_load` kept for `key` (a model's fingerprint and the runtime that loaded it)."""
+        with self.lock:
+            row = self.db.execute("SELECT result FROM model_loads WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def remember_load(self, key: str, result: str) -> None:
+        with self.lock, self.db:
+            self.db.execute("INSERT OR REPLACE INTO model_loads VALUES (?,?)", (key, result))
 
     def close(self) -> None:
         self.db.close()

@@ -190,10 +190,58 @@ def status() -> dict:
     return {**per[MODELS[0].name], "models": per}
 
 
+def _load_check(spec, location, fp: str) -> dict:
+    """Whether the model loads: `loads`, `dim`, `load_s`, `token_type_ids` (or `reason`). A model that
+    loaded is remembered by its fingerprint (its files' digests and recipe) and the runtime's
+    versions, and not loaded again: a USE package's pure-Python tokenizer alone took 2.8 of `kyb
+    doctor`'s 4.3 s. Files, recipe, kyb or runtime changed: a new key, loaded again; `remembered`
+    says when the figures are a remembered load. A failure is never remembered."""
+    import json
+
+    from kyb_cli.core.embed import open_cache
+    from kyb_cli.core.embed.embedder import Embedder, ModelLoadError
+
+    key = json.dumps([fp, str(location.path), _runtime()])
+    cache = open_cache()
+    known = cache.known_load(key)
+    if known is not None:
+        return {**json.loads(known), "remembered": True}
+    t0 = time.perf_counter()
+    try:
+        if spec.package:
+            from kyb_cli.core.embed.package import PackageEmbedder
+
+            embedder = PackageEmbedder(spec)
+            embedder.load()  # the package reads its tokenizer and weights on its first call
+        else:
+            embedder = Embedder(location.path, pooling=spec.pooling)
+        result = {"loads": True, "dim": embedder.dim, "load_s": round(time.perf_counter() - t0, 3),
+                  "token_type_ids": embedder.wants_token_types}
+    except ModelLoadError as exc:
+        return {"loads": False, "reason": str(exc)}
+    cache.remember_load(key, json.dumps(result))
+    return result
+
+
+def _runtime() -> list[str]:
+    """kyb's, Python's and the model runtimes' versions: what decides, besides the files, that it loads."""
+    import sys
+    from importlib import metadata
+
+    import kyb_cli
+
+    versions = [kyb_cli.__version__, sys.version]
+    for dist in ("onnxruntime", "tokenizers", "numpy"):
+        try:
+            versions.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{dist} absent")
+    return versions
+
+
 def model_status(spec) -> dict:
     """What model `spec` is found, where from, whether it loads, its fingerprint (and the helper, if up)."""
     from kyb_cli.core.embed import client, current_fingerprint
-    from kyb_cli.core.embed.embedder import Embedder, ModelLoadError
 
     fp, reason, location = current_fingerprint(spec)
     out: dict = {"name": spec.name, "setting": spec.env, "required": spec.required,
@@ -207,19 +255,11 @@ def model_status(spec) -> dict:
     if fp is None:
         out.update({"loads": False, "reason": reason})
         return out
-    t0 = time.perf_counter()
     if spec.package:
-        from kyb_cli.core.embed.package import PackageEmbedder, version
+        from kyb_cli.core.embed.package import version
 
         out["version"] = version(spec)
-    try:
-        embedder = PackageEmbedder(spec) if spec.package else Embedder(location.path, pooling=spec.pooling)
-        if spec.package:
-            embedder.load()  # the package reads its tokenizer and weights on its first call
-        out.update({"loads": True, "dim": embedder.dim, "load_s": round(time.perf_counter() - t0, 3),
-                    "token_type_ids": embedder.wants_token_types})
-    except ModelLoadError as exc:
-        out.update({"loads": False, "reason": str(exc)})
+    out.update(_load_check(spec, location, fp))
     helper = client.ping(location.path)
     out["helper"] = ({"running": True, "pid": helper.get("pid"), "fingerprint": helper.get("fingerprint")}
                      if helper and helper.get("ok") else {"running": False})
