@@ -67,12 +67,15 @@ COMPACT_KEEPS = ("key", "title", "kind", "sha", "committed_at", "state", "is_hea
 
 
 def compact(hits, *, as_of_event: bool = False) -> None:
-    """Make `hits` compact in place: COMPACT_DROPS out (`effective_at` kept when `as_of_event`), and
-    every field outside COMPACT_KEEPS that is unset ("", [], {}, null, false; never 0)."""
-    drop = COMPACT_DROPS if not as_of_event else tuple(f for f in COMPACT_DROPS if f != "effective_at")
+    """Make `hits` compact in place: COMPACT_DROPS out, and every field outside COMPACT_KEEPS that is
+    unset ("", [], {}, null, false; never 0). Under `as_of_event` its mode's `effective_at` stays, set
+    or not, as the fields of COMPACT_KEEPS do."""
+    drop, keep = COMPACT_DROPS, COMPACT_KEEPS
+    if as_of_event:
+        drop, keep = tuple(f for f in drop if f != "effective_at"), keep + ("effective_at",)
     for hit in hits:
         for name in drop:
             hit.pop(name, None)
         for name in [n for n, v in hit.items() if (v is None or v is False or v == "" or v == [] or v == {})
-                     and n not in COMPACT_KEEPS]:
+                     and n not in keep]:
             del hit[name]

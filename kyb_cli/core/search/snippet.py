@@ -1,4 +1,4 @@
-"""`snippet`: the part of a hit's body that best matches the question, at most 80 characters.
+"""`snippet`: the part of a hit's body that best matches the question, at most 72 characters.
 
 The body is split into sentences and lines; the window of consecutive pieces (within the limit)
 holding the most distinct question words wins (a word matches a body word that starts with its
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-LIMIT = 80  # a line: enough to choose by (`get` reads the record), 10 compact hits in 4 kB (issue 38)
+LIMIT = 72  # a line: enough to choose by (`get` reads the record), 10 compact hits in 4 kB (issue 38)
 SCAN = 50_000  # characters of a body searched for the window (bodies may be 1 MiB)
 _ASCII_PIECES = re.compile(r"[^\n.!?]*(?:[.!?]+|\n|$)")  # _pieces_of_any_text's, for text without CJK stops
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
