@@ -59,9 +59,9 @@ COMPACT_DROPS = ("body", "tags", "refs", "effective_at", "score")
 # What every compact hit carries, set or not: what an agent chooses by (issue 38's list; `committed_at`
 # and `stale` are the freshness fields every record has). Any other field (the kind's own: status,
 # assignee, resolution, due, hosts…; `review_by`, `verified`, `extra`) is there only when the record
-# sets it: an empty string, list or map, null or false says nothing an agent chooses by (a task's 16
-# fields were 10 empty ones, 151 of a 10k store's 4,635 bytes). A door that lets a caller pick fields
-# asks for the full hits when one outside this list is picked (`get` / `--full` show every field).
+# sets it: an empty string, list or map, null or false says nothing an agent chooses by (a task hit's
+# 13 kind fields were 10 empty ones, 151 of a 10k store's 4,635 bytes). A door that lets a caller pick
+# fields asks for the full hits when one outside this list is picked (`get` / `--full` show every field).
 COMPACT_KEEPS = ("key", "title", "kind", "sha", "committed_at", "state", "is_head", "strength", "found_by",
                  "snippet", "stale")
 

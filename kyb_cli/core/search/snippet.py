@@ -15,6 +15,7 @@ import re
 from functools import lru_cache
 
 LIMIT = 72  # a line: enough to choose by (`get` reads the record), 10 compact hits in 4 kB (issue 38)
+LATE = 25  # a first question word starting within `limit - LATE` characters is shown from the start
 SCAN = 50_000  # characters of a body searched for the window (bodies may be 1 MiB)
 _ASCII_PIECES = re.compile(r"[^\n.!?]*(?:[.!?]+|\n|$)")  # _pieces_of_any_text's, for text without CJK stops
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -73,6 +74,8 @@ def _cut_at_words(text: str, stems: list[str], limit: int) -> str:
     if len(text) <= limit:
         return text
     low = text.lower()
+    if len(low) != len(text):  # a letter whose lower case is longer (İ): positions would not agree
+        return _cut(text, limit)
     first = min((i for i in (_first_at(low, s) for s in stems) if i >= 0), default=0)
     if first + LATE <= limit:
         return _cut(text, limit)
@@ -81,9 +84,6 @@ def _cut_at_words(text: str, stems: list[str], limit: int) -> str:
         space = text.find(" ", start, first)
         start = first if space < 0 else space + 1
     return "…" + _cut(text[start:], limit - 1)
-
-
-LATE = 25  # a first question word starting within `limit - LATE` characters is shown from the start
 
 
 def _first_at(text: str, stem: str) -> int:
