@@ -5,6 +5,7 @@
     python bench/bench_warm.py --keys 0 --skip warm --large /tmp/kyb-1k --large /tmp/kyb-10k   # the CLI floor
     KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_warm.py --keys 0 --runs 20 --skip cli --skip serve  # `kyb mcp` alone
     KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_warm.py --keys 0 --large /tmp/kyb-10k --random-vectors --skip cli
+    python bench/bench_warm.py --keys 0 --large /tmp/kyb-10k --bytes-only   # bytes of a 10-hit answer only
 
 Corpus: 108 runbooks (bench/bench_import.py's notes folder, `kyb import`ed, every version embedded),
 plus a generated store of --keys keys (bench/gen_store.py; vectors may be pending there: hybrid then
@@ -325,10 +326,21 @@ def installed() -> Path:
     return venv
 
 
-def _answer_bytes(venv: Path, store: Path, env: dict, full: bool) -> int:
-    cmd = [str(venv / "bin" / "kyb"), "--store", str(store), "query", "postgres replica failover", "--no-semantic",
-           "--limit", "10"] + (["--full"] if full else [])
+def _answer_bytes(venv: Path | None, store: Path, env: dict, full: bool) -> int:
+    """Bytes of a 10-hit lexical answer on stdout (JSON: not a terminal): the venv's console script, or
+    this checkout's `python -m kyb_cli` when `venv` is None (--bytes-only: the same answer)."""
+    kyb_cmd = [str(venv / "bin" / "kyb")] if venv is not None else [sys.executable, "-m", "kyb_cli"]
+    cmd = kyb_cmd + ["--store", str(store), "query", "postgres replica failover", "--no-semantic",
+                     "--limit", "10"] + (["--full"] if full else [])
     return len(subprocess.run(cmd, env=env, capture_output=True, check=True).stdout)
+
+
+def answer_bytes(store: Path, env: dict) -> dict:
+    """--bytes-only: the bytes of a 10-hit lexical answer without bodies (the default) and with them,
+    once the store's history is read (a question about the past waits for it; before, a fresh index's
+    hits say `sha` and `committed_at` null and the answer is smaller than a user's): issue 38's figure."""
+    kyb(["--store", str(store), "query", "warm up", "--history", "--limit", "1", "--no-semantic"], env)
+    return {"bytes": _answer_bytes(None, store, env, False), "bytes_full": _answer_bytes(None, store, env, True)}
 
 
 def cli(store: Path, env: dict, runs: int) -> dict:
@@ -367,6 +379,8 @@ def main() -> None:
                     help="fill the --keys/--large stores' missing vectors with random unit vectors (cost only)")
     ap.add_argument("--skip", action="append", default=[], choices=["warm", "cli", "serve"],
                     help="warm: no server door; serve: `kyb mcp` alone (no `kyb serve`); cli: no CLI floor")
+    ap.add_argument("--bytes-only", action="store_true",
+                    help="only the bytes of a 10-hit lexical answer per store (no server, no wheel, no timing)")
     a = ap.parse_args()
     BASE.mkdir(parents=True, exist_ok=True)
     model = os.environ.get("KYB_MODEL") or str(ROOT.parent / "shared" / "models" / "multilingual-e5-small")
@@ -388,6 +402,11 @@ def main() -> None:
         if a.random_vectors and name != "108 runbooks":
             print(f"{name:14s} random vectors for {random_vectors(store, env)} passages (cost only)", flush=True)
         row: dict = {}
+        if a.bytes_only:
+            row["bytes"] = b = answer_bytes(store, env)
+            print(f"{name:14s} 10 hits: {b['bytes']} bytes, {b['bytes_full']} with --full", flush=True)
+            result[name] = row
+            continue
         if "warm" not in a.skip:
             tag = f"{name.split()[0]}-{os.getpid()}-"  # a new text every run too: no vector an earlier run cached
             row["warm"] = warm(store, env, a.runs, tag, serve="serve" not in a.skip, block=a.block,
@@ -404,7 +423,7 @@ def main() -> None:
                   f" = {c['ratio']:.2f}x (installed wheel, console script)   10 hits: {c['bytes']} bytes,"
                   f" {c['bytes_full']} with --full", flush=True)
         result[name] = row
-    if len(stores) == 2 and "warm" not in a.skip:
+    if len(stores) == 2 and "warm" not in a.skip and not a.bytes_only:
         (_s, small), (big, large) = ((n, result[n]["warm"]) for n in stores)
         for door in small:
             print(f"{door:14s} {big} / 108 runbooks: lexical {large[door]['lexical_ms'] / small[door]['lexical_ms']:.2f}x"

@@ -41,8 +41,8 @@ def test_response_shape(cli):
     assert set(d) >= {"count", "hits", "semantic", "mode", "head"} and d["mode"] == "current"
     hit = d["hits"][0]
     assert list(hit)[:3] == ["key", "title", "kind"]  # compact: a snippet, not the body, nor lists to choose by
-    assert not {"body", "tags", "refs", "effective_at", "score"} & set(hit) and len(hit["snippet"]) <= 100
-    assert not {"review_by", "verified"} & set(hit)  # unset freshness fields: nothing to say (COMPACT_UNSET)
+    assert not {"body", "tags", "refs", "effective_at", "score"} & set(hit) and len(hit["snippet"]) <= 72
+    assert not {"review_by", "verified"} & set(hit)  # unset fields: nothing to say (COMPACT_KEEPS are always there)
     assert list(cli("query", "9090", "--full").json["hits"][0])[:5] == ["key", "title", "kind", "body", "tags"]
     assert "effective_at" in cli("query", "9090", "--as-of-event", "2030-01-01").json["hits"][0]  # its mode's field
     assert "tags" in cli("query", "9090", "--fields", "key,tags").json["hits"][0]

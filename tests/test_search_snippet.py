@@ -89,3 +89,17 @@ def test_a_non_ascii_body_without_cjk_stops_splits_alike_without_compiling_them(
     assert sn._pieces("Café — naïve. Über alles!") == ["Café — naïve.", "Über alles!"]
     assert asked == []
     assert sn._pieces("第一句。second") == ["第一句。", "second"] and asked == [1]
+
+
+def test_a_question_word_late_in_a_long_sentence_is_shown_from_there():
+    """A sentence longer than the limit whose only question word is past the cut: the snippet starts
+    (after `…`) on a word before it, so it shows what matched, and still ends on a word."""
+    body = "Alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma " * 2 + \
+        "the postgres replica fails over to the standby node and the pager rings the oncall engineer"
+    s = snippet(body, ["replica"])
+    assert s.startswith("…") and "replica" in s and len(s) <= LIMIT and s[1] != " "
+    assert s[1:].split()[0] in body.split()  # starts on a whole word
+    near_end = snippet("Alpha beta gamma " * 10 + "then the replica fails.", ["replica"])
+    assert near_end.endswith("the replica fails.") and LIMIT - 10 < len(near_end) <= LIMIT  # ends with the text
+    early = snippet("The replica " + "filler words here " * 10, ["replica"])
+    assert early.startswith("The replica") and early.endswith("…")  # an early word: cut from the start

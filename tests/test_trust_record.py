@@ -46,7 +46,7 @@ def test_verification_by_an_agent_shows_by_and_is_one_verify_commit(cli, store_p
 
 
 def test_verified_is_null_when_never_verified_and_on_query_hits(cli):
-    """Null on `get` and on full hits; a compact hit leaves an unset `verified` out (COMPACT_UNSET)."""
+    """Null on `get` and on full hits; a compact hit leaves an unset `verified` out (not in COMPACT_KEEPS)."""
     add(cli, "pool-size", "The pool size is 20.")
     assert cli("get", "pool-size").json["verified"] is None
     add(cli, "pool-max", "The max pool size is 40.")

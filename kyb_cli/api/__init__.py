@@ -22,7 +22,7 @@ saying what it returns and raises; docs/API.md is the reference, by area.
 `__all__` is the public surface: the functions of the area modules, the error classes, and the
 constants KEEP (an argument not given: keep the stored value), LISTING_MAX_LIMIT, REMOTE,
 EXIT_CODES and EXIT_INTERNAL (with `internal_error_message`, what a door says of a bug), COMPACT_DROPS
-(what a query hit leaves out unless `full`).
+(what a query hit leaves out unless `full`) and COMPACT_KEEPS (what it always carries).
 """
 
 from types import ModuleType as _ModuleType
@@ -47,7 +47,7 @@ from kyb_cli.core.errors import (  # noqa: F401 - re-exported: the doors catch t
 _LAZY = {name: area for area, names in {
     "handlers": "handle handle_dated",
     "limits": "loads_json",
-    "operations": "COMPACT_DROPS check_arguments example out_of_bounds spelled",
+    "operations": "COMPACT_DROPS COMPACT_KEEPS check_arguments example out_of_bounds spelled",
     "recalls": "recall recall_hook",
     "records": "add_knowledge edit_text history is_store read retract_knowledge save_edit split_list",
     "tools": """apply_agent_changes check_paths check_store enclosing_store export_csv_lost export_media_type

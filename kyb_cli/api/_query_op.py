@@ -56,7 +56,26 @@ QUERY = Operation("query", "Search records: current state, `history`, `as_of`, `
 # good a hit is) an agent does not choose by; `effective_at` stays in the mode that slices by it
 # (--as-of-event). Asking for one of them by name (`--fields key,tags`) asks for the full hits.
 COMPACT_DROPS = ("body", "tags", "refs", "effective_at", "score")
-# The freshness fields a compact hit carries only when the record sets them (`review_by` "", `verified`
-# null: nothing to say); `stale`, `committed_at` and `is_head` are always there.
-COMPACT_UNSET = ("review_by", "verified")
+# What every compact hit carries, set or not: what an agent chooses by (issue 38's list; `committed_at`
+# and `stale` are the freshness fields every record has). Any other field (the kind's own: status,
+# assignee, resolution, due, hosts…; `review_by`, `verified`, `extra`) is there only when the record
+# sets it: an empty string, list or map, null or false says nothing an agent chooses by (a task hit's
+# 13 kind fields were 10 empty ones, 151 of a 10k store's 4,635 bytes). A door that lets a caller pick
+# fields asks for the full hits when one outside this list is picked (`get` / `--full` show every field).
+COMPACT_KEEPS = ("key", "title", "kind", "sha", "committed_at", "state", "is_head", "strength", "found_by",
+                 "snippet", "stale")
 
+
+def compact(hits, *, as_of_event: bool = False) -> None:
+    """Make `hits` compact in place: COMPACT_DROPS out, and every field outside COMPACT_KEEPS that is
+    unset ("", [], {}, null, false; never 0). Under `as_of_event` its mode's `effective_at` stays, set
+    or not, as the fields of COMPACT_KEEPS do."""
+    drop, keep = COMPACT_DROPS, COMPACT_KEEPS
+    if as_of_event:
+        drop, keep = tuple(f for f in drop if f != "effective_at"), keep + ("effective_at",)
+    for hit in hits:
+        for name in drop:
+            hit.pop(name, None)
+        for name in [n for n, v in hit.items() if (v is None or v is False or v == "" or v == [] or v == {})
+                     and n not in keep]:
+            del hit[name]

@@ -49,15 +49,9 @@ def _query(door, a: dict[str, Any]) -> dict[str, Any]:
         semantic=a["semantic"], explain=a["explain"], as_of_event=a["as_of_event"],
         min_strength=a["min_strength"], also=list(a["also"] or ()))
     if not a["full"]:  # an answer to choose from: the snippet says why a hit matched, `get` gives the record
-        from kyb_cli.api._query_op import COMPACT_DROPS, COMPACT_UNSET  # not the whole table
+        from kyb_cli.api._query_op import compact  # not the whole table
 
-        drop = COMPACT_DROPS if not a["as_of_event"] else tuple(f for f in COMPACT_DROPS if f != "effective_at")
-        for hit in response.get("hits", ()):
-            for name in drop:
-                hit.pop(name, None)
-            for name in COMPACT_UNSET:
-                if hit.get(name, 0) in ("", None):
-                    del hit[name]
+        compact(response.get("hits", ()), as_of_event=bool(a["as_of_event"]))
     return response
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from kyb_cli.api._query_op import (  # noqa: F401 - `query`'s entry, read by a query without this table
-    COMPACT_DROPS, COMPACT_UNSET, KINDS, LIMIT_MIN, QUERY, STRENGTHS,
+    COMPACT_DROPS, COMPACT_KEEPS, KINDS, LIMIT_MIN, QUERY, STRENGTHS,
 )
 from kyb_cli.api._table import Field, Operation  # the table's two records (kyb_cli/api/_table.py)
 from kyb_cli.api.search import FILTER_TAGS_MAX  # declared beside its check (a query needs no table)

@@ -21,7 +21,7 @@ HOOK_BUDGET_MS = 250
 def recall(store: str | os.PathLike[str] | None, text: str, *, limit: int = 3, semantic: bool = True,
            hook_bar: bool = False) -> dict[str, Any]:
     """`{confident, count, hits}`: at most `limit` (1-3) strong hits for `text`, each with key, title,
-    kind, sha, state, snippet (<= 100 characters), stale, verified, strength, found_by; no hits unless
+    kind, sha, state, snippet (<= 72 characters), stale, verified, strength, found_by; no hits unless
     confident. `semantic`: fuse search by meaning when a model is there. `hook_bar`: only hits that
     clear the prompt hook's higher bar (core/tools/recall.py HOOK_COVER, HOOK_LEAD; words only).
     Raises what `query` raises."""

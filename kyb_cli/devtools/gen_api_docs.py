@@ -26,7 +26,7 @@ REGENERATE = "python -m kyb_cli.devtools.gen_api_docs"
 AREAS = ("records", "work", "search", "sync", "tools", "store")  # the order of docs/API.md
 ERRORS = ("KybError", "NotFound", "UsageError", "Rejected", "StoreError", "LockTimeout", "RemoteError", "InternalError")
 CONSTANTS = ("KEEP", "LISTING_MAX_LIMIT", "REMOTE", "EXIT_CODES", "EXIT_INTERNAL", "internal_error_message",
-             "COMPACT_DROPS")
+             "COMPACT_DROPS", "COMPACT_KEEPS")
 
 
 def area_modules() -> list[str]:
@@ -112,6 +112,9 @@ def generate() -> str:
                                   f"`{api.internal_error_message(KeyError('x'))}`.",
         "COMPACT_DROPS": f"what a query's hit leaves out unless `full` ({', '.join(api.COMPACT_DROPS)}); a door "
                          "that lets a caller pick fields asks for `full` when one of these is picked.",
+        "COMPACT_KEEPS": f"what every compact hit carries, set or not ({', '.join(api.COMPACT_KEEPS)}); any "
+                         "other field only when the record sets it (not empty, null or false); a door that lets a "
+                         "caller pick fields asks for `full` when one outside these is picked.",
     }
     for name in CONSTANTS:
         out.append(f"- `api.{name}`: {notes[name]}")

@@ -77,9 +77,10 @@ def query_cmd(**given: Any) -> None:
     fields = table_fields("query", given)
     fields["text"] = " ".join(fields["text"])  # the words of the command line are one question
     kept = click.get_current_context().meta.get("kyb.fields") or ""
-    asked = set(kept.replace(" ", "").split(","))  # `--fields key,body` or `key,tags` asks for the full hits
-    # the terminal's table shows the score (the full hits are what the index read: nothing more to do)
-    fields["full"] = fields["full"] or bool(asked & set(api.COMPACT_DROPS)) or not output.wants_json()
+    asked = set(kept.replace(" ", "").split(",")) - {""}  # `--fields key,body`, `key,tags`, `key,status`:
+    # a field a compact hit may leave out asks for the full hits; the terminal's table shows the score (the
+    # full hits are what the index read: nothing more to do)
+    fields["full"] = fields["full"] or bool(asked - set(api.COMPACT_KEEPS)) or not output.wants_json()
     response = api.handle("query", door, fields)
     if response.get("semantic_off"):
         from kyb_cli.cli.output import note

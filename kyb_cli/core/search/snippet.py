@@ -1,10 +1,11 @@
-"""`snippet`: the part of a hit's body that best matches the question, at most 100 characters.
+"""`snippet`: the part of a hit's body that best matches the question, at most 72 characters.
 
 The body is split into sentences and lines; the window of consecutive pieces (within the limit)
 holding the most distinct question words wins (a word matches a body word that starts with its
 first five letters, or is equal to it when shorter: a cheap stand-in for the index's stemmers).
 With no word in common (a question in another language, a match by meaning), the snippet starts
-the passage the vector side found best. Whitespace is collapsed; a cut ends on a word with `…`.
+the passage the vector side found best. Whitespace is collapsed; a cut ends on a word with `…`, and
+starts at the first question word (after `…`) when a long sentence holds it past the cut.
 Pure: no index, no model.
 """
 
@@ -13,7 +14,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-LIMIT = 100  # a line: enough to choose by (`get` reads the record), 10 compact hits in 4 kB (issue 38)
+LIMIT = 72  # a line: enough to choose by (`get` reads the record), 10 compact hits in 4 kB (issue 38)
+LATE = 25  # a first question word starting within `limit - LATE` characters is shown from the start
 SCAN = 50_000  # characters of a body searched for the window (bodies may be 1 MiB)
 _ASCII_PIECES = re.compile(r"[^\n.!?]*(?:[.!?]+|\n|$)")  # _pieces_of_any_text's, for text without CJK stops
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -63,6 +65,36 @@ def _cut(text: str, limit: int) -> str:
     if space > limit // 2:
         head = head[:space]
     return head.rstrip(" ,;:-") + "…"
+
+
+def _cut_at_words(text: str, stems: list[str], limit: int) -> str:
+    """`text` cut to `limit`, from its start, or (after `…`) from its first question word, or the word
+    that lets the window end with the text, when the cut would leave that word out (one long sentence
+    whose match is late): a snippet shows what matched."""
+    if len(text) <= limit:
+        return text
+    low = text.lower()
+    if len(low) != len(text):  # a letter whose lower case is longer (İ): positions would not agree
+        return _cut(text, limit)
+    first = min((i for i in (_first_at(low, s) for s in stems) if i >= 0), default=0)
+    if first + LATE <= limit:
+        return _cut(text, limit)
+    start = min(first, len(text) - (limit - 1))  # a late word near the end: the window ends with the text
+    if text[start - 1] != " ":  # start on a word
+        space = text.find(" ", start, first)
+        start = first if space < 0 else space + 1
+    return "…" + _cut(text[start:], limit - 1)
+
+
+def _first_at(text: str, stem: str) -> int:
+    """Where in `text` (lower case) the first token with `stem` starts (as `_held` matches), else -1."""
+    n = len(stem)
+    i = text.find(stem)
+    while i >= 0:
+        if (i == 0 or not text[i - 1].isalnum()) and (n >= STEM or i + n == len(text) or not text[i + n].isalnum()):
+            return i
+        i = text.find(stem, i + 1)
+    return -1
 
 
 def _held(text: str, stems: list[str]) -> set[str]:
@@ -116,7 +148,7 @@ def snippet(body: str, words: list[str], passage: str | None = None, limit: int 
             if len(text) + 1 + len(pieces[k]) > limit:
                 break
             text += " " + pieces[k]
-        return _cut(text, limit)
+        return _cut_at_words(text, usable, limit)
     if passage:
         return _cut(_norm(passage), limit)
     return _cut(_norm(body), limit)
