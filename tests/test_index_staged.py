@@ -87,6 +87,23 @@ def test_a_snapshot_of_a_long_history_leaves_its_hits_commits_to_the_history(kyb
     assert "history_complete" not in d and d["hits"][0]["sha"] == v["a2"]
 
 
+def test_a_snapshot_answer_whose_commits_wait_imports_no_read_model(kyb, kyb_process, store_path, monkeypatch):
+    """Issue 38: with the hits' commits left to the history ('origins' pending), a one-shot query
+    does not import the read model (reads.py: the record model, trailers, ~30 secret patterns; ~40 ms
+    of a one-shot `kyb query` at 10k keys before the history is in) only to name nothing."""
+    from kyb_cli.core.index import snapshot
+
+    seed(store_path)
+    monkeypatch.setattr(snapshot, "ORIGINS_WALK_MAX", 5)
+    assert kyb("query", "checkout", "--no-semantic", env=STAGED).json["hits"][0]["sha"] is None
+    env = {**kyb_process._env(None), **STAGED, "KYB_STORE": str(store_path), "PYTHONPROFILEIMPORTTIME": "1"}
+    res = subprocess.run([sys.executable, "-m", "kyb_cli", "query", "checkout", "--no-semantic"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert res.returncode == 0 and json.loads(res.stdout)["hits"][0]["sha"] is None, res.stderr[-500:]
+    names = {line.split("|")[-1].strip() for line in res.stderr.splitlines() if "|" in line}
+    assert "kyb_cli.core.index.origins" in names and "kyb_cli.core.index.reads" not in names
+
+
 def test_no_wait_answers_historical_questions_from_what_exists(kyb, store_path):
     v = seed(store_path)
     assert kyb("query", "x", "--no-semantic", env=STAGED).code == 0  # builds the snapshot

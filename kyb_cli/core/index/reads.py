@@ -215,15 +215,6 @@ def _snapshot_version(f, key: str, blob: str) -> Version:
                    "active")
 
 
-def fill_snapshot_origins(f, hits: list[dict]) -> None:
-    """Hits read from a snapshot carry `sha: null`: name the commit that wrote each, as listings do
-    (`_snapshot_origins`)."""
-    named = _snapshot_origins(f, [h["key"] for h in hits if h.get("sha") is None and h.get("key")])
-    for hit in hits:
-        if hit.get("key") in named:
-            hit["sha"], hit["committed_at"] = named[hit["key"]]
-
-
 def _resolve(store_path: Path, at: str) -> str:
     """The commit sha `at` names (sha, short sha, HEAD~2, tag, branch); NotFound when none."""
     from kyb_cli.core.canon.git import could_be_revision
@@ -435,29 +426,11 @@ def _catalog(f, kind: str) -> list[CatalogEntry]:
     return out
 
 
-SNAPSHOT_ORIGINS_MAX = 50  # an answer from a snapshot names at most this many versions' commits (one git log each, ~20 ms at 11k commits)
-
-
-def _snapshot_origins(f, keys: list[str]) -> dict[str, tuple[str, str]]:
-    """key -> (sha, committed_at) of the commit that wrote its version, found per path as `get` does
-    (`_origin`), while the history is not in: for up to SNAPSHOT_ORIGINS_MAX keys; beyond that they
-    stay null until the history is in (history_complete: false says so) rather than one `git log` per
-    record on a big fresh clone."""
-    if f.history_complete or not f.head or not keys or len(keys) > SNAPSHOT_ORIGINS_MAX:
-        return {}
-    if f.conn.execute("SELECT 1 FROM meta WHERE k = 'origins' AND v = 'pending'").fetchone():
-        return {}  # a long history: 1.8 s a hit at 382k commits; named once the history is in (issue 39)
-    named = {}
-    for key in keys:
-        origin = _origin(f.store_path, f.head, key)
-        if origin is not None:
-            named[key] = (origin[0], rfc3339(origin[1]))
-    return named
-
-
 def _name_snapshot_versions(f, entries: list[CatalogEntry]) -> None:
-    """A listing read from a snapshot names each version's commit (`_snapshot_origins`)."""
-    named = _snapshot_origins(f, [e.record.key for e in entries if e.sha is None])
+    """A listing read from a snapshot names each version's commit (origins.snapshot_origins)."""
+    from kyb_cli.core.index.origins import snapshot_origins
+
+    named = snapshot_origins(f, [e.record.key for e in entries if e.sha is None])
     for entry in entries:
         if entry.record.key in named:
             entry.sha, entry.committed_at = named[entry.record.key]

@@ -116,7 +116,7 @@ def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask, texts:
     confident = any(h["strength"] == "strong" for h in hits)
     response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": ask.mode, "head": f.head}
     if not f.history_complete:
-        from kyb_cli.core.index.reads import fill_snapshot_origins
+        from kyb_cli.core.index.origins import fill_snapshot_origins
 
         fill_snapshot_origins(f, hits)  # a snapshot's hits name their version too (never sha: null)
         response["history_complete"] = False
