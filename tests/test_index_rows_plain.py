@@ -136,3 +136,19 @@ def test_narrow_chunks_are_the_chunks():
         assert recipe.chunks(body, narrow=True) == recipe.chunks(body)
         doc = {"key": "inc-1", "title": "t", "kind": "incident", "service": "s", "hosts": ["h"], "body": body}
         assert recipe.passage_hashes(doc, True) == recipe.passage_hashes(doc)
+
+
+def test_a_list_over_the_limit_is_still_refused():
+    """limits.record_problem skips counting each list when stored_fields's pairs are no more than
+    TAGS_MAX: each list entry is one pair, so a list over the limit always gets counted."""
+    from kyb_cli.core.records import fields, limits
+
+    assert set(limits.LIST_FIELDS) <= set(fields._LISTS)
+    for name in limits.LIST_FIELDS:
+        for count, refused in ((limits.TAGS_MAX, False), (limits.TAGS_MAX + 1, True)):
+            record = Record(key="k1", title="t", **{name: [f"v{i}" for i in range(count)]})
+            found = limits.record_problem(record, fields.stored_fields(record))
+            assert (found is not None) == refused
+            assert found == limits.record_problem(record)
+            if refused:
+                assert found.startswith(f"{name} has {count:,} entries")

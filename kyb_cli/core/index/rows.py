@@ -67,6 +67,8 @@ def _plain(data) -> tuple[bool, bool]:
     if data.__class__ is not bytes:
         return False, False
     odd = data.translate(None, _NOT_ODD)  # a few line breaks in most records
+    if odd.count(10) == len(odd):  # line breaks only
+        return True, True
     return not odd.translate(None, _WIDE_OR_NL), not odd.translate(None, _BELOW_WIDE)
 
 
