@@ -45,7 +45,8 @@ def path_problem(path: str) -> str | None:
 def record_problem(record, fields=None) -> str | None:
     """Why `record`'s fields break a size limit (list lengths, front matter), or None. `fields`:
     stored_fields(record) when the caller has it already (served.py scans the same list for secrets)."""
-    for name in LIST_FIELDS:
+    # each entry of these lists is one of stored_fields's pairs: no list is longer than they are many
+    for name in (LIST_FIELDS if fields is None or len(fields) > TAGS_MAX else ()):
         count = len(getattr(record, name, ()) or ())
         if count > TAGS_MAX:
             return f"{name} has {count:,} entries; the limit is {TAGS_MAX}"
