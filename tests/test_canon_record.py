@@ -166,3 +166,42 @@ def test_cli_hand_added_front_matter_survives_an_update(cli, store_path):
     assert cli("add", "--key", "k", "--title", "T", input="v2").json["action"] == "updated"
     got = cli("get", "k").json
     assert got["body"] == "v2" and got["extra"] == {"owner": "platform"}
+
+
+DATED = [  # TOML dates and times a person or a peer may write into front matter
+    'owner = "platform"\nreviewed = 2026-01-01\n',
+    'seen = 2026-01-01T10:00:00Z\nat = 07:30:00\nlocal = 2026-01-01T10:00:00\n',
+    'days = [2026-01-01, 2026-01-02]\n\n[t]\nd = 2026-01-01\n\n[t.deeper]\nwhen = 2026-01-01T10:00:00+02:00\n',
+]
+
+
+@pytest.mark.parametrize("lines", DATED, ids=["top", "times", "tables"])
+def test_hand_added_dates_are_answered_as_iso_text_and_kept_as_toml(cli, store_path, lines):
+    """A TOML date in hand-added front matter: every JSON answer says it as ISO 8601 text (before,
+    `kyb query` and `get` exited 70 on `date is not JSON serializable`, and so did a fresh clone's
+    whole snapshot), and the next version kyb writes keeps the TOML value."""
+    import datetime
+    import subprocess
+    import tomllib
+
+    cli("add", "--key", "k", "--title", "T", input="v1 dated")
+    f = store_path / path_of_key("k")
+    f.write_text(f.read_text().replace('title = "T"\n', 'title = "T"\n' + lines, 1))
+    subprocess.run(["git", "-C", str(store_path), "commit", "-qam", "hand edit"], check=True,
+                   env={"GIT_AUTHOR_NAME": "p", "GIT_AUTHOR_EMAIL": "p@x", "GIT_COMMITTER_NAME": "p",
+                        "GIT_COMMITTER_EMAIL": "p@x", "PATH": "/usr/bin:/bin"})
+    toml = tomllib.loads(lines)
+
+    def iso(v):
+        if isinstance(v, dict):
+            return {k: iso(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [iso(x) for x in v]
+        return v.isoformat() if isinstance(v, (datetime.date, datetime.time)) else v
+
+    got = cli("get", "k")
+    assert got.code == 0 and got.json["extra"] == iso(toml), got.stderr
+    found = cli("query", "dated", "--no-semantic", "--full")
+    assert found.code == 0 and found.json["hits"][0]["extra"] == iso(toml), found.stderr
+    assert cli("add", "--key", "k", "--title", "T", input="v2 dated").json["action"] == "updated"
+    assert parse(f.read_text()).extra == toml  # the file keeps TOML's dates, not their text

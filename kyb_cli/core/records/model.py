@@ -169,9 +169,23 @@ class Record:
         out["tags"] = list(self.tags)
         out["refs"] = list(self.refs)
         if self.extra:
-            out["extra"] = dict(self.extra)
+            out["extra"] = json_ready(self.extra)
         out["body"] = self.body
         return out
+
+
+def json_ready(value: Any) -> Any:
+    """Hand-added front matter as JSON can say it: a TOML date, time or date-time (tomllib gives
+    `datetime` objects; `d = 2026-01-01` in a peer's record) as its ISO 8601 text, at any depth.
+    Before, one such record failed every JSON answer that held it and a fresh clone's whole
+    snapshot (`TypeError: Object of type date is not JSON serializable`). The file keeps the TOML
+    value: a rewrite writes `extra` as it was read."""
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_ready(v) for v in value]
+    isoformat = getattr(value, "isoformat", None)
+    return isoformat() if isoformat is not None and not isinstance(value, (str, int, float)) else value
 
 
 def content_digest(title: str, body: str) -> str:
