@@ -172,10 +172,11 @@ DATED = [  # TOML dates and times a person or a peer may write into front matter
     'owner = "platform"\nreviewed = 2026-01-01\n',
     'seen = 2026-01-01T10:00:00Z\nat = 07:30:00\nlocal = 2026-01-01T10:00:00\n',
     'days = [2026-01-01, 2026-01-02]\n\n[t]\nd = 2026-01-01\n\n[t.deeper]\nwhen = 2026-01-01T10:00:00+02:00\n',
+    'ratio = nan\nbig = inf\nlow = -inf\nfine = 1.5\n',
 ]
 
 
-@pytest.mark.parametrize("lines", DATED, ids=["top", "times", "tables"])
+@pytest.mark.parametrize("lines", DATED, ids=["top", "times", "tables", "nan-inf"])
 def test_hand_added_dates_are_answered_as_iso_text_and_kept_as_toml(cli, store_path, lines):
     """A TOML date in hand-added front matter: every JSON answer says it as ISO 8601 text (before,
     `kyb query` and `get` exited 70 on `date is not JSON serializable`, and so did a fresh clone's
@@ -197,11 +198,16 @@ def test_hand_added_dates_are_answered_as_iso_text_and_kept_as_toml(cli, store_p
             return {k: iso(x) for k, x in v.items()}
         if isinstance(v, list):
             return [iso(x) for x in v]
+        if isinstance(v, float) and v - v != 0:
+            return repr(v)
         return v.isoformat() if isinstance(v, (datetime.date, datetime.time)) else v
 
     got = cli("get", "k")
     assert got.code == 0 and got.json["extra"] == iso(toml), got.stderr
+    assert "NaN" not in got.stdout and "Infinity" not in got.stdout  # strict JSON
     found = cli("query", "dated", "--no-semantic", "--full")
     assert found.code == 0 and found.json["hits"][0]["extra"] == iso(toml), found.stderr
     assert cli("add", "--key", "k", "--title", "T", input="v2 dated").json["action"] == "updated"
-    assert parse(f.read_text()).extra == toml  # the file keeps TOML's dates, not their text
+    assert iso(parse(f.read_text()).extra) == iso(toml)  # TOML's values are kept, not their text
+    assert parse(f.read_text()).extra.keys() == toml.keys()
+    assert all(type(parse(f.read_text()).extra[k]) is type(v) for k, v in toml.items())

@@ -176,7 +176,8 @@ class Record:
 
 def json_ready(value: Any) -> Any:
     """Hand-added front matter as JSON can say it: a TOML date, time or date-time (tomllib gives
-    `datetime` objects; `d = 2026-01-01` in a peer's record) as its ISO 8601 text, at any depth.
+    `datetime` objects; `d = 2026-01-01` in a peer's record) as its ISO 8601 text, and TOML's `nan`
+    and `inf` (JSON has neither: `NaN` breaks a strict parser) as text, at any depth.
     Before, one such record failed every JSON answer that held it and a fresh clone's whole
     snapshot (`TypeError: Object of type date is not JSON serializable`). The file keeps the TOML
     value: a rewrite writes `extra` as it was read."""
@@ -184,8 +185,10 @@ def json_ready(value: Any) -> Any:
         return {k: json_ready(v) for k, v in value.items()}
     if isinstance(value, list):
         return [json_ready(v) for v in value]
+    if isinstance(value, float):
+        return value if value - value == 0 else repr(value)  # TOML's nan and inf: JSON has neither
     isoformat = getattr(value, "isoformat", None)
-    return isoformat() if isoformat is not None and not isinstance(value, (str, int, float)) else value
+    return isoformat() if isoformat is not None and not isinstance(value, (str, int)) else value
 
 
 def content_digest(title: str, body: str) -> str:
