@@ -98,8 +98,31 @@ class Embedder:
         self.wants_token_types = "token_type_ids" in names
         self.output = "last_hidden_state" if any(
             o.name == "last_hidden_state" for o in self.session.get_outputs()) else None
+        self._outputs = [self.output] if self.output else None
         self.path = path
         self.dim = int(self.embed(["query: probe"]).shape[1])
+
+    def question(self, text: str) -> bytes:
+        """One model input's vector as little-endian float32 bytes: the arithmetic of _run on one text
+        (its own length, no padding; mean pooling sums the rows in the same order and divides by the
+        same float32 count, the norm is linalg.norm's own sqrt(add.reduce(x * x))) in fewer numpy
+        steps and no copies after the run; byte for byte the old vectors (tests/test_embed_question_path.py)."""
+        import numpy as np
+
+        ids = np.array([self.tokenizer.encode(text).ids], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        if self.wants_token_types:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self.session.run(self._outputs, feed)[0]
+        if self.pooling == "cls":
+            pooled = hidden[:, 0, :]
+        else:
+            pooled = np.add.reduce(hidden, axis=1)
+            pooled /= np.float32(max(ids.shape[1], 1))
+        norm = np.sqrt(np.add.reduce(pooled * pooled, axis=1, keepdims=True))
+        if norm[0, 0] != 0:  # a zero vector is left as it is (rule "pooling")
+            np.divide(pooled, norm, out=pooled)
+        return pooled.astype("<f4", copy=False).tobytes()
 
     def _run(self, encodings):
         import numpy as np
@@ -162,4 +185,6 @@ class Embedder:
 
     def embed_bytes(self, inputs: list[str]) -> list[bytes]:
         """The same as embed(), each vector as little-endian float32 bytes (the cache's format)."""
+        if len(inputs) == 1:  # a question
+            return [self.question(inputs[0])]
         return [vec.astype("<f4").tobytes() for vec in self.embed(inputs)]
