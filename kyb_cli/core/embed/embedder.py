@@ -138,7 +138,7 @@ class Embedder:
             if self.wants_token_types:
                 found["token_type_ids"] = np.zeros((1, n), dtype=np.int64)
             for array in found.values():
-                array.flags.writeable = False
+                array.setflags(write=False)
             self._masks[n] = found
         return found
 
