@@ -110,6 +110,18 @@ def _install(st: Stages) -> None:
             now[label] = now.get(label, 0.0) + time.perf_counter() - t0
 
     embedder.Embedder.embed = emb
+    if hasattr(embedder.Embedder, "question"):  # a question's own path (h38m): tokenizer to bytes
+        orig_question = embedder.Embedder.question
+
+        def question(self, text):
+            t0 = time.perf_counter()
+            try:
+                return orig_question(self, text)
+            finally:
+                label = f"embed() {self.path.name}"
+                now[label] = now.get(label, 0.0) + time.perf_counter() - t0
+
+        embedder.Embedder.question = question
     st.wrap(pipeline, "lexical", "lexical")
     st.wrap(semantic, "nearest", "vector ranking (nearest)")
     for name, label in (("_approximate", "  nearest: matrix product"), ("_exact", "  nearest: exact rescoring"),

@@ -75,3 +75,38 @@ def test_a_question_vector_is_byte_identical_to_the_general_path(directory, pool
     fast = [model.embed_bytes([t])[0] for t in texts]
     assert fast == [general_path(model, t) for t in texts]
     assert model.embed_bytes(texts) == fast  # and a batch of them, as passages are embedded
+
+
+def devset_questions() -> list[str]:
+    """The dev set's questions and their other phrasings (bench/evalset), in file order."""
+    import json
+
+    root = Path(__file__).resolve().parents[1] / "bench" / "evalset"
+    out: list[str] = []
+    for name in ("questions.jsonl", "also.jsonl"):
+        for line in (root / name).read_text().splitlines():
+            row = json.loads(line)
+            for q in [row["query"]] if "query" in row else row.get("also", []):
+                if q not in out:
+                    out.append(q)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("directory,pooling,prefix", [
+    (E5_DIR, "mean", "query: "),
+    (BGE_DIR, "cls", "Represent this sentence for searching relevant passages: "),
+])
+def test_the_question_path_gives_the_old_bytes_on_the_dev_set(directory, pooling, prefix):
+    """Embedder.question (pooling and norm in fewer numpy steps, no copies) against the general path,
+    kept verbatim above, over the dev set's 200+ questions: byte for byte, so every cached and
+    compared vector stays what it was."""
+    if not (directory / "model.onnx").is_file():
+        pytest.skip("real model not present")
+    from kyb_cli.core.embed.embedder import Embedder
+
+    model = Embedder(directory, pooling=pooling)
+    texts = [prefix + q for q in devset_questions()]
+    assert len(texts) >= 200
+    assert [model.question(t) for t in texts] == [general_path(model, t) for t in texts]
+    assert model.embed_bytes([texts[0]]) == [general_path(model, texts[0])]
