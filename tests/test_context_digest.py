@@ -12,6 +12,7 @@ from kyb_cli.core.kinds.incidents import write_incident
 from kyb_cli.core.kinds.knowledge import add_knowledge
 from kyb_cli.core.kinds.tasks import write_task
 from kyb_cli.core.index import reads
+from tests.support.batch import one_publish
 from tests.support.index_helpers import T0, put
 
 WHO = Attribution("test-agent", "s1", "/w", "cli")
@@ -68,14 +69,15 @@ def test_default_digest_lists_recent_changes_incidents_deadlines_tags_counts(cli
 
 def test_default_digest_stays_under_two_thousand_tokens_with_a_big_store(cli, store):
     long = "word " * 60
-    for n in range(40):
-        add_knowledge(store, key=f"fact-{n:03d}", title=f"Fact {n} {long}", body="b", tags=[f"tag-{n % 13}"],
-                      refs=[], attribution=WHO)
-    for n in range(12):
-        write_incident(store, WHO, key=f"inc-2026-06-{n + 1:02d}-x{n}", title=f"Outage {n} {long}",
-                       service="api", severity="high", body="b")
-    for n in range(9):
-        write_task(store, WHO, key=f"task-t{n}", title=f"Task {n} {long}", due="2026-06-01", body="b")
+    with one_publish(store, WHO):  # 61 writes, each its own commit; the branch moves once
+        for n in range(40):
+            add_knowledge(store, key=f"fact-{n:03d}", title=f"Fact {n} {long}", body="b", tags=[f"tag-{n % 13}"],
+                          refs=[], attribution=WHO)
+        for n in range(12):
+            write_incident(store, WHO, key=f"inc-2026-06-{n + 1:02d}-x{n}", title=f"Outage {n} {long}",
+                           service="api", severity="high", body="b")
+        for n in range(9):
+            write_task(store, WHO, key=f"task-t{n}", title=f"Task {n} {long}", due="2026-06-01", body="b")
     res = cli("context", "--today", TODAY)
     text = res.json["text"]
     assert 1000 <= tokens(text) <= 2000, tokens(text)
@@ -93,12 +95,13 @@ def test_default_digest_stays_under_two_thousand_tokens_with_a_big_store(cli, st
 def test_default_digest_of_a_busy_store_is_one_to_two_thousand_tokens(cli, store):
     """Ordinary titles, many recent changes and open incidents: the digest fills its one-to-two
     thousand token size instead of stopping at a handful of lines."""
-    for n in range(60):
-        add_knowledge(store, key=f"svc-{n:03d}-port", title=f"Service {n} listens on port {8000 + n}",
-                      body="b", tags=[f"svc-{n % 7}"], refs=[], attribution=WHO)
-    for n in range(20):
-        write_incident(store, WHO, key=f"inc-2026-06-{n + 1:02d}-api-{n}", title=f"API {n} returns 502",
-                       service="api", severity="high", body="b")
+    with one_publish(store, WHO):  # 80 writes, each its own commit; the branch moves once
+        for n in range(60):
+            add_knowledge(store, key=f"svc-{n:03d}-port", title=f"Service {n} listens on port {8000 + n}",
+                          body="b", tags=[f"svc-{n % 7}"], refs=[], attribution=WHO)
+        for n in range(20):
+            write_incident(store, WHO, key=f"inc-2026-06-{n + 1:02d}-api-{n}", title=f"API {n} returns 502",
+                           service="api", severity="high", body="b")
     text = cli("context", "--today", TODAY).json["text"]
     assert 1000 <= tokens(text) <= 2000, tokens(text)
 
