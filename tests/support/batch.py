@@ -9,6 +9,8 @@ the cost of one locked write, one ref update, one working tree update and one in
 Inside the block every `store.writing(...)` joins the one open transaction (canon/transaction.py:
 "the commits made inside move the branch once"), so each write is the same record and the same
 commit it would be alone; the branch, the working tree and the index move once, at the end.
+Not for writes that check earlier writes of the block through the index (it still shows the HEAD
+the block started from): a task `blocked_by` a task written in the block is refused (NotFound).
 """
 
 from __future__ import annotations
