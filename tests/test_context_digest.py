@@ -25,17 +25,18 @@ def tokens(text: str) -> float:
 
 
 def _small_world(store):
-    add_knowledge(store, key="pg-pool", title="Postgres pool size is 20", body="Set in app.toml.",
-                  tags=["db", "Postgres"], refs=[], attribution=WHO)
-    add_knowledge(store, key="deploy-canary", title="Deploys go through the canary", body="x",
-                  tags=["deploy", "db"], refs=[], attribution=WHO)
-    write_incident(store, WHO, key="inc-2026-06-14-api-down", title="API returns 502", service="api",
-                   severity="high", body="b")
-    write_incident(store, WHO, key="inc-2026-06-01-old", title="Old outage", service="db", severity="low",
-                   status="resolved", resolution="restarted", body="b")
-    write_task(store, WHO, key="task-renew-cert", title="Renew the TLS certificate", due="2026-06-10",
-               hard=True, body="b")
-    write_task(store, WHO, key="task-later", title="Someday", due="2027-01-01", body="b")
+    with one_publish(store, WHO):  # six writes, six commits; the branch moves once
+        add_knowledge(store, key="pg-pool", title="Postgres pool size is 20", body="Set in app.toml.",
+                      tags=["db", "Postgres"], refs=[], attribution=WHO)
+        add_knowledge(store, key="deploy-canary", title="Deploys go through the canary", body="x",
+                      tags=["deploy", "db"], refs=[], attribution=WHO)
+        write_incident(store, WHO, key="inc-2026-06-14-api-down", title="API returns 502", service="api",
+                       severity="high", body="b")
+        write_incident(store, WHO, key="inc-2026-06-01-old", title="Old outage", service="db", severity="low",
+                       status="resolved", resolution="restarted", body="b")
+        write_task(store, WHO, key="task-renew-cert", title="Renew the TLS certificate", due="2026-06-10",
+                   hard=True, body="b")
+        write_task(store, WHO, key="task-later", title="Someday", due="2027-01-01", body="b")
 
 
 def test_brief_is_about_fifty_tokens(cli, store):
