@@ -12,6 +12,7 @@ from kyb_cli.core.kinds.incidents import write_incident
 from kyb_cli.core.kinds.knowledge import add_knowledge
 from kyb_cli.core.kinds.tasks import write_task
 from kyb_cli.core.index import reads
+from tests.support.batch import one_publish
 from tests.support.index_helpers import T0, put
 
 WHO = Attribution("test-agent", "s1", "/w", "cli")
@@ -24,17 +25,18 @@ def tokens(text: str) -> float:
 
 
 def _small_world(store):
-    add_knowledge(store, key="pg-pool", title="Postgres pool size is 20", body="Set in app.toml.",
-                  tags=["db", "Postgres"], refs=[], attribution=WHO)
-    add_knowledge(store, key="deploy-canary", title="Deploys go through the canary", body="x",
-                  tags=["deploy", "db"], refs=[], attribution=WHO)
-    write_incident(store, WHO, key="inc-2026-06-14-api-down", title="API returns 502", service="api",
-                   severity="high", body="b")
-    write_incident(store, WHO, key="inc-2026-06-01-old", title="Old outage", service="db", severity="low",
-                   status="resolved", resolution="restarted", body="b")
-    write_task(store, WHO, key="task-renew-cert", title="Renew the TLS certificate", due="2026-06-10",
-               hard=True, body="b")
-    write_task(store, WHO, key="task-later", title="Someday", due="2027-01-01", body="b")
+    with one_publish(store, WHO):  # six writes, six commits; the branch moves once
+        add_knowledge(store, key="pg-pool", title="Postgres pool size is 20", body="Set in app.toml.",
+                      tags=["db", "Postgres"], refs=[], attribution=WHO)
+        add_knowledge(store, key="deploy-canary", title="Deploys go through the canary", body="x",
+                      tags=["deploy", "db"], refs=[], attribution=WHO)
+        write_incident(store, WHO, key="inc-2026-06-14-api-down", title="API returns 502", service="api",
+                       severity="high", body="b")
+        write_incident(store, WHO, key="inc-2026-06-01-old", title="Old outage", service="db", severity="low",
+                       status="resolved", resolution="restarted", body="b")
+        write_task(store, WHO, key="task-renew-cert", title="Renew the TLS certificate", due="2026-06-10",
+                   hard=True, body="b")
+        write_task(store, WHO, key="task-later", title="Someday", due="2027-01-01", body="b")
 
 
 def test_brief_is_about_fifty_tokens(cli, store):
@@ -68,14 +70,15 @@ def test_default_digest_lists_recent_changes_incidents_deadlines_tags_counts(cli
 
 def test_default_digest_stays_under_two_thousand_tokens_with_a_big_store(cli, store):
     long = "word " * 60
-    for n in range(40):
-        add_knowledge(store, key=f"fact-{n:03d}", title=f"Fact {n} {long}", body="b", tags=[f"tag-{n % 13}"],
-                      refs=[], attribution=WHO)
-    for n in range(12):
-        write_incident(store, WHO, key=f"inc-2026-06-{n + 1:02d}-x{n}", title=f"Outage {n} {long}",
-                       service="api", severity="high", body="b")
-    for n in range(9):
-        write_task(store, WHO, key=f"task-t{n}", title=f"Task {n} {long}", due="2026-06-01", body="b")
+    with one_publish(store, WHO):  # 61 writes, each its own commit; the branch moves once
+        for n in range(40):
+            add_knowledge(store, key=f"fact-{n:03d}", title=f"Fact {n} {long}", body="b", tags=[f"tag-{n % 13}"],
+                          refs=[], attribution=WHO)
+        for n in range(12):
+            write_incident(store, WHO, key=f"inc-2026-06-{n + 1:02d}-x{n}", title=f"Outage {n} {long}",
+                           service="api", severity="high", body="b")
+        for n in range(9):
+            write_task(store, WHO, key=f"task-t{n}", title=f"Task {n} {long}", due="2026-06-01", body="b")
     res = cli("context", "--today", TODAY)
     text = res.json["text"]
     assert 1000 <= tokens(text) <= 2000, tokens(text)
@@ -93,12 +96,13 @@ def test_default_digest_stays_under_two_thousand_tokens_with_a_big_store(cli, st
 def test_default_digest_of_a_busy_store_is_one_to_two_thousand_tokens(cli, store):
     """Ordinary titles, many recent changes and open incidents: the digest fills its one-to-two
     thousand token size instead of stopping at a handful of lines."""
-    for n in range(60):
-        add_knowledge(store, key=f"svc-{n:03d}-port", title=f"Service {n} listens on port {8000 + n}",
-                      body="b", tags=[f"svc-{n % 7}"], refs=[], attribution=WHO)
-    for n in range(20):
-        write_incident(store, WHO, key=f"inc-2026-06-{n + 1:02d}-api-{n}", title=f"API {n} returns 502",
-                       service="api", severity="high", body="b")
+    with one_publish(store, WHO):  # 80 writes, each its own commit; the branch moves once
+        for n in range(60):
+            add_knowledge(store, key=f"svc-{n:03d}-port", title=f"Service {n} listens on port {8000 + n}",
+                          body="b", tags=[f"svc-{n % 7}"], refs=[], attribution=WHO)
+        for n in range(20):
+            write_incident(store, WHO, key=f"inc-2026-06-{n + 1:02d}-api-{n}", title=f"API {n} returns 502",
+                           service="api", severity="high", body="b")
     text = cli("context", "--today", TODAY).json["text"]
     assert 1000 <= tokens(text) <= 2000, tokens(text)
 

@@ -29,9 +29,14 @@ PATHS = ("knowledge/alpha.md", "knowledge/beta.md", "incidents/inc-one.md", "tas
          "knowledge/73/delta.md")
 
 
-def _tree(repo: pygit2.Repository, files: dict[str, bytes]) -> pygit2.Oid:
+def _tree(repo: pygit2.Repository, files: dict[str, bytes], memo: dict | None = None) -> pygit2.Oid:
     """The tree of `files` (path -> content), folders at any depth; a path that is both a file and a
-    folder's prefix keeps the folder."""
+    folder's prefix keeps the folder. `memo` (shared by the calls building one history): each blob
+    and folder content written once (the same objects; rewriting an existing one is an odb write)."""
+    memo = {} if memo is None else memo
+    whole = ("tree", tuple(sorted(files.items())))
+    if whole in memo:
+        return memo[whole]
     nested: dict[str, dict[str, bytes]] = {}
     top: dict[str, bytes] = {}
     for path, data in files.items():
@@ -43,10 +48,13 @@ def _tree(repo: pygit2.Repository, files: dict[str, bytes]) -> pygit2.Oid:
     builder = repo.TreeBuilder()
     for name, data in top.items():
         if name not in nested:
-            builder.insert(name, repo.create_blob(data), pygit2.enums.FileMode.BLOB)
+            if data not in memo:
+                memo[data] = repo.create_blob(data)
+            builder.insert(name, memo[data], pygit2.enums.FileMode.BLOB)
     for name, inner in nested.items():
-        builder.insert(name, _tree(repo, inner), pygit2.enums.FileMode.TREE)
-    return builder.write()
+        builder.insert(name, _tree(repo, inner, memo), pygit2.enums.FileMode.TREE)
+    memo[whole] = builder.write()
+    return memo[whole]
 
 
 def _history(path, seed: int) -> tuple[pygit2.Repository, list[str]]:
@@ -56,6 +64,7 @@ def _history(path, seed: int) -> tuple[pygit2.Repository, list[str]]:
     states: dict[str, dict[str, bytes]] = {}
     made: list[str] = []
     tips: list[str] = []
+    memo: dict = {}
     when = 1_700_000_000
     for step in range(40):
         when += rng.choice((60, 60, 60, 0, -3600))  # mostly forward; equal and backwards too
@@ -85,7 +94,7 @@ def _history(path, seed: int) -> tuple[pygit2.Repository, list[str]]:
                     files[rng.choice(PATHS)] = files.pop(p)
                 else:
                     files[p] = f"{p} {step} {rng.random()}\n".encode()
-        sha = str(repo.create_commit(None, sig, sig, f"c{step}", _tree(repo, files),
+        sha = str(repo.create_commit(None, sig, sig, f"c{step}", _tree(repo, files, memo),
                                      [pygit2.Oid(hex=p) for p in parents]))
         states[sha] = files
         made.append(sha)
@@ -98,12 +107,32 @@ def _ancestors(repo: pygit2.Repository, sha: str) -> list[str]:
     return [str(c.id) for c in repo.walk(pygit2.Oid(hex=sha))]
 
 
-def _compare(store, program: gitlog.Program, inproc: walk.Walk, head: str, since: str | None) -> None:
+class _Program:
+    """The oracle, gitlog.Program, asking git about each blob once: a blob's content never changes, so
+    `blobs(shas)` is the answers of every earlier ask plus one `git cat-file --batch` of the new shas."""
+
+    def __init__(self, store_path) -> None:
+        self.program = gitlog.Program(store_path)
+        self.known: dict[str, bytes | None] = {}
+
+    def __getattr__(self, name: str):
+        return getattr(self.program, name)
+
+    def blobs(self, shas: list[str]) -> dict[str, bytes]:
+        new = [sha for sha in shas if sha not in self.known]
+        if new:
+            got = self.program.blobs(new)
+            self.known.update((sha, got.get(sha)) for sha in new)
+        return {sha: self.known[sha] for sha in shas if self.known[sha] is not None}
+
+
+def _compare(store, program: _Program, inproc: walk.Walk, head: str, since: str | None) -> None:
     assert inproc.is_ancestor(since, head) == program.is_ancestor(since, head) if since else True
-    assert inproc.revisions(head, since) == program.revisions(head, since), (head, since)
+    order = program.revisions(head, since)  # what program.commits would ask git again for its order
+    assert inproc.revisions(head, since) == order, (head, since)
     assert inproc.first_parent_line(head, since) == program.first_parent_line(head, since), (head, since)
     got = [vars(c) for c in inproc.commits(head, since)]
-    want = [vars(c) for c in program.commits(head, since)]
+    want = [vars(c) for c in program.commits(head, since, order)]
     assert got == want, (head, since)
     shas = sorted({b for c in want for b in c["changes"].values() if b} | {"0" * 40})
     assert inproc.blobs(shas) == program.blobs(shas)
@@ -112,7 +141,7 @@ def _compare(store, program: gitlog.Program, inproc: walk.Walk, head: str, since
 @pytest.mark.parametrize("seed", range(6))
 def test_in_process_catch_up_equals_the_git_program_on_merges_deletions_and_moves(tmp_path, seed):
     repo, made = _history(tmp_path / "s", seed)
-    program, inproc = gitlog.Program(tmp_path / "s"), walk.Walk(tmp_path / "s")
+    program, inproc = _Program(tmp_path / "s"), walk.Walk(tmp_path / "s")
     rng = random.Random(seed)
     heads = rng.sample(made, 8) + [made[-1]]
     for head in heads:
@@ -126,7 +155,7 @@ def test_in_process_order_equals_the_git_program_with_a_commit_graph(tmp_path):
     repo, made = _history(tmp_path / "s", 11)
     subprocess.run(["git", "-C", str(tmp_path / "s"), "commit-graph", "write", "--reachable"], check=True,
                    capture_output=True)
-    program, inproc = gitlog.Program(tmp_path / "s"), walk.Walk(tmp_path / "s")
+    program, inproc = _Program(tmp_path / "s"), walk.Walk(tmp_path / "s")
     for head in made[-5:]:
         _compare(tmp_path, program, inproc, head, None)
         _compare(tmp_path, program, inproc, head, made[len(made) // 3])
@@ -134,7 +163,7 @@ def test_in_process_order_equals_the_git_program_with_a_commit_graph(tmp_path):
 
 def test_not_an_ancestor_is_not_an_ancestor_in_process(tmp_path):
     repo, made = _history(tmp_path / "s", 3)
-    program, inproc = gitlog.Program(tmp_path / "s"), walk.Walk(tmp_path / "s")
+    program, inproc = _Program(tmp_path / "s"), walk.Walk(tmp_path / "s")
     for old in made[::5]:
         for new in made[::7]:
             assert inproc.is_ancestor(old, new) == program.is_ancestor(old, new), (old, new)
@@ -288,7 +317,7 @@ def test_a_line_of_writes_is_read_parent_by_parent_whatever_the_ancestors_dates(
         tip = repo.create_commit(None, sig, sig, f"w{i}", _tree(repo, {f"knowledge/w{i}.md": b"x\n"}), [tip])
         line.append(str(tip))
     repo.references.create("refs/heads/main", line[-1], force=True)
-    program, inproc = gitlog.Program(tmp_path / "s"), walk.Walk(tmp_path / "s")
+    program, inproc = _Program(tmp_path / "s"), walk.Walk(tmp_path / "s")
     for since in (line[-2], line[3], line[0], made[-1]):
         _compare(tmp_path, program, inproc, line[-1], since)
 
@@ -320,27 +349,35 @@ def _fanned_store(path, keys: int) -> tuple[pygit2.Repository, list[str]]:
               {old_path_of_key(k) if path_of_key(k) in emptied else k: d for k, d in
                ((k, emptied.get(path_of_key(k))) for k in names) if d is not None}]
     made: list[str] = []
+    memo: dict = {}
     for i, files in enumerate(states):
         sig = pygit2.Signature("t", "t@x", 1_700_000_000 + 60 * i, 0)
-        made.append(str(repo.create_commit(None, sig, sig, f"s{i}", _tree(repo, files),
+        made.append(str(repo.create_commit(None, sig, sig, f"s{i}", _tree(repo, files, memo),
                                            [pygit2.Oid(hex=made[-1])] if made else [])))
     repo.references.create("refs/heads/main", made[-1], force=True)
     return repo, made
 
 
-def test_in_process_catch_up_equals_the_git_program_across_a_migrate_and_bucket_writes(tmp_path):
-    _repo, made = _fanned_store(tmp_path / "s", 600)
-    program, inproc = gitlog.Program(tmp_path / "s"), walk.Walk(tmp_path / "s")
+@pytest.fixture(scope="module")
+def fanned(tmp_path_factory) -> tuple:
+    """(path, commits) of `_fanned_store(600)`, built once a module: the tests below only read it."""
+    path = tmp_path_factory.mktemp("fanned") / "s"
+    return path, _fanned_store(path, 600)[1]
+
+
+def test_in_process_catch_up_equals_the_git_program_across_a_migrate_and_bucket_writes(fanned):
+    path, made = fanned
+    program, inproc = _Program(path), walk.Walk(path)
     for i, head in enumerate(made):
-        _compare(tmp_path, program, inproc, head, None)
+        _compare(path, program, inproc, head, None)
         for since in made[:i]:
-            _compare(tmp_path, program, inproc, head, since)
+            _compare(path, program, inproc, head, since)
 
 
-def test_a_write_into_one_bucket_diffs_that_bucket_alone(tmp_path, monkeypatch):
+def test_a_write_into_one_bucket_diffs_that_bucket_alone(fanned, monkeypatch):
     """A kind's folder of 256 buckets is compared entry by entry: only the buckets whose ids differ are
     diffed below it (libgit2's diff of the two folders walked every record: 0.12 s at 100k keys)."""
-    _repo, made = _fanned_store(tmp_path / "s", 600)
+    path, made = fanned
     whole: list[bytes] = []  # the trees diffed whole (diff_to_tree), by path
     real = walk.Walk._diff
 
@@ -351,6 +388,6 @@ def test_a_write_into_one_bucket_diffs_that_bucket_alone(tmp_path, monkeypatch):
         return real(self, a, b, prefix, out, levels)
 
     monkeypatch.setattr(walk.Walk, "_diff", spy)
-    [commit] = walk.Walk(tmp_path / "s").commits(made[2], made[1])
+    [commit] = walk.Walk(path).commits(made[2], made[1])
     assert sorted(commit.changes) == ["knowledge/be/alpha.md", "knowledge/be/k254.md"]
     assert whole == [b"knowledge/be"]

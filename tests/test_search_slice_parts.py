@@ -8,6 +8,9 @@ keys, retractions and archived records."""
 from __future__ import annotations
 
 import random
+import shutil
+
+import pytest
 
 from kyb_cli.core.index.fresh import with_index
 from kyb_cli.core.index.slice import Filters, filter_sql
@@ -53,6 +56,25 @@ def _store(store_path) -> list[int]:
             remove(store_path, key, when=T0 + round_ * 1000 + 600)  # retracted, archived, archived
             times.append(T0 + round_ * 1000 + 600)
     return times
+
+
+@pytest.fixture(scope="module")
+def _built(tmp_path_factory):
+    """The store's history, committed once a module (its index is never built here: each test
+    builds its own, under its own limits, from a copy)."""
+    from kyb_cli.core.canon.repo import init_store
+
+    path = tmp_path_factory.mktemp("slice") / "store"
+    init_store(path)
+    return path, _store(path)
+
+
+@pytest.fixture
+def built(_built, tmp_path):
+    """(a fresh copy of the module's store, its commit times)."""
+    path = tmp_path / "store"
+    shutil.copytree(_built[0], path, symlinks=True)
+    return path, _built[1]
 
 
 def _questions(times: list[int], n: int = 160):
@@ -104,38 +126,42 @@ def _same(rounds, questions):
             assert ours == theirs, q
 
 
-def test_kept_parts_answer_as_the_slice_first_sql(store_path):
-    questions = _questions(_store(store_path))
+def test_kept_parts_answer_as_the_slice_first_sql(built):
+    store_path, times = built
+    questions = _questions(times)
     rounds, used = _ask(store_path, questions)
     _same(rounds, questions)
     assert sum(used[-len(questions):]) == len(questions)  # parts kept: every question ranked from them
 
 
-def test_scores_from_every_row_when_the_best_rows_prove_nothing(store_path, monkeypatch):
+def test_scores_from_every_row_when_the_best_rows_prove_nothing(built, monkeypatch):
+    store_path, times = built
     monkeypatch.setattr(common_rows, "KEEP_FTS", 1)  # one best row a word: full_top ranks
     monkeypatch.setattr(common_rows, "KEEP", 1)
     full = []
     real = common_rows.full_top
     monkeypatch.setattr(common_rows, "full_top", lambda *a: full.append(1) or real(*a))
-    questions = _questions(_store(store_path), 80)
+    questions = _questions(times, 80)
     rounds, _used = _ask(store_path, questions)
     _same(rounds, questions)
     assert len(full) > 20
 
 
-def test_too_many_rows_to_ask_leave_the_question_to_bm25(store_path, monkeypatch):
+def test_too_many_rows_to_ask_leave_the_question_to_bm25(built, monkeypatch):
+    store_path, times = built
     monkeypatch.setattr(common_rows, "KEEP_FTS", 1)
     monkeypatch.setattr(common_rows, "KEEP", 1)
     monkeypatch.setattr(common_rows, "MOST_ASKED", 3)
-    questions = _questions(_store(store_path), 60)
+    questions = _questions(times, 60)
     rounds, used = _ask(store_path, questions)
     _same(rounds, questions)
     assert not all(used[-len(questions):])
 
 
-def test_past_the_most_words_kept_the_others_start_afresh(store_path, monkeypatch):
+def test_past_the_most_words_kept_the_others_start_afresh(built, monkeypatch):
+    store_path, times = built
     monkeypatch.setattr(common_rows, "MOST_FTS_WORDS", 3)
-    questions = _questions(_store(store_path), 60)
+    questions = _questions(times, 60)
     rounds, _used = _ask(store_path, questions)
     _same(rounds, questions)
 
@@ -148,7 +174,8 @@ def test_past_the_most_words_kept_the_others_start_afresh(store_path, monkeypatc
     assert 0 < with_index(store_path, held) <= 4
 
 
-def test_a_door_keeps_the_parts_in_memory_and_answers_the_same(store_path, monkeypatch):
+def test_a_door_keeps_the_parts_in_memory_and_answers_the_same(built, monkeypatch):
+    store_path, times = built
     from kyb_cli.core.index import warm
 
     monkeypatch.setattr(warm, "_keeping", True)
@@ -157,7 +184,7 @@ def test_a_door_keeps_the_parts_in_memory_and_answers_the_same(store_path, monke
 
     real = passage_file.opened
     monkeypatch.setattr(passage_file, "opened", lambda conn: opened.append(1) or real(conn))
-    questions = _questions(_store(store_path), 60)
+    questions = _questions(times, 60)
     rounds, used = _ask(store_path, questions)
     _same(rounds, questions)
     assert not opened  # a door never opens the file
