@@ -52,11 +52,13 @@ TRIGGERS = [
 ]
 
 
-def count(conn, sql: str, params: dict, since: str | None = None) -> int:
+def count(conn, sql: str, params: dict, since: str | None = None, apart=None) -> int:
     """`SELECT count…` `sql` with `params`, from its kept row when the index is as it was counted.
 
     `since`: SQL counting what `sql` counted then but no longer counts, when only vectors were
-    added since (the rows of `vec_added` after `:since`); the kept count less that is the count."""
+    added since (the rows of `vec_added` after `:since`); the kept count less that is the count.
+    `apart`: a function making the same count by short reads of its own (the background filler:
+    `sql` in one read held the index's read lock for seconds, which a write's commit waits for)."""
     import hashlib  # (the query's embedding imports it anyway: not at import time)
 
     row = PREFIX + hashlib.sha256(f"{sql}\0{sorted(params.items())!r}".encode()).hexdigest()[:32]
@@ -70,6 +72,8 @@ def count(conn, sql: str, params: dict, since: str | None = None) -> int:
             return int(n)
     own = not conn.in_transaction
     writable = own and _writable()
+    if own and apart is not None:
+        return _count_apart(conn, row, since, params, apart, writable)
     if own:
         conn.execute("BEGIN")  # the stamp and the count from one read, then (maybe) the row in the same
     try:
@@ -83,6 +87,34 @@ def count(conn, sql: str, params: dict, since: str | None = None) -> int:
     finally:
         if own and conn.in_transaction:
             conn.execute("ROLLBACK")
+    return n
+
+
+def _count_apart(conn, row: str, since: str | None, params: dict, apart, writable: bool) -> int:
+    """count() with the slow count made by `apart` between two short reads (brought forward when it
+    can be, in the first); the row kept only when the stamp did not move meanwhile."""
+    conn.execute("BEGIN")
+    try:
+        *now, kept = conn.execute(_STAMP, (row,)).fetchone()
+        n = _forward(conn, now, kept, since, params)
+        if n is not None and writable:
+            _put(conn, row, now, n)
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    if n is not None:
+        return n
+    n = apart()
+    if writable:
+        conn.execute("BEGIN")
+        try:
+            *again, _kept = conn.execute(_STAMP, (row,)).fetchone()
+            if again == now:
+                now[2], now[5] = now[2] or "0", now[5] or "0"  # a file's first count: _put starts them
+                _put(conn, row, now, n)
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
     return n
 
 

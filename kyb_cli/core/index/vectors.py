@@ -80,27 +80,65 @@ def missing(conn, fp: str, s: Slice) -> list[str]:
     return [row[0] for row in conn.execute(sql, params | {"fp": fp})]
 
 
+SCAN_VERSIONS = 2048  # versions one statement of the filler's long reads covers (a write's commit waits for one)
+_MISSING_PIECE = (
+    "SELECT t.text_sha, k.key IS NOT NULL, t.version_id FROM vtext t LEFT JOIN versions v ON v.id = t.version_id "
+    "LEFT JOIN keys k ON k.key = v.key AND k.version_id = t.version_id AND k.state != 'retracted' "
+    "WHERE t.version_id > :lo AND t.version_id <= :hi AND NOT EXISTS "
+    "(SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp)")
+
+
+def pieces(conn, sql: str, params: dict):
+    """Each piece's rows of `sql` over versions (:lo, :hi], SCAN_VERSIONS at a time, each piece read
+    whole by its own statement: no read transaction spans two pieces. The index's journal is not WAL,
+    so a write's commit waits for every read lock to go; a scan of the whole index in one statement
+    held it for seconds at 100k keys (issue 39), a piece holds it for milliseconds."""
+    top = conn.execute("SELECT coalesce(max(version_id), 0) FROM vtext").fetchone()[0]
+    for lo in range(0, top, SCAN_VERSIONS):
+        yield conn.execute(sql, params | {"lo": lo, "hi": lo + SCAN_VERSIONS}).fetchall()
+
+
 def missing_in_order(conn, fp: str, limit: int, current_only: bool = False) -> list[str]:
-    """The next text hashes the filler should embed: current versions first, then newest first
-    (`current_only`: current versions only)."""
-    having = "HAVING cur = 1 " if current_only else ""
-    sql = ("SELECT t.text_sha, max(k.key IS NOT NULL) AS cur, max(t.version_id) AS m FROM vtext t "
-           "LEFT JOIN keys k ON k.version_id = t.version_id AND k.state != 'retracted' "
-           "WHERE NOT EXISTS (SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp) "
-           f"GROUP BY t.text_sha {having}ORDER BY cur DESC, m DESC LIMIT :n")
-    return [row[0] for row in conn.execute(sql, {"fp": fp, "n": int(limit)})]
+    """The next text hashes the filler should embed: current versions first, then newest first,
+    then by hash (`current_only`: current versions only). Read in pieces (`pieces`), put together here:
+    per hash whether any of its versions is current and its newest version."""
+    seen: dict[str, list[int]] = {}
+    for rows in pieces(conn, _MISSING_PIECE, {"fp": fp}):
+        for sha, cur, vid in rows:
+            was = seen.get(sha)
+            if was is None:
+                seen[sha] = [cur, vid]
+            else:
+                was[0], was[1] = max(was[0], cur), max(was[1], vid)
+    import heapq
+
+    rows = ((-cur, -vid, sha) for sha, (cur, vid) in seen.items() if cur or not current_only)
+    return [sha for _c, _v, sha in heapq.nsmallest(int(limit), rows)]
 
 
-def pending(conn, fp: str, s: Slice) -> int:
+def pending(conn, fp: str, s: Slice, apart: bool = False) -> int:
     """Versions of the slice that still lack a vector under `fp`. Counted again only when the index
     may have changed since this connection last counted (db_state: a long-lived door asks on every
     answer, and the count is a scan of the slice), and, for a new connection, since any process last
-    counted it (kept.py: a meta row stamped with the head, the history and a counter of vector writes)."""
+    counted it (kept.py: a meta row stamped with the head, the history and a counter of vector writes).
+    `apart` (the filler, whole history only): counted again in pieces (`pieces`), not in one read."""
     sql, params = _missing_sql(s, "count(DISTINCT c.vid)")
     params |= {"fp": fp}
     since = _completed_sql(s)
+    by_pieces = None
+    if apart and s == Slice("history"):
+        def by_pieces() -> int:
+            return sum(rows[0][0] for rows in pieces(conn, _PENDING_PIECE, {"fp": fp}))
     return per_state(conn, ("pending", sql, repr(sorted(params.items()))),
-                     lambda: kept.count(conn, sql, params, since))
+                     lambda: kept.count(conn, sql, params, since, by_pieces))
+
+
+# A piece of pending()'s count over the whole history (versions with a key, readable, a passage missing).
+_PENDING_PIECE = (
+    "SELECT count(DISTINCT t.version_id) FROM vtext t JOIN versions v ON v.id = t.version_id "
+    "JOIN keys k ON k.key = v.key WHERE t.version_id > :lo AND t.version_id <= :hi "
+    "AND t.version_id NOT IN (SELECT version_id FROM unreadable) AND NOT EXISTS "
+    "(SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp)")
 
 
 def _completed_sql(s: Slice) -> str:
@@ -350,7 +388,7 @@ def _status_pending(conn, found, model: str, filled: int) -> dict:
     now = time.monotonic()
     if (last is None or last[1] == state or last[1][:2] != state[:2] or now - last[0] > RECOUNT_S
             or set(last[2]) != {sp.name for sp, _f, _l in found}):
-        per = {sp.name: pending(conn, f, Slice("history")) for sp, f, _l in found}
+        per = {sp.name: pending(conn, f, Slice("history"), True) for sp, f, _l in found}
         _COUNTED["last"] = (now, state, per)
         return per
     per = dict(last[2])
