@@ -135,3 +135,29 @@ def test_a_write_commits_between_any_two_pieces(mixed, monkeypatch):
     assert len(commits) >= 10
     writer.close()
     c.close()
+
+
+def test_no_read_lock_is_held_while_the_model_runs(mixed, tiny, monkeypatch):
+    """The filler's batch: while passages are embedded (seconds of model), a write commits at once."""
+    from kyb_cli.core import embed
+    from kyb_cli.core.canon import headfile
+    from kyb_cli.core.index import schema, vectors
+
+    gdir = headfile.git_dir(mixed)
+    writer = apsw.Connection(str(schema.index_path(gdir)))
+    writer.set_busy_timeout(0)
+    real = embed.passage_vectors
+    runs = []
+
+    def model(texts, **k):
+        with writer:  # apsw.BusyError here if the filler kept a read open across the model run
+            writer.execute("INSERT OR REPLACE INTO meta(k, v) VALUES('test-write', ?)", (len(runs),))
+        runs.append(len(texts))
+        return real(texts, **k)
+
+    monkeypatch.setattr(embed, "passage_vectors", model)
+    c = conn(mixed)
+    assert vectors.fill_background(c, gdir) is True
+    assert runs and runs[0] > 0
+    c.close()
+    writer.close()

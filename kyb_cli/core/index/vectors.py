@@ -80,7 +80,7 @@ def missing(conn, fp: str, s: Slice) -> list[str]:
     return [row[0] for row in conn.execute(sql, params | {"fp": fp})]
 
 
-SCAN_VERSIONS = 2048  # versions one statement of the filler's long reads covers (a write's commit waits for one)
+SCAN_VERSIONS = 1024  # versions one statement of the filler's long reads covers (a write's commit waits for one)
 _MISSING_PIECE = (
     "SELECT t.text_sha, k.key IS NOT NULL, t.version_id FROM vtext t LEFT JOIN versions v ON v.id = t.version_id "
     "LEFT JOIN keys k ON k.key = v.key AND k.version_id = t.version_id AND k.state != 'retracted' "
@@ -195,8 +195,8 @@ _QUEUES: dict = {}  # (file, inode, fp, current_only) -> _Queue: this filler pro
 
 class _Queue:
     """What missing_in_order said at one scan, served a batch at a time. At 100k keys the scan
-    is ~1.3 s of a niced filler holding the index's read lock, which a write's catch-up waits
-    for to commit (the journal is not WAL): once a batch, it was most of a write's wait."""
+    is ~1.3 s of a niced filler's work (in pieces, each its own read: `pieces`): once a batch, it
+    was most of a write's wait when it was one read."""
 
     __slots__ = ("hashes", "top", "done")
 
@@ -380,7 +380,7 @@ _COUNTED: dict = {}  # "last" -> (when, (file, inode, indexed head), {model: pen
 def _status_pending(conn, found, model: str, filled: int) -> dict:
     """Pending vectors per model for filler.json (`kyb index` shows them). Counted while the head is
     the one last counted (kept.py brings the count forward: ms); after a write moved it, a count is a
-    scan of the slice per model (~3 s at 100k, under the read lock a write's catch-up waits for),
+    scan of the slice per model (~3 s at 100k; in pieces, each its own read: `pieces`),
     so then the last figures, less what this batch filled, until RECOUNT_S have passed."""
     row = conn.execute("SELECT v FROM meta WHERE k = 'head'").fetchone()
     state = (*_file_id(conn), row[0] if row else None)  # another file (a swap): counted again
