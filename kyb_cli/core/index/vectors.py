@@ -81,39 +81,55 @@ def missing(conn, fp: str, s: Slice) -> list[str]:
 
 
 SCAN_VERSIONS = 1024  # versions one statement of the filler's long reads covers (a write's commit waits for one)
-_MISSING_PIECE = (
-    "SELECT t.text_sha, k.key IS NOT NULL, t.version_id FROM vtext t LEFT JOIN versions v ON v.id = t.version_id "
-    "LEFT JOIN keys k ON k.key = v.key AND k.version_id = t.version_id AND k.state != 'retracted' "
-    "WHERE t.version_id > :lo AND t.version_id <= :hi AND NOT EXISTS "
-    "(SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp)")
+_MISSING = "NOT EXISTS (SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp)"
+_NEWEST_PIECE = ("SELECT t.text_sha FROM vtext t WHERE t.version_id > :lo AND t.version_id <= :hi "
+                 f"AND {_MISSING} ORDER BY t.version_id DESC, t.text_sha")
+_CURRENT_PAGE = ("SELECT k.key, t.text_sha FROM (SELECT key, version_id FROM keys WHERE key > :after AND "
+                 "state != 'retracted' ORDER BY key LIMIT :n) k LEFT JOIN vtext t ON t.version_id = k.version_id "
+                 f"AND {_MISSING}")
 
 
-def pieces(conn, sql: str, params: dict):
+def pieces(conn, sql: str, params: dict, newest_first: bool = False):
     """Each piece's rows of `sql` over versions (:lo, :hi], SCAN_VERSIONS at a time, each piece read
     whole by its own statement: no read transaction spans two pieces. The index's journal is not WAL,
     so a write's commit waits for every read lock to go; a scan of the whole index in one statement
     held it for seconds at 100k keys (issue 39), a piece holds it for milliseconds."""
     top = conn.execute("SELECT coalesce(max(version_id), 0) FROM vtext").fetchone()[0]
-    for lo in range(0, top, SCAN_VERSIONS):
+    starts = range(0, top, SCAN_VERSIONS)
+    for lo in reversed(starts) if newest_first else starts:
         yield conn.execute(sql, params | {"lo": lo, "hi": lo + SCAN_VERSIONS}).fetchall()
 
 
-def missing_in_order(conn, fp: str, limit: int, current_only: bool = False) -> list[str]:
-    """The next text hashes the filler should embed: current versions first, then newest first,
-    then by hash (`current_only`: current versions only). Read in pieces (`pieces`), put together here:
-    per hash whether any of its versions is current and its newest version."""
-    seen: dict[str, list[int]] = {}
-    for rows in pieces(conn, _MISSING_PIECE, {"fp": fp}):
-        for sha, cur, vid in rows:
-            was = seen.get(sha)
-            if was is None:
-                seen[sha] = [cur, vid]
-            else:
-                was[0], was[1] = max(was[0], cur), max(was[1], vid)
-    import heapq
+def _current_missing(conn, fp: str) -> set[str]:
+    """Hashes of current versions' passages without a vector, SCAN_VERSIONS keys a statement."""
+    out: set[str] = set()
+    after = ""
+    while True:
+        rows = conn.execute(_CURRENT_PAGE, {"after": after, "n": SCAN_VERSIONS, "fp": fp}).fetchall()
+        out.update(sha for _k, sha in rows if sha is not None)
+        if len({k for k, _s in rows}) < SCAN_VERSIONS:
+            return out
+        after = max(k for k, _s in rows)
 
-    rows = ((-cur, -vid, sha) for sha, (cur, vid) in seen.items() if cur or not current_only)
-    return [sha for _c, _v, sha in heapq.nsmallest(int(limit), rows)]
+
+def missing_in_order(conn, fp: str, limit: int, current_only: bool = False) -> list[str]:
+    """The next text hashes the filler should embed: current versions first, then newest first
+    (a hash's newest version), then by hash (`current_only`: current versions only). Read in pieces
+    (`pieces`), newest first: a hash's first sight is its newest version, so the scan stops once
+    `limit` current ones are seen (or all of them, and enough of the rest)."""
+    current = _current_missing(conn, fp)
+    limit = int(limit)
+    seen: set[str] = set()
+    cur: list[str] = []
+    rest: list[str] = []
+    for rows in pieces(conn, _NEWEST_PIECE, {"fp": fp}, newest_first=True):
+        for (sha,) in rows:
+            if sha not in seen:
+                seen.add(sha)
+                (cur if sha in current else rest).append(sha)
+        if len(cur) >= limit or (len(cur) == len(current) and (current_only or len(cur) + len(rest) >= limit)):
+            break
+    return (cur if current_only else cur + rest)[:limit]
 
 
 def pending(conn, fp: str, s: Slice, apart: bool = False) -> int:
