@@ -52,11 +52,13 @@ TRIGGERS = [
 ]
 
 
-def count(conn, sql: str, params: dict, since: str | None = None) -> int:
+def count(conn, sql: str, params: dict, since: str | None = None, apart=None) -> int:
     """`SELECT count…` `sql` with `params`, from its kept row when the index is as it was counted.
 
     `since`: SQL counting what `sql` counted then but no longer counts, when only vectors were
-    added since (the rows of `vec_added` after `:since`); the kept count less that is the count."""
+    added since (the rows of `vec_added` after `:since`); the kept count less that is the count.
+    `apart`: a function making the same count by short reads of its own (the background filler:
+    `sql` in one read held the index's read lock for seconds, which a write's commit waits for)."""
     import hashlib  # (the query's embedding imports it anyway: not at import time)
 
     row = PREFIX + hashlib.sha256(f"{sql}\0{sorted(params.items())!r}".encode()).hexdigest()[:32]
@@ -70,6 +72,8 @@ def count(conn, sql: str, params: dict, since: str | None = None) -> int:
             return int(n)
     own = not conn.in_transaction
     writable = own and _writable()
+    if own and apart is not None:
+        return _count_apart(conn, row, since, params, apart, writable)
     if own:
         conn.execute("BEGIN")  # the stamp and the count from one read, then (maybe) the row in the same
     try:
@@ -83,6 +87,38 @@ def count(conn, sql: str, params: dict, since: str | None = None) -> int:
     finally:
         if own and conn.in_transaction:
             conn.execute("ROLLBACK")
+    return n
+
+
+def _count_apart(conn, row: str, since: str | None, params: dict, apart, writable: bool) -> int:
+    """count() with the slow count made by `apart` between two short reads (brought forward when it
+    can be, in the first); the row kept only when the stamp did not move meanwhile. A file's first
+    count starts the log first, so that vectors written during the count move the stamp."""
+    conn.execute("BEGIN")
+    try:
+        *now, kept = conn.execute(_STAMP, (row,)).fetchone()
+        n = _forward(conn, now, kept, since, params)
+        if n is not None and writable:
+            _put(conn, row, now, n)
+        elif n is None and writable and None in (now[2], now[5]):
+            _commit_now(conn, lambda: _start_log(conn))
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    if n is not None:
+        return n
+    if writable and None in (now[2], now[5]):
+        *now, kept = conn.execute(_STAMP, (row,)).fetchone()
+    n = apart()
+    if writable and None not in (now[2], now[5]):
+        conn.execute("BEGIN")
+        try:
+            *again, _kept = conn.execute(_STAMP, (row,)).fetchone()
+            if again == now:
+                _put(conn, row, now, n)
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
     return n
 
 
@@ -111,17 +147,29 @@ def _writable() -> bool:
 def _put(conn, row: str, stamp: list, n: int) -> None:
     """Write the row, drop the log the kept rows no longer need, and commit; or give up at once:
     another writer, a reader in the way, a read-only file."""
-    waited = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-    conn.set_busy_timeout(0)
-    try:
-        for name in (GONE, ADDED):
-            conn.execute("INSERT OR IGNORE INTO meta(k, v) VALUES(?, '0')", (name,))
-        for statement in TRIGGERS:  # from now on every vector write moves the stamp (a no-op when there)
-            conn.execute(statement)
+    def write() -> None:
+        _start_log(conn)
         conn.execute(f"DELETE FROM meta WHERE k GLOB '{PREFIX}*' AND k != ? AND "
                      f"(SELECT count(*) FROM meta WHERE k GLOB '{PREFIX}*') >= {MAX_ROWS}", (row,))
         conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES(?, ?)", (row, f"{json.dumps(stamp)}\n{n}"))
         conn.execute(f"DELETE FROM {ADDED} WHERE id <= ?", (_oldest_needed(conn, stamp),))
+
+    _commit_now(conn, write)
+
+
+def _start_log(conn) -> None:
+    for name in (GONE, ADDED):
+        conn.execute("INSERT OR IGNORE INTO meta(k, v) VALUES(?, '0')", (name,))
+    for statement in TRIGGERS:  # from now on every vector write moves the stamp (a no-op when there)
+        conn.execute(statement)
+
+
+def _commit_now(conn, write) -> None:
+    """write() in the caller's transaction, committed; or given up at once (the caller rolls back)."""
+    waited = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.set_busy_timeout(0)
+    try:
+        write()
         conn.execute("COMMIT")
     except Exception:  # noqa: BLE001 - best-effort: the caller rolls back, the answer is unchanged
         pass

@@ -80,27 +80,81 @@ def missing(conn, fp: str, s: Slice) -> list[str]:
     return [row[0] for row in conn.execute(sql, params | {"fp": fp})]
 
 
+SCAN_VERSIONS = 1024  # versions one statement of the filler's long reads covers (a write's commit waits for one)
+_MISSING = "NOT EXISTS (SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp)"
+_NEWEST_PIECE = ("SELECT t.text_sha FROM vtext t WHERE t.version_id > :lo AND t.version_id <= :hi "
+                 f"AND {_MISSING} ORDER BY t.version_id DESC, t.text_sha")
+_CURRENT_PAGE = ("SELECT k.key, t.text_sha FROM (SELECT key, version_id FROM keys WHERE key > :after AND "
+                 "state != 'retracted' ORDER BY key LIMIT :n) k LEFT JOIN vtext t ON t.version_id = k.version_id "
+                 f"AND {_MISSING}")
+
+
+def pieces(conn, sql: str, params: dict, newest_first: bool = False):
+    """Each piece's rows of `sql` over versions (:lo, :hi], SCAN_VERSIONS at a time, each piece read
+    whole by its own statement: no read transaction spans two pieces. The index's journal is not WAL,
+    so a write's commit waits for every read lock to go; a scan of the whole index in one statement
+    held it for seconds at 100k keys (issue 39), a piece holds it for milliseconds."""
+    top = conn.execute("SELECT coalesce(max(version_id), 0) FROM vtext").fetchone()[0]
+    starts = range(0, top, SCAN_VERSIONS)
+    for lo in reversed(starts) if newest_first else starts:
+        yield conn.execute(sql, params | {"lo": lo, "hi": lo + SCAN_VERSIONS}).fetchall()
+
+
+def _current_missing(conn, fp: str) -> set[str]:
+    """Hashes of current versions' passages without a vector, SCAN_VERSIONS keys a statement."""
+    out: set[str] = set()
+    after = ""
+    while True:
+        rows = conn.execute(_CURRENT_PAGE, {"after": after, "n": SCAN_VERSIONS, "fp": fp}).fetchall()
+        out.update(sha for _k, sha in rows if sha is not None)
+        if len({k for k, _s in rows}) < SCAN_VERSIONS:
+            return out
+        after = max(k for k, _s in rows)
+
+
 def missing_in_order(conn, fp: str, limit: int, current_only: bool = False) -> list[str]:
     """The next text hashes the filler should embed: current versions first, then newest first
-    (`current_only`: current versions only)."""
-    having = "HAVING cur = 1 " if current_only else ""
-    sql = ("SELECT t.text_sha, max(k.key IS NOT NULL) AS cur, max(t.version_id) AS m FROM vtext t "
-           "LEFT JOIN keys k ON k.version_id = t.version_id AND k.state != 'retracted' "
-           "WHERE NOT EXISTS (SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp) "
-           f"GROUP BY t.text_sha {having}ORDER BY cur DESC, m DESC LIMIT :n")
-    return [row[0] for row in conn.execute(sql, {"fp": fp, "n": int(limit)})]
+    (a hash's newest version), then by hash (`current_only`: current versions only). Read in pieces
+    (`pieces`), newest first: a hash's first sight is its newest version, so the scan stops once
+    `limit` current ones are seen (or all of them, and enough of the rest)."""
+    current = _current_missing(conn, fp)
+    limit = int(limit)
+    seen: set[str] = set()
+    cur: list[str] = []
+    rest: list[str] = []
+    for rows in pieces(conn, _NEWEST_PIECE, {"fp": fp}, newest_first=True):
+        for (sha,) in rows:
+            if sha not in seen:
+                seen.add(sha)
+                (cur if sha in current else rest).append(sha)
+        if len(cur) >= limit or (len(cur) == len(current) and (current_only or len(cur) + len(rest) >= limit)):
+            break
+    return (cur if current_only else cur + rest)[:limit]
 
 
-def pending(conn, fp: str, s: Slice) -> int:
+def pending(conn, fp: str, s: Slice, apart: bool = False) -> int:
     """Versions of the slice that still lack a vector under `fp`. Counted again only when the index
     may have changed since this connection last counted (db_state: a long-lived door asks on every
     answer, and the count is a scan of the slice), and, for a new connection, since any process last
-    counted it (kept.py: a meta row stamped with the head, the history and a counter of vector writes)."""
+    counted it (kept.py: a meta row stamped with the head, the history and a counter of vector writes).
+    `apart` (the filler, whole history only): counted again in pieces (`pieces`), not in one read."""
     sql, params = _missing_sql(s, "count(DISTINCT c.vid)")
     params |= {"fp": fp}
     since = _completed_sql(s)
+    by_pieces = None
+    if apart and s == Slice("history"):
+        def by_pieces() -> int:
+            return sum(rows[0][0] for rows in pieces(conn, _PENDING_PIECE, {"fp": fp}))
     return per_state(conn, ("pending", sql, repr(sorted(params.items()))),
-                     lambda: kept.count(conn, sql, params, since))
+                     lambda: kept.count(conn, sql, params, since, by_pieces))
+
+
+# A piece of pending()'s count over the whole history (versions with a key, readable, a passage missing).
+_PENDING_PIECE = (
+    "SELECT count(DISTINCT t.version_id) FROM vtext t JOIN versions v ON v.id = t.version_id "
+    "JOIN keys k ON k.key = v.key WHERE t.version_id > :lo AND t.version_id <= :hi "
+    "AND t.version_id NOT IN (SELECT version_id FROM unreadable) AND NOT EXISTS "
+    "(SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp)")
 
 
 def _completed_sql(s: Slice) -> str:
@@ -157,8 +211,8 @@ _QUEUES: dict = {}  # (file, inode, fp, current_only) -> _Queue: this filler pro
 
 class _Queue:
     """What missing_in_order said at one scan, served a batch at a time. At 100k keys the scan
-    is ~1.3 s of a niced filler holding the index's read lock, which a write's catch-up waits
-    for to commit (the journal is not WAL): once a batch, it was most of a write's wait."""
+    is ~1.3 s of a niced filler's work (in pieces, each its own read: `pieces`): once a batch, it
+    was most of a write's wait when it was one read."""
 
     __slots__ = ("hashes", "top", "done")
 
@@ -342,7 +396,7 @@ _COUNTED: dict = {}  # "last" -> (when, (file, inode, indexed head), {model: pen
 def _status_pending(conn, found, model: str, filled: int) -> dict:
     """Pending vectors per model for filler.json (`kyb index` shows them). Counted while the head is
     the one last counted (kept.py brings the count forward: ms); after a write moved it, a count is a
-    scan of the slice per model (~3 s at 100k, under the read lock a write's catch-up waits for),
+    scan of the slice per model (~3 s at 100k; in pieces, each its own read: `pieces`),
     so then the last figures, less what this batch filled, until RECOUNT_S have passed."""
     row = conn.execute("SELECT v FROM meta WHERE k = 'head'").fetchone()
     state = (*_file_id(conn), row[0] if row else None)  # another file (a swap): counted again
@@ -350,7 +404,7 @@ def _status_pending(conn, found, model: str, filled: int) -> dict:
     now = time.monotonic()
     if (last is None or last[1] == state or last[1][:2] != state[:2] or now - last[0] > RECOUNT_S
             or set(last[2]) != {sp.name for sp, _f, _l in found}):
-        per = {sp.name: pending(conn, f, Slice("history")) for sp, f, _l in found}
+        per = {sp.name: pending(conn, f, Slice("history"), True) for sp, f, _l in found}
         _COUNTED["last"] = (now, state, per)
         return per
     per = dict(last[2])
