@@ -70,7 +70,13 @@ def test_long_essays_do_not_outrank_the_short_notes_that_answer(store_path, monk
         if keys[0].startswith("essay"):  # an essay may still be first by meaning, never by a word lead
             assert r["hits"][0]["explain"]["coverage"] < 0.67, (question, r["hits"][0]["explain"])
     payments = api.query(str(store_path), QUESTIONS[0][0])[1]["hits"]
-    assert [h["key"] for h in payments].index("payments-retry") < 2
+    keys = [h["key"] for h in payments]
+    above = keys[:keys.index("payments-retry")]
+    # before issue 41 both essays ranked above the note by their length; now at most one, by meaning.
+    # Not "second": on a machine whose CPU lacks AVX-512/VNNI the int8 models' vectors differ in
+    # their last bits and `log-retention`, a short note close by meaning, may come between (third,
+    # measured 2026-12-07 on AVX2, the same on b19141c): that is the model's numerics, not length.
+    assert len(above) <= 2 and sum(k.startswith("essay") for k in above) <= 1, keys[:4]
     # the essay may still rank above the note, but no longer `strong` by agreement: the question's
     # words do not recur among the candidates (relevance.grade `usual`, issue 41)
     assert all(h["strength"] == "weak" for h in payments if h["key"].startswith("essay")), payments[:3]
