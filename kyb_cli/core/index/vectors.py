@@ -63,14 +63,14 @@ def centred_cosine_sql(vec: str, centre: str, query: str) -> str:
 
 
 PASSAGE_VECTOR = "JOIN vectors x ON x.text_sha = t.text_sha AND x.fingerprint = :fp"  # passage t's vector x
+_MISSING = "NOT EXISTS (SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp)"  # t has none
 
 
 def _missing_sql(s: Slice, select: str, tail: str = "") -> tuple[str, dict]:
     with_, where, params = s.sql()
     versions = "JOIN versions v ON v.id = c.vid " if where else ""  # only filters read it (hot path)
     return (f"{with_}SELECT {select} FROM cand c {versions}"
-            f"JOIN vtext t ON t.version_id = c.vid WHERE NOT EXISTS (SELECT 1 FROM vectors x "
-            f"WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp){where} {tail}", params)
+            f"JOIN vtext t ON t.version_id = c.vid WHERE {_MISSING}{where} {tail}", params)
 
 
 def missing(conn, fp: str, s: Slice) -> list[str]:
@@ -81,7 +81,6 @@ def missing(conn, fp: str, s: Slice) -> list[str]:
 
 
 SCAN_VERSIONS = 1024  # versions one statement of the filler's long reads covers (a write's commit waits for one)
-_MISSING = "NOT EXISTS (SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp)"
 _NEWEST_PIECE = ("SELECT t.text_sha FROM vtext t WHERE t.version_id > :lo AND t.version_id <= :hi "
                  f"AND {_MISSING} ORDER BY t.version_id DESC, t.text_sha")
 _CURRENT_PAGE = ("SELECT k.key, t.text_sha FROM (SELECT key, version_id FROM keys WHERE key > :after AND "
@@ -153,8 +152,7 @@ def pending(conn, fp: str, s: Slice, apart: bool = False) -> int:
 _PENDING_PIECE = (
     "SELECT count(DISTINCT t.version_id) FROM vtext t JOIN versions v ON v.id = t.version_id "
     "JOIN keys k ON k.key = v.key WHERE t.version_id > :lo AND t.version_id <= :hi "
-    "AND t.version_id NOT IN (SELECT version_id FROM unreadable) AND NOT EXISTS "
-    "(SELECT 1 FROM vectors x WHERE x.text_sha = t.text_sha AND x.fingerprint = :fp)")
+    f"AND t.version_id NOT IN (SELECT version_id FROM unreadable) AND {_MISSING}")
 
 
 def _completed_sql(s: Slice) -> str:
