@@ -7,7 +7,7 @@ from __future__ import annotations
 import apsw
 import pytest
 
-from tests.support.index_helpers import T0, put, remove
+from tests.support.index_helpers import T0, add_vectors, index_conn, put, remove
 
 FP = "fp-pieces"
 
@@ -18,16 +18,6 @@ ONE_READ = ("SELECT t.text_sha, max(k.key IS NOT NULL) AS cur, max(t.version_id)
             "GROUP BY t.text_sha {having}ORDER BY cur DESC, m DESC, t.text_sha LIMIT :n")
 
 
-def conn(store_path):
-    from kyb_cli.core.index.fresh import fresh
-
-    return fresh(store_path).conn
-
-
-def add(c, shas) -> None:
-    with c:
-        c.executemany("INSERT OR REPLACE INTO vectors(text_sha, fingerprint, vec) VALUES(?, ?, zeroblob(16))",
-                      [(h, FP) for h in shas])
 
 
 def one_read(c, limit, current_only=False):
@@ -47,8 +37,8 @@ def mixed(store_path):
     put(store_path, "gone", "Key 0 again", "second text 0", T0 + 21)  # k0's current text, newer
     remove(store_path, "gone", T0 + 22)
     put(store_path, "long", "Long", "\n\n".join(f"Paragraph {j}. " + "word " * 120 for j in range(6)), T0 + 23)
-    c = conn(store_path)
-    add(c, one_read(c, 100)[3:5])
+    c = index_conn(store_path)
+    add_vectors(c, one_read(c, 100)[3:5], FP)
     c.close()
     return store_path
 
@@ -58,7 +48,7 @@ def test_the_scan_in_pieces_is_the_scan_in_one_read(mixed, monkeypatch, size):
     from kyb_cli.core.index import vectors
 
     monkeypatch.setattr(vectors, "SCAN_VERSIONS", size)
-    c = conn(mixed)
+    c = index_conn(mixed)
     whole = one_read(c, 1000)
     assert len(whole) > 8 and len(one_read(c, 1000, True)) < len(whole)  # the fixture has both sorts
     for current_only in (False, True):
@@ -73,7 +63,7 @@ def test_pending_in_pieces_is_pending_in_one_read_and_is_kept(mixed, monkeypatch
     from kyb_cli.core.index.slice import Slice
 
     monkeypatch.setattr(vectors, "SCAN_VERSIONS", size)
-    c = conn(mixed)
+    c = index_conn(mixed)
     c.execute("DELETE FROM unreadable")
     c.execute("INSERT INTO unreadable(version_id, reason) VALUES(2, 'test')")  # never counted
     c.execute(f"DELETE FROM meta WHERE k GLOB '{kept.PREFIX}*'")  # nothing kept: counted
@@ -81,10 +71,10 @@ def test_pending_in_pieces_is_pending_in_one_read_and_is_kept(mixed, monkeypatch
     whole = c.execute(sql, params | {"fp": FP}).fetchone()[0]
     assert whole > 8
     c.close()
-    c = conn(mixed)
+    c = index_conn(mixed)
     assert vectors.pending(c, FP, Slice("history"), True) == whole
     c.close()
-    c = conn(mixed)
+    c = index_conn(mixed)
     monkeypatch.setattr(vectors, "pieces", lambda *a, **k: pytest.fail("counted again"))
     assert vectors.pending(c, FP, Slice("history"), True) == whole  # the kept row answers
     c.close()
@@ -94,7 +84,7 @@ def test_pending_in_pieces_keeps_no_row_when_the_index_moved_meanwhile(mixed, mo
     from kyb_cli.core.index import kept, vectors
     from kyb_cli.core.index.slice import Slice
 
-    c = conn(mixed)
+    c = index_conn(mixed)
     c.execute(f"DELETE FROM meta WHERE k GLOB '{kept.PREFIX}*'")
     real = vectors.pieces
 
@@ -116,7 +106,7 @@ def test_a_write_commits_between_any_two_pieces(mixed, monkeypatch):
     from kyb_cli.core.index.slice import Slice
 
     monkeypatch.setattr(vectors, "SCAN_VERSIONS", 2)
-    c = conn(mixed)
+    c = index_conn(mixed)
     writer = apsw.Connection(str(schema.index_path(headfile.git_dir(mixed))))
     writer.set_busy_timeout(0)
     real = vectors.pieces
@@ -156,7 +146,7 @@ def test_no_read_lock_is_held_while_the_model_runs(mixed, tiny, monkeypatch):
         return real(texts, **k)
 
     monkeypatch.setattr(embed, "passage_vectors", model)
-    c = conn(mixed)
+    c = index_conn(mixed)
     assert vectors.fill_background(c, gdir) is True
     assert runs and runs[0] > 0
     c.close()
@@ -164,7 +154,7 @@ def test_no_read_lock_is_held_while_the_model_runs(mixed, tiny, monkeypatch):
 
 
 def test_the_fixture_has_a_current_text_newest_in_a_retracted_version(mixed):
-    c = conn(mixed)
+    c = index_conn(mixed)
     shared = c.execute("SELECT t.text_sha FROM vtext t JOIN versions v ON v.id = t.version_id "
                        "GROUP BY t.text_sha HAVING count(DISTINCT v.key) > 1").fetchall()
     assert len(shared) >= 2  # k4 and twin; k0 and the retracted gone

@@ -5,21 +5,11 @@ scan first, hashes filled meanwhile skipped, and the list made again when it ran
 
 from __future__ import annotations
 
-from tests.support.index_helpers import T0, put
+from tests.support.index_helpers import T0, add_vectors, index_conn, put
 
 FP = "fp-queue"
 
 
-def conn(store_path):
-    from kyb_cli.core.index.fresh import fresh
-
-    return fresh(store_path).conn
-
-
-def add(c, shas) -> None:
-    with c:
-        c.executemany("INSERT OR REPLACE INTO vectors(text_sha, fingerprint, vec) VALUES(?, ?, zeroblob(16))",
-                      [(h, FP) for h in shas])
 
 
 def counted_scans(monkeypatch):
@@ -42,13 +32,13 @@ def test_one_scan_serves_many_batches_in_its_order(store_path, monkeypatch):
     for i in range(6):
         put(store_path, f"k{i}", f"Key {i}", f"text {i}", T0 + i)
     calls = counted_scans(monkeypatch)
-    c = conn(store_path)
+    c = index_conn(store_path)
     want = vectors.missing_in_order(c, FP, 100)
     calls.clear()
     got = []
     while batch := vectors.next_batch(c, FP, 2):
         got += batch
-        add(c, batch)  # as fill stores them
+        add_vectors(c, batch, FP)  # as fill stores them
     assert got == want and len(want) >= 6
     assert len(calls) == 1  # every batch from one scan (not one scan a batch)
     c.close()
@@ -59,13 +49,13 @@ def test_new_versions_go_first_and_filled_ones_are_skipped(store_path, monkeypat
 
     for i in range(4):
         put(store_path, f"k{i}", f"Key {i}", f"text {i}", T0 + i)
-    c = conn(store_path)
+    c = index_conn(store_path)
     order = vectors.missing_in_order(c, FP, 100)
     assert vectors.next_batch(c, FP, 1) == order[:1]
-    add(c, order[1:2])  # filled by someone else meanwhile
+    add_vectors(c, order[1:2], FP)  # filled by someone else meanwhile
     c.close()
     put(store_path, "fresh", "Fresh", "written after the scan", T0 + 50)
-    c = conn(store_path)
+    c = index_conn(store_path)
     calls = counted_scans(monkeypatch)
     newest = vectors.missing_in_order(c, FP, 1)
     calls.clear()
@@ -81,13 +71,13 @@ def test_the_list_is_made_again_when_it_ran_out(store_path, monkeypatch):
     monkeypatch.setattr(vectors, "QUEUE_BATCHES", 1)  # a scan holds one batch
     for i in range(5):
         put(store_path, f"k{i}", f"Key {i}", f"text {i}", T0 + i)
-    c = conn(store_path)
+    c = index_conn(store_path)
     want = vectors.missing_in_order(c, FP, 100)
     calls = counted_scans(monkeypatch)
     got = []
     while batch := vectors.next_batch(c, FP, 2):
         got += batch
-        add(c, batch)
+        add_vectors(c, batch, FP)
     assert got == want
     assert len(calls) >= 3  # ran out, scanned again, until a scan came back short
     c.close()
@@ -106,21 +96,21 @@ def test_the_status_counts_pending_again_only_while_cheap(store_path, monkeypatc
     counted = []
     real = vectors.pending
     monkeypatch.setattr(vectors, "pending", lambda *a: counted.append(a) or real(*a))
-    c = conn(store_path)
+    c = index_conn(store_path)
     assert vectors._status_pending(c, found, "m", 0) == {"m": 3}
-    add(c, vectors.next_batch(c, FP, 1))
+    add_vectors(c, vectors.next_batch(c, FP, 1), FP)
     assert vectors._status_pending(c, found, "m", 1) == {"m": 2} and len(counted) == 2  # same head: counted
     c.close()
     put(store_path, "k9", "Key 9", "text 9", T0 + 9)  # a write moves the head
-    c = conn(store_path)
-    add(c, vectors.next_batch(c, FP, 1))
+    c = index_conn(store_path)
+    add_vectors(c, vectors.next_batch(c, FP, 1), FP)
     assert vectors._status_pending(c, found, "m", 1) == {"m": 1} and len(counted) == 2  # carried, not counted
     monkeypatch.setattr(vectors, "RECOUNT_S", -1.0)
     assert vectors._status_pending(c, found, "m", 0) == {"m": 2} and len(counted) == 3  # due: counted
     c.close()
     monkeypatch.setattr(vectors, "RECOUNT_S", 300.0)
     put(store_path, "k10", "Key 10", "text 10", T0 + 10)
-    c = conn(store_path)
+    c = index_conn(store_path)
     assert vectors._status_pending(c, found, "m", 0) == {"m": 2} and len(counted) == 3  # carried
     monkeypatch.setattr(vectors, "_file_id", lambda _c: ("swapped", 1))  # the history swap's new file
     assert vectors._status_pending(c, found, "m", 0) == {"m": 3} and len(counted) == 4  # counted again

@@ -66,6 +66,20 @@ def fill_in_background_now(store_path: Path) -> None:
         staged.release(fd)
 
 
+def index_conn(store_path: Path):
+    """The store's index, current (built or caught up as a read would), as a connection."""
+    from kyb_cli.core.index.fresh import fresh
+
+    return fresh(store_path).conn
+
+
+def add_vectors(c, shas, fp: str) -> None:
+    """Vectors (zero blobs) for these passage hashes under fingerprint `fp`, as the filler stores them."""
+    with c:
+        c.executemany("INSERT OR REPLACE INTO vectors(text_sha, fingerprint, vec) VALUES(?, ?, zeroblob(16))",
+                      [(h, fp) for h in shas])
+
+
 def dump_index(db, tables: tuple[str, ...], fts_rows: str = "rowid, *") -> dict:
     """Every row of `tables` and of both full-text tables (`fts_rows`: what to select of them; a
     contentless table's columns read as NULL), for comparing two indexes row for row."""
