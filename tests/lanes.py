@@ -10,8 +10,8 @@ for) and pytest's 25 slowest tests, and fails when a lane's CPU seconds are over
 not wall, so that the machine's load does not decide. A budget is CPU seconds on a machine of the
 reference speed, scaled by the machine's speed during the run (`Speed`: a fixed workload timed every
 few seconds while the lane runs), so that this VM's slow hours (1.8x, measured) do not fail correct
-code. A lane over budget names itself and the budget; the 25 slowest tests above it are what grew. `--json FILE` keeps the figures
-(bench/readme_figures.py --run writes them into README).
+code. A lane over budget names itself and the budget; the 25 slowest tests above it are what grew.
+`--json FILE` keeps the figures (bench/readme_figures.py --run writes them into README).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import resource
 import statistics
 import subprocess
 import hashlib
-import json as _json
 import sys
 import threading
 import time
@@ -93,8 +92,8 @@ def _workload() -> None:
     for i in range(12000):
         s = f"key-{i:06d}-{i * 7919 % 10007}"
         d[s] = s.upper().split("-")
-    blob = _json.dumps(d).encode()
-    _json.loads(blob)
+    blob = json.dumps(d).encode()
+    json.loads(blob)
     zlib.compress(blob, 6)
     hashlib.sha256(blob).hexdigest()
     sorted(d, key=lambda k: k[::-1])
