@@ -87,7 +87,8 @@ def _cut_at_words(text: str, stems: list[str], limit: int) -> str:
 
 
 def _first_at(text: str, stem: str) -> int:
-    """Where in `text` (lower case) the first token with `stem` starts (as `_held` matches), else -1."""
+    """Where in `text` (lower case) the first token with `stem` starts, else -1: a full-length stem
+    starts a token, a shorter one is a whole token (`_held`'s match)."""
     n = len(stem)
     i = text.find(stem)
     while i >= 0:
@@ -101,17 +102,7 @@ def _held(text: str, stems: list[str]) -> set[str]:
     """The stems of `stems` that some token of `text` (lower case) has (`_stem(token)`): a full-length
     stem starts a token, a shorter one is a whole token. Found with str.find (tokens are runs of
     alphanumerics, `[^\\W_]`, which is what str.isalnum tells), not by splitting every token out."""
-    found = set()
-    for stem in stems:
-        n = len(stem)
-        i = text.find(stem)
-        while i >= 0:
-            if (i == 0 or not text[i - 1].isalnum()) and (
-                    n >= STEM or i + n == len(text) or not text[i + n].isalnum()):
-                found.add(stem)
-                break
-            i = text.find(stem, i + 1)
-    return found
+    return {stem for stem in stems if _first_at(text, stem) >= 0}
 
 
 def snippet(body: str, words: list[str], passage: str | None = None, limit: int = LIMIT) -> str:
