@@ -203,6 +203,6 @@ class Embedder:
 
     def embed_bytes(self, inputs: list[str]) -> list[bytes]:
         """The same as embed(), each vector as little-endian float32 bytes (the cache's format)."""
-        if len(inputs) == 1:  # a question
+        if len(inputs) == 1:  # one text (a question; or one passage): question()'s arithmetic is _run's on it
             return [self.question(inputs[0])]
         return [vec.astype("<f4").tobytes() for vec in self.embed(inputs)]
