@@ -21,7 +21,7 @@ from kyb_cli.core.records import fields as fields_mod
 from kyb_cli.core.records import keys, limits, model, served
 from kyb_cli.core.records.model import (FIELD_TYPES, Record, RecordFormatError, _check_type,
                                         normalize_body)
-from kyb_cli.core.records.secrets import scan_fields
+from kyb_cli.core.records.secrets import rules_in, scan, scan_fields
 from kyb_cli.core.records.validate import BODY_MAX_BYTES, secret_message, tag_problem, typed_field_problem
 from tests.support.hostile import record_text
 from tests.test_secret_gate import _secrets
@@ -163,6 +163,20 @@ def _old_served_path_problem(path):
     return None
 
 
+def _old_scan_fields(fields):
+    pairs = [(name, text) for name, text in fields if text]
+    if not pairs:
+        return None
+    rules = rules_in("\n".join([text for _name, text in pairs]))
+    if not rules:
+        return None
+    for name, text in pairs:
+        found = next(scan(text, name, rules=rules), None)
+        if found is not None:
+            return found
+    return None
+
+
 def _old_protective_rules(record, decoded=False):
     body = record.body
     if not (decoded and len(body) * 4 <= BODY_MAX_BYTES):
@@ -173,7 +187,7 @@ def _old_protective_rules(record, decoded=False):
     too_big = _old_size_problem(record, fields)
     if too_big is not None:
         return too_big
-    found = scan_fields(fields)
+    found = _old_scan_fields(fields)
     if found is not None:
         return secret_message(found)
     bad_tag = tag_problem(record.tags)
@@ -332,7 +346,7 @@ def test_mutated_and_secret_holding_records_answer_as_they_did(seed):
     rng = random.Random(seed)
     secrets_ = _secrets(rng)
     answers = {}
-    for n in range(500):
+    for n in range(400):
         record = _written(rng, n)
         text = _mutated(rng, record.to_markdown(), secrets_)
         answer = _same(keys.path_of_key(record.key), _as_given(rng, text))
@@ -380,3 +394,18 @@ def test_the_closing_line_is_the_one_the_regex_found():
 def test_bucket_remembers_only_what_it_was_asked():
     for key in ["a", "b", "a", "a", "inc-1", "", "é"]:
         assert keys.bucket(key) == _old_bucket(key)
+
+
+def test_scan_fields_finds_what_it_found_from_a_list_or_a_generator():
+    rng = random.Random(11)
+    secrets_ = _secrets(rng)
+    cases = [[], [("key", "")], [("body", ""), ("title", "")]]
+    for _ in range(400):
+        cases.append([(rng.choice(["title", "body", "tags", "owner"]), rng.choice(["", "word сервис", *secrets_]))
+                      for _ in range(rng.randint(1, 5))])
+    found = 0
+    for fields in cases:
+        old = _old_scan_fields(fields)
+        assert scan_fields(fields) == old == scan_fields(iter(fields)) == scan_fields(tuple(fields))
+        found += old is not None
+    assert 100 < found < len(cases) - 30  # findings and clean lists both

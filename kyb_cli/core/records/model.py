@@ -325,23 +325,21 @@ def parse(text: str | bytes, *, path: str | None = None) -> Record:
             f"broken TOML in front matter: {exc.msg if hasattr(exc, 'msg') else exc}",
             path=path, line=(line + 1) if line else 2,
         ) from None
-    rest = text[close[1]:]
-    if rest.startswith("\n"):
-        rest = rest[1:]
-    record = from_front_matter(data, normalize_body(rest), path=path)
-    return record
+    body_start = close[1] + text.startswith("\n", close[1])  # the newline after `+++`, then the body
+    return from_front_matter(data, normalize_body(text[body_start:]), path=path)
 
 
 def from_front_matter(data: dict[str, Any], body: str, *, path: str | None = None) -> Record:
     """Build a Record from parsed TOML, checking each known field's type."""
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
+    kind_of = FIELD_TYPES.get
     for name, value in data.items():
-        kind = FIELD_TYPES.get(name)
-        if kind is None:
-            extra[name] = value
-        elif kind == "str" and value.__class__ is str:
+        kind = kind_of(name)
+        if kind == "str" and value.__class__ is str:  # the commonest first
             values[name] = value  # what _check_type gives a string (every record a snapshot reads)
+        elif kind is None:
+            extra[name] = value
         elif kind == "list" and value.__class__ is list and all([v.__class__ is str for v in value]):
             values[name] = list(value)  # what _check_type gives a list of strings (tags, refs)
         else:
