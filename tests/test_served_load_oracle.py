@@ -2,8 +2,8 @@
 it gave — every field of the Record (their types too) and its `to_json()`, or the refusal's class and
 `.reason` — against the functions it replaced, kept here verbatim as the oracle (served.load as of
 aee8181): the closing `+++` found by a regex tried at every character, plain_toml slicing quoted
-copies, from_front_matter asking _check_type of every list, stored_fields calling getattr per field,
-the front-matter limit building its list of texts, is_valid_key encoding every key, bucket hashing
+copies, from_front_matter asking _check_type of every list, the front-matter limit building its list
+of texts, scan_fields listing its pairs before a rule is chosen, is_valid_key encoding every key, bucket hashing
 every time. The corpus: records kyb writes (Record.to_markdown), test_served_fast's hostile records,
 the secret corpora in every field, and mutations of kyb's files (escapes, dates, nan/inf, duplicate
 keys, wrong types, CRLF, BOM, odd closing lines, huge bodies and front matter, bad tags)."""
@@ -104,33 +104,12 @@ def _old_from_front_matter(data, body, *, path=None):
     return Record(body=body, extra=extra, **values)
 
 
-def _old_stored_fields(record):
-    out = [("key", record.key), ("title", record.title), ("body", record.body)]
-    append = out.append
-    for name in ("tags", "refs", "hosts", "knowledge", "blocked_by"):
-        for value in getattr(record, name):
-            append((name, value))
-    for name in ("service", "detection", "resolution", "blocked_reason", "assignee", "parent_task", "waits_on"):
-        append((name, getattr(record, name)))
-    for window in record.affected:
-        for value in window.values():
-            if isinstance(value, str):
-                append(("affected", value))
-    for name, value in record.verified.items():
-        append((f"verified {name}", str(value)))
-    for name, value in record.extra.items():
-        append((name, name))
-        for text in fields_mod._strings(value):
-            append((name, text))
-    return out
-
-
 def _old_size_problem(record, fields=None):
     for name in (limits.LIST_FIELDS if fields is None or len(fields) > limits.TAGS_MAX else ()):
         count = len(getattr(record, name, ()) or ())
         if count > limits.TAGS_MAX:
             return f"{name} has {count:,} entries; the limit is {limits.TAGS_MAX}"
-    texts = [text for name, text in (_old_stored_fields(record) if fields is None else fields)
+    texts = [text for name, text in (fields_mod.stored_fields(record) if fields is None else fields)
              if name != "body" and isinstance(text, str)]
     if sum(map(len, texts)) * 4 <= limits.FRONT_MATTER_MAX_BYTES:
         return None
@@ -183,7 +162,7 @@ def _old_protective_rules(record, decoded=False):
         size = len(body.encode("utf-8"))
         if size > BODY_MAX_BYTES:
             return f"body is {size:,} bytes; the limit is {BODY_MAX_BYTES:,} (1 MiB)"
-    fields = _old_stored_fields(record)
+    fields = fields_mod.stored_fields(record)
     too_big = _old_size_problem(record, fields)
     if too_big is not None:
         return too_big

@@ -3,14 +3,10 @@ the held-out check of a peer's records alike) and the front-matter size limit re
 
 from __future__ import annotations
 
-from operator import attrgetter
-
 from kyb_cli.core.records.model import Record
 
 _LISTS = ("tags", "refs", "hosts", "knowledge", "blocked_by")
 _SCALARS = ("service", "detection", "resolution", "blocked_reason", "assignee", "parent_task", "waits_on")
-_LIST_VALUES = attrgetter(*_LISTS)  # the five lists in one call (getattr five times was a tenth of it)
-_SCALAR_VALUES = attrgetter(*_SCALARS)
 
 
 def stored_fields(record: Record) -> list[tuple[str, str]]:
@@ -21,10 +17,11 @@ def stored_fields(record: Record) -> list[tuple[str, str]]:
     generator: every record a snapshot or a history build indexes comes here (issue 39)."""
     out = [("key", record.key), ("title", record.title), ("body", record.body)]
     append = out.append
-    for name, values in zip(_LISTS, _LIST_VALUES(record)):
-        for value in values:
+    for name in _LISTS:
+        for value in getattr(record, name):
             append((name, value))
-    out += zip(_SCALARS, _SCALAR_VALUES(record))  # the other fields are closed sets or dates (own rules)
+    for name in _SCALARS:  # the other fields are closed sets or dates, checked by their own rules
+        append((name, getattr(record, name)))
     for window in record.affected:
         for value in window.values():
             if isinstance(value, str):
