@@ -2,9 +2,9 @@
 it gave — every field of the Record (their types too) and its `to_json()`, or the refusal's class and
 `.reason` — against the functions it replaced, kept here verbatim as the oracle (served.load as of
 aee8181): the closing `+++` found by a regex tried at every character, plain_toml slicing quoted
-copies, from_front_matter asking _check_type of every list, the front-matter limit building its list
-of texts, scan_fields listing its pairs before a rule is chosen, is_valid_key encoding every key, bucket hashing
-every time. The corpus: records kyb writes (Record.to_markdown), test_served_fast's hostile records,
+copies, from_front_matter asking _check_type of every list, the front-matter limit building its
+list of texts, scan_fields listing its pairs before a rule is chosen, is_valid_key encoding every
+key, bucket hashing every time. The corpus: records kyb writes (Record.to_markdown), test_served_fast's hostile records,
 the secret corpora in every field, and mutations of kyb's files (escapes, dates, nan/inf, duplicate
 keys, wrong types, CRLF, BOM, odd closing lines, huge bodies and front matter, bad tags)."""
 
@@ -32,7 +32,8 @@ from tests.test_served_fast import _record_file
 
 _OLD_CLOSE_RE = re.compile(r"^\+\+\+[ \t]*\r?$", re.MULTILINE)
 _OLD_STR = r'"[^"\\\x00-\x08\x0a-\x1f\x7f]*"'
-_OLD_PLAIN_LINE = re.compile(rf'([A-Za-z0-9_-]+) = (?:({_OLD_STR})|\[((?:{_OLD_STR}(?:, {_OLD_STR})*)?)\]|(true|false))')
+_OLD_PLAIN_LINE = re.compile(
+    rf'([A-Za-z0-9_-]+) = (?:({_OLD_STR})|\[((?:{_OLD_STR}(?:, {_OLD_STR})*)?)\]|(true|false))')
 _OLD_ITEM = re.compile(_OLD_STR)
 
 
@@ -138,7 +139,8 @@ def _old_served_path_problem(path):
     in_place = head == keys.KIND_DIRS[keys.kind_of_key(key)] and not (
         rest.count("/") and rest.partition("/")[0] != _old_bucket(key))
     if not in_place:
-        return f"the key '{key}' belongs at {keys.KIND_DIRS[keys.kind_of_key(key)]}/{_old_bucket(key)}/{key}.md, not {path}"
+        return (f"the key '{key}' belongs at {keys.KIND_DIRS[keys.kind_of_key(key)]}/{_old_bucket(key)}/{key}.md, "
+                f"not {path}")
     return None
 
 
