@@ -38,7 +38,7 @@ _KEY_RE = re.compile(r"[a-z0-9-]+")
 def is_valid_key(key: str) -> bool:
     """A slug of [a-z0-9-], 1..100 bytes, no leading or trailing dash (also a safe file name)."""
     return (
-        0 < len(key.encode()) <= KEY_MAX
+        0 < (len(key) if key.isascii() else len(key.encode())) <= KEY_MAX  # ASCII: a byte a character
         and _KEY_RE.fullmatch(key) is not None
         and not key.startswith("-")
         and not key.endswith("-")
@@ -54,9 +54,19 @@ def kind_of_key(key: str) -> str:
     return "knowledge"
 
 
+_last_bucket: tuple[str | None, str] = (None, "")  # the last key asked and its bucket
+
+
 def bucket(key: str) -> str:
-    """The fan-out directory of a key: the first two hex characters of sha1(key utf-8)."""
-    return _sha1(key.encode()).hexdigest()[:2]
+    """The fan-out directory of a key: the first two hex characters of sha1(key utf-8). The last
+    answer is kept: a snapshot names a key's path, then served.load checks the path's bucket."""
+    global _last_bucket
+    last_key, last = _last_bucket  # one tuple, read and replaced whole: safe across threads
+    if key == last_key:
+        return last
+    answer = _sha1(key.encode()).hexdigest()[:2]
+    _last_bucket = (key, answer)
+    return answer
 
 
 def path_of_key(key: str) -> str:

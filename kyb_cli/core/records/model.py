@@ -71,7 +71,26 @@ TASK_FIELDS = (
 )
 KIND_FIELDS = {"knowledge": ("review_by", "verified"), "incident": INCIDENT_FIELDS, "task": TASK_FIELDS}
 
-_CLOSE_RE = re.compile(r"^\+\+\+[ \t]*\r?$", re.MULTILINE)
+_CLOSE_RE = re.compile(r"^\+\+\+[ \t]*\r?$", re.MULTILINE)  # the line that closes the front matter
+_CLOSE_TAIL = re.compile(r"[ \t]*\r?$", re.MULTILINE)  # _CLOSE_RE after its `+++`
+
+
+def _closing_line(text: str, start: int) -> tuple[int, int] | None:
+    """Where _CLOSE_RE.search(text, start) matches (begins, ends), or None: each line from `start`
+    that begins with `+++` is found with str.find in C, then only its rest is matched, instead of
+    trying the pattern at every character of the front matter (issue 39)."""
+    if start == 0:  # the text has no newline: its one line may close it
+        found = _CLOSE_RE.search(text)
+        return None if found is None else found.span()
+    at = start - 1  # text[start - 1] is the newline that ends the opening line
+    while True:
+        at = text.find("\n+++", at)
+        if at < 0:
+            return None
+        tail = _CLOSE_TAIL.match(text, at + 4)
+        if tail is not None:
+            return at + 1, tail.end()
+        at += 1
 
 
 def normalize_body(body: str) -> str:
@@ -232,9 +251,11 @@ def dump_toml(data: dict[str, Any]) -> str:
     return text
 
 
-_STR = r'"[^"\\\x00-\x08\x0a-\x1f\x7f]*"'  # a basic string with no escape and no control character
-_PLAIN_LINE = re.compile(rf'([A-Za-z0-9_-]+) = (?:({_STR})|\[((?:{_STR}(?:, {_STR})*)?)\]|(true|false))')
-_ITEM = re.compile(_STR)
+_CHARS = r'[^"\\\x00-\x08\x0a-\x1f\x7f]*'  # a basic string's text with no escape and no control character
+_STR = rf'"{_CHARS}"'
+# the string's text and each item's are groups: no quoted copy made, then sliced (issue 39)
+_PLAIN_LINE = re.compile(rf'([A-Za-z0-9_-]+) = (?:"({_CHARS})"|\[((?:{_STR}(?:, {_STR})*)?)\]|(true|false))')
+_ITEM = re.compile(rf'"({_CHARS})"')
 
 
 def plain_toml(toml_text: str) -> dict[str, Any] | None:
@@ -245,15 +266,18 @@ def plain_toml(toml_text: str) -> dict[str, Any] | None:
     data: dict[str, Any] = {}
     if not toml_text.endswith("\n"):
         return None
+    fullmatch = _PLAIN_LINE.fullmatch
     for line in toml_text[:-1].split("\n"):
-        m = _PLAIN_LINE.fullmatch(line)
-        if m is None or m[1] in data:
+        m = fullmatch(line)
+        if m is None:
             return None
         name, text, items, flag = m.groups()
+        if name in data:
+            return None
         if text is not None:
-            data[name] = text[1:-1]
+            data[name] = text
         elif items is not None:
-            data[name] = [item[1:-1] for item in _ITEM.findall(items)]
+            data[name] = _ITEM.findall(items)
         else:
             data[name] = flag == "true"
     return data
@@ -279,15 +303,18 @@ def parse(text: str | bytes, *, path: str | None = None) -> Record:
             raise RecordFormatError(f"not UTF-8 ({exc.reason})", path=path, line=1) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    first_nl = text.find("\n")
-    first = text if first_nl < 0 else text[:first_nl]
-    if first.rstrip("\r").rstrip() != "+++":
-        raise RecordFormatError("missing front matter (file must start with +++)", path=path, line=1)
-    start = first_nl + 1
-    close = _CLOSE_RE.search(text, start)
+    if text.startswith("+++\n"):  # as kyb writes it
+        start = 4
+    else:
+        first_nl = text.find("\n")
+        first = text if first_nl < 0 else text[:first_nl]
+        if first.rstrip("\r").rstrip() != "+++":
+            raise RecordFormatError("missing front matter (file must start with +++)", path=path, line=1)
+        start = first_nl + 1
+    close = _closing_line(text, start)
     if close is None:
         raise RecordFormatError("unclosed front matter (+++)", path=path, line=1)
-    toml_text = text[start:close.start()]
+    toml_text = text[start:close[0]]
     try:
         data = plain_toml(toml_text)
         if data is None:
@@ -298,23 +325,23 @@ def parse(text: str | bytes, *, path: str | None = None) -> Record:
             f"broken TOML in front matter: {exc.msg if hasattr(exc, 'msg') else exc}",
             path=path, line=(line + 1) if line else 2,
         ) from None
-    rest = text[close.end():]
-    if rest.startswith("\n"):
-        rest = rest[1:]
-    record = from_front_matter(data, normalize_body(rest), path=path)
-    return record
+    body_start = close[1] + text.startswith("\n", close[1])  # the newline after `+++`, then the body
+    return from_front_matter(data, normalize_body(text[body_start:]), path=path)
 
 
 def from_front_matter(data: dict[str, Any], body: str, *, path: str | None = None) -> Record:
     """Build a Record from parsed TOML, checking each known field's type."""
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
+    kind_of = FIELD_TYPES.get
     for name, value in data.items():
-        kind = FIELD_TYPES.get(name)
-        if kind is None:
-            extra[name] = value
-        elif kind == "str" and value.__class__ is str:
+        kind = kind_of(name)
+        if kind == "str" and value.__class__ is str:  # the commonest first
             values[name] = value  # what _check_type gives a string (every record a snapshot reads)
+        elif kind is None:
+            extra[name] = value
+        elif kind == "list" and value.__class__ is list and all([v.__class__ is str for v in value]):
+            values[name] = list(value)  # what _check_type gives a list of strings (tags, refs)
         else:
             values[name] = _check_type(name, kind, value, path)
     for required in ("key", "title"):

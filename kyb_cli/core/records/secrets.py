@@ -326,14 +326,18 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> Finding | None:
     asking 46 rules about each of a record's ~5 fields cost ~0.4 ms a record (issue 27). Nor does a
     rule run whose matches need a longer run of non-space characters than any field has (Rule.run):
     prose of short words skips the ~150 token prefixes and looks for ~10 context keywords (issue 39);
-    the choice is rules_in's (a few passes in C over the bytes)."""
-    pairs = [(name, text) for name, text in fields if text]
-    if not pairs:
+    the choice is rules_in's (a few passes in C over the bytes). The (field, text) pairs to scan are
+    listed only when a rule is chosen: for most records none is."""
+    fields = fields if isinstance(fields, (list, tuple)) else list(fields)  # walked twice
+    joined = "\n".join([text for _name, text in fields if text])
+    if not joined:
         return None
-    rules = rules_in("\n".join([text for _name, text in pairs]))
+    rules = rules_in(joined)
     if not rules:
         return None
-    for name, text in pairs:
+    for name, text in fields:
+        if not text:
+            continue
         found = next(scan(text, name, rules=rules), None)
         if found is not None:
             return found
