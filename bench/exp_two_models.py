@@ -2,13 +2,16 @@
 
     python bench/exp_two_models.py [--split all|fit|check]
     python bench/exp_two_models.py --router     # the product's router (search/route.py) against each question's language
+    python bench/exp_two_models.py --bge-plain  # also bge asked without its query instruction (issue 38)
 
 Issue 26's first measurement: before wiring a second vector side into the product, does bge beat e5
 on paraphrases here, and does a fusion keep e5's cross-language? Passages are the recipe's
 (kyb_cli.core.embed.recipe.passages); a document scores 0.7 x best + 0.3 x second passage cosine.
 Embeddings are cached as .npy under $KYB_BENCH_DIR (default /tmp)/kyb-twomodels/ between runs.
 Fusions: `sum` = e5 + bge cosines after z-scoring each over the documents (per question);
-`routed` = sum for ASCII questions, e5 alone otherwise.
+`routed` = sum for ASCII questions, e5 alone otherwise. `--bge-plain` adds `bge plain` and `routed
+plain`: bge's questions without its query instruction, which makes a short question ~8 tokens
+shorter and its run ~3.5 ms quicker on an AVX2 core (issue 38's hybrid floor; docs/BENCHMARKS.md).
 """
 from __future__ import annotations
 
@@ -78,6 +81,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--split", choices=("all", "fit", "check"), default="all")
     ap.add_argument("--router", action="store_true", help="only measure the router (no model needed)")
+    ap.add_argument("--bge-plain", action="store_true", help="also bge's questions without the instruction")
     args = ap.parse_args()
     if args.router:
         from kyb_cli.core.search.route import is_english
@@ -117,6 +121,9 @@ def main() -> None:
     fused = {"e5": e5, "bge": bg, "sum": z(e5) + z(bg),
              "routed": np.where(ascii_q[:, None], z(e5) + z(bg), z(e5)),
              "routed_bge_heavy": np.where(ascii_q[:, None], 0.4 * z(e5) + z(bg), z(e5))}
+    if args.bge_plain:
+        plain = doc_scores(embed("bge", [q["query"] for q in all_q])[sel], bgp, owner, len(docs))
+        fused |= {"bge plain": plain, "routed plain": np.where(ascii_q[:, None], z(e5) + z(plain), z(e5))}
     kinds = [k for k in checks.KINDS if k != "off_topic"]
     print(f"{len(docs)} documents, {len(texts)} passages, {len(qs)} questions, split {args.split}")
     print("| kind (n) | " + " | ".join(fused) + " |\n|---|" + "---|" * len(fused))
