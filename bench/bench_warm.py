@@ -6,6 +6,7 @@
     KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_warm.py --keys 0 --runs 20 --skip cli --skip serve  # `kyb mcp` alone
     KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_warm.py --keys 0 --large /tmp/kyb-10k --random-vectors --skip cli
     python bench/bench_warm.py --keys 0 --large /tmp/kyb-10k --bytes-only   # bytes of a 10-hit answer only
+    KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_warm.py --keys 0 --large /tmp/kyb-10k --deadlines  # as users run them
 
 Corpus: 108 runbooks (bench/bench_import.py's notes folder, `kyb import`ed, every version embedded),
 plus a generated store of --keys keys (bench/gen_store.py; vectors may be pending there: hybrid then
@@ -26,6 +27,8 @@ server embeds its questions itself (embed.resident), so its CPU per hybrid call 
 runs (with a helper, they were the helper's CPU, outside this figure); its two models run side by
 side on two threads, so a hybrid call's CPU is its wall plus the shorter model's run. Targets
 (issue 27): lexical <= 3 ms, hybrid <= 15 ms at 108 runbooks, <= 2x that at 10k keys; CLI <= 4x.
+The doors run with KYB_DEADLINES=off unless --deadlines: a user's doors add the deadlines block to
+every query answer (~1.8 ms at 10k keys, docs/BENCHMARKS.md), the CLI part always has it on.
 """
 
 from __future__ import annotations
@@ -378,6 +381,8 @@ def main() -> None:
                     help="fill the --keys/--large stores' missing vectors with random unit vectors (cost only)")
     ap.add_argument("--skip", action="append", default=[], choices=["warm", "cli", "serve"],
                     help="warm: no server door; serve: `kyb mcp` alone (no `kyb serve`); cli: no CLI floor")
+    ap.add_argument("--deadlines", action="store_true",
+                    help="the doors answer with the deadlines block on, as a user's do (default: off)")
     ap.add_argument("--bytes-only", action="store_true",
                     help="only the bytes of a 10-hit lexical answer per store (no server, no wheel, no timing)")
     a = ap.parse_args()
@@ -389,6 +394,8 @@ def main() -> None:
                XDG_CACHE_HOME=str(home / "cache"), XDG_DATA_HOME=str(home / "data"),
                XDG_CONFIG_HOME=str(home / "config"), GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@kyb.invalid",
                KYB_FSYNC="off", KYB_BACKGROUND="off")  # no detached filler embedding the 10k store meanwhile
+    if a.deadlines:  # every answer then reads tasks/ for the deadlines block (kinds/undated.py)
+        env.pop("KYB_DEADLINES")
     stores = {"108 runbooks": runbooks(env)}
     if a.keys:
         stores[f"{a.keys} keys"] = generated(a.keys)
