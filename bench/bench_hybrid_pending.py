@@ -15,7 +15,13 @@ until it commits vector batches (bench_large.wait_embedding). Then:
 - every `--checkout` (default: this one) in turn, `--rounds` times: the same questions asked by meaning
   and with `--no-semantic`, interleaved (bench_large.hybrid_stage's pairs), each process run from
   inside its checkout (`python -m kyb_cli` puts the working directory first on sys.path): p50 of
-  each, the ratio, the filler's pending count first and last, the load.
+  each, the ratio, the filler's pending count first and last, the load. Each checkout asks with a
+  vector cache (and so a warm helper) of its own, warmed first by a question outside the list, and
+  round r asks the next `--runs` words: every question is new to the checkout asking it, so each
+  hybrid answer runs the model for its question once, as bench_large's row does (a cache shared
+  between checkouts gave the second one cached questions); the round's questions are first asked once
+  lexically, so no checkout pays the page cache for the others. `--no-filler`: without the filler
+  (KYB_BACKGROUND=off), a steady "vectors pending" state.
 """
 
 from __future__ import annotations
@@ -110,10 +116,22 @@ def ask(checkout: Path, env: dict[str, str], *args: str) -> tuple[float, dict]:
     return took, json.loads(res.stdout)
 
 
-def interleaved(clone: Path, checkout: Path, env: dict[str, str], runs: int) -> dict:
-    env = dict(env, PYTHONPATH=str(checkout))
+def fresh_cache(cache: Path, env: dict[str, str], model: str) -> None:
+    """An empty vector cache at `cache` (no question of a former run cached), its helper stopped."""
+    import shutil
+
+    stop = "import sys; from kyb_cli.core.embed import client; client.stop(sys.argv[1])"
+    subprocess.run([sys.executable, "-c", stop, model], env=dict(env, XDG_CACHE_HOME=str(cache)), check=False)
+    shutil.rmtree(cache, ignore_errors=True)
+
+
+def interleaved(clone: Path, checkout: Path, env: dict[str, str], runs: int, offset: int = 0,
+                cache: Path | None = None) -> dict:
+    """`runs` pairs from WORDS[offset] on; `cache`: the checkout's own XDG cache (vectors, helper)."""
+    env = dict(env, PYTHONPATH=str(checkout), **({"XDG_CACHE_HOME": str(cache)} if cache else {}))
+    ask(checkout, env, "warm up the helper")  # a question outside the list: its helper is up
     hyb, lex, first = [], [], filler_status(clone).get("pending")
-    for i in range(runs):
+    for i in range(offset, offset + runs):
         question = f"{WORDS[i % len(WORDS)]} port 9090"
         for semantic in ((False, True) if i % 2 else (True, False)):
             took, _reply = ask(checkout, env, question, *(() if semantic else ("--no-semantic",)))
@@ -132,6 +150,7 @@ def main() -> None:
     ap.add_argument("--checkout", type=Path, action="append", default=[])
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--no-filler", action="store_true", help="KYB_BACKGROUND=off: no filler, vectors pending")
     ap.add_argument("--scan", action="store_true", help="time the vector side's two SQL forms first")
     ap.add_argument("--crossover", help="e.g. 5000,20000,50000: random e5 vectors up to each count, both SQL "
                                         "forms timed at each (writes into the clone: a throwaway one), then exit")
@@ -146,12 +165,26 @@ def main() -> None:
         os.environ["KYB_BACKGROUND"] = "off"
         crossover(args.clone, [int(n) for n in args.crossover.split(",")])
         return
-    print(json.dumps({"ready": wait_embedding(args.clone, env), "load": load()}), flush=True)
+    if args.no_filler:
+        _stop_filler(args.clone)
+        env["KYB_BACKGROUND"] = "off"
+    else:
+        print(json.dumps({"ready": wait_embedding(args.clone, env), "load": load()}), flush=True)
     if args.scan:
         print(json.dumps({"scan": scan(args.clone, "checkout port 9090")}), flush=True)
-    for _ in range(args.rounds):
-        for checkout in args.checkout or [ROOT]:
-            print(json.dumps(interleaved(args.clone, checkout.resolve(), env, args.runs)), flush=True)
+    checkouts = args.checkout or [ROOT]
+    caches = [args.home / f"cache-{n}" for n in range(len(checkouts))] if len(checkouts) > 1 else []
+    for cache in caches:
+        fresh_cache(cache, env, model)
+    for r in range(args.rounds):
+        for i in range(r * args.runs, (r + 1) * args.runs):  # the round's words read once (page cache), not by meaning
+            ask(checkouts[0], dict(env, PYTHONPATH=str(checkouts[0])), f"{WORDS[i % len(WORDS)]} port 9090", "--no-semantic")
+        for n, checkout in (list(enumerate(checkouts)) if r % 2 == 0 else list(enumerate(checkouts))[::-1]):
+            cache = caches[n] if caches else None
+            print(json.dumps(interleaved(args.clone, checkout.resolve(), env, args.runs, r * args.runs, cache)
+                             | {"round": r}), flush=True)
+    for cache in caches:
+        fresh_cache(cache, env, model)
     _stop_filler(args.clone)
 
 

@@ -7,13 +7,14 @@ KYB_EMBED_HELPER=0 turns the helper off; KYB_HELPER_START_TIMEOUT bounds the wai
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
 import sys
 import time
 from pathlib import Path
+
+from kyb_cli.core.embed.recipe import sha256
 
 
 def enabled() -> bool:
@@ -27,10 +28,10 @@ def socket_path(model_dir: Path) -> Path:
     from kyb_cli.core.config.dirs import cache_dir
 
     base = cache_dir()
-    name = "embed-" + hashlib.sha256(str(Path(model_dir).resolve()).encode()).hexdigest()[:12] + ".sock"
+    name = "embed-" + sha256(str(Path(model_dir).resolve()).encode()).hexdigest()[:12] + ".sock"
     path = base / "run" / name
     if len(str(path)) > 100:  # AF_UNIX paths are limited to ~107 bytes
-        tag = hashlib.sha256(str(base).encode()).hexdigest()[:10]
+        tag = sha256(str(base).encode()).hexdigest()[:10]
         import tempfile  # only for long cache paths: kept off the query path
 
         path = Path(tempfile.gettempdir()) / f"kyb-{os.getuid()}-{tag}" / name
