@@ -69,9 +69,15 @@ LANES = {lane.name: lane for lane in (
     # Slow 275 -> 320, the same day: the clean clones above measured it 231.0 and 226.9 CPU-s (load
     # 2.9-3.0, 121 tests) where the session before's clean clone measured 134.0: 1.7x,
     # as the fast lane; 275 left 16 %, 320 leaves a third.
+    # Dev set 260 -> 360 (2026-12-07, twelfth session): on a clean clone its vectors are cold, and on
+    # this AVX2-only VM (no AVX-512/VNNI/AMX, where 260 was set) the two int8 models embed the dev set
+    # for most of the lane: `.ci/run` measured 275.5 CPU-s at speed 0.94 (budget 260: red, with
+    # nothing in search or the models changed) and 390.2 at speed ~1.6 the session before. `Speed`'s
+    # workload (Python, JSON, zlib, sha256) does not see the CPU's int8 kernels: per unit of speed the
+    # cold lane is 241-293 CPU-s here, so 360 leaves a quarter over the worst.
     Lane("fast", "not slow and not devset", 2, 400, "every change"),
     Lane("slow", "slow and not devset", 2, 320, "before a commit that touches a process, a model or the console"),
-    Lane("devset", "devset", 1, 260, "a change to search, ranking or the models"),
+    Lane("devset", "devset", 1, 360, "a change to search, ranking or the models"),
 )}
 
 
