@@ -372,7 +372,7 @@ def test_the_closing_line_is_the_one_the_regex_found():
                 assert model._closing_line(text, start) == (None if old is None else old.span())
 
 
-def test_bucket_remembers_only_what_it_was_asked():
+def test_bucket_answers_as_the_old_bucket_for_each_key_in_turn():
     for key in ["a", "b", "a", "a", "inc-1", "", "é"]:
         assert keys.bucket(key) == _old_bucket(key)
 

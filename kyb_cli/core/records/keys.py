@@ -54,19 +54,9 @@ def kind_of_key(key: str) -> str:
     return "knowledge"
 
 
-_last_bucket: tuple[str | None, str] = (None, "")  # the last key asked and its bucket
-
-
 def bucket(key: str) -> str:
-    """The fan-out directory of a key: the first two hex characters of sha1(key utf-8). The last
-    answer is kept: a snapshot names a key's path, then served.load checks the path's bucket."""
-    global _last_bucket
-    last_key, last = _last_bucket  # one tuple, read and replaced whole: safe across threads
-    if key == last_key:
-        return last
-    answer = _sha1(key.encode()).hexdigest()[:2]
-    _last_bucket = (key, answer)
-    return answer
+    """The fan-out directory of a key: the first two hex characters of sha1(key utf-8)."""
+    return _sha1(key.encode()).hexdigest()[:2]
 
 
 def path_of_key(key: str) -> str:
