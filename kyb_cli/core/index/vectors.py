@@ -81,7 +81,8 @@ def missing(conn, fp: str, s: Slice) -> list[str]:
 
 
 SCAN_VERSIONS = 1024  # versions one statement of the filler's long reads covers (a write's commit waits for one)
-_NEWEST_PIECE = ("SELECT t.text_sha FROM vtext t WHERE t.version_id > :lo AND t.version_id <= :hi "
+_IN_PIECE = "t.version_id > :lo AND t.version_id <= :hi"  # a piece's versions (`pieces` binds :lo, :hi)
+_NEWEST_PIECE = (f"SELECT t.text_sha FROM vtext t WHERE {_IN_PIECE} "
                  f"AND {_MISSING} ORDER BY t.version_id DESC, t.text_sha")
 _CURRENT_PAGE = ("SELECT k.key, t.text_sha FROM (SELECT key, version_id FROM keys WHERE key > :after AND "
                  "state != 'retracted' ORDER BY key LIMIT :n) k LEFT JOIN vtext t ON t.version_id = k.version_id "
@@ -151,7 +152,7 @@ def pending(conn, fp: str, s: Slice, apart: bool = False) -> int:
 # A piece of pending()'s count over the whole history (versions with a key, readable, a passage missing).
 _PENDING_PIECE = (
     "SELECT count(DISTINCT t.version_id) FROM vtext t JOIN versions v ON v.id = t.version_id "
-    "JOIN keys k ON k.key = v.key WHERE t.version_id > :lo AND t.version_id <= :hi "
+    f"JOIN keys k ON k.key = v.key WHERE {_IN_PIECE} "
     f"AND t.version_id NOT IN (SELECT version_id FROM unreadable) AND {_MISSING}")
 
 
