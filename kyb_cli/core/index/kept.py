@@ -59,7 +59,7 @@ def count(conn, sql: str, params: dict, since: str | None = None, apart=None) ->
     added since (the rows of `vec_added` after `:since`); the kept count less that is the count.
     `apart`: a function making the same count by short reads of its own (the background filler:
     `sql` in one read held the index's read lock for seconds, which a write's commit waits for)."""
-    from kyb_cli.core.embed.recipe import sha256  # the builtin one: hashlib loads OpenSSL (~3 ms)
+    from kyb_cli.core.embed.recipe import sha256  # not hashlib for one short hash: it loads OpenSSL (~3 ms)
 
     row = PREFIX + sha256(f"{sql}\0{sorted(params.items())!r}".encode()).hexdigest()[:32]
     try:
