@@ -58,9 +58,13 @@ def dated_tasks(store_or_path: Any) -> list[Record]:
     a write rule, or a file whose key is not its name is skipped, never shown."""
     from kyb_cli.core.kinds.undated import not_undated
 
+    global _PARSED
     root = getattr(store_or_path, "path", store_or_path)  # a str or a Path: os calls take both (issue 38)
     out: list[Record] = []
     files = not_undated(root, _keep, _undated)  # undated files skipped by their stat: kinds/undated.py
+    parsed = _PARSED
+    if files is not None and files is parsed[0]:  # the very files a door's watch vouched for last time
+        return list(parsed[1])
     if files is None:
         from kyb_cli.core.canon.nofollow import read_files
 
@@ -77,7 +81,14 @@ def dated_tasks(store_or_path: Any) -> list[Record]:
             out.append(load(path, data))
         except (OSError, RecordFormatError, StoreError):
             continue
+    if files is not None:
+        _PARSED = (files, tuple(out))
     return out
+
+
+# The files not_undated answered last and their records: a door whose watch saw no change to tasks/
+# gets the same dict again (kinds/tasks_watch.py), and its dated tasks are not parsed again.
+_PARSED: tuple = (None, ())
 
 
 def deadline_of(record: Record, today: date) -> dict[str, Any] | None:

@@ -33,13 +33,40 @@ _FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0
 # .git/kyb's copy on every answer. The file holds the plan (undated_fast.py) beside the memory, so a
 # one-shot process whose tasks did not change reads the plan alone and never builds the memory.
 _KEPT: dict = {}
+# A door's watch per store path and the answer it vouches for (tasks_watch.py); the stores it cannot
+# watch (filesystem, kernel, limits), which are statted as before for the rest of the process.
+_WATCHED: dict = {}
+_UNWATCHABLE: set = set()
 
 
 def not_undated(root, keep, undated) -> dict[str, bytes] | None:
     """The bytes of the regular files of working-tree `tasks/` (and its two-hex-character buckets,
     named `<h>/<name>`) that `keep(name)` accepts and `undated(data)` does not, in name order — what
     canon/nofollow.read_files would return, less the undated files — or None when the memory cannot
-    be used (read every file then). `keep` and `undated` must be the same functions on every call."""
+    be used (read every file then). `keep` and `undated` must be the same functions on every call.
+    In a long-lived door the same dict comes back while the kernel reports no change to tasks/
+    (kinds/tasks_watch.py): a caller only reads it."""
+    key = os.fspath(root)
+    held = _WATCHED.get(key)
+    if held is not None:
+        if held[0].quiet(os.path.join(key, "tasks")):
+            return held[1]
+        _drop(key, held)
+    box: list = []
+    try:
+        out = _not_undated(root, keep, undated, box)
+    except BaseException:
+        for watch in box:
+            watch.close()
+        raise
+    if box:
+        _hold(key, box[0], out)
+    return out
+
+
+def _not_undated(root, keep, undated, box: list) -> dict[str, bytes] | None:
+    """not_undated's read through the memory; a door's watch, armed before anything is read, goes
+    in `box`."""
     now = time.time_ns()
     try:
         rfd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -60,6 +87,7 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
             except OSError as exc:  # absent or a link: no task (as read_files); else read_files says
                 return {} if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR) else None
             try:
+                _arm(os.fspath(root), tfd, keep, box)
                 kept = _KEPT.get(os.fspath(root)) or (None, *_load(kfd))
                 found = unchanged(tfd, kept[1], undated, _read, now)
                 if found is not None:  # every stat the memory vouches for is the same: nothing to save
@@ -85,6 +113,41 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
         return None
     finally:
         os.close(rfd)
+
+
+def _arm(key: str, tfd: int, keep, box: list) -> None:
+    """In a long-lived door (index/warm.keeping), a watch on tasks/ into `box`, before it is read."""
+    from kyb_cli.core.index import warm
+
+    if not warm.keeping() or key in _UNWATCHABLE:
+        return
+    from kyb_cli.core.kinds.tasks_watch import Unwatchable, arm
+
+    def wanted(name: str):
+        return "bucket" if name in BUCKETS else bool(keep(name))
+
+    try:
+        box.append(arm(tfd, os.path.join(key, "tasks"), wanted))
+    except Unwatchable:
+        _UNWATCHABLE.add(key)
+    except OSError:
+        pass  # this answer is read without one; the next tries again
+
+
+def _hold(key: str, watch, out) -> None:
+    if out is None:
+        watch.close()
+        return
+    old = _WATCHED.get(key)
+    _WATCHED[key] = (watch, out)
+    if old is not None and old[0] is not watch:
+        old[0].close()
+
+
+def _drop(key: str, held) -> None:
+    if _WATCHED.get(key) is held:
+        _WATCHED.pop(key, None)
+    held[0].close()
 
 
 def _walk(tfd: int, keep, undated, old: dict, new: dict, now: int) -> dict[str, bytes]:
