@@ -12,19 +12,12 @@ from kyb_cli.core.canon.nofollow import read_files
 from kyb_cli.core.kinds import undated
 from kyb_cli.core.kinds.deadlines import _keep, _undated
 
-UNDATED = b'+++\nkey = "task-%s"\ntitle = "x"\nstatus = "open"\n+++\nbody\n'
-DATED = b'+++\nkey = "task-%s"\ntitle = "x"\ndue = "2026-12-01"\n+++\nbody\n'
+from tests.support.task_tree import DATED, UNDATED, make_tasks
 
 
 @pytest.fixture
 def root(tmp_path):
-    (tmp_path / ".git" / "kyb").mkdir(parents=True)
-    for n in range(6):
-        bucket = tmp_path / "tasks" / f"0{n % 3}"
-        bucket.mkdir(parents=True, exist_ok=True)
-        (bucket / f"task-{n}.md").write_bytes((DATED if n == 4 else UNDATED) % str(n).encode())
-    (tmp_path / "tasks" / "task-flat.md").write_bytes(UNDATED % b"flat")
-    return tmp_path
+    return make_tasks(tmp_path)
 
 
 @pytest.fixture

@@ -18,18 +18,9 @@ from kyb_cli.core.kinds.deadlines import _keep, _undated
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
-UNDATED = b'+++\nkey = "task-%s"\ntitle = "x"\nstatus = "open"\n+++\nbody\n'
-DATED = b'+++\nkey = "task-%s"\ntitle = "x"\ndue = "2026-12-01"\n+++\nbody\n'
+from tests.support.task_tree import DATED, UNDATED, make_tasks
 
-
-def make_store(path):
-    (path / ".git" / "kyb").mkdir(parents=True)
-    for n in range(6):
-        bucket = path / "tasks" / f"0{n % 3}"
-        bucket.mkdir(parents=True, exist_ok=True)
-        (bucket / f"task-{n}.md").write_bytes((DATED if n == 4 else UNDATED) % str(n).encode())
-    (path / "tasks" / "task-flat.md").write_bytes(UNDATED % b"flat")
-    return path
+make_store = make_tasks
 
 
 @pytest.fixture
@@ -45,7 +36,7 @@ def door(monkeypatch):
     real = time.time_ns
     monkeypatch.setattr(undated.time, "time_ns", lambda: real() + 10_000_000_000)
     yield
-    for watch, _answer in list(undated._WATCHED.values()):
+    for watch, _gen, _answer in list(undated._WATCHED.values()):
         watch.close()
     undated._WATCHED.clear()
     undated._UNWATCHABLE.clear()
@@ -161,19 +152,56 @@ def test_every_change_to_tasks_is_seen_by_the_next_answer(root, tmp_path, change
 
 def test_a_change_read_by_one_reader_is_a_change_for_every_reader(root):
     answer(watched(root))
-    watch = undated._WATCHED[os.fspath(root)][0]
+    watch, gen, _files = undated._WATCHED[os.fspath(root)]
     path = os.path.join(root, "tasks")
-    assert watch.quiet(path)
+    assert watch.quiet(path, gen)
     (root / "tasks" / "task-new.md").write_bytes(DATED % b"new")
-    assert not watch.quiet(path)  # this reader took the events from the queue
-    assert not watch.quiet(path)  # the next finds it empty, and still no quiet
+    assert not watch.quiet(path, gen)  # this reader took the events from the queue
+    assert not watch.quiet(path, gen)  # the next finds it empty, and still no quiet
+
+
+def test_a_reader_of_the_answer_before_a_renewal_does_not_take_its_silence(root):
+    answer(watched(root))
+    watch, gen, old = undated._WATCHED[os.fspath(root)]
+    (root / "tasks" / "task-new.md").write_bytes(DATED % b"new")
+    assert answer(root) == expected(root) != old  # a new generation of the same watch
+    again, now, _files = undated._WATCHED[os.fspath(root)]
+    assert again is watch and now != gen
+    path = os.path.join(root, "tasks")
+    assert watch.quiet(path, now) and not watch.quiet(path, gen)
+
+
+def test_what_a_renewal_found_new_is_watched_by_inode_too(root, tmp_path):
+    answer(watched(root))
+    watch = undated._WATCHED[os.fspath(root)][0]
+    (root / "tasks" / "0c").mkdir()
+    (root / "tasks" / "0c" / "task-c.md").write_bytes(UNDATED % b"c")
+    (root / "tasks" / "task-flat2.md").write_bytes(UNDATED % b"flat2")
+    assert answer(root) == expected(root)
+    assert undated._WATCHED[os.fspath(root)][0] is watch  # renewed, not armed anew
+    for name in ("0c/task-c.md", "task-flat2.md"):  # each written only through a link made elsewhere
+        other = tmp_path / f"link-{name.replace('/', '-')}"
+        os.link(root / "tasks" / name, other)
+        with open(other, "r+b") as fh:
+            fh.write(other.read_bytes().replace(b'status = "open"', b'due = "2026-1-"'))
+        assert answer(root) == expected(root)
+        assert name in expected(root)
+
+
+def test_a_watch_whose_queue_overflowed_is_armed_anew(root, monkeypatch):
+    answer(watched(root))
+    watch = undated._WATCHED[os.fspath(root)][0]
+    (root / "tasks" / "task-new.md").write_bytes(DATED % b"new")
+    watch.events.append((watch.top, tasks_watch.IN_Q_OVERFLOW, ""))
+    assert answer(root) == expected(root)
+    assert undated._WATCHED[os.fspath(root)][0] is not watch and watch.fd == -1
 
 
 def test_a_forked_child_does_not_trust_its_parents_watch(root, monkeypatch):
     answer(watched(root))
-    watch = undated._WATCHED[os.fspath(root)][0]
+    watch, gen, _files = undated._WATCHED[os.fspath(root)]
     monkeypatch.setattr(tasks_watch.os, "getpid", lambda: watch.pid + 1)
-    assert not watch.quiet(os.path.join(root, "tasks"))
+    assert not watch.quiet(os.path.join(root, "tasks"), gen)
 
 
 def test_a_store_that_cannot_be_watched_is_statted_as_before(root, monkeypatch):

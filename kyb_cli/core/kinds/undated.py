@@ -48,19 +48,24 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
     (kinds/tasks_watch.py): a caller only reads it."""
     key = os.fspath(root)
     held = _WATCHED.get(key)
-    if held is not None:
-        if held[0].quiet(os.path.join(key, "tasks")):
-            return held[1]
-        _drop(key, held)
     box: list = []
+    if held is not None:
+        if held[0].quiet(os.path.join(key, "tasks"), held[1]):
+            return held[2]
+        if _WATCHED.get(key) is held:  # another reader meanwhile reads for itself
+            _WATCHED.pop(key, None)
+        box.append(held[0])  # renewed rather than armed anew, before tasks/ is read (_arm)
     try:
         out = _not_undated(root, keep, undated, box)
     except BaseException:
         for watch in box:
-            watch.close()
+            if not isinstance(watch, int):
+                watch.close()
         raise
-    if box:
-        _hold(key, box[0], out)
+    if len(box) == 2:
+        _hold(key, box[0], box[1], out)
+    elif box:
+        box[0].close()  # not renewed: no door, or tasks/ gone
     return out
 
 
@@ -116,7 +121,8 @@ def _not_undated(root, keep, undated, box: list) -> dict[str, bytes] | None:
 
 
 def _arm(key: str, tfd: int, keep, box: list) -> None:
-    """In a long-lived door (index/warm.keeping), a watch on tasks/ into `box`, before it is read."""
+    """In a long-lived door (index/warm.keeping), its watch on tasks/ before it is read: `box` holds
+    the watch last held (renewed) or nothing (armed anew); it then holds [watch, generation]."""
     from kyb_cli.core.index import warm
 
     if not warm.keeping() or key in _UNWATCHABLE:
@@ -126,28 +132,29 @@ def _arm(key: str, tfd: int, keep, box: list) -> None:
     def wanted(name: str):
         return "bucket" if name in BUCKETS else bool(keep(name))
 
+    path = os.path.join(key, "tasks")
     try:
-        box.append(arm(tfd, os.path.join(key, "tasks"), wanted))
+        if box:
+            gen = box[0].renew(tfd, path, wanted)
+            if gen is not None:
+                box.append(gen)
+                return
+            box.pop().close()
+        box[:] = [arm(tfd, path, wanted), 0]
     except Unwatchable:
         _UNWATCHABLE.add(key)
     except OSError:
         pass  # this answer is read without one; the next tries again
 
 
-def _hold(key: str, watch, out) -> None:
+def _hold(key: str, watch, gen: int, out) -> None:
     if out is None:
         watch.close()
         return
     old = _WATCHED.get(key)
-    _WATCHED[key] = (watch, out)
+    _WATCHED[key] = (watch, gen, out)
     if old is not None and old[0] is not watch:
         old[0].close()
-
-
-def _drop(key: str, held) -> None:
-    if _WATCHED.get(key) is held:
-        _WATCHED.pop(key, None)
-    held[0].close()
 
 
 def _walk(tfd: int, keep, undated, old: dict, new: dict, now: int) -> dict[str, bytes]:
