@@ -27,6 +27,8 @@ server embeds its questions itself (embed.resident), so its CPU per hybrid call 
 runs (with a helper, they were the helper's CPU, outside this figure); its two models run side by
 side on two threads, so a hybrid call's CPU is its wall plus the shorter model's run. Targets
 (issue 27): lexical <= 3 ms, hybrid <= 15 ms at 108 runbooks, <= 2x that at 10k keys; CLI <= 4x.
+First it prints the models' floor: the same hybrid texts embedded in-process by the models alone,
+side by side as a door runs them (model_floor), and at the end each door's hybrid p50 above it.
 The doors run with KYB_DEADLINES=off unless --deadlines: a user's doors add the deadlines block to
 every query answer (~1.8 ms at 10k keys, docs/BENCHMARKS.md), the CLI part always has it on.
 """
@@ -285,6 +287,44 @@ def warm(store: Path, env: dict, runs: int, tag: str, serve: bool = True, block:
             web.close()
 
 
+FLOOR = r"""
+import json, os, statistics, sys, time
+from concurrent.futures import ThreadPoolExecutor
+from kyb_cli.core.embed.embedder import Embedder
+from kyb_cli.core.embed.models import BGE, E5
+texts = json.loads(sys.argv[1])
+specs = [s for s in (E5, BGE) if os.environ.get(s.env) and os.path.isdir(os.environ[s.env])]
+models = [(s, Embedder(os.environ[s.env], s.pooling)) for s in specs]
+pool = ThreadPoolExecutor(1)
+def both(text):  # as a door runs them (core/embed query_vectors): the first here, the others beside
+    others = [pool.submit(m.question, s.query_input(text)) for s, m in models[1:]]
+    models[0][1].question(models[0][0].query_input(text))
+    [f.result() for f in others]
+for t in texts[:5]:
+    both(t + " warm")
+out = {"models": [s.name for s in specs], "both": [], "alone": {s.name: [] for s in specs}}
+for t in texts:
+    t0 = time.perf_counter(); both(t); out["both"].append(time.perf_counter() - t0)
+    for s, m in models:
+        t0 = time.perf_counter(); m.question(s.query_input(t + " alone")); out["alone"][s.name].append(time.perf_counter() - t0)
+print(json.dumps({"models": out["models"], "both_ms": round(statistics.median(out["both"]) * 1000, 2),
+                  "alone_ms": {k: round(statistics.median(v) * 1000, 2) for k, v in out["alone"].items()}}))
+"""
+
+
+def model_floor(env: dict, runs: int, tag: str) -> dict:
+    """The models' own run for the questions the doors' hybrid calls ask (the same six texts, a new
+    number appended), in-process in a child with the doors' environment: each model alone, and the
+    models of an English question side by side as a door runs them (the first on the asking thread,
+    the other on a kept worker thread). What no door can answer under: a door's hybrid p50 minus
+    this is what kyb adds."""
+    texts = [f"{QUESTIONS[i % len(QUESTIONS)]} {tag}f{i}" for i in range(runs)]
+    res = subprocess.run([sys.executable, "-c", FLOOR, json.dumps(texts)], env=env, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"the models' floor failed: {res.stderr.strip()[-500:]}")
+    return json.loads(res.stdout)
+
+
 def _cpu_once(cmd: list[str], env: dict) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
@@ -403,6 +443,11 @@ def main() -> None:
         stores[f"{path.name}"] = path.resolve()
     print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]), "| cpus:", os.cpu_count(), flush=True)
     result: dict = {}
+    if "warm" not in a.skip and not a.bytes_only:
+        floor = result["models' floor"] = model_floor(env, max(a.runs, 30), f"{os.getpid()}-")
+        alone = ", ".join(f"{k} alone {v:.2f}" for k, v in floor["alone_ms"].items())
+        print(f"models' floor  {' + '.join(floor['models'])} side by side p50 {floor['both_ms']:6.2f} ms ({alone};"
+              f" in-process, the doors' hybrid texts)", flush=True)
     for name, store in stores.items():
         kyb(["--store", str(store), "query", "warm up", "--no-semantic"], env)  # the index is built before timing
         # and its history read (a question about the past waits for it): a user's store past its first
@@ -433,6 +478,11 @@ def main() -> None:
                   f" = {c['ratio']:.2f}x (installed wheel, console script)   10 hits: {c['bytes']} bytes,"
                   f" {c['bytes_full']} with --full", flush=True)
         result[name] = row
+    if "warm" not in a.skip and not a.bytes_only:
+        floor_ms = result["models' floor"]["both_ms"]
+        for name in stores:
+            print(f"{name:14s} hybrid p50 above the models' floor: " + ", ".join(
+                f"{door} {r['hybrid_ms'] - floor_ms:+.2f} ms" for door, r in result[name]["warm"].items()))
     if len(stores) == 2 and "warm" not in a.skip and not a.bytes_only:
         (_s, small), (big, large) = ((n, result[n]["warm"]) for n in stores)
         for door in small:
