@@ -157,9 +157,18 @@ def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, ranked, out: dict):
     other = None if english is not None else voter(parsed.positive_text)
     # The question under every model its route needs, side by side (e5, and the English model for
     # an English question, the multilingual vote for any other): two short runs cost about one on 2 cores.
-    given = embed.query_vectors(parsed.positive_text, [embed.E5] + [m for m in (english, other) if m])
+    aside = None
+    if english is not None and embed.is_resident():  # a door: e5 ranks while the English model runs
+        from kyb_cli.core.search.route import beside
+
+        aside = beside(parsed.positive_text, english)
+        given = embed.query_vectors(parsed.positive_text, [embed.E5])
+    else:
+        given = embed.query_vectors(parsed.positive_text, [embed.E5] + [m for m in (english, other) if m])
     side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude,
                          given=given[0])
+    if aside is not None:
+        given.append(aside.result())
     if side.ranked is None:
         out["semantic_off"] = side.reason
         return None
