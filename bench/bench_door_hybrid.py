@@ -252,6 +252,12 @@ def main() -> None:
         for i in range(1, len(results)):
             diff = sum(1 for x, y in zip(results[0], results[i]) if x["hits"] != y["hits"])
             print(f"answers differing {checkouts[0].name} vs {checkouts[i].name}: {diff} of {len(results[0])}")
+            # the same question asked of both one after the other: a burst of load counts on both sides
+            paired = sorted(x["ms"] - y["ms"] for x, y in zip(results[0], results[i]))
+            ratio = statistics.median(x["ms"] / y["ms"] for x, y in zip(results[0], results[i]))
+            print(f"paired {checkouts[0].name} - {checkouts[i].name}: median {statistics.median(paired):+.2f} ms"
+                  f" (quartiles {paired[len(paired) // 4]:+.2f} / {paired[3 * len(paired) // 4]:+.2f}),"
+                  f" median ratio {ratio:.3f}")
         print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
     finally:
         for p in procs:

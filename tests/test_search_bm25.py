@@ -231,6 +231,48 @@ def test_a_prefixs_kept_rows_give_the_same_term_hits_as_asking_fts(store_path, k
     assert with_index(store_path, check) == 2
 
 
+def test_a_common_words_term_hits_from_the_kept_postings_are_fts5s(store_path, kept, monkeypatch):
+    """A word too common for relevance._rows is read from the postings BM25 keeps (bm25.Held): term_hits
+    gives FTS5's {version: terms held} for current versions, superseded ones (fts_now does not hold
+    them: asked), a removed key's and ids no version has; a write is seen at once (a new state)."""
+    from kyb_cli.core.search import relevance
+
+    monkeypatch.setattr(relevance, "ROWS_MAX", 0)  # every word common: none kept by _rows
+    _store(store_path)
+    held = []
+    real = bm25.Held.holding
+    monkeypatch.setattr(bm25.Held, "holding", lambda self, t: held.append(real(self, t)) or held[-1])
+    qs = ["postgres replica failover", "latency timeouts café", "node-3 lag drill"]
+
+    def check(f):
+        for q in qs:
+            plan = query_plan(q)[1]
+            bm25.top(f.conn, plan.match, 8)  # the state's postings, as the lexical side reads them
+            bm25.top(f.conn, plan.match, 8)
+            head = "the head"
+            relevance.term_weights(f.conn, plan.terms, head)
+            vids = [r for (r,) in f.conn.execute("SELECT id FROM versions ORDER BY id")] + [10**9]
+            assert relevance.term_hits(f.conn, plan.terms, vids, head) == relevance.term_hits(f.conn, plan.terms, vids)
+        return True
+
+    with_index(store_path, check)
+    assert sum(h is not None for h in held) >= 6 and any(h for h in held)
+    put(store_path, "note-1", "replica note", "failover failover postgres", when=T0 + 3000)
+    held.clear()
+
+    def stale(f):  # the postings kept are of the state before the write: never read
+        plan = query_plan(qs[0])[1]
+        relevance.term_weights(f.conn, plan.terms, "the head")
+        vids = [r for (r,) in f.conn.execute("SELECT id FROM versions ORDER BY id")]
+        assert relevance.term_hits(f.conn, plan.terms, vids, "the head") == relevance.term_hits(f.conn, plan.terms, vids)
+        return True
+
+    with_index(store_path, stale)
+    assert held == []
+    with_index(store_path, check)
+    assert sum(h is not None for h in held) >= 6
+
+
 def test_a_phrase_no_row_holds_is_left_out_and_the_rest_scored_as_fts5_bm25(store_path, kept):
     """A new identifier in a question (`h38q-10k-7`: a phrase of the tokenizer's pieces) matches no row
     and adds 0.0 to every score: the any-match is scored here without it, row for row as bm25() with it;

@@ -107,6 +107,49 @@ class _Postings:
         return got
 
 
+class Held:
+    """Which of some versions hold a word, from the postings this connection keeps for the index as
+    it is now (relevance.term_hits: the candidates' share of the question). A version of fts_now
+    holds the same text in `fts` (rowid = version id, the same columns), so its rows holding a word
+    are the rows FTS5 would match; the versions fts_now does not hold are left to it (`outside`)."""
+
+    __slots__ = ("p", "vids", "at", "outside")
+
+    def __init__(self, p: _Postings, vids: list[int]) -> None:
+        import numpy as np
+
+        v = np.asarray(vids, dtype=np.int64)
+        at = np.minimum(np.searchsorted(p.ids, v), max(p.rows - 1, 0))
+        inside = p.ids[at] == v if p.rows else np.zeros(len(v), dtype=bool)
+        self.p, self.vids, self.at = p, v[inside], at[inside]
+        self.outside = v[~inside].tolist()
+
+    @classmethod
+    def of(cls, conn, vids: list[int]) -> Held | None:
+        """None unless this connection keeps postings of the index's present state."""
+        from kyb_cli.core.index.vectors import conn_memo, db_state
+
+        kept = conn_memo(conn).get("bm25")
+        if kept is None or kept[1] is None or kept[0] != db_state(conn) or not kept[1].rows:
+            return None
+        return cls(kept[1], vids)
+
+    def holding(self, term: str) -> list[int] | None:
+        """The versions (among those fts_now holds) whose row holds `term` (a quoted word); None when
+        it is not one word whose postings are kept (the caller asks FTS5)."""
+        import numpy as np
+
+        if not _TERM.fullmatch(term):
+            return None
+        token = token_of(self.p.tokenize, term[1:-1])
+        got = self.p.words.get(token) if token is not None else None
+        if got is None:
+            return None
+        mask = np.zeros(self.p.rows, dtype=bool)
+        mask[got[0]] = True
+        return self.vids[mask[self.at]].tolist()
+
+
 def tokenizer(conn):
     """The index's tokenizer (schema.TOKENIZER) as a callable, for token_of."""
     name, *args = schema.TOKENIZER.split()

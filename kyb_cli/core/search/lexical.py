@@ -24,9 +24,10 @@ _HIDDEN_KEYS = frozenset(("key", "title", "kind", "body", "tags", "refs", "extra
 def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
             window: tuple[int, int] | None = None, filters: Filters | None = None,
             limit: int = 10, recent: bool = False, as_of_event: int | None = None,
-            plan=None) -> list[tuple[int, dict]]:
+            plan=None, later: bool = False) -> list[tuple[int, dict]]:
     """Ranked (version_id, hit) pairs for one question; an empty or wordless text lists newest first.
-    `plan`: the text's syntax.query_plan when the caller has it already (parsed once per question)."""
+    `plan`: the text's syntax.query_plan when the caller has it already (parsed once per question).
+    `later`: each hit a Later (its key and score only), shaped by the caller once kept."""
     filters = filters or Filters()
     params: dict = {"limit": max(0, min(int(limit), MAX_LIMIT))}
     time_params(mode, params, as_of=as_of, window=window, as_of_event=as_of_event)
@@ -96,8 +97,31 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
     out: list[tuple[int, dict]] = []
     for row in conn.execute(sql, params):
         r = dict(zip(_COLUMNS, row))
-        out.append((r["id"], _hit(r, 0.0 if recent else r["score"])))
+        score = 0.0 if recent else r["score"]
+        out.append((r["id"], Later(r, key=r["key"], score=round(float(score), 6)) if later else _hit(r, score)))
     return out
+
+
+class Later(dict):
+    """A hit not shaped yet: what the caller set on it, and its row (`row`). Fusion keeps ~35
+    candidates for 10 hits (10k keys: ~0.5 ms a question shaping them all); only the hits kept are
+    shaped (shaped()), each as it would have been, then given what was set here (the same keys in
+    the same order). A version's doc holds its key (records/served.py): `key` is the row's."""
+
+    __slots__ = ("row",)
+
+    def __init__(self, row: dict, **known) -> None:
+        super().__init__(known)
+        self.row = row
+
+
+def shaped(hit: dict) -> dict:
+    """`hit` itself, or the hit a Later stands for."""
+    if not isinstance(hit, Later):
+        return hit
+    full = _hit(hit.row, 0.0)
+    full.update(hit)
+    return full
 
 
 def _slice_top(conn, mode: str, match: str, params: dict, where: list[str]) -> list[tuple[int, float, str]] | None:
@@ -147,7 +171,7 @@ def _kept_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
 
 def hits_for(conn, picks: list[tuple[int, str]], shaped: bool = True) -> dict[int, dict]:
     """Hits for (version_id, state) pairs found by the vector side, shaped as lexical() shapes them;
-    `shaped=False`: their rows, for hit_of once a hit is kept (fusion reads ~25 for the ~10 kept)."""
+    `shaped=False`: each a Later, shaped once kept (fusion reads ~25 for the ~10 kept)."""
     out: dict[int, dict] = {}
     states = dict(picks)
     if not states:
@@ -159,13 +183,8 @@ def hits_for(conn, picks: list[tuple[int, str]], shaped: bool = True) -> dict[in
             f"WHERE v.id IN ({marks})"):
         r = dict(zip(_COLUMNS, row))
         r["hit_state"] = states[r["id"]]
-        out[r["id"]] = _hit(r, 0.0) if shaped else r
+        out[r["id"]] = _hit(r, 0.0) if shaped else Later(r)
     return {vid: out[vid] for vid in states if vid in out}  # in the order asked
-
-
-def hit_of(row: dict) -> dict:
-    """The hit of a row of hits_for(shaped=False)."""
-    return _hit(row, 0.0)
 
 
 def _hit(r: dict, score: float) -> dict:

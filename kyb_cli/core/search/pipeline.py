@@ -132,7 +132,7 @@ def _phrasing(f: Fresh, text: str, ask: Ask) -> tuple[list[dict], dict]:
     hybrid = ask.semantic and not ask.recent and bool(words(parsed.positive_text))
     n = fusion_candidates(ask.limit) if (hybrid or ask.wide) else ask.limit
     ranked = lexical(f.conn, text, mode=ask.mode, as_of=ask.as_of, window=ask.window, filters=ask.filters,
-                     limit=n, recent=ask.recent, as_of_event=ask.as_of_event, plan=plan)
+                     limit=n, recent=ask.recent, as_of_event=ask.as_of_event, plan=plan, later=True)
     out: dict = {"semantic": False}
     side = _semantic(f, parsed, plan, ask, n, ranked, out) if hybrid else None
     order_by = None
@@ -157,9 +157,18 @@ def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, ranked, out: dict):
     other = None if english is not None else voter(parsed.positive_text)
     # The question under every model its route needs, side by side (e5, and the English model for
     # an English question, the multilingual vote for any other): two short runs cost about one on 2 cores.
-    given = embed.query_vectors(parsed.positive_text, [embed.E5] + [m for m in (english, other) if m])
+    aside = None
+    if english is not None and embed.is_resident():  # a door: e5 ranks while the English model runs
+        from kyb_cli.core.search.route import beside
+
+        aside = beside(parsed.positive_text, english)
+        given = embed.query_vectors(parsed.positive_text, [embed.E5])
+    else:
+        given = embed.query_vectors(parsed.positive_text, [embed.E5] + [m for m in (english, other) if m])
     side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude,
                          given=given[0])
+    if aside is not None:
+        given.append(aside.result())
     if side.ranked is None:
         out["semantic_off"] = side.reason
         return None
@@ -360,7 +369,7 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
     from kyb_cli.core.search.lexical import hits_for
 
     need = [(sem[i].vid, sem[i].state) for i, *_ in order if i not in lex]
-    extra = hits_for(conn, need, shaped=False)  # rows: a hit is shaped once kept (_Later)
+    extra = hits_for(conn, need, shaped=False)  # a hit is shaped once kept (lexical.Later)
     cal = side.calibration if side is not None else relevance.NONE
     if cal.floor_other is not None:
         from kyb_cli.core.search.route import is_english
@@ -377,7 +386,7 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
         if i in lex:
             hit = lex[i][1]
         elif sem[i].vid in extra:
-            hit = _Later(extra[sem[i].vid])
+            hit = extra[sem[i].vid]
         else:
             continue
         near = sem.get(i)
@@ -414,32 +423,11 @@ def _snippet_words(parsed) -> list[str]:
     return out or [tok for term in parsed.positive for tok in term.tokens]
 
 
-class _Later(dict):
-    """A semantic-only hit not shaped yet: what grading set on it, and its row (lexical.hits_for).
-    Fusion keeps ~35 candidates for 10 hits; only the hits kept are shaped (_shaped), each as it
-    would have been, then given what was set here (the same keys in the same order)."""
-
-    __slots__ = ("row",)
-
-    def __init__(self, row: dict) -> None:
-        super().__init__()
-        self.row = row
-
-
 def _shaped(hits: list[dict]) -> list[dict]:
-    """`hits` with each _Later shaped."""
-    if not any(isinstance(h, _Later) for h in hits):
-        return hits
-    from kyb_cli.core.search.lexical import hit_of
+    """`hits` with each lexical.Later shaped."""
+    from kyb_cli.core.search.lexical import shaped
 
-    out = []
-    for h in hits:
-        if isinstance(h, _Later):
-            full = hit_of(h.row)
-            full.update(h)
-            h = full
-        out.append(h)
-    return out
+    return [shaped(h) for h in hits]
 
 
 class _Snippet:
