@@ -232,3 +232,33 @@ def test_dated_tasks_are_parsed_again_only_after_a_change(root, monkeypatch):
     assert loads.count("tasks/task-8.md") == 1  # the second answer's files came from the quiet watch
     (root / "tasks" / "task-9.md").write_bytes(DATED % b"9")
     assert sorted(r.key for r in deadlines.dated_tasks(root)) == ["task-8", "task-9"]
+
+
+def test_a_running_door_sees_a_task_another_process_wrote_and_a_hand_edit(store_path, kyb_process, monkeypatch):
+    """The whole way: a door's query answer carries the block; a task written by another process and
+    a due date moved by hand in the working tree are in the very next answer's block."""
+    from kyb_cli.core.canon.attribution import Attribution
+    from kyb_cli.core.canon.repo import Store
+    from kyb_cli.core.kinds.tasks import write_task
+    from kyb_cli.mcp.server import Door
+    from kyb_cli.mcp.tools import Tools
+
+    monkeypatch.setenv("KYB_DEADLINES", "on")
+    write_task(Store(store_path), Attribution("tester", "s1", "ws", "test"), key="task-late", title="Late",
+               due="2026-12-01")
+    door = Tools(Door(str(store_path)))
+
+    def block():
+        data = door.query(text="anything", semantic=False, today="2026-12-10").structured_content
+        return [t["key"] for t in data.get("deadlines", {}).get("tasks", [])]
+
+    assert block() == ["task-late"]
+    if os.fspath(store_path) in undated._UNWATCHABLE:
+        pytest.skip("tasks/ cannot be watched here")
+    assert block() == ["task-late"] and os.fspath(store_path) in undated._WATCHED
+    done = kyb_process("task", "--key", "task-next", "--title", "Next", "--due", "2026-12-09")
+    assert done.code == 0, done.stderr
+    assert block() == ["task-late", "task-next"]
+    (late,) = (store_path / "tasks").rglob("task-late.md")
+    late.write_text(late.read_text().replace("2026-12-01", "2027-06-01"))  # moved by hand, not committed
+    assert block() == ["task-next"]
