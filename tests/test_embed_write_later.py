@@ -67,3 +67,23 @@ def test_a_process_that_is_not_a_door_writes_on_its_own_thread(both, monkeypatch
     assert threads == [threading.get_ident()] and not embed._WRITES
     fp, vector, _why = got[0]
     assert embed.open_cache().get(fp, embed.text_hash(E5.query_input("where are the backups"))) == vector
+
+
+def test_a_door_looks_both_up_first_and_one_model_alone_writes_later(both, monkeypatch):
+    """start_query then finish_query on another thread (route.beside): the vectors query_vectors
+    makes, and a door's one-model write goes to the worker too, seen by the next reader."""
+    from kyb_cli.core import embed
+    from kyb_cli.core.embed.models import BGE, E5
+
+    text = "which queue holds the retries"
+    embed.resident(True)
+    release, started, threads = blocked_writes(monkeypatch)
+    first, other = embed.start_query(text, [E5]), embed.start_query(text, [BGE])
+    got = embed.finish_query(first) + embed.finish_query(other)
+    assert started.wait(30) and threading.get_ident() not in threads  # written beside the answer
+    release.set()
+    cache = embed.open_cache()  # waits for the writes
+    for spec, (fp, vector, _why) in zip((E5, BGE), got):
+        assert vector is not None and cache.get(fp, embed.text_hash(spec.query_input(text))) == vector
+    embed.resident(False)
+    assert embed.query_vectors(text, [E5, BGE]) == got

@@ -13,6 +13,7 @@ API for the index and the fusion step (every call takes `spec`, a model of model
     current_fingerprint(spec) -> (fingerprint | None, reason | None, location)   # model files + recipe
     query_vector(q, spec) -> (bytes | None, reason | None)         # float32 LE; cache -> helper -> in-process
     query_vectors(q, specs) -> [(fingerprint | None, bytes | None, reason | None)]  # the models side by side
+    start_query(q, specs) / finish_query(started)  # query_vectors in two halves: look up, then run
     resident(on)                                    # a long-lived door holds its models itself (no helper hop)
     passage_vectors(texts, budget_s, spec=) -> PassageVectors      # texts = passage_text() results
     available() -> [(spec, fingerprint, location)], {name: reason} # the models found, and why not the others
@@ -186,6 +187,14 @@ def query_vectors(question: str, specs: list[ModelSpec]) -> list[tuple[str | Non
     """(fingerprint, vector, reason) of the question under each model of `specs`, in that order: the
     cached ones at once, the others embedded side by side (one thread per model beyond the first:
     onnxruntime and the helper's socket both let the GIL go, so two models cost about one on 2 cores)."""
+    return finish_query(start_query(question, specs))
+
+
+def start_query(question: str, specs: list[ModelSpec]):
+    """query_vectors' first half: each model's fingerprint and cached vector, no model run. A door
+    looks both models up on its answering thread before handing one model's run to another thread
+    (search/route.beside): looked up on two threads at once, each thread's stats and cache read gave
+    the GIL to the other and waited for it back (~0.7 ms before the models started, 108 runbooks)."""
     out: list = []
     todo: list[tuple[int, object, str, str, str]] = []  # (position, location, fingerprint, key, model input)
     cache = None
@@ -201,6 +210,13 @@ def query_vectors(question: str, specs: list[ModelSpec]) -> list[tuple[str | Non
         out.append((fp, hit, None))
         if hit is None:
             todo.append((pos, location, fp, key, model_input))
+    return out, todo, cache
+
+
+def finish_query(started) -> list[tuple[str | None, bytes | None, str | None]]:
+    """query_vectors' second half: start_query's models without a cached vector run (side by side),
+    their vectors written to the cache (a door: on a kept worker thread, _write_later)."""
+    out, todo, cache = started
     if not todo:
         return out  # no model, or every vector cached: embedder.py (and its pathlib, ~4 ms) not imported
     from kyb_cli.core.embed.embedder import ModelLoadError
@@ -226,7 +242,7 @@ def query_vectors(question: str, specs: list[ModelSpec]) -> list[tuple[str | Non
         out[pos] = (fp, vector, reason)
         if vector is not None:
             made.append((fp, key, vector))
-    if made and _RESIDENT and len(todo) > 1:
+    if made and _RESIDENT:
         _write_later(cache, made)
     elif made:
         cache.put_each(made)  # every model's vector in one commit

@@ -161,8 +161,9 @@ def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, ranked, out: dict):
     if english is not None and embed.is_resident():  # a door: e5 ranks while the English model runs
         from kyb_cli.core.search.route import beside
 
-        aside = beside(parsed.positive_text, english)
-        given = embed.query_vectors(parsed.positive_text, [embed.E5])
+        first = embed.start_query(parsed.positive_text, [embed.E5])  # both looked up here, then run
+        aside = beside(embed.start_query(parsed.positive_text, [english]))
+        given = embed.finish_query(first)
     else:
         given = embed.query_vectors(parsed.positive_text, [embed.E5] + [m for m in (english, other) if m])
     side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude,
