@@ -44,6 +44,8 @@ def test_a_door_answers_before_its_cache_write_and_the_next_reader_sees_it(both,
     release, started, threads = blocked_writes(monkeypatch)
     got = embed.query_vectors("how do I rotate the deploy key", [E5, BGE])
     assert all(vector is not None for _fp, vector, _why in got)
+    assert not started.is_set()  # kept until the answer's search is done ...
+    embed.write_pending()  # ... (pipeline.search), then written beside
     assert started.wait(30) and threads[0] != threading.get_ident()  # the write: another thread
     assert not release.is_set()  # ... still held, and the answer came back anyway
     release.set()
@@ -80,6 +82,7 @@ def test_a_door_looks_both_up_first_and_one_model_alone_writes_later(both, monke
     release, started, threads = blocked_writes(monkeypatch)
     first, other = embed.start_query(text, [E5]), embed.start_query(text, [BGE])
     got = embed.finish_query(first) + embed.finish_query(other)
+    embed.write_pending()
     assert started.wait(30) and threading.get_ident() not in threads  # written beside the answer
     release.set()
     cache = embed.open_cache()  # waits for the writes
@@ -87,3 +90,15 @@ def test_a_door_looks_both_up_first_and_one_model_alone_writes_later(both, monke
         assert vector is not None and cache.get(fp, embed.text_hash(spec.query_input(text))) == vector
     embed.resident(False)
     assert embed.query_vectors(text, [E5, BGE]) == got
+
+
+def test_a_door_vector_not_handed_to_the_writer_yet_is_seen_by_the_next_reader(both):
+    """A door's vectors kept for write_pending are written by whoever opens the cache next."""
+    from kyb_cli.core import embed
+    from kyb_cli.core.embed.models import E5
+
+    embed.resident(True)
+    fp, vector, _why = embed.query_vectors("who owns the billing cron", [E5])[0]
+    assert vector is not None and embed._PENDING  # not written yet
+    assert embed.open_cache().get(fp, embed.text_hash(E5.query_input("who owns the billing cron"))) == vector
+    assert not embed._PENDING and not embed._WRITES

@@ -14,6 +14,7 @@ API for the index and the fusion step (every call takes `spec`, a model of model
     query_vector(q, spec) -> (bytes | None, reason | None)         # float32 LE; cache -> helper -> in-process
     query_vectors(q, specs) -> [(fingerprint | None, bytes | None, reason | None)]  # the models side by side
     start_query(q, specs) / finish_query(started)  # query_vectors in two halves: look up, then run
+    write_pending()                                 # a door's new vectors written, beside (after its search)
     resident(on)                                    # a long-lived door holds its models itself (no helper hop)
     passage_vectors(texts, budget_s, spec=) -> PassageVectors      # texts = passage_text() results
     available() -> [(spec, fingerprint, location)], {name: reason} # the models found, and why not the others
@@ -249,25 +250,42 @@ def finish_query(started) -> list[tuple[str | None, bytes | None, str | None]]:
     return out
 
 
-_WRITES: list = []  # the futures of a door's cache writes under way (_write_later)
+_PENDING: list = []  # a door's new vectors not handed to the writer yet: [(cache, rows)] (write_pending)
+_WRITES: list = []  # the futures of a door's cache writes under way (write_pending)
 
 
 def _write_later(cache, made: list[tuple[str, str, bytes]]) -> None:
-    """A door's new question: its vectors' cache write (one commit, ~0.2-0.35 ms of CPU on the
-    answering thread) goes to a kept worker thread, beside the rest of the answer. open_cache() waits
-    for it first (the next question's fingerprint asks for the cache), so every reader of the cache
-    sees them as before; a write that fails costs a later question an embedding, as before."""
+    """A door's new question: its vectors' cache write (one commit, ~0.2-0.35 ms of CPU) is kept
+    until the answer's search is done (write_pending, pipeline.search), then made on a kept worker
+    thread, beside the rest of the door's answer. Written while the answer ranked, it took the GIL
+    from the answering thread (the English model's result waited ~0.4 ms for it to wake). open_cache()
+    writes and waits for them first (the next question's fingerprint asks for the cache), so every
+    reader of the cache sees them as before; a write that fails costs a later question an embedding."""
+    _PENDING.append((cache, made))
 
-    def write() -> None:
+
+def write_pending() -> None:
+    """Hand the vectors kept by _write_later to the kept worker thread, both models' in one commit."""
+    jobs: dict = {}
+    while _PENDING:
         try:
-            cache.put_each(made)
-        except Exception:
-            pass
+            cache, made = _PENDING.pop(0)
+        except IndexError:  # another thread took the last one
+            break
+        jobs.setdefault(id(cache), (cache, []))[1].extend(made)
+    for cache, rows in jobs.values():
+        _WRITES.append(_pool().submit(_write, cache, rows))
 
-    _WRITES.append(_pool().submit(write))
+
+def _write(cache, rows: list[tuple[str, str, bytes]]) -> None:
+    try:
+        cache.put_each(rows)
+    except Exception:
+        pass
 
 
 def _settle_writes() -> None:
+    write_pending()
     while _WRITES:
         try:
             _WRITES.pop(0).result()
