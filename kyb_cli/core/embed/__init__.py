@@ -14,7 +14,7 @@ API for the index and the fusion step (every call takes `spec`, a model of model
     query_vector(q, spec) -> (bytes | None, reason | None)         # float32 LE; cache -> helper -> in-process
     query_vectors(q, specs) -> [(fingerprint | None, bytes | None, reason | None)]  # the models side by side
     start_query(q, specs) / finish_query(started)  # query_vectors in two halves: look up, then run
-    write_pending()                                 # a door's new vectors written, beside (after its search)
+    write_pending()                                 # a door's new vectors written (after its search)
     resident(on)                                    # a long-lived door holds its models itself (no helper hop)
     passage_vectors(texts, budget_s, spec=) -> PassageVectors      # texts = passage_text() results
     available() -> [(spec, fingerprint, location)], {name: reason} # the models found, and why not the others
@@ -108,7 +108,7 @@ def open_cache():
     global _CACHE
     from kyb_cli.core.embed.cache import VectorCache, default_cache_path
 
-    _settle_writes()  # whoever reads the cache sees every vector this process made
+    write_pending()  # whoever reads the cache sees every vector this process made
     path = default_cache_path()
     if _CACHE is None or _CACHE.path != path:
         _CACHE = VectorCache(path)
@@ -250,22 +250,21 @@ def finish_query(started) -> list[tuple[str | None, bytes | None, str | None]]:
     return out
 
 
-_PENDING: list = []  # a door's new vectors not handed to the writer yet: [(cache, rows)] (write_pending)
-_WRITES: list = []  # the futures of a door's cache writes under way (write_pending)
+_PENDING: list = []  # a door's new vectors not written yet: [(cache, rows)] (write_pending)
 
 
 def _write_later(cache, made: list[tuple[str, str, bytes]]) -> None:
-    """A door's new question: its vectors' cache write (one commit, ~0.2-0.35 ms of CPU) is kept
-    until the answer's search is done (write_pending, pipeline.search), then made on a kept worker
-    thread, beside the rest of the door's answer. Written while the answer ranked, it took the GIL
-    from the answering thread (the English model's result waited ~0.4 ms for it to wake). open_cache()
-    writes and waits for them first (the next question's fingerprint asks for the cache), so every
-    reader of the cache sees them as before; a write that fails costs a later question an embedding."""
+    """A door's new question: its vectors' cache write is kept until the answer's search is done
+    (write_pending, called by pipeline.search), then made in one commit for both models. Made on a
+    worker thread as each model's vector came, the writes took the GIL from the answering thread
+    while it ranked (and from the read log's write after it): 108 runbooks, paired -0.29 ms an answer
+    against the worker's write. open_cache() writes them first, so every reader of the cache sees
+    them as before; a write that fails costs a later question an embedding."""
     _PENDING.append((cache, made))
 
 
 def write_pending() -> None:
-    """Hand the vectors kept by _write_later to the kept worker thread, both models' in one commit."""
+    """The vectors kept by _write_later written, each cache's in one commit."""
     jobs: dict = {}
     while _PENDING:
         try:
@@ -274,22 +273,9 @@ def write_pending() -> None:
             break
         jobs.setdefault(id(cache), (cache, []))[1].extend(made)
     for cache, rows in jobs.values():
-        _WRITES.append(_pool().submit(_write, cache, rows))
-
-
-def _write(cache, rows: list[tuple[str, str, bytes]]) -> None:
-    try:
-        cache.put_each(rows)
-    except Exception:
-        pass
-
-
-def _settle_writes() -> None:
-    write_pending()
-    while _WRITES:
         try:
-            _WRITES.pop(0).result()
-        except Exception:  # IndexError: another thread took the last one
+            cache.put_each(rows)
+        except Exception:
             pass
 
 

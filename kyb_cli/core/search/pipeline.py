@@ -94,7 +94,7 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         return response
 
     response = with_index(store_path, run, history=mode != "current")  # the past waits (staged)
-    if semantic:  # a door's new vectors (embed._write_later): written on a kept thread from now on
+    if semantic:  # a door's new vectors (embed._write_later), both models' in one commit
         from kyb_cli.core import embed
 
         embed.write_pending()
