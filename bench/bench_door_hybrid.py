@@ -87,6 +87,9 @@ def _install(st: Stages) -> None:
     from kyb_cli.core.search import pipeline, relevance, route, semantic
 
     st.wrap(embed, "query_vectors", "embed: both models (wall)")
+    if hasattr(embed, "finish_query"):  # a door's English question (h38w): e5's run here, the English one beside
+        st.wrap(embed, "start_query", "embed: look-ups (both)")
+        st.wrap(embed, "finish_query", "embed: e5's run (wall)")
     original = embedder.Embedder._run
     now = st.now
 

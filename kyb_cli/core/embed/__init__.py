@@ -13,6 +13,8 @@ API for the index and the fusion step (every call takes `spec`, a model of model
     current_fingerprint(spec) -> (fingerprint | None, reason | None, location)   # model files + recipe
     query_vector(q, spec) -> (bytes | None, reason | None)         # float32 LE; cache -> helper -> in-process
     query_vectors(q, specs) -> [(fingerprint | None, bytes | None, reason | None)]  # the models side by side
+    start_query(q, specs) / finish_query(started)  # query_vectors in two halves: look up, then run
+    write_pending()                                 # a door's new vectors written (after its search)
     resident(on)                                    # a long-lived door holds its models itself (no helper hop)
     passage_vectors(texts, budget_s, spec=) -> PassageVectors      # texts = passage_text() results
     available() -> [(spec, fingerprint, location)], {name: reason} # the models found, and why not the others
@@ -106,7 +108,7 @@ def open_cache():
     global _CACHE
     from kyb_cli.core.embed.cache import VectorCache, default_cache_path
 
-    _settle_writes()  # whoever reads the cache sees every vector this process made
+    write_pending()  # whoever reads the cache sees every vector this process made
     path = default_cache_path()
     if _CACHE is None or _CACHE.path != path:
         _CACHE = VectorCache(path)
@@ -186,6 +188,14 @@ def query_vectors(question: str, specs: list[ModelSpec]) -> list[tuple[str | Non
     """(fingerprint, vector, reason) of the question under each model of `specs`, in that order: the
     cached ones at once, the others embedded side by side (one thread per model beyond the first:
     onnxruntime and the helper's socket both let the GIL go, so two models cost about one on 2 cores)."""
+    return finish_query(start_query(question, specs))
+
+
+def start_query(question: str, specs: list[ModelSpec]):
+    """query_vectors' first half: each model's fingerprint and cached vector, no model run. A door
+    looks both models up on its answering thread before handing one model's run to another thread
+    (search/route.beside): looked up on two threads at once, each thread's stats and cache read gave
+    the GIL to the other and waited for it back (~0.7 ms before the models started, 108 runbooks)."""
     out: list = []
     todo: list[tuple[int, object, str, str, str]] = []  # (position, location, fingerprint, key, model input)
     cache = None
@@ -201,6 +211,13 @@ def query_vectors(question: str, specs: list[ModelSpec]) -> list[tuple[str | Non
         out.append((fp, hit, None))
         if hit is None:
             todo.append((pos, location, fp, key, model_input))
+    return out, todo, cache
+
+
+def finish_query(started) -> list[tuple[str | None, bytes | None, str | None]]:
+    """query_vectors' second half: start_query's models without a cached vector run (side by side),
+    their vectors written to the cache (a door: on a kept worker thread, _write_later)."""
+    out, todo, cache = started
     if not todo:
         return out  # no model, or every vector cached: embedder.py (and its pathlib, ~4 ms) not imported
     from kyb_cli.core.embed.embedder import ModelLoadError
@@ -226,36 +243,39 @@ def query_vectors(question: str, specs: list[ModelSpec]) -> list[tuple[str | Non
         out[pos] = (fp, vector, reason)
         if vector is not None:
             made.append((fp, key, vector))
-    if made and _RESIDENT and len(todo) > 1:
+    if made and _RESIDENT:
         _write_later(cache, made)
     elif made:
         cache.put_each(made)  # every model's vector in one commit
     return out
 
 
-_WRITES: list = []  # the futures of a door's cache writes under way (_write_later)
+_PENDING: list = []  # a door's new vectors not written yet: [(cache, rows)] (write_pending)
 
 
 def _write_later(cache, made: list[tuple[str, str, bytes]]) -> None:
-    """A door's new question: its vectors' cache write (one commit, ~0.2-0.35 ms of CPU on the
-    answering thread) goes to a kept worker thread, beside the rest of the answer. open_cache() waits
-    for it first (the next question's fingerprint asks for the cache), so every reader of the cache
-    sees them as before; a write that fails costs a later question an embedding, as before."""
+    """A door's new question: its vectors' cache write is kept until the answer's search is done
+    (write_pending, called by pipeline.search), then made in one commit for both models. Made on a
+    worker thread as each model's vector came, the writes took the GIL from the answering thread
+    while it ranked (and from the read log's write after it): 108 runbooks, paired -0.29 ms an answer
+    against the worker's write. open_cache() writes them first, so every reader of the cache sees
+    them as before; a write that fails costs a later question an embedding."""
+    _PENDING.append((cache, made))
 
-    def write() -> None:
+
+def write_pending() -> None:
+    """The vectors kept by _write_later written, each cache's in one commit."""
+    jobs: dict = {}
+    while _PENDING:
         try:
-            cache.put_each(made)
+            cache, made = _PENDING.pop(0)
+        except IndexError:  # another thread took the last one
+            break
+        jobs.setdefault(id(cache), (cache, []))[1].extend(made)
+    for cache, rows in jobs.values():
+        try:
+            cache.put_each(rows)
         except Exception:
-            pass
-
-    _WRITES.append(_pool().submit(write))
-
-
-def _settle_writes() -> None:
-    while _WRITES:
-        try:
-            _WRITES.pop(0).result()
-        except Exception:  # IndexError: another thread took the last one
             pass
 
 

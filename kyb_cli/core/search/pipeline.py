@@ -94,6 +94,10 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         return response
 
     response = with_index(store_path, run, history=mode != "current")  # the past waits (staged)
+    if semantic:  # a door's new vectors (embed._write_later), both models' in one commit
+        from kyb_cli.core import embed
+
+        embed.write_pending()
     response.update(_times_asked(mode, as_of, window, as_of_event))
     return response
 
@@ -131,10 +135,13 @@ def _phrasing(f: Fresh, text: str, ask: Ask) -> tuple[list[dict], dict]:
     parsed, plan = query_plan(text)
     hybrid = ask.semantic and not ask.recent and bool(words(parsed.positive_text))
     n = fusion_candidates(ask.limit) if (hybrid or ask.wide) else ask.limit
-    ranked = lexical(f.conn, text, mode=ask.mode, as_of=ask.as_of, window=ask.window, filters=ask.filters,
-                     limit=n, recent=ask.recent, as_of_event=ask.as_of_event, plan=plan, later=True)
+
+    def words() -> list:
+        return lexical(f.conn, text, mode=ask.mode, as_of=ask.as_of, window=ask.window, filters=ask.filters,
+                       limit=n, recent=ask.recent, as_of_event=ask.as_of_event, plan=plan, later=True)
+
     out: dict = {"semantic": False}
-    side = _semantic(f, parsed, plan, ask, n, ranked, out) if hybrid else None
+    side, ranked = _semantic(f, parsed, plan, ask, n, words, out) if hybrid else (None, words())
     order_by = None
     if side is not None and ask.ordering is not None:
         out["ranking"] = ask.ordering.name
@@ -142,9 +149,11 @@ def _phrasing(f: Fresh, text: str, ask: Ask) -> tuple[list[dict], dict]:
     return _answer(f.conn, ask.mode, text, parsed, plan, ranked, side, ask.explain, order_by, f.head), out
 
 
-def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, ranked, out: dict):
-    """The vector side(s) over the lexical side's slice, or None (`out` says why: `semantic_off`);
-    passages still without a vector start the background filler (a query never embeds them)."""
+def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, words, out: dict):
+    """(the vector side(s) over the lexical side's slice or None, `out` saying why: `semantic_off`;
+    the lexical side's hits, `words()`). Passages still without a vector start the background filler
+    (a query never embeds them). A door's English question runs the words after e5 ranked, while the
+    English model (the slower run) finishes: its run starts that much sooner; any other runs them first."""
     from kyb_cli.core import embed
     from kyb_cli.core.index.slice import Slice
     from kyb_cli.core.search.semantic import begin_answer, semantic_side
@@ -161,17 +170,20 @@ def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, ranked, out: dict):
     if english is not None and embed.is_resident():  # a door: e5 ranks while the English model runs
         from kyb_cli.core.search.route import beside
 
-        aside = beside(parsed.positive_text, english)
-        given = embed.query_vectors(parsed.positive_text, [embed.E5])
+        first = embed.start_query(parsed.positive_text, [embed.E5])  # both looked up here, then run
+        aside = beside(embed.start_query(parsed.positive_text, [english]))
+        given = embed.finish_query(first)
     else:
+        ranked = words()
         given = embed.query_vectors(parsed.positive_text, [embed.E5] + [m for m in (english, other) if m])
     side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude,
                          given=given[0])
     if aside is not None:
+        ranked = words()
         given.append(aside.result())
     if side.ranked is None:
         out["semantic_off"] = side.reason
-        return None
+        return None, ranked
     out.update(semantic=True, pending_vectors=side.pending)
     if english is not None:
         side = _english_side(f.conn, parsed.positive_text, sl, n, plan, side, ranked, out, english, given[1])
@@ -184,7 +196,7 @@ def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, ranked, out: dict):
         from kyb_cli.core.index import staged
 
         staged.start_filler(f.store_path, f.git_dir)
-    return side
+    return side, ranked
 
 
 def _times_asked(mode: str, as_of: int | None, window: tuple[int, int] | None, as_of_event: int | None) -> dict:

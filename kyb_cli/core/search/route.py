@@ -53,11 +53,12 @@ def is_english(text: str) -> bool:
 _ASIDE = None  # a door's kept threads for the English model's run (beside)
 
 
-def beside(text: str, spec):
-    """A door's English question: a future of its (fingerprint, vector, reason) under `spec`
-    (embed.query_vectors), made on a kept thread and followed there by that model's ranking
-    (door_scan.prime), while the answering thread runs e5 and then ranks by e5 (pipeline._semantic)
-    instead of waiting for the slower English run and its product (10k keys: ~2 ms an answer)."""
+def beside(started):
+    """A door's English question: a future of its (fingerprint, vector, reason) under the English
+    model, `started` by embed.start_query on the answering thread (both models looked up there), run
+    on a kept thread and followed there by that model's ranking (door_scan.prime), while the
+    answering thread runs e5 and then ranks by e5 (pipeline._semantic) instead of waiting for the
+    slower English run and its product (10k keys: ~2 ms an answer)."""
     from kyb_cli.core import embed
 
     global _ASIDE
@@ -67,7 +68,7 @@ def beside(text: str, spec):
         _ASIDE = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kyb-query-english")
 
     def run():
-        got = embed.query_vectors(text, [spec])[0]
+        got = embed.finish_query(started)[0]
         if got[1] is not None:
             from kyb_cli.core.search import door_scan
 
