@@ -14,6 +14,7 @@ API for the index and the fusion step (every call takes `spec`, a model of model
     query_vector(q, spec) -> (bytes | None, reason | None)         # float32 LE; cache -> helper -> in-process
     query_vectors(q, specs) -> [(fingerprint | None, bytes | None, reason | None)]  # the models side by side
     start_query(q, specs) / finish_query(started)  # query_vectors in two halves: look up, then run
+    finish_beside(started) -> future                # finish_query on a kept worker thread (a door)
     write_pending()                                 # a door's new vectors written (after its search)
     resident(on)                                    # a long-lived door holds its models itself (no helper hop)
     passage_vectors(texts, budget_s, spec=) -> PassageVectors      # texts = passage_text() results
@@ -194,7 +195,7 @@ def query_vectors(question: str, specs: list[ModelSpec]) -> list[tuple[str | Non
 def start_query(question: str, specs: list[ModelSpec]):
     """query_vectors' first half: each model's fingerprint and cached vector, no model run. A door
     looks both models up on its answering thread before handing one model's run to another thread
-    (search/route.beside): looked up on two threads at once, each thread's stats and cache read gave
+    (finish_beside): looked up on two threads at once, each thread's stats and cache read gave
     the GIL to the other and waited for it back (~0.7 ms before the models started, 108 runbooks)."""
     out: list = []
     todo: list[tuple[int, object, str, str, str]] = []  # (position, location, fingerprint, key, model input)
@@ -226,11 +227,8 @@ def finish_query(started) -> list[tuple[str | None, bytes | None, str | None]]:
         _pos, location, fp, _key, model_input = job
         try:
             vector = _embed(location, fp, [model_input])[0]
-            if worker and _AFTER is not None:  # the answer's next step for it, on this thread (door_scan.prime)
-                try:
-                    _AFTER(fp, vector)
-                except Exception:  # only ever a head start: the answering thread makes it anyway
-                    pass
+            if worker:
+                _then(fp, vector)
             return vector, None
         except ModelLoadError as exc:
             return None, str(exc)
@@ -281,6 +279,31 @@ def write_pending() -> None:
 
 _POOL = None  # the threads that run the other models' questions, kept: a new thread per run cost 4 ms
 _AFTER = None  # called (fingerprint, vector) on a worker thread after it made a question's vector
+
+
+def _then(fp: str, vector: bytes) -> None:
+    """On a worker thread that made a question's vector: the answer's next step for it (door_scan.prime)."""
+    if _AFTER is not None:
+        try:
+            _AFTER(fp, vector)
+        except Exception:  # only ever a head start: the answering thread makes it anyway
+            pass
+
+
+def finish_beside(started):
+    """finish_query of one model's `started` look-up on a kept worker thread, followed there by the
+    answer's next step for its vector (_then), as every model but the first of query_vectors: a future
+    of its (fingerprint, vector, reason). A door's English question (search/pipeline._semantic): the
+    answering thread runs e5 and ranks by it meanwhile instead of waiting for the slower English run
+    and its product (10k keys: ~2 ms an answer)."""
+
+    def run():
+        got = finish_query(started)[0]
+        if got[1] is not None:
+            _then(got[0], got[1])
+        return got
+
+    return _pool().submit(run)
 
 
 def after_query_vector(fn) -> None:

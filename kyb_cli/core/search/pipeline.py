@@ -168,10 +168,8 @@ def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, words, out: dict):
     # an English question, the multilingual vote for any other): two short runs cost about one on 2 cores.
     aside = None
     if english is not None and embed.is_resident():  # a door: e5 ranks while the English model runs
-        from kyb_cli.core.search.route import beside
-
         first = embed.start_query(parsed.positive_text, [embed.E5])  # both looked up here, then run
-        aside = beside(embed.start_query(parsed.positive_text, [english]))
+        aside = embed.finish_beside(embed.start_query(parsed.positive_text, [english]))
         given = embed.finish_query(first)
     else:
         ranked = words()

@@ -50,37 +50,6 @@ def is_english(text: str) -> bool:
     return not any(w in _OTHER_LATIN for w in _WORD.findall(text.lower()))
 
 
-_ASIDE = None  # a door's kept threads for the English model's run (beside)
-
-
-def beside(started):
-    """A door's English question: a future of its (fingerprint, vector, reason) under the English
-    model, `started` by embed.start_query on the answering thread (both models looked up there), run
-    on a kept thread and followed there by that model's ranking (door_scan.prime), while the
-    answering thread runs e5 and then ranks by e5 (pipeline._semantic) instead of waiting for the
-    slower English run and its product (10k keys: ~2 ms an answer)."""
-    from kyb_cli.core import embed
-
-    global _ASIDE
-    if _ASIDE is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _ASIDE = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kyb-query-english")
-
-    def run():
-        got = embed.finish_query(started)[0]
-        if got[1] is not None:
-            from kyb_cli.core.search import door_scan
-
-            try:
-                door_scan.prime(got[0], got[1])
-            except Exception:  # only ever a head start: the answering thread ranks it anyway
-                pass
-        return got
-
-    return _ASIDE.submit(run)
-
-
 def _z(scores: dict) -> tuple[dict, float, float]:
     """Each score's z over the dict, and the dict's mean and spread."""
     values = list(scores.values())
