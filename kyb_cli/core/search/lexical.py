@@ -98,7 +98,7 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
     for row in conn.execute(sql, params):
         r = dict(zip(_COLUMNS, row))
         score = 0.0 if recent else r["score"]
-        out.append((r["id"], Later(r, key=r["key"], score=round(float(score), 6)) if later else _hit(r, score)))
+        out.append((r["id"], Later(r, key=r["key"], score=_score(score)) if later else _hit(r, score)))
     return out
 
 
@@ -200,5 +200,10 @@ def _hit(r: dict, score: float) -> dict:
     hit["effective_at"] = doc.get("effective_at") or doc.get("started_at") or doc.get("detected_at") or None
     when = r["committed_at"]  # None in a snapshot: the writing commit is known once history is in
     hit.update(sha=r["sha"], committed_at=None if when is None else rfc3339(when), state=r["hit_state"],
-               is_head=bool(r["is_head"]), score=round(float(score), 6))
+               is_head=bool(r["is_head"]), score=_score(score))
     return hit
+
+
+def _score(score) -> float:
+    """A hit's score as answers carry it (a Later's too: shaped() keeps it)."""
+    return round(float(score), 6)
