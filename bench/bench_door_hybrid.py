@@ -7,6 +7,7 @@ checkouts side by side. bench_warm.py times the whole stdio round trip; this say
     … bench_door_hybrid.py --lexical [--profile /tmp/door]   # the lexical door; cProfile to /tmp/door-<i>.prof
     … bench_door_hybrid.py --lexical --warm-questions --store /tmp/kyb-10k --deadlines --against /tmp/old  # 10k, block on
     python bench/bench_door_hybrid.py --lexical --warm-questions --n 200 --against /tmp/old   # bench_warm's asks
+    KYB_MODEL=… KYB_MODEL_EN=… python bench/bench_door_hybrid.py --timeline --warm-questions   # when each step runs
 
 The 108-runbook store of bench_warm.py (built there once; copied here, never written) and its vector
 cache (copied per run and per checkout, so no question's vector is cached and the checkouts do not
@@ -17,6 +18,9 @@ p50/p90 per checkout and its CPU per call (all threads: what load does not blur)
 the tokenizer, the vector ranking, fusion, coverage, snippets and the JSON; one model's run is on
 another thread, side by side with the other's) and how many answers differ between checkouts (the
 whole hits: keys, order, strengths, found_by, snippets; 0 unless the model computation changed).
+--timeline prints, per checkout, when each step of a call starts and ends (median ms from the call's
+start; `@w` marks a step on a worker thread, `#2` a step's second run in the call): which thread is the
+long pole, and what runs after the models end, in order.
 """
 
 from __future__ import annotations
@@ -147,7 +151,63 @@ def _install(st: Stages) -> None:
     st.wrap(failure, "answer_text", "json")
 
 
-def child(store: str, stages: bool, semantic: bool = True, profile: str = "") -> None:
+# (module, attribute, label) of the steps --timeline follows; a missing one is skipped (older checkouts)
+STEPS = [("kyb_cli.core.search.pipeline", "with_index", "with_index"),
+         ("kyb_cli.core.embed", "start_query", "look-up"), ("kyb_cli.core.embed", "finish_query", "embed"),
+         ("kyb_cli.core.embed.embedder", "Embedder.question", "model run"),
+         ("kyb_cli.core.embed", "write_pending", "vector-cache write"),
+         ("kyb_cli.core.search.semantic", "semantic_side", "semantic_side"),
+         ("kyb_cli.core.search.pipeline", "lexical", "lexical"),
+         ("kyb_cli.core.search.pipeline", "_english_side", "_english_side"),
+         ("kyb_cli.core.search.route", "combine", "route.combine"),
+         ("kyb_cli.core.search.pipeline", "_answer", "_answer"), ("kyb_cli.core.search.pipeline", "_coverage", "coverage"),
+         ("kyb_cli.core.search.pipeline", "_fused_order", "fusion"), ("kyb_cli.core.search.pipeline", "_hits", "hits"),
+         ("kyb_cli.core.search.pipeline", "_response", "_response"), ("kyb_cli.core.search.pipeline", "_snipped", "snippets"),
+         ("kyb_cli.core.index.receipts", "record", "read log"), ("kyb_cli.api.failure", "answer_text", "json")]
+
+
+def _follow(log: list, start: list) -> None:
+    """Wrap STEPS so that each run appends (label, start, end) to `log`, in s from start[0]."""
+    import importlib
+    import threading
+
+    main = threading.main_thread().ident
+    for module, attr, label in STEPS:
+        owner = importlib.import_module(module)
+        *path, name = attr.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        fn = getattr(owner, name, None)
+        if fn is None:
+            continue
+
+        def timed(*a, _fn=fn, _label=label, **k):
+            t0 = time.perf_counter()
+            try:
+                return _fn(*a, **k)
+            finally:
+                tag = "" if threading.get_ident() == main else "@w"
+                log.append((_label + tag, t0 - start[0], time.perf_counter() - start[0]))
+
+        setattr(owner, name, timed)
+
+
+def _timeline(rs: list[dict]) -> None:
+    """Median start and end of each step over the calls, in order of start."""
+    steps: dict[str, list] = {}
+    for r in rs:
+        seen: dict[str, int] = {}
+        for label, a, b in r["timeline"]:
+            seen[label] = seen.get(label, 0) + 1
+            steps.setdefault(label + (f"#{seen[label]}" if seen[label] > 1 else ""), []).append((a, b))
+    rows = [(statistics.median(a for a, _b in xs), statistics.median(b for _a, b in xs),
+             statistics.median(b - a for a, b in xs), label, len(xs)) for label, xs in steps.items()]
+    for a, b, d, label, n in sorted(rows):
+        print(f"    {label:22s} start {a * 1000:6.2f}  end {b * 1000:6.2f}  took {d * 1000:5.2f} ms  ({n} calls)")
+    print(f"    {'the call':22s} start   0.00  end {statistics.median(r['ms'] for r in rs):6.2f}")
+
+
+def child(store: str, stages: bool, semantic: bool = True, profile: str = "", timeline: bool = False) -> None:
     from kyb_cli import api
     from kyb_cli.mcp.server import Door
     from kyb_cli.mcp.tools import Tools
@@ -159,6 +219,10 @@ def child(store: str, stages: bool, semantic: bool = True, profile: str = "") ->
         tools.query(text=f"{q} warm{i}", semantic=semantic)
     if stages:
         _install(st)
+    log: list = []
+    start = [0.0]
+    if timeline:
+        _follow(log, start)
     import kyb_cli
 
     print(json.dumps({"ready": kyb_cli.__file__}), flush=True)
@@ -172,7 +236,9 @@ def child(store: str, stages: bool, semantic: bool = True, profile: str = "") ->
         st.now.clear()
         if prof:
             prof.enable()
+        log.clear()
         c0, t0 = time.process_time(), time.perf_counter()
+        start[0] = t0
         res = tools.query(text=q, semantic=semantic)
         ms, cpu = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
         if prof:
@@ -180,7 +246,7 @@ def child(store: str, stages: bool, semantic: bool = True, profile: str = "") ->
         data = res.structured_content or {}
         hits = data.get("hits", [])  # whole hits: keys, order, strengths, found_by, snippets
         print(json.dumps({"ms": ms, "cpu": cpu, "stages": {k: v * 1000 for k, v in st.now.items()}, "hits": hits,
-                          "semantic": data.get("semantic")}), flush=True)
+                          "semantic": data.get("semantic"), "timeline": log}), flush=True)
     if prof:
         prof.dump_stats(profile)
 
@@ -199,10 +265,11 @@ def main() -> None:
     ap.add_argument("--store", help="time this indexed store instead of the runbooks (used as is, never copied:"
                     " copy it first, e.g. a 10k store of bench/gen_store.py)")
     ap.add_argument("--deadlines", action="store_true", help="leave the deadlines block on (a door's default)")
+    ap.add_argument("--timeline", action="store_true", help="when each step of a call starts and ends, by thread")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        return child(a.child, a.stages, not a.lexical, a.profile or "")
+        return child(a.child, a.stages, not a.lexical, a.profile or "", a.timeline)
     src = WARM / "store-108"
     if not a.store and not (src / ".kyb-bench-done").exists():
         raise SystemExit(f"no {src}: run bench/bench_warm.py once (it builds the 108-runbook store)")
@@ -225,6 +292,7 @@ def main() -> None:
                        KYB_DEADLINES="on" if a.deadlines else "off", KYB_BACKGROUND="off", KYB_FSYNC="off")
             cmd = [sys.executable, str(ROOT / "bench" / "bench_door_hybrid.py"), "--child", str(store)]
             cmd += (["--stages"] if a.stages else []) + (["--lexical"] if a.lexical else [])
+            cmd += ["--timeline"] if a.timeline else []
             cmd += [f"--profile={a.profile}-{i}.prof"] if a.profile else []
             p = subprocess.Popen(cmd, env=env, text=True,
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -252,6 +320,8 @@ def main() -> None:
                 for name in names:
                     xs = [r["stages"].get(name, 0.0) for r in rs]
                     print(f"    {name:28s} p50 {statistics.median(xs):6.2f} ms  mean {statistics.mean(xs):6.2f} ms")
+            if a.timeline:
+                _timeline(rs)
         for i in range(1, len(results)):
             diff = sum(1 for x, y in zip(results[0], results[i]) if x["hits"] != y["hits"])
             print(f"answers differing {checkouts[0].name} vs {checkouts[i].name}: {diff} of {len(results[0])}")
