@@ -48,30 +48,42 @@ def not_undated(root, keep, undated) -> dict[str, bytes] | None:
     (kinds/tasks_watch.py): a caller only reads it."""
     key = os.fspath(root)
     held = _WATCHED.get(key)
-    box: list = []
+    arming = _Arming()
     if held is not None:
         if held[0].quiet(os.path.join(key, "tasks"), held[1]):
             return held[2]
         if _WATCHED.get(key) is held:  # another reader meanwhile reads for itself
             _WATCHED.pop(key, None)
-        box.append(held[0])  # renewed rather than armed anew, before tasks/ is read (_arm)
+        arming.watch = held[0]  # renewed rather than armed anew, before tasks/ is read (_arm)
     try:
-        out = _not_undated(root, keep, undated, box)
+        out = _not_undated(root, keep, undated, arming)
     except BaseException:
-        for watch in box:
-            if not isinstance(watch, int):
-                watch.close()
+        arming.close()
         raise
-    if len(box) == 2:
-        _hold(key, box[0], box[1], out)
-    elif box:
-        box[0].close()  # not renewed: no door, or tasks/ gone
+    if arming.gen is not None:
+        _hold(key, arming.watch, arming.gen, out)
+    else:
+        arming.close()  # not renewed: no door, or tasks/ gone
     return out
 
 
-def _not_undated(root, keep, undated, box: list) -> dict[str, bytes] | None:
-    """not_undated's read through the memory; a door's watch, armed before anything is read, goes
-    in `box`."""
+class _Arming:
+    """One read's watch in a door: before _arm, the watch held for the last answer (to renew) or
+    None; after it, the watch this read is vouched by and its generation (None: no watch)."""
+
+    __slots__ = ("watch", "gen")
+
+    def __init__(self) -> None:
+        self.watch, self.gen = None, None
+
+    def close(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
+        self.watch, self.gen = None, None
+
+
+def _not_undated(root, keep, undated, arming: _Arming) -> dict[str, bytes] | None:
+    """not_undated's read through the memory; a door's watch is armed (`arming`) before anything is read."""
     now = time.time_ns()
     try:
         rfd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -92,7 +104,7 @@ def _not_undated(root, keep, undated, box: list) -> dict[str, bytes] | None:
             except OSError as exc:  # absent or a link: no task (as read_files); else read_files says
                 return {} if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR) else None
             try:
-                _arm(os.fspath(root), tfd, keep, box)
+                _arm(os.fspath(root), tfd, keep, arming)
                 kept = _KEPT.get(os.fspath(root)) or (None, *_load(kfd))
                 found = unchanged(tfd, kept[1], undated, _read, now)
                 if found is not None:  # every stat the memory vouches for is the same: nothing to save
@@ -120,9 +132,9 @@ def _not_undated(root, keep, undated, box: list) -> dict[str, bytes] | None:
         os.close(rfd)
 
 
-def _arm(key: str, tfd: int, keep, box: list) -> None:
-    """In a long-lived door (index/warm.keeping), its watch on tasks/ before it is read: `box` holds
-    the watch last held (renewed) or nothing (armed anew); it then holds [watch, generation]."""
+def _arm(key: str, tfd: int, keep, arming: _Arming) -> None:
+    """In a long-lived door (index/warm.keeping), its watch on tasks/ before it is read: the watch
+    last held is renewed, else one is armed anew; `arming` then holds it and its generation."""
     from kyb_cli.core.index import warm
 
     if not warm.keeping() or key in _UNWATCHABLE:
@@ -134,13 +146,13 @@ def _arm(key: str, tfd: int, keep, box: list) -> None:
 
     path = os.path.join(key, "tasks")
     try:
-        if box:
-            gen = box[0].renew(tfd, path, wanted)
+        if arming.watch is not None:
+            gen = arming.watch.renew(tfd, path, wanted)
             if gen is not None:
-                box.append(gen)
+                arming.gen = gen
                 return
-            box.pop().close()
-        box[:] = [arm(tfd, path, wanted), 0]
+            arming.close()
+        arming.watch, arming.gen = arm(tfd, path, wanted), 0
     except Unwatchable:
         _UNWATCHABLE.add(key)
     except OSError:
