@@ -15,7 +15,7 @@ API for the index and the fusion step (every call takes `spec`, a model of model
     query_vectors(q, specs) -> [(fingerprint | None, bytes | None, reason | None)]  # the models side by side
     start_query(q, specs) / finish_query(started)  # query_vectors in two halves: look up, then run
     finish_beside(started) -> future                # finish_query on a kept worker thread (a door)
-    write_pending()                                 # a door's new vectors written (after its search)
+    write_pending(batched)                          # a door's new vectors written (batched: after its search)
     resident(on)                                    # a long-lived door holds its models itself (no helper hop)
     passage_vectors(texts, budget_s, spec=) -> PassageVectors      # texts = passage_text() results
     available() -> [(spec, fingerprint, location)], {name: reason} # the models found, and why not the others
@@ -105,11 +105,18 @@ def off_message(reason: str) -> str:
 
 
 def open_cache():
-    """The user's shared vector cache (one connection per process)."""
+    """The user's shared vector cache (one connection per process), with every vector this process
+    made written first, so whoever reads it sees them."""
+    write_pending()
+    return _cache()
+
+
+def _cache():
+    """The cache without writing a door's pending question vectors: a question's own look-up
+    (start_query: it reads them from memory) and the model files' digests (current_fingerprint)."""
     global _CACHE
     from kyb_cli.core.embed.cache import VectorCache, default_cache_path
 
-    write_pending()  # whoever reads the cache sees every vector this process made
     path = default_cache_path()
     if _CACHE is None or _CACHE.path != path:
         _CACHE = VectorCache(path)
@@ -125,7 +132,7 @@ def current_fingerprint(spec: ModelSpec | None = None) -> tuple[str | None, str 
     if isinstance(location, str):
         return None, location, None
     try:
-        return fingerprint(location, open_cache()), None, location
+        return fingerprint(location, _cache()), None, location
     except OSError as exc:
         return None, f"cannot read model files in {location.path}: {exc.strerror}", location
 
@@ -207,8 +214,8 @@ def start_query(question: str, specs: list[ModelSpec]):
             continue
         model_input = spec.query_input(question)
         key = text_hash(model_input)
-        cache = cache or open_cache()
-        hit = cache.get(fp, key)
+        cache = cache or _cache()
+        hit = _pending_hit(fp, key) or cache.get(fp, key)
         out.append((fp, hit, None))
         if hit is None:
             todo.append((pos, location, fp, key, model_input))
@@ -249,20 +256,53 @@ def finish_query(started) -> list[tuple[str | None, bytes | None, str | None]]:
 
 
 _PENDING: list = []  # a door's new vectors not written yet: [(cache, rows)] (write_pending)
+_SINCE = [0.0]  # when the oldest of them was made (time.monotonic)
+# A door writes its new question vectors once this many rows wait, or the oldest waited this long
+# (seconds), checked at each answer's end; the rest at exit. One commit of the cache was ~0.15-0.3 ms
+# on every new question's answering thread (bench_door_hybrid --timeline, 108 runbooks).
+WRITE_BATCH = 16
+WRITE_AFTER_S = 2.0
 
 
 def _write_later(cache, made: list[tuple[str, str, bytes]]) -> None:
-    """A door's new question: its vectors' cache write is kept until the answer's search is done
-    (write_pending, called by pipeline.search), then made in one commit for both models. Made on a
-    worker thread as each model's vector came, the writes took the GIL from the answering thread
-    while it ranked (and from the read log's write after it): 108 runbooks, paired -0.29 ms an answer
-    against the worker's write. open_cache() writes them first, so every reader of the cache sees
-    them as before; a write that fails costs a later question an embedding."""
+    """A door's new question: its vectors are kept in memory (a question asked again reads them
+    there, _pending_hit) and written with others' in one commit (write_pending). Made on a worker
+    thread as each model's vector came, the writes took the GIL from the answering thread while it
+    ranked (108 runbooks, paired -0.29 ms an answer against the worker's write). open_cache() writes
+    them first, so every other reader of the cache sees them as before; the door's exit writes what
+    is left. A door killed outright loses them: a later question pays an embedding."""
+    if not _PENDING:
+        _SINCE[0] = time.monotonic()
+        _at_exit()
     _PENDING.append((cache, made))
 
 
-def write_pending() -> None:
-    """The vectors kept by _write_later written, each cache's in one commit."""
+def _at_exit() -> None:
+    if not _EXIT_HOOKED:
+        import atexit
+
+        atexit.register(write_pending)
+        globals()["_EXIT_HOOKED"] = True
+
+
+_EXIT_HOOKED = False
+
+
+def _pending_hit(fp: str, key: str) -> bytes | None:
+    """A vector this door made and has not written yet, by (fingerprint, text hash)."""
+    for _cache_of, rows in list(_PENDING):
+        for row_fp, row_key, vector in rows:
+            if row_key == key and row_fp == fp:
+                return vector
+    return None
+
+
+def write_pending(batched: bool = False) -> None:
+    """The vectors kept by _write_later written, each cache's in one commit. `batched` (a door's
+    answer end, pipeline.search): only once WRITE_BATCH rows wait or the oldest waited WRITE_AFTER_S."""
+    if batched and (not _PENDING or (sum(len(rows) for _c, rows in list(_PENDING)) < WRITE_BATCH
+                                     and time.monotonic() - _SINCE[0] < WRITE_AFTER_S)):
+        return
     jobs: dict = {}
     while _PENDING:
         try:

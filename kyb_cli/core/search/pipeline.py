@@ -94,10 +94,10 @@ def search(store_path: Path, text: str = "", *, mode: str = "current", as_of: in
         return response
 
     response = with_index(store_path, run, history=mode != "current")  # the past waits (staged)
-    if semantic:  # a door's new vectors (embed._write_later), both models' in one commit
+    if semantic:  # a door's new vectors (embed._write_later), several answers' in one commit
         from kyb_cli.core import embed
 
-        embed.write_pending()
+        embed.write_pending(batched=True)
     response.update(_times_asked(mode, as_of, window, as_of_event))
     return response
 
