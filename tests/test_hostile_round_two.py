@@ -187,6 +187,30 @@ def test_failure_4_json_depth_is_limited():
         assert len(items) == 1 and "deeper than" in items[0].skip
 
 
+def test_a_json_string_with_a_lone_surrogate_is_refused_and_no_other_is():
+    """json_depth refuses exactly the strings with a code point in U+D800-U+DFFF (strict UTF-8's
+    refusal), pairs joined by the JSON reader and every other plane accepted."""
+    import json
+    import random
+
+    from kyb_cli.core.records.limits import json_depth
+
+    rng = random.Random(7)
+    ranges = [(0, 0x7F), (0x80, 0xD7FF), (0xD800, 0xDFFF), (0xE000, 0x10FFFF)]
+    for _ in range(3000):
+        text = "".join(chr(rng.randint(*rng.choice(ranges))) for _ in range(rng.randint(0, 6)))
+        lone = any("\ud800" <= ch <= "\udfff" for ch in text)
+        try:
+            json_depth({"text": [text]})
+            refused = False
+        except ValueError:
+            refused = True
+        assert refused == lone, repr(text)
+    assert json_depth(json.loads('{"a": "\\ud83d\\ude00"}')) == 1  # a pair: one emoji
+    with pytest.raises(ValueError):
+        json_depth(json.loads('["\\ud800"]'))
+
+
 def test_failure_4_total_incoming_size_per_sync_is_capped_with_what_to_do(team, monkeypatch):  # noqa: F811
     blob = "z" * 4096  # one blob under five paths: a small push, five copies in every clone
     team.peer.write({f"attach/{i}.bin": (BLOB, blob) for i in range(5)})
