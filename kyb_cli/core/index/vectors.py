@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import time
+from _thread import _local
 
 from kyb_cli.core.index import kept, schema
 from kyb_cli.core.index.slice import Slice
@@ -200,8 +201,34 @@ def conn_memo(conn) -> dict:
 def db_state(conn) -> tuple[int, int]:
     """What this connection's view of the index was made from: its own changes and the file's
     data_version (SQLite moves it on every commit of any other connection, another process's
-    included). Equal states = the same rows."""
+    included). Equal states = the same rows. Inside `pinned` (one answer's vector side) the
+    data_version read when it began, while the connection's own changes stand still."""
+    pin = getattr(_PIN, "at", None)
+    if pin is not None and pin[0] is conn:
+        changes = conn.total_changes()  # no SQL: its own writes (a kept count's row) still show
+        if changes == pin[1][0]:
+            return pin[1]
+        state = _PIN.at = (conn, (changes, conn.execute("PRAGMA data_version").fetchone()[0]))
+        return state[1]
     return conn.total_changes(), conn.execute("PRAGMA data_version").fetchone()[0]
+
+
+_PIN = _local()  # this thread's (connection, its state) while `pinned`
+
+
+def pinned(conn):
+    """db_state(conn) read once for what follows on this thread, until `unpinned()`: a door's
+    English answer asked it ~13 times (every kept scan, copy, count and the words' postings),
+    ~8 µs a `PRAGMA data_version` (108 runbooks: ~0.1 ms an answer). Another process's commit in
+    between is seen by the next answer (as if it came after this one began); whatever is kept
+    meanwhile is tagged with the older state, so it is made again then, never read as newer."""
+    _PIN.at = None
+    _PIN.at = (conn, db_state(conn))
+
+
+def unpinned() -> None:
+    """db_state reads the connection again (the end of `pinned`)."""
+    _PIN.at = None
 
 
 QUEUE_BATCHES = 64  # batches of hashes one scan of missing_in_order queues for the filler (~100 s of work)
