@@ -171,9 +171,9 @@ def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, words, out: dict):
         # an English question, the multilingual vote for any other): two short runs cost about one on 2 cores.
         aside = None
         if english is not None and embed.is_resident():  # a door: e5 ranks while the English model runs
-            first = embed.start_query(parsed.positive_text, [embed.E5])  # both looked up here, then run
-            aside = embed.finish_beside(embed.start_query(parsed.positive_text, [english]))
-            given = embed.finish_query(first)
+            both = embed.start_query(parsed.positive_text, [embed.E5, english])  # looked up here at once, then run
+            aside = embed.finish_beside(embed.one_of(both, 1))
+            given = embed.finish_query(embed.one_of(both, 0))
         else:
             ranked = words()
             given = embed.query_vectors(parsed.positive_text, [embed.E5] + [m for m in (english, other) if m])
