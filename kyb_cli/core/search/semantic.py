@@ -95,13 +95,12 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
     else:
         # Only the top n and whatever ties the n-th need their key (the tie-break): reading every
         # version's key cost 3x the distances at 10k keys.
-        pool = sorted(rows, key=lambda v: -rows[v][3])
+        # The n-th best score by its floats sorted alone, then those at or above it (the n best and
+        # whatever ties the n-th): a sort by key function cost ~4x (108 runbooks: ~20 µs a call).
+        pool = list(rows)
         if len(pool) > n:
-            last = rows[pool[n - 1]][3] if n else None
-            cut = n
-            while cut < len(pool) and last is not None and rows[pool[cut]][3] == last:
-                cut += 1
-            pool = pool[:cut]
+            last = sorted([row[3] for row in rows.values()], reverse=True)[n - 1] if n else None
+            pool = [v for v, row in rows.items() if last is not None and row[3] >= last]
         keys = _keys(conn, pool) if copy is None else {v: copy.keys[v] for v in pool}
     top = sorted(pool, key=lambda v: (-rows[v][3], keys[v], -v))[:n]
     scores = {}
