@@ -57,27 +57,27 @@ def test_scan_falls_back_to_sql_and_none_as_before():
 
 @pytest.mark.parametrize("k", [1, 9, 16, 17, 40])
 def test_centred_scores_are_the_sqls(k):
-    """door_scan.centred: semantic._calibrated's centred cosines on the copy, the same doubles; fewer
-    picks than CENTRED_FROM are left to its SQL (None)."""
+    """door_scan.centred: semantic._calibrated's centred cosines on the copy, the same doubles, for any
+    number of picks, asked once or again for other picks of the same question (its kept scores of
+    every passage), a pick the copy lacks left out as the SQL leaves it."""
     from kyb_cli.core.search.semantic import _calibrated
 
     rng = np.random.default_rng(k)
     vectors = rng.standard_normal((120, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    vectors[5] = 0
+    vectors[5] = 0  # (1, 2): NULL in SQL
     copy = _copy(vectors)  # 40 versions of 3 passages
-    centre = rng.standard_normal(384).astype("<f4") * 0.1
-    picks = [(vid, int(rng.integers(0, 3))) for vid in rng.choice(40, size=k, replace=False).tolist()]
-    for _ in range(10):
-        qc = rng.standard_normal(384).astype("<f4")
-        bound = (qc.tobytes(), centre.tobytes())
-        got, want = door_scan.centred(copy, bound, picks), _calibrated(copy.db, "fp", bound, picks, True)
-        if k < door_scan.CENTRED_FROM:
-            assert got is None
-            continue
-        assert got.keys() == want.keys()
-        for vid, z in want.items():
-            assert (got[vid] is None and z is None) or (got[vid] is not None and got[vid].hex() == z.hex())
+    for centre in (rng.standard_normal(384).astype("<f4") * 0.1, rng.standard_normal(384).astype("<f4") * 0.1):
+        for _ in range(10):
+            qc = rng.standard_normal(384).astype("<f4")
+            bound = (qc.tobytes(), centre.tobytes())
+            for _again in range(2):
+                picks = [(vid, int(rng.integers(0, 3))) for vid in rng.choice(range(2, 40), size=min(k, 38), replace=False).tolist()]
+                picks += [(1, 2), (99, 0)]  # a zero vector, a version the copy lacks
+                got, want = door_scan.centred(copy, bound, picks), _calibrated(copy.db, "fp", bound, picks, True)
+                assert got.keys() == want.keys()
+                for vid, z in want.items():
+                    assert (got[vid] is None and z is None) or (got[vid] is not None and got[vid].hex() == z.hex())
 
 
 def test_no_columns_for_odd_vectors_the_sql_scans():

@@ -123,8 +123,9 @@ def _cache():
     return _CACHE
 
 
-def current_fingerprint(spec: ModelSpec | None = None) -> tuple[str | None, str | None, ModelLocation | None]:
-    """(fingerprint, reason, location): the fingerprint of model `spec` (default e5), or why there is none."""
+def current_fingerprint(spec: ModelSpec | None = None, cache=None) -> tuple[str | None, str | None, ModelLocation | None]:
+    """(fingerprint, reason, location): the fingerprint of model `spec` (default e5), or why there is none.
+    `cache`: open_cache()'s, when the caller holds it already."""
     from kyb_cli.core.embed.files import fingerprint, locate_model
 
     spec = spec or _e5()
@@ -132,7 +133,7 @@ def current_fingerprint(spec: ModelSpec | None = None) -> tuple[str | None, str 
     if isinstance(location, str):
         return None, location, None
     try:
-        return fingerprint(location, _cache()), None, location
+        return fingerprint(location, cache or _cache()), None, location
     except OSError as exc:
         return None, f"cannot read model files in {location.path}: {exc.strerror}", location
 
@@ -205,21 +206,32 @@ def start_query(question: str, specs: list[ModelSpec]):
     (finish_beside): looked up on two threads at once, each thread's stats and cache read gave
     the GIL to the other and waited for it back (~0.7 ms before the models started, 108 runbooks)."""
     out: list = []
-    todo: list[tuple[int, object, str, str, str]] = []  # (position, location, fingerprint, key, model input)
-    cache = None
+    asked: list[tuple[int, object, str, str, str]] = []  # (position, location, fingerprint, key, model input)
+    cache = None  # opened once a model is found, then handed to the others' fingerprints
     for pos, spec in enumerate(specs):
-        fp, reason, location = current_fingerprint(spec)
-        if fp is None:
-            out.append((None, None, reason))
-            continue
-        model_input = spec.query_input(question)
-        key = text_hash(model_input)
-        cache = cache or _cache()
-        hit = _pending_hit(fp, key) or cache.get(fp, key)
-        out.append((fp, hit, None))
+        fp, reason, location = current_fingerprint(spec, cache)
+        cache = cache or (_cache() if fp is not None else None)
+        out.append((None, None, reason) if fp is None else (fp, None, None))
+        if fp is not None:
+            model_input = spec.query_input(question)
+            asked.append((pos, location, fp, text_hash(model_input), model_input))
+    kept = {(job[2], job[3]): _pending_hit(job[2], job[3]) for job in asked} if _PENDING else {}
+    wanted = [(fp, key) for _p, _l, fp, key, _i in asked if not kept.get((fp, key))]
+    hits = cache.get_each(wanted) if wanted else {}  # one statement
+    todo = []
+    for job in asked:
+        hit = kept.get((job[2], job[3])) or hits.get((job[2], job[3]))
+        out[job[0]] = (job[2], hit, None)
         if hit is None:
-            todo.append((pos, location, fp, key, model_input))
+            todo.append(job)
     return out, todo, cache
+
+
+def one_of(started, pos: int):
+    """start_query's look-ups of several models, the model at `pos` alone: what finish_query or
+    finish_beside of that model takes (a door looks both models up at once, then runs them apart)."""
+    out, todo, cache = started
+    return [out[pos]], [(0, *job[1:]) for job in todo if job[0] == pos], cache
 
 
 def finish_query(started) -> list[tuple[str | None, bytes | None, str | None]]:

@@ -81,6 +81,20 @@ class VectorCache:
             ):
                 out[text_sha] = bytes(vec)
 
+    def get_each(self, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], bytes]:
+        """{(fingerprint, text hash): vector} of those `pairs` cached, in one statement (a door's
+        question under both models: one look-up, not one a model)."""
+        out: dict[tuple[str, str], bytes] = {}
+        if not pairs:
+            return out
+        marks = ",".join("(?,?)" for _ in pairs)
+        with self.lock:
+            for fp, text_sha, vec in self.db.execute(
+                f"SELECT fingerprint, text_sha, vec FROM vectors WHERE (fingerprint, text_sha) IN (VALUES {marks})",
+                    [x for pair in pairs for x in pair]):
+                out[(fp, text_sha)] = bytes(vec)
+        return out
+
     def get(self, fingerprint: str, text_sha: str) -> bytes | None:
         return self.get_many(fingerprint, [text_sha]).get(text_sha)
 

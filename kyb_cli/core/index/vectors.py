@@ -20,6 +20,7 @@ import os
 import time
 
 from kyb_cli.core.index import kept, schema
+from kyb_cli.core.index.kept_state import conn_memo, db_state, per_state, pinned, unpinned  # noqa: F401 (their home)
 from kyb_cli.core.index.slice import Slice
 from kyb_cli.core.plain import plain
 
@@ -166,42 +167,6 @@ def _completed_sql(s: Slice) -> str:
             f"WHERE c.vid IN ({touched}){where} AND NOT EXISTS (SELECT 1 FROM vtext u WHERE "
             "u.version_id = c.vid AND NOT EXISTS (SELECT 1 FROM vectors x WHERE x.text_sha = u.text_sha "
             "AND x.fingerprint = :fp))")
-
-
-def per_state(conn, key, make):
-    """make()'s value for `key`, kept per connection while the index is as it was (db_state): a
-    long-lived door asks again and again; any commit, this connection's or another's, makes it anew."""
-    memo = conn_memo(conn)
-    state = db_state(conn)
-    known = memo.get(key)
-    if known is not None and known[0] == state:
-        return known[1]
-    value = make()
-    memo[key] = (state, value)
-    return value
-
-
-_MEMOS = None  # connection -> {what: (db_state, value)}; a closed, dropped connection takes its own along
-
-
-def conn_memo(conn) -> dict:
-    """This connection's {what: (db_state, value)} (per_state; the door's own kept answers)."""
-    global _MEMOS
-    if _MEMOS is None:
-        import weakref
-
-        _MEMOS = weakref.WeakKeyDictionary()
-    try:
-        return _MEMOS.setdefault(conn, {})
-    except TypeError:  # not weak-referenceable: no memo
-        return {}
-
-
-def db_state(conn) -> tuple[int, int]:
-    """What this connection's view of the index was made from: its own changes and the file's
-    data_version (SQLite moves it on every commit of any other connection, another process's
-    included). Equal states = the same rows."""
-    return conn.total_changes(), conn.execute("PRAGMA data_version").fetchone()[0]
 
 
 QUEUE_BATCHES = 64  # batches of hashes one scan of missing_in_order queues for the filler (~100 s of work)

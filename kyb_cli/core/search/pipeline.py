@@ -156,45 +156,50 @@ def _semantic(f: Fresh, parsed, plan, ask: Ask, n: int, words, out: dict):
     English model (the slower run) finishes: its run starts that much sooner; any other runs them first."""
     from kyb_cli.core import embed
     from kyb_cli.core.index.slice import Slice
+    from kyb_cli.core.index.vectors import pinned, unpinned
     from kyb_cli.core.search.semantic import begin_answer, semantic_side
 
     begin_answer()  # the vector scans of this phrasing's answer are made once and read by every step
-    sl = Slice(ask.mode, ask.as_of, ask.window, ask.filters or Filters(), ask.as_of_event)
-    from kyb_cli.core.search.vote import voter
+    pinned(f.conn)  # the index's state read once for every step below (vectors.db_state)
+    try:
+        sl = Slice(ask.mode, ask.as_of, ask.window, ask.filters or Filters(), ask.as_of_event)
+        from kyb_cli.core.search.vote import voter
 
-    english = _english_model(parsed.positive_text)
-    other = None if english is not None else voter(parsed.positive_text)
-    # The question under every model its route needs, side by side (e5, and the English model for
-    # an English question, the multilingual vote for any other): two short runs cost about one on 2 cores.
-    aside = None
-    if english is not None and embed.is_resident():  # a door: e5 ranks while the English model runs
-        first = embed.start_query(parsed.positive_text, [embed.E5])  # both looked up here, then run
-        aside = embed.finish_beside(embed.start_query(parsed.positive_text, [english]))
-        given = embed.finish_query(first)
-    else:
-        ranked = words()
-        given = embed.query_vectors(parsed.positive_text, [embed.E5] + [m for m in (english, other) if m])
-    side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude,
-                         given=given[0])
-    if aside is not None:
-        ranked = words()
-        given.append(aside.result())
-    if side.ranked is None:
-        out["semantic_off"] = side.reason
-        return None, ranked
-    out.update(semantic=True, pending_vectors=side.pending)
-    if english is not None:
-        side = _english_side(f.conn, parsed.positive_text, sl, n, plan, side, ranked, out, english, given[1])
-    lagging = 0
-    if other is not None:
-        from kyb_cli.core.search import vote
+        english = _english_model(parsed.positive_text)
+        other = None if english is not None else voter(parsed.positive_text)
+        # The question under every model its route needs, side by side (e5, and the English model for
+        # an English question, the multilingual vote for any other): two short runs cost about one on 2 cores.
+        aside = None
+        if english is not None and embed.is_resident():  # a door: e5 ranks while the English model runs
+            both = embed.start_query(parsed.positive_text, [embed.E5, english])  # looked up here at once, then run
+            aside = embed.finish_beside(embed.one_of(both, 1))
+            given = embed.finish_query(embed.one_of(both, 0))
+        else:
+            ranked = words()
+            given = embed.query_vectors(parsed.positive_text, [embed.E5] + [m for m in (english, other) if m])
+        side = semantic_side(f.conn, parsed.positive_text, sl, n, require=plan.require, exclude=plan.exclude,
+                             given=given[0])
+        if aside is not None:
+            ranked = words()
+            given.append(aside.result())
+        if side.ranked is None:
+            out["semantic_off"] = side.reason
+            return None, ranked
+        out.update(semantic=True, pending_vectors=side.pending)
+        if english is not None:
+            side = _english_side(f.conn, parsed.positive_text, sl, n, plan, side, ranked, out, english, given[1])
+        lagging = 0
+        if other is not None:
+            from kyb_cli.core.search import vote
 
-        side, lagging = vote.side(f.conn, parsed.positive_text, sl, plan, side, other, given[1], out)
-    if side.pending or lagging:
-        from kyb_cli.core.index import staged
+            side, lagging = vote.side(f.conn, parsed.positive_text, sl, plan, side, other, given[1], out)
+        if side.pending or lagging:
+            from kyb_cli.core.index import staged
 
-        staged.start_filler(f.store_path, f.git_dir)
-    return side, ranked
+            staged.start_filler(f.store_path, f.git_dir)
+        return side, ranked
+    finally:
+        unpinned()
 
 
 def _times_asked(mode: str, as_of: int | None, window: tuple[int, int] | None, as_of_event: int | None) -> dict:

@@ -97,7 +97,7 @@ def combine(conn, base, english, s, lexical_vids: list[int]):
         x = e5.get(v)
         if x is None:  # no e5 vector yet: the English side's hit, without a calibrated score
             x = en[v]._replace(score=None)
-        near.append(x._replace(meaning=fused.get(v, x.meaning)))
+        near.append(Near(*x[:6], fused.get(v, x.meaning)))  # x._replace(meaning=…): ~1.5 µs a hit more
     near.sort(key=lambda x: (-x.meaning, x.key, -x.vid))
     # pending counts both sides: a query with one model's vectors lagging starts the filler too
     return SemanticSide(near, base.pending + english.pending, None,
