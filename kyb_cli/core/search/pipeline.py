@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 from kyb_cli.core.index.fresh import Fresh, with_index
 from kyb_cli.core.index.warm import keeping
-from kyb_cli.core.search.lexical import lexical
+from kyb_cli.core.search.lexical import lexical, readable
 from kyb_cli.core.index.slice import Filters
 from kyb_cli.core.plain import plain
 
@@ -111,12 +111,13 @@ def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask, texts:
     if len(answers) > 1:
         from kyb_cli.core.search.phrasings import fuse_answers
 
-        hits, out = fuse_answers([(_shaped(h), o) for h, o in answers], ask.mode, list(texts), firsts)
+        hits, out = fuse_answers([(_shaped(readable(f.conn, h)), o) for h, o in answers], ask.mode, list(texts),
+                                 firsts)
     else:
         hits, out = answers[0]
     if ask.strong_only:
         hits = [h for h in hits if h["strength"] == "strong"]
-    hits = _snipped(_shaped(hits[:ask.limit]))
+    hits = _snipped(_shaped(readable(f.conn, hits, ask.limit)))  # rows read for the hits kept only
     confident = any(h["strength"] == "strong" for h in hits)
     response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": ask.mode, "head": f.head}
     if not f.history_complete:
@@ -373,13 +374,13 @@ def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first
 
 def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: set, listing: bool,
           explain: bool, partial: bool = False, best: dict | None = None) -> list[dict]:
-    """The hits in `order`: read (semantic-only ones), graded, snipped, explained. `partial`: a
+    """The hits in `order`: graded, snipped, explained (a semantic-only one read once kept). `partial`: a
     candidate has no vector yet, so the meaning side is no evidence (only words make a hit strong)."""
     from kyb_cli.core.search import relevance
-    from kyb_cli.core.search.lexical import hits_for
+    from kyb_cli.core.search.lexical import Unread
 
-    need = [(sem[i].vid, sem[i].state) for i, *_ in order if i not in lex]
-    extra = hits_for(conn, need, shaped=False)  # a hit is shaped once kept (lexical.Later)
+    # a semantic-only hit's row is read once kept (lexical.readable, in _response), then shaped (Later)
+    extra = {sem[i].vid: Unread(sem[i].vid, sem[i].state) for i, *_ in order if i not in lex}
     cal = side.calibration if side is not None else relevance.NONE
     if cal.floor_other is not None:
         from kyb_cli.core.search.route import is_english
