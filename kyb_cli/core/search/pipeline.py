@@ -260,6 +260,15 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     A lexical hit is reused; a semantic-only one is read from the index (it already passed the same
     slice, filters and operators). `score` is the cosine when the hit has one, else BM25 (as rule "hybrid fusion").
     """
+    from kyb_cli.core.search.answer_parts import one_read
+
+    with one_read(conn):  # its ~15 index reads in one transaction (~10 us a statement saved)
+        return _answered(conn, mode, text, parsed, plan, ranked, side, explain, order_by, head)
+
+
+def _answered(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, dict]], side, explain: bool,
+              order_by: Callable[[dict, dict], list[tuple]] | None, head: str | None) -> list[dict]:
+    """_answer's steps, inside its read transaction."""
     lex, sem = _candidates(mode, ranked, side)
     listing = plan.match is None
     unknown = _unmeasured(conn, lex, sem, side)
@@ -376,6 +385,7 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
     """The hits in `order`: graded, snipped, explained (a semantic-only one read once kept). `partial`: a
     candidate has no vector yet, so the meaning side is no evidence (only words make a hit strong)."""
     from kyb_cli.core.search import relevance
+    from kyb_cli.core.search.answer_parts import Snippet, explain as explain_of, snippet_words
     from kyb_cli.core.search.lexical import Unread
 
     # a semantic-only hit's row is read once kept (lexical.readable, in _response), then shaped (Later)
@@ -387,7 +397,7 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
         cal = relevance.for_question(cal, is_english(parsed.positive_text))
     if partial:
         cal = relevance.words_only(cal)
-    words = _snippet_words(parsed)
+    words = snippet_words(parsed)
     from kyb_cli.core.search.fusion import typical
 
     usual = typical(list(cover.values()))  # the agreement rule's "the store talks about it"
@@ -410,27 +420,11 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
             b = (best or cover).get(i, c)
             relevance.grade(hit, lexical=c > 0, cover=c, whole=i in first, best_cover=b,
                             sem_score=None if near is None else near.score, cal=cal, usual=usual)
-        hit["snippet"] = _Snippet(words, None if near is None else near.part)  # cut once kept: _snipped
+        hit["snippet"] = Snippet(words, None if near is None else near.part)  # cut once kept: _snipped
         if explain:
-            hit["explain"] = _explain(near, lrank, vrank, bm25, fused_score, (best or cover).get(i, 0.0), cal)
+            hit["explain"] = explain_of(near, lrank, vrank, bm25, fused_score, (best or cover).get(i, 0.0), cal)
         hits.append(hit)
     return hits
-
-
-def _explain(near, lrank, vrank, bm25, fused_score, cover: float, cal) -> dict:
-    return {"lexical_rank": lrank, "vector_rank": vrank,
-            "cosine": None if near is None else round(near.cos, 6), "bm25": bm25,
-            "fused": None if fused_score is None else round(fused_score, 6),
-            "coverage": round(cover, 4),
-            "semantic_score": None if near is None or near.score is None else round(near.score, 4),
-            "semantic_floor": cal.floor, "passage": None if near is None else near.part}
-
-
-def _snippet_words(parsed) -> list[str]:
-    from kyb_cli.core.search.tokens import is_function_word
-
-    out = [tok for term in parsed.positive for tok in term.tokens if not is_function_word([tok])]
-    return out or [tok for term in parsed.positive for tok in term.tokens]
 
 
 def _shaped(hits: list[dict]) -> list[dict]:
@@ -440,33 +434,8 @@ def _shaped(hits: list[dict]) -> list[dict]:
     return [shaped(h) for h in hits]
 
 
-class _Snippet:
-    """A hit's snippet not cut yet: the question's words and the best vector passage. Fusion keeps
-    ~35 candidates for 10 hits; cutting a snippet is the costliest step per hit, so only the hits
-    kept are cut (`_snipped`)."""
-
-    __slots__ = ("part", "words")
-
-    def __init__(self, words: list[str], part: int | None) -> None:
-        self.words, self.part = words, part
-
-
 def _snipped(hits: list[dict]) -> list[dict]:
-    """`hits` with each pending snippet cut from its body."""
-    for hit in hits:
-        todo = hit.get("snippet")
-        if isinstance(todo, _Snippet):
-            hit["snippet"] = _snippet(hit.get("body", ""), todo.words, todo.part)
-    return hits
+    """`hits` with each pending snippet cut from its body (search/answer_parts.py)."""
+    from kyb_cli.core.search.answer_parts import snipped
 
-
-def _snippet(body: str, words: list[str], part: int | None) -> str:
-    from kyb_cli.core.search.snippet import snippet
-
-    passage = None
-    if part:
-        from kyb_cli.core.embed.recipe import chunks
-
-        parts = chunks(body)
-        passage = parts[part] if part < len(parts) else None
-    return snippet(body, words, passage)
+    return snipped(hits)
