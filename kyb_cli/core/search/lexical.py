@@ -27,7 +27,19 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
             plan=None, later: bool = False) -> list[tuple[int, dict]]:
     """Ranked (version_id, hit) pairs for one question; an empty or wordless text lists newest first.
     `plan`: the text's syntax.query_plan when the caller has it already (parsed once per question).
-    `later`: each hit a Later (its key and score only), shaped by the caller once kept."""
+    `later`: each hit a Later (its key and score only), shaped by the caller once kept. Its reads
+    (a new word's postings, the state, the ranking) run in one read transaction (answer_parts.one_read:
+    ~11 us a statement saved, ~6 statements of a new question in a door)."""
+    from kyb_cli.core.search.answer_parts import one_read
+
+    with one_read(conn):
+        return _lexical(conn, text, mode, as_of, window, filters, limit, recent, as_of_event, plan, later)
+
+
+def _lexical(conn, text: str, mode: str, as_of: int | None, window: tuple[int, int] | None,
+             filters: Filters | None, limit: int, recent: bool, as_of_event: int | None, plan,
+             later: bool) -> list[tuple[int, dict]]:
+    """lexical()'s steps, inside its read transaction."""
     filters = filters or Filters()
     params: dict = {"limit": max(0, min(int(limit), MAX_LIMIT))}
     time_params(mode, params, as_of=as_of, window=window, as_of_event=as_of_event)
