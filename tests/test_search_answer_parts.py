@@ -47,3 +47,28 @@ def test_a_hybrid_answer_reads_in_one_transaction(store_path, monkeypatch):
     assert seen == [True]
     monkeypatch.setattr(pipeline, "_answer", lambda conn, *a, **k: pipeline._answered(conn, *a, **k))
     assert query(store_path, "replica failover") == before
+
+
+def test_coverages_are_coverage_of_each_candidate():
+    """relevance.coverages (the weights' total summed once) gives coverage()'s very doubles."""
+    import random
+
+    from kyb_cli.core.search.relevance import coverage, coverages
+
+    rng = random.Random(38)
+    for _ in range(300):
+        weights = [rng.choice([0.05, 0.3, 1.7, 2.2, 4.6]) for _ in range(rng.randint(0, 8))]
+        if rng.random() < 0.1:
+            weights = [0.0] * len(weights)
+        vids = list(range(rng.randint(0, 12)))
+        held = {v: {i for i in range(len(weights)) if rng.random() < 0.5} for v in vids if rng.random() < 0.7}
+        got = coverages(held, vids, weights)
+        assert {v: repr(c) for v, c in got.items()} == {v: repr(coverage(held.get(v, set()), weights)) for v in vids}
+
+
+def test_a_commit_time_is_shown_as_rfc3339_says():
+    from kyb_cli.core.search.lexical import _when
+    from kyb_cli.core.timestamps import rfc3339
+
+    for t in (0, 1_700_000_000, 1_700_000_000, 253_402_300_800):
+        assert _when(t) == rfc3339(t)

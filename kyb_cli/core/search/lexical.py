@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 from kyb_cli.core.index import schema
 from kyb_cli.core.index.slice import Filters, candidates, filter_sql, time_params
@@ -247,9 +248,16 @@ def _hit(r: dict, score: float) -> dict:
         hit["extra"] = doc["extra"]
     hit["effective_at"] = doc.get("effective_at") or doc.get("started_at") or doc.get("detected_at") or None
     when = r["committed_at"]  # None in a snapshot: the writing commit is known once history is in
-    hit.update(sha=r["sha"], committed_at=None if when is None else rfc3339(when), state=r["hit_state"],
+    hit.update(sha=r["sha"], committed_at=None if when is None else _when(when), state=r["hit_state"],
                is_head=bool(r["is_head"]), score=_score(score))
     return hit
+
+
+@lru_cache(maxsize=4096)
+def _when(epoch: int) -> str:
+    """rfc3339(epoch), kept: a store's versions share few commit times, and making the string was
+    ~2.3 us of each hit's ~9 (issue 38)."""
+    return rfc3339(epoch)
 
 
 def _score(score) -> float:
