@@ -9,14 +9,14 @@ from kyb_cli.core.search.fusion import MIN_CANDIDATES, WORDS_WEIGHT, candidates,
 
 
 def order(fused):
-    return [f.ident for f in fused]
+    return [ident for ident, _lr, _vr, _score in fused]
 
 
 def test_fusion_admits_semantic_only_candidate():
     fused = fuse(["a", "b"], ["c"], {"c": 0.9, "a": 0.7, "b": 0.7}, cover={"a": 0.5, "b": 0.5})
     assert order(fused)[0] == "c"
-    c = fused[0]
-    assert c.lexical_rank is None and c.vector_rank == 1
+    _ident, lexical_rank, vector_rank, _score = fused[0]
+    assert lexical_rank is None and vector_rank == 1
 
 
 def test_fusion_keeps_lexical_only_hits():
@@ -72,7 +72,7 @@ def test_identifier_hits_lead_in_lexical_order_whatever_the_vectors_say():
 
 
 def _reference(lexical, semantic, meaning, cover, first, tie, weight=WORDS_WEIGHT):
-    """fuse as it was written before fused_rows (a Fused per candidate, sorted by a key function)."""
+    """fuse as it was written before its rows (an object per candidate, sorted by a key function)."""
     lrank = {i: r for r, i in enumerate(lexical, 1)}
     vrank: dict = {}
     for r, i in enumerate(semantic, 1):
@@ -91,12 +91,10 @@ def _reference(lexical, semantic, meaning, cover, first, tie, weight=WORDS_WEIGH
                                       -round(f[3], 12), f[1] or nowhere, tie.get(f[0], (str(f[0]),))))
 
 
-def test_fused_rows_are_the_reference_order_and_doubles():
-    """fused_rows (the pipeline's: no Fused per candidate, words_part inline) gives the order and the
-    very doubles of the reference, ties, leads, a missing cover, coverage past 1 and no vectors included."""
+def test_fuse_gives_the_reference_order_and_doubles():
+    """fuse (rows, each sort key made in one loop) gives the order and the very doubles of the
+    reference, ties, leads, a missing cover, coverage past 1 and no vectors included."""
     import random
-
-    from kyb_cli.core.search.fusion import fused_rows
 
     rng = random.Random(38)
     for _ in range(400):
@@ -111,8 +109,6 @@ def test_fused_rows_are_the_reference_order_and_doubles():
         weight = rng.choice([WORDS_WEIGHT, 0.1])
         if not meaning and semantic:
             semantic = []
-        got = fused_rows(lexical, semantic, meaning, cover, first, tie, weight)
+        got = fuse(lexical, semantic, meaning, cover, first, tie, weight)
         want = _reference(lexical, semantic, meaning, cover, first, tie, weight)
         assert [(i, lr, vr, repr(s)) for i, lr, vr, s in got] == [(i, lr, vr, repr(s)) for i, lr, vr, s in want]
-        assert [(f.ident, f.lexical_rank, f.vector_rank, f.score) for f in
-                fuse(lexical, semantic, meaning, cover, first, tie, weight)] == got

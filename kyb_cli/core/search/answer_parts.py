@@ -23,7 +23,7 @@ class one_read:
             self.conn.execute("BEGIN")
             self.began = True
 
-    def __exit__(self, kind, exc, tb) -> None:
+    def __exit__(self, kind, *_raised) -> None:
         if not self.began:
             return
         self.began = False

@@ -29,8 +29,6 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from kyb_cli.core.plain import plain
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a lexical query loads `typical`)
 if TYPE_CHECKING:
     from typing import Hashable
@@ -42,14 +40,6 @@ TYPICAL_QUANTILE = 0.25  # "typical" = the coverage a quarter of the candidates 
 
 def candidates(limit: int) -> int:
     return max(int(limit), MIN_CANDIDATES)
-
-
-@plain
-class Fused:
-    ident: Hashable
-    score: float
-    lexical_rank: int | None
-    vector_rank: int | None
 
 
 def typical(covers: list[float]) -> float:
@@ -64,25 +54,17 @@ def words_part(cover: float, usual: float, weight: float = WORDS_WEIGHT) -> floa
     return weight * max(0.0, min(1.0, cover) - usual)
 
 
-def fuse(lexical: list[Hashable], semantic: list[Hashable] | None, meaning: dict[Hashable, float] | None = None,
-         cover: dict[Hashable, float] | None = None, first: set[Hashable] | None = None,
-         tie: dict[Hashable, tuple] | None = None, words_weight: float = WORDS_WEIGHT) -> list[Fused]:
-    """One order over both lists. `semantic`: the vector side's order; `meaning[ident]`: the score it
-    ranks by (items of `lexical` may have one too: their cosine outside the vector side's top);
-    `cover[ident]` 0..1 (default 1 for lexical items, 0 for the rest); `words_weight`: see words_part."""
-    return [Fused(i, score, lr, vr) for i, lr, vr, score in
-            fused_rows(lexical, semantic, meaning, cover, first, tie, words_weight)]
-
-
 _NO_TIE = object()
 
 
-def fused_rows(lexical: list[Hashable], semantic: list[Hashable] | None, meaning: dict[Hashable, float] | None = None,
-               cover: dict[Hashable, float] | None = None, first: set[Hashable] | None = None,
-               tie: dict[Hashable, tuple] | None = None, words_weight: float = WORDS_WEIGHT) -> list[tuple]:
-    """`fuse`'s order as (ident, lexical rank, vector rank, score) rows, what the pipeline reads: no
-    Fused made per candidate, each sort key made in one loop, words_part's arithmetic inline (the
-    same doubles): ~125 -> ~50 us of a hybrid answer's ~37 candidates (issue 38)."""
+def fuse(lexical: list[Hashable], semantic: list[Hashable] | None, meaning: dict[Hashable, float] | None = None,
+         cover: dict[Hashable, float] | None = None, first: set[Hashable] | None = None,
+         tie: dict[Hashable, tuple] | None = None, words_weight: float = WORDS_WEIGHT) -> list[tuple]:
+    """One order over both lists, as (ident, lexical rank, vector rank, score) rows. `semantic`: the
+    vector side's order; `meaning[ident]`: the score it ranks by (items of `lexical` may have one too:
+    their cosine outside the vector side's top); `cover[ident]` 0..1 (default 1 for lexical items, 0
+    for the rest); `words_weight`: see words_part. Rows, not an object per candidate, each sort key
+    made in one loop: ~100 -> ~55 us of a hybrid answer's ~40 candidates (issue 38)."""
     meaning = meaning or {}
     cover = cover or {}
     tie = tie or {}
@@ -103,9 +85,7 @@ def fused_rows(lexical: list[Hashable], semantic: list[Hashable] | None, meaning
     rows = []
     mget, lget, vget, tget = meaning.get, lrank.get, vrank.get, tie.get
     for n, i in enumerate(idents):
-        c = held[n]
-        d = (c if c < 1.0 else 1.0) - usual  # words_part's min and max as comparisons: the same doubles
-        score = mget(i, weakest) + words_weight * (d if d > 0.0 else 0.0)
+        score = mget(i, weakest) + words_part(held[n], usual, words_weight)
         lr = lget(i)
         t = tget(i, _NO_TIE)
         rows.append((((0, lr) if lr is not None and i in lead else (1, 0), -round(score, 12), lr or nowhere,

@@ -182,19 +182,11 @@ def _kept_top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     return bm25.top(conn, match, limit)
 
 
-def hits_for(conn, picks: list[tuple[int, str]], shaped: bool = True) -> dict[int, dict]:
-    """Hits for (version_id, state) pairs found by the vector side, shaped as lexical() shapes them;
-    `shaped=False`: each a Later, shaped once kept. The door's pipeline reads fewer still: Unread."""
-    unread = {vid: Unread(vid, state) for vid, state in picks}
-    _read(conn, list(unread.values()))
-    return {vid: _hit(h.row, 0.0) if shaped else h for vid, h in unread.items() if h.row is not None}
-
-
 class Unread(Later):
     """A vector side's hit whose row is not read yet (`row` None): fusion grades ~25 semantic-only
     candidates for the ~10 kept, and reading every one's row (the doc with it) was ~0.25 ms of each
-    hybrid answer on the runbooks (issue 38). `readable` reads the rows of the ones kept; a version
-    no row is found for (gone) is left out there, as hits_for left it out."""
+    hybrid answer on the runbooks (issue 38). `readable` reads the rows of the ones kept, shaped as
+    lexical() shapes its hits (shaped()); a version no row is found for (gone) is left out."""
 
     __slots__ = ("vid", "state", "gone")
 
@@ -206,7 +198,7 @@ class Unread(Later):
 def readable(conn, hits: list[dict], limit: int | None = None) -> list[dict]:
     """`hits` without the Unread ones whose version is gone, each other Unread's row read; with
     `limit`, the first `limit` such hits only (rows read for those alone, then for the next ones
-    while some were gone): what `hits_for` then a cut to `limit` gave."""
+    while some were gone): what reading every row, then a cut to `limit`, gives."""
     out: list[dict] = []
     start, want = 0, len(hits) if limit is None else max(0, int(limit))
     while len(out) < want and start < len(hits):

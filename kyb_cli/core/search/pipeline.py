@@ -361,7 +361,7 @@ def _leaders(text: str, ranked, lex: dict, sem: dict, cover: dict, listing: bool
 
 def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first: set) -> list[tuple]:
     """Both sides fused (search/fusion.py); lexical hits the vector side missed get their meaning."""
-    from kyb_cli.core.search.fusion import fused_rows
+    from kyb_cli.core.search.fusion import fuse
     from kyb_cli.core.search.semantic import meaning_of
 
     tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
@@ -379,7 +379,7 @@ def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first
         from kyb_cli.core.search.route import WORDS_WEIGHT
 
         weight = {"words_weight": WORDS_WEIGHT}
-    return fused_rows(list(lex), list(sem), score, cover=cover, first=first, tie=tie, **weight)
+    return fuse(list(lex), list(sem), score, cover=cover, first=first, tie=tie, **weight)
 
 
 def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: set, listing: bool,
