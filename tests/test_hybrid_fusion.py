@@ -112,3 +112,12 @@ def test_fuse_gives_the_reference_order_and_doubles():
         got = fuse(lexical, semantic, meaning, cover, first, tie, weight)
         want = _reference(lexical, semantic, meaning, cover, first, tie, weight)
         assert [(i, lr, vr, repr(s)) for i, lr, vr, s in got] == [(i, lr, vr, repr(s)) for i, lr, vr, s in want]
+
+
+def test_words_part_is_the_max_min_formula_to_the_bit():
+    """words_part's comparisons give max(0, min(1, cover) - usual) * weight's very doubles."""
+    values = [0.0, -0.0, 1.0, 1.5, 0.3, float("nan"), 0.25, float("inf"), -float("inf"), 0.7, 1e-300]
+    for c in values:
+        for u in values:
+            for w in (WORDS_WEIGHT, 0.1):
+                assert repr(words_part(c, u, w)) == repr(w * max(0.0, min(1.0, c) - u))

@@ -50,8 +50,11 @@ def typical(covers: list[float]) -> float:
 
 def words_part(cover: float, usual: float, weight: float = WORDS_WEIGHT) -> float:
     """What holding `cover` of the question's weight adds to the meaning score, when candidates
-    usually hold `usual` (`weight`: the words' weight, WORDS_WEIGHT unless the caller says)."""
-    return weight * max(0.0, min(1.0, cover) - usual)
+    usually hold `usual` (`weight`: the words' weight, WORDS_WEIGHT unless the caller says).
+    max(0, min(1, cover) - usual) written as comparisons (the same doubles, NaN and -0.0 too): the
+    builtins' calls were a third of fuse's ~40 candidates."""
+    d = (cover if cover < 1.0 else 1.0) - usual
+    return weight * (d if d > 0.0 else 0.0)
 
 
 _NO_TIE = object()
