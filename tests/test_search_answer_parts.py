@@ -72,3 +72,28 @@ def test_a_commit_time_is_shown_as_rfc3339_says():
 
     for t in (0, 1_700_000_000, 1_700_000_000, 253_402_300_800):
         assert _when(t) == rfc3339(t)
+
+
+@pytest.mark.parametrize("ask", [{"limit": 2}, {"limit": 2, "min_strength": "strong"}, {"limit": 3, "explain": True},
+                                 {"limit": 2, "also": ["drill replica"]}, {"limit": 20}])
+def test_only_the_kept_hits_are_graded_and_the_answer_is_the_same(store_path, monkeypatch, ask):
+    """A response grades the hits it keeps (answer_parts.Ungraded): with every candidate graded first
+    (as before) the answer is the same, keys in the same order; a cut grades no more than it keeps."""
+    from kyb_cli.core.search import answer_parts, relevance
+    from kyb_cli.core.search.pipeline import search
+
+    from tests.support.index_helpers import T0, put
+
+    for i in range(8):
+        put(store_path, f"db-{i}", f"Postgres replica {i}", f"failover drill {i} " * (i + 1), when=T0 + i)
+    calls = []
+    real_grade = relevance.grade
+    monkeypatch.setattr(relevance, "grade", lambda hit, **k: calls.append(1) or real_grade(hit, **k))
+    got = search(store_path, "replica failover", **ask)
+    if "min_strength" not in ask and "also" not in ask:
+        assert len(calls) == len(got["hits"])  # the kept hits only
+    real_graded = answer_parts.graded
+    monkeypatch.setattr(answer_parts, "graded", lambda hits, these: real_graded(hits, hits) and these)
+    every = search(store_path, "replica failover", **ask)
+    assert [list(h.items()) for h in got["hits"]] == [list(h.items()) for h in every["hits"]]
+    assert got == every

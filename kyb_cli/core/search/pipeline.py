@@ -106,18 +106,21 @@ def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask, texts:
     """The phrasings' answers as one response: fused (several), strong only, cut to the limit."""
     # USE's first per phrasing: the fusion's, never shown. Only vote.side writes it, and the semantic
     # side imports vote first: a words-only answer (the one-shot CLI's floor) imports nothing for it.
+    from kyb_cli.core.search.answer_parts import graded
+
     vote = sys.modules.get("kyb_cli.core.search.vote")
     firsts = [o.pop(vote.FIRST, None) if vote is not None else None for _h, o in answers]
     if len(answers) > 1:
         from kyb_cli.core.search.phrasings import fuse_answers
 
-        hits, out = fuse_answers([(_shaped(readable(f.conn, h)), o) for h, o in answers], ask.mode, list(texts),
-                                 firsts)
+        hits, out = fuse_answers([(_shaped(readable(f.conn, graded(h, h))), o) for h, o in answers], ask.mode,
+                                 list(texts), firsts)
     else:
         hits, out = answers[0]
     if ask.strong_only:
-        hits = [h for h in hits if h["strength"] == "strong"]
-    hits = _snipped(_shaped(readable(f.conn, hits, ask.limit)))  # rows read for the hits kept only
+        hits = [h for h in graded(hits, hits) if h["strength"] == "strong"]
+    kept = readable(f.conn, hits, ask.limit)  # rows read, and grades made, for the hits kept only
+    hits = _snipped(_shaped(graded(hits, kept)))
     confident = any(h["strength"] == "strong" for h in hits)
     response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": ask.mode, "head": f.head}
     if not f.history_complete:
@@ -384,10 +387,11 @@ def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first
 
 def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: set, listing: bool,
           explain: bool, partial: bool = False, best: dict | None = None) -> list[dict]:
-    """The hits in `order`: graded, snipped, explained (a semantic-only one read once kept). `partial`: a
-    candidate has no vector yet, so the meaning side is no evidence (only words make a hit strong)."""
+    """The hits in `order`, each graded, snipped and explained once kept (answer_parts.Ungraded; a
+    semantic-only one's row read then too). `partial`: a candidate has no vector yet, so the meaning
+    side is no evidence (only words make a hit strong)."""
     from kyb_cli.core.search import relevance
-    from kyb_cli.core.search.answer_parts import Snippet, explain as explain_of, snippet_words
+    from kyb_cli.core.search.answer_parts import Snippet, Ungraded, explain as explain_of, snippet_words
     from kyb_cli.core.search.lexical import Unread
 
     # a semantic-only hit's row is read once kept (lexical.readable, in _response), then shaped (Later)
@@ -403,7 +407,8 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
     from kyb_cli.core.search.fusion import typical
 
     usual = typical(list(cover.values()))  # the agreement rule's "the store talks about it"
-    hits = []
+    hits = Ungraded()
+    todo = hits.todo
     for i, lrank, vrank, fused_score in order:
         if i in lex:
             hit = lex[i][1]
@@ -411,6 +416,10 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
             hit = extra[sem[i].vid]
         else:
             continue
+        todo[id(hit)] = (i, lrank, vrank, fused_score)
+        hits.append(hit)
+
+    def grade(hit: dict, i, lrank, vrank, fused_score) -> None:
         near = sem.get(i)
         bm25 = hit["score"] if i in lex else None
         if near is not None:
@@ -425,7 +434,8 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
         hit["snippet"] = Snippet(words, None if near is None else near.part)  # cut once kept: _snipped
         if explain:
             hit["explain"] = explain_of(near, lrank, vrank, bm25, fused_score, (best or cover).get(i, 0.0), cal)
-        hits.append(hit)
+
+    hits.grade = grade
     return hits
 
 
