@@ -1,6 +1,6 @@
 """An answer's last steps after fusion (search/pipeline.py's `_answer` and `_response`): its index
-reads in one read transaction, the kept hits' snippets cut from their bodies, their `explain`.
-Pure but for the transaction: no model, no numpy.
+reads in one read transaction, the hits graded once kept, their snippets cut from their bodies,
+their `explain`. Pure but for the transaction: no model, no numpy.
 """
 
 from __future__ import annotations
