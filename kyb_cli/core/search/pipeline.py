@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 from kyb_cli.core.index.fresh import Fresh, with_index
 from kyb_cli.core.index.warm import keeping
-from kyb_cli.core.search.lexical import lexical, readable
+from kyb_cli.core.search.lexical import lexical
 from kyb_cli.core.index.slice import Filters
 from kyb_cli.core.plain import plain
 
@@ -107,6 +107,7 @@ def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask, texts:
     # USE's first per phrasing: the fusion's, never shown. Only vote.side writes it, and the semantic
     # side imports vote first: a words-only answer (the one-shot CLI's floor) imports nothing for it.
     from kyb_cli.core.search.answer_parts import graded
+    from kyb_cli.core.search.lexical import readable
 
     vote = sys.modules.get("kyb_cli.core.search.vote")
     firsts = [o.pop(vote.FIRST, None) if vote is not None else None for _h, o in answers]
