@@ -9,14 +9,14 @@ from kyb_cli.core.search.fusion import MIN_CANDIDATES, WORDS_WEIGHT, candidates,
 
 
 def order(fused):
-    return [f.ident for f in fused]
+    return [ident for ident, _lr, _vr, _score in fused]
 
 
 def test_fusion_admits_semantic_only_candidate():
     fused = fuse(["a", "b"], ["c"], {"c": 0.9, "a": 0.7, "b": 0.7}, cover={"a": 0.5, "b": 0.5})
     assert order(fused)[0] == "c"
-    c = fused[0]
-    assert c.lexical_rank is None and c.vector_rank == 1
+    _ident, lexical_rank, vector_rank, _score = fused[0]
+    assert lexical_rank is None and vector_rank == 1
 
 
 def test_fusion_keeps_lexical_only_hits():
@@ -69,3 +69,55 @@ def test_identifier_hits_lead_in_lexical_order_whatever_the_vectors_say():
     meaning = {s: 0.9 - i / 100 for i, s in enumerate(semantic)} | {"id-1": 0.5}
     fused = order(fuse(["id-2", "id-1", "other"], semantic + ["id-1"], meaning, first={"id-1", "id-2"}))
     assert fused[:2] == ["id-2", "id-1"]
+
+
+def _reference(lexical, semantic, meaning, cover, first, tie, weight=WORDS_WEIGHT):
+    """fuse as it was written before its rows (an object per candidate, sorted by a key function)."""
+    lrank = {i: r for r, i in enumerate(lexical, 1)}
+    vrank: dict = {}
+    for r, i in enumerate(semantic, 1):
+        vrank.setdefault(i, r)
+    idents = list(dict.fromkeys([*lexical, *semantic]))
+    if not any(i in meaning for i in idents):
+        return [(i, lrank.get(i), vrank.get(i), 0.0)
+                for i in sorted(idents, key=lambda i: (lrank.get(i, len(lrank) + 1), tie.get(i, (str(i),))))]
+    weakest = min((meaning[i] for i in semantic if i in meaning), default=min(meaning.values()))
+    held = {i: cover.get(i, 1.0 if i in lrank else 0.0) for i in idents}
+    usual = typical(list(held.values()))
+    out = [(i, lrank.get(i), vrank.get(i), meaning.get(i, weakest) + words_part(held[i], usual, weight))
+           for i in idents]
+    nowhere = len(lrank) + 1
+    return sorted(out, key=lambda f: ((0, f[1]) if f[0] in first and f[1] is not None else (1, 0),
+                                      -round(f[3], 12), f[1] or nowhere, tie.get(f[0], (str(f[0]),))))
+
+
+def test_fuse_gives_the_reference_order_and_doubles():
+    """fuse (rows, each sort key made in one loop) gives the order and the very doubles of the
+    reference, ties, leads, a missing cover, coverage past 1 and no vectors included."""
+    import random
+
+    rng = random.Random(38)
+    for _ in range(400):
+        names = [f"k{n}" for n in range(rng.randint(0, 30))]
+        lexical = rng.sample(names, rng.randint(0, len(names)))
+        semantic = [rng.choice(names) for _ in range(rng.randint(0, len(names)))] if names else []
+        scores = [0.5, 0.7, 0.7000000000001, 0.9]
+        meaning = {i: rng.choice(scores) for i in names if rng.random() < 0.7} if rng.random() < 0.9 else {}
+        cover = {i: rng.choice([0.0, 0.25, 0.5, 1.0, 1.2]) for i in names if rng.random() < 0.8}
+        first = {i for i in names if rng.random() < 0.1}
+        tie = {i: (i, -n) for n, i in enumerate(names) if rng.random() < 0.8}
+        weight = rng.choice([WORDS_WEIGHT, 0.1])
+        if not meaning and semantic:
+            semantic = []
+        got = fuse(lexical, semantic, meaning, cover, first, tie, weight)
+        want = _reference(lexical, semantic, meaning, cover, first, tie, weight)
+        assert [(i, lr, vr, repr(s)) for i, lr, vr, s in got] == [(i, lr, vr, repr(s)) for i, lr, vr, s in want]
+
+
+def test_words_part_is_the_max_min_formula_to_the_bit():
+    """words_part's comparisons give max(0, min(1, cover) - usual) * weight's very doubles."""
+    values = [0.0, -0.0, 1.0, 1.5, 0.3, float("nan"), 0.25, float("inf"), -float("inf"), 0.7, 1e-300]
+    for c in values:
+        for u in values:
+            for w in (WORDS_WEIGHT, 0.1):
+                assert repr(words_part(c, u, w)) == repr(w * max(0.0, min(1.0, c) - u))

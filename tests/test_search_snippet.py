@@ -51,7 +51,9 @@ def test_snippet_word_match_equals_stemming_every_token():
         text = text.lower()
         stems = sorted({w.lower()[:sn.STEM] for w in words if re.fullmatch(r"[^\W_]+", w.lower()[:sn.STEM])})
         tokens = {t[:sn.STEM] for t in re.findall(r"[^\W_]+", text)}
-        assert sn._held(text, stems) == tokens & set(stems)
+        held = sn._held(text, stems)
+        assert set(held) == tokens & set(stems)
+        assert held == {s: sn._first_at(text, s) for s in held}  # where each first starts
 
     check()
 
@@ -103,3 +105,51 @@ def test_a_question_word_late_in_a_long_sentence_is_shown_from_there():
     assert near_end.endswith("the replica fails.") and LIMIT - 10 < len(near_end) <= LIMIT  # ends with the text
     early = snippet("The replica " + "filler words here " * 10, ["replica"])
     assert early.startswith("The replica") and early.endswith("…")  # an early word: cut from the start
+
+
+def test_a_one_piece_window_is_cut_as_the_general_path_cuts_it():
+    """snippet's one-piece window cut from _held's first places (not lowered and searched again)
+    gives what _cut_at_words gives, late words, short stems and a long lower case included."""
+    import random
+
+    from kyb_cli.core.search import snippet as sn
+
+    rng = random.Random(38)
+    vocabulary = ["replica", "rep", "postgres", "pager", "oncall", "x9", "İstanbul", "ärger", "fail", "failover"]
+    for _ in range(800):
+        body = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 40)))
+        if rng.random() < 0.3:
+            body += ". " + " ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 20)))
+        words = rng.sample(vocabulary, rng.randint(1, 3))
+        assert snippet(body, words) == _general(sn, body, words), (body, words)
+
+
+def _general(sn, body: str, words: list[str], limit: int = LIMIT) -> str:
+    """snippet() with its window always cut by _cut_at_words (as before the one-piece cut)."""
+    pieces, lowered = sn._prepared(body)
+    if not pieces:
+        return ""
+    usable = sn._usable(tuple(words))
+    best, best_score = None, 0
+    stems = [set(sn._held(p, usable)) for p in lowered] if usable else []
+    for i in range(len(stems)):
+        found: set[str] = set()
+        length = -1
+        for j in range(i, len(pieces)):
+            if length >= 0 and length + 1 + len(pieces[j]) > limit:
+                break
+            length += 1 + len(pieces[j])
+            found |= stems[j]
+            if len(found) > best_score:
+                best, best_score = (i, j), len(found)
+        if best_score == len(usable):
+            break
+    if best is None:
+        return sn._lead(body, limit)
+    i, j = best
+    text = " ".join(pieces[i:j + 1])
+    for k in range(j + 1, len(pieces)):
+        if len(text) + 1 + len(pieces[k]) > limit:
+            break
+        text += " " + pieces[k]
+    return sn._cut_at_words(text, usable, limit)

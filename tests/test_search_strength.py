@@ -204,12 +204,12 @@ def test_terminal_table_shows_the_snippet_dims_weak_hits_and_says_when_nothing_i
 def test_only_the_hits_returned_are_snipped(store_path, tiny, monkeypatch, also):
     """A hybrid answer grades every candidate of both sides; the snippet (the costly part on long
     bodies) is cut for the hits it returns only, once each, and nothing private is left on a hit."""
-    from kyb_cli.core.search import pipeline
+    from kyb_cli.core.search import answer_parts
 
     seed(store_path)
     calls = []
-    real = pipeline._snippet
-    monkeypatch.setattr(pipeline, "_snippet", lambda *a: calls.append(a) or real(*a))
+    real = answer_parts.cut
+    monkeypatch.setattr(answer_parts, "cut", lambda *a: calls.append(a) or real(*a))
     r = search(store_path, "checkout writes node", semantic=True, limit=2, also=also)
     assert r["count"] == 2 and len(calls) == 2
     assert all(h["snippet"] and set(h) == set(r["hits"][0]) for h in r["hits"])

@@ -106,17 +106,22 @@ def _response(f: Fresh, answers: list[tuple[list[dict], dict]], ask: Ask, texts:
     """The phrasings' answers as one response: fused (several), strong only, cut to the limit."""
     # USE's first per phrasing: the fusion's, never shown. Only vote.side writes it, and the semantic
     # side imports vote first: a words-only answer (the one-shot CLI's floor) imports nothing for it.
+    from kyb_cli.core.search.answer_parts import graded
+    from kyb_cli.core.search.lexical import readable
+
     vote = sys.modules.get("kyb_cli.core.search.vote")
     firsts = [o.pop(vote.FIRST, None) if vote is not None else None for _h, o in answers]
     if len(answers) > 1:
         from kyb_cli.core.search.phrasings import fuse_answers
 
-        hits, out = fuse_answers([(_shaped(h), o) for h, o in answers], ask.mode, list(texts), firsts)
+        hits, out = fuse_answers([(_shaped(readable(f.conn, graded(h, h))), o) for h, o in answers], ask.mode,
+                                 list(texts), firsts)
     else:
         hits, out = answers[0]
     if ask.strong_only:
-        hits = [h for h in hits if h["strength"] == "strong"]
-    hits = _snipped(_shaped(hits[:ask.limit]))
+        hits = [h for h in graded(hits, hits) if h["strength"] == "strong"]
+    kept = readable(f.conn, hits, ask.limit)  # rows read, and grades made, for the hits kept only
+    hits = _snipped(_shaped(graded(hits, kept)))
     confident = any(h["strength"] == "strong" for h in hits)
     response = {"count": len(hits), "hits": hits, "confident": confident, **out, "mode": ask.mode, "head": f.head}
     if not f.history_complete:
@@ -264,6 +269,15 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     A lexical hit is reused; a semantic-only one is read from the index (it already passed the same
     slice, filters and operators). `score` is the cosine when the hit has one, else BM25 (as rule "hybrid fusion").
     """
+    from kyb_cli.core.search.answer_parts import one_read
+
+    with one_read(conn):  # its ~15 index reads in one transaction (~10 us a statement saved)
+        return _answered(conn, mode, text, parsed, plan, ranked, side, explain, order_by, head)
+
+
+def _answered(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, dict]], side, explain: bool,
+              order_by: Callable[[dict, dict], list[tuple]] | None, head: str | None) -> list[dict]:
+    """_answer's steps, inside its read transaction."""
     lex, sem = _candidates(mode, ranked, side)
     listing = plan.match is None
     unknown = _unmeasured(conn, lex, sem, side)
@@ -303,10 +317,11 @@ def _unmeasured(conn, lex: dict, sem: dict, side) -> set:
 
 def _candidates(mode: str, ranked, side) -> tuple[dict, dict]:
     """Each side's candidates by identity: lexical (vid, hit) and semantic Near, in rank order."""
-    lex = {_ident(mode, vid, hit["key"]): (vid, hit) for vid, hit in ranked}
+    history = mode == "history"  # _ident, inline: ~60 candidates an answer
+    lex = {vid if history else hit["key"]: (vid, hit) for vid, hit in ranked}
     sem: dict = {}
     for near in side.ranked if side is not None else []:
-        sem.setdefault(_ident(mode, near.vid, near.key), near)
+        sem.setdefault(near.vid if history else near.key, near)
     return lex, sem
 
 
@@ -324,7 +339,7 @@ def _coverage(conn, text: str, plan, ranked, lex: dict, sem: dict, listing: bool
     weights = [] if listing else relevance.term_weights(conn, plan.terms, head)
     held = relevance.term_hits(conn, plan.terms, vids, head) if weights else {}
     vid_of = {i: v for i, (v, _h) in lex.items()} | {i: n.vid for i, n in sem.items()}
-    whole = {v: relevance.coverage(held.get(v, set()), weights) for v in set(vid_of.values())}
+    whole = relevance.coverages(held, set(vid_of.values()), weights)
     passage = relevance.passage_cover(conn, plan.terms, weights, whole) if weights else {}
     cover = {i: whole[v] for i, v in vid_of.items()}
     best = {i: passage.get(v, whole[v]) for i, v in vid_of.items()}
@@ -359,7 +374,8 @@ def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first
     from kyb_cli.core.search.semantic import meaning_of
 
     tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
-    tie.update({_ident(mode, n.vid, n.key): (n.key, -n.vid) for n in sem.values()})
+    history = mode == "history"  # _ident, inline: ~40 candidates
+    tie.update({n.vid if history else n.key: (n.key, -n.vid) for n in sem.values()})
     score = {i: n.meaning for i, n in sem.items()}
     outside = {v: i for i, (v, _h) in lex.items() if i not in sem}
     if outside and side.meanings is not None:  # both vector sides, fused (search/route.py)
@@ -372,19 +388,20 @@ def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first
         from kyb_cli.core.search.route import WORDS_WEIGHT
 
         weight = {"words_weight": WORDS_WEIGHT}
-    fused = fuse(list(lex), list(sem), score, cover=cover, first=first, tie=tie, **weight)
-    return [(f.ident, f.lexical_rank, f.vector_rank, f.score) for f in fused]
+    return fuse(list(lex), list(sem), score, cover=cover, first=first, tie=tie, **weight)
 
 
 def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: set, listing: bool,
           explain: bool, partial: bool = False, best: dict | None = None) -> list[dict]:
-    """The hits in `order`: read (semantic-only ones), graded, snipped, explained. `partial`: a
-    candidate has no vector yet, so the meaning side is no evidence (only words make a hit strong)."""
+    """The hits in `order`, each graded, snipped and explained once kept (answer_parts.Ungraded; a
+    semantic-only one's row read then too). `partial`: a candidate has no vector yet, so the meaning
+    side is no evidence (only words make a hit strong)."""
     from kyb_cli.core.search import relevance
-    from kyb_cli.core.search.lexical import hits_for
+    from kyb_cli.core.search.answer_parts import Snippet, Ungraded, explain as explain_of, snippet_words
+    from kyb_cli.core.search.lexical import Unread
 
-    need = [(sem[i].vid, sem[i].state) for i, *_ in order if i not in lex]
-    extra = hits_for(conn, need, shaped=False)  # a hit is shaped once kept (lexical.Later)
+    # a semantic-only hit's row is read once kept (lexical.readable, in _response), then shaped (Later)
+    extra = {sem[i].vid: Unread(sem[i].vid, sem[i].state) for i, *_ in order if i not in lex}
     cal = side.calibration if side is not None else relevance.NONE
     if cal.floor_other is not None:
         from kyb_cli.core.search.route import is_english
@@ -392,11 +409,12 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
         cal = relevance.for_question(cal, is_english(parsed.positive_text))
     if partial:
         cal = relevance.words_only(cal)
-    words = _snippet_words(parsed)
+    words = snippet_words(parsed)
     from kyb_cli.core.search.fusion import typical
 
     usual = typical(list(cover.values()))  # the agreement rule's "the store talks about it"
-    hits = []
+    hits = Ungraded()
+    todo = hits.todo
     for i, lrank, vrank, fused_score in order:
         if i in lex:
             hit = lex[i][1]
@@ -404,6 +422,10 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
             hit = extra[sem[i].vid]
         else:
             continue
+        todo[id(hit)] = (i, lrank, vrank, fused_score)
+        hits.append(hit)
+
+    def grade(hit: dict, i, lrank, vrank, fused_score) -> None:
         near = sem.get(i)
         bm25 = hit["score"] if i in lex else None
         if near is not None:
@@ -415,27 +437,12 @@ def _hits(conn, parsed, order, lex: dict, sem: dict, side, cover: dict, first: s
             b = (best or cover).get(i, c)
             relevance.grade(hit, lexical=c > 0, cover=c, whole=i in first, best_cover=b,
                             sem_score=None if near is None else near.score, cal=cal, usual=usual)
-        hit["snippet"] = _Snippet(words, None if near is None else near.part)  # cut once kept: _snipped
+        hit["snippet"] = Snippet(words, None if near is None else near.part)  # cut once kept: _snipped
         if explain:
-            hit["explain"] = _explain(near, lrank, vrank, bm25, fused_score, (best or cover).get(i, 0.0), cal)
-        hits.append(hit)
+            hit["explain"] = explain_of(near, lrank, vrank, bm25, fused_score, (best or cover).get(i, 0.0), cal)
+
+    hits.grade = grade
     return hits
-
-
-def _explain(near, lrank, vrank, bm25, fused_score, cover: float, cal) -> dict:
-    return {"lexical_rank": lrank, "vector_rank": vrank,
-            "cosine": None if near is None else round(near.cos, 6), "bm25": bm25,
-            "fused": None if fused_score is None else round(fused_score, 6),
-            "coverage": round(cover, 4),
-            "semantic_score": None if near is None or near.score is None else round(near.score, 4),
-            "semantic_floor": cal.floor, "passage": None if near is None else near.part}
-
-
-def _snippet_words(parsed) -> list[str]:
-    from kyb_cli.core.search.tokens import is_function_word
-
-    out = [tok for term in parsed.positive for tok in term.tokens if not is_function_word([tok])]
-    return out or [tok for term in parsed.positive for tok in term.tokens]
 
 
 def _shaped(hits: list[dict]) -> list[dict]:
@@ -445,33 +452,8 @@ def _shaped(hits: list[dict]) -> list[dict]:
     return [shaped(h) for h in hits]
 
 
-class _Snippet:
-    """A hit's snippet not cut yet: the question's words and the best vector passage. Fusion keeps
-    ~35 candidates for 10 hits; cutting a snippet is the costliest step per hit, so only the hits
-    kept are cut (`_snipped`)."""
-
-    __slots__ = ("part", "words")
-
-    def __init__(self, words: list[str], part: int | None) -> None:
-        self.words, self.part = words, part
-
-
 def _snipped(hits: list[dict]) -> list[dict]:
-    """`hits` with each pending snippet cut from its body."""
-    for hit in hits:
-        todo = hit.get("snippet")
-        if isinstance(todo, _Snippet):
-            hit["snippet"] = _snippet(hit.get("body", ""), todo.words, todo.part)
-    return hits
+    """`hits` with each pending snippet cut from its body (search/answer_parts.py)."""
+    from kyb_cli.core.search.answer_parts import snipped
 
-
-def _snippet(body: str, words: list[str], part: int | None) -> str:
-    from kyb_cli.core.search.snippet import snippet
-
-    passage = None
-    if part:
-        from kyb_cli.core.embed.recipe import chunks
-
-        parts = chunks(body)
-        passage = parts[part] if part < len(parts) else None
-    return snippet(body, words, passage)
+    return snipped(hits)
