@@ -101,7 +101,8 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
         if len(pool) > n:
             last = sorted([row[3] for row in rows.values()], reverse=True)[n - 1] if n else None
             pool = [v for v, row in rows.items() if last is not None and row[3] >= last]
-        keys = _keys(conn, pool) if copy is None else {v: copy.keys[v] for v in pool}
+        held = copy.keys if copy is not None else _kept_keys(conn, fp) if large else None
+        keys = _keys(conn, pool) if held is None else {v: held[v] for v in pool}
     top = sorted(pool, key=lambda v: (-rows[v][3], keys[v], -v))[:n]
     scores = {}
     if centre and top:
@@ -116,6 +117,12 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
                 conn if copy is None else copy.db, fp, centre, picks, copy is not None)
     return [Near(vid, keys[vid], rows[vid][0], rows[vid][2], rows[vid][1], scores.get(vid), rows[vid][3])
             for vid in top]
+
+
+def _kept_keys(conn, fp: str) -> dict | None:
+    """{vid: key} of the slice this answer just ranked by the matrix (_approximate reads them with it)."""
+    kept = _kept_slices().get((*_db_state(conn), fp))
+    return None if kept is None else kept[8]
 
 
 def _keys(conn, vids: list[int]) -> dict[int, str]:
@@ -235,11 +242,13 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
     known = memo.get(key)
     if known is None or known[0] != state:
         rows, matrix = _matrix(conn, fp)
-        versions = "JOIN versions v ON v.id = c.vid " if where else ""
         where, params = _operators(where, params, require, exclude)
-        found = conn.execute(f"{with_}SELECT c.vid, c.state, t.part, t.text_sha FROM cand c {versions}"
+        # each version's key too (nearest's tie-break): read with the slice once per state, not per
+        # question (10k keys: _keys' SQL ~0.15 ms a call, 3 calls an English answer)
+        found = conn.execute(f"{with_}SELECT c.vid, c.state, t.part, t.text_sha, v.key FROM cand c "
+                             f"JOIN versions v ON v.id = c.vid "
                              f"JOIN vtext t ON t.version_id = c.vid WHERE 1{where}", params).fetchall()
-        picked = sorted((vid, part, rows[sha]) for vid, _st, part, sha in found if sha in rows)
+        picked = sorted((vid, part, rows[sha]) for vid, _st, part, sha, _k in found if sha in rows)
         vid, part, at = (np.array([p[i] for p in picked], dtype=np.int64) for i in range(3))
         new = np.r_[True, vid[1:] != vid[:-1]] if len(vid) else np.zeros(0, dtype=bool)  # a version's first row
         starts, group = np.flatnonzero(new), np.cumsum(new) - 1
@@ -249,7 +258,8 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
         # each version's length penalty (the same float64 arrays the per-question lines made)
         fixed = ((part == 0) * FIRST_PASSAGE_BONUS, LENGTH_PENALTY * np.log(count))
         known = memo[key] = (state, (vid[starts], fixed, sub, starts, group,
-                                     count, {v: st for v, st, _p, _s in found}, part))
+                                     count, {v: st for v, st, _p, _s, _k in found}, part,
+                                     {v: k for v, _st, _p, sha, k in found if sha in rows}))
     uniq, states = known[1][0], known[1][6]
     if not len(uniq):
         return uniq, np.zeros(0), states, known[1]
@@ -274,7 +284,7 @@ def _by_product(known, qvec: bytes):
     each version's two best passages. Reads `known` only (door_scan.prime: a model's thread)."""
     import numpy as np
 
-    uniq, (bonus, penalty), sub, starts, group, count, states, _parts = known[1]
+    uniq, (bonus, penalty), sub, starts, group, count, states, _parts, _keys = known[1]
     adj = _product(sub, qvec)  # a new float64 array: added to in place
     adj += bonus
     a1 = np.maximum.reduceat(adj, starts)  # each version's best passage
