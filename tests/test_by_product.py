@@ -12,7 +12,7 @@ from kyb_cli.core.search import semantic
 
 def _every_version(known, qvec: bytes):
     """The reduction as it was: every version's best and second best passage by reduceat."""
-    uniq, (bonus, penalty, _multi), sub, starts, group, count, states, _parts, _keys = known[1]
+    uniq, (bonus, penalty, _multi), sub, starts, group, count, *_rest = known[1]
     adj = semantic._product(sub, qvec)
     adj += bonus
     a1 = np.maximum.reduceat(adj, starts)
@@ -37,7 +37,7 @@ def _known(rng, counts: list[int]):
     starts, group = np.flatnonzero(new), np.cumsum(new) - 1
     fixed = ((part == 0) * semantic.FIRST_PASSAGE_BONUS, semantic.LENGTH_PENALTY * np.log(count),
              semantic._multi(starts, count))
-    return ("state", (vid[starts], fixed, sub, starts, group, count, {}, part, {}))
+    return ("state", (vid[starts], fixed, sub, starts, group, count, {}, part, {}, {}))
 
 
 @pytest.mark.parametrize("counts", [[1], [2], [1, 1, 1], [3, 1, 2, 1, 1, 4], "random"])
