@@ -51,3 +51,13 @@ def test_several_passages_alone_give_the_same_doubles(counts):
         q /= np.linalg.norm(q)
         got = semantic._by_product(known, q.tobytes())[1]
         assert got.tobytes() == _every_version(known, q.tobytes()).tobytes()
+
+
+def test_only_by_searchsorted_keeps_what_isin_kept():
+    """semantic._held_at: `only`'s versions among the sorted slice as np.isin's mask keeps them."""
+    rng = np.random.default_rng(11)
+    for _ in range(500):
+        vids = np.unique(rng.integers(0, 200, size=int(rng.integers(0, 80))))
+        only = rng.integers(-5, 210, size=int(rng.integers(0, 30))).tolist()
+        want = vids[np.isin(vids, np.array(only, dtype=np.int64))]
+        assert np.array_equal(vids[semantic._held_at(vids, only)], want)

@@ -19,6 +19,9 @@ from kyb_cli.core.index.slice import Slice
 from kyb_cli.core.index.vectors import PASSAGE_VECTOR, centred_cosine_sql, cosine_sql, db_state, load_vec, pending
 from kyb_cli.core.plain import plain
 from kyb_cli.core.search import few_vectors
+from kyb_cli.core.search.matrix_rank import by_product, held_at as _held_at
+from kyb_cli.core.search.matrix_rank import product as _product  # noqa: F401 (the tests')
+from kyb_cli.core.search.matrix_rank import rows_by_version as _rows_by_version, several as _multi
 from kyb_cli.core.search.answer_memo import answer_memo as _answer_memo, approx as _approx
 from kyb_cli.core.search.answer_memo import begin_answer, kept_slices as _kept_slices  # noqa: F401 (begin_answer: the pipeline's)
 
@@ -179,8 +182,8 @@ def _exact_of_nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, require, exc
 
     vids, approx, states, kept = _approximate(conn, qvec, fp, s, require, exclude)
     if only is not None:
-        keep = np.isin(vids, np.fromiter((int(v) for v in only), dtype=np.int64))
-        vids, approx = vids[keep], approx[keep]
+        at = _held_at(vids, only)
+        vids, approx = vids[at], approx[at]
     if len(vids) > n:
         nth = np.partition(approx, len(approx) - n)[len(approx) - n] if n else np.inf
         vids = vids[approx >= nth - MARGIN]
@@ -280,60 +283,9 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
 
 
 def _by_product(known, qvec: bytes):
-    """_approximate's answer from a slice's kept arrays `known` for one question: one product, then
-    each version's two best passages. Reads `known` only (door_scan.prime: a model's thread)."""
-    import numpy as np
-
-    uniq, (bonus, penalty, (rows, at, group, versions)), sub, starts, _group, _count, states, *_rest = known[1]
-    adj = _product(sub, qvec)  # a new float64 array: added to in place
-    adj += bonus
-    # Each version's best passage and second best (one passage: itself), reduced over the versions
-    # of several passages alone: the same maxima of the same doubles (tests/test_warm_semantic.py).
-    # 10k keys: 124 of 9775 versions hold more than one passage, and reducing every version cost
-    # ~0.6 ms a product against ~0.1.
-    a1 = adj[starts]
-    a2 = a1.copy()
-    if len(versions):
-        several = adj[rows]
-        m1 = np.maximum.reduceat(several, at)
-        best_at = np.flatnonzero(several == m1[group])
-        best_at = best_at[np.r_[True, group[best_at][1:] != group[best_at][:-1]]]  # one per version
-        several[best_at] = -np.inf
-        a1[versions], a2[versions] = m1, np.maximum.reduceat(several, at)
-    return uniq, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT) - penalty, states, known[1]
-
-
-def _rows_by_version(picked: list) -> dict:
-    """{vid: ((part, row), ...)} of the kept rows, in part order: kept_rows finds a version's rows by
-    a dict, not by numpy scalars (10k keys: ~0.15 ms a call of an answer's ~7, as Python ints ~0.03)."""
-    out: dict[int, list] = {}
-    for row, (vid, part, _at) in enumerate(picked):
-        out.setdefault(vid, []).append((part, row))
-    return out
-
-
-def _multi(starts, count):
-    """(rows, their versions' starts among them, each row's version among them, those versions)
-    of the versions of more than one passage: _by_product reduces those alone."""
-    import numpy as np
-
-    versions = np.flatnonzero(count > 1)
-    rows = (np.concatenate([np.arange(a, a + c) for a, c in zip(starts[versions].tolist(), count[versions].tolist())])
-            if len(versions) else np.zeros(0, dtype=np.int64))
-    at = np.r_[0, np.cumsum(count[versions])[:-1]].astype(np.int64) if len(versions) else rows
-    return rows, at, np.repeat(np.arange(len(versions)), count[versions]), versions
-
-
-def _product(sub, qvec: bytes):
-    """Each passage's dot with the question (float64): BLAS on one thread (door_scan.blas_one_thread),
-    else numpy's own loop (einsum), never BLAS on its threads, which spin on the cores the models need
-    (10k keys, 2 cores: CPU an answer 53 -> 26 ms). Either rounding is far inside MARGIN."""
-    import numpy as np
-
-    from kyb_cli.core.search.door_scan import blas_one_thread
-
-    q = np.frombuffer(qvec, dtype="<f4")
-    return (sub @ q if blas_one_thread() else np.einsum("ij,j->i", sub, q)).astype(np.float64)
+    """_approximate's ranking of one question by the kept arrays `known` (matrix_rank.by_product);
+    what door_scan.prime runs on a model's thread."""
+    return by_product(known, qvec, BEST_WEIGHT)
 
 
 def _matrix(conn, fp: str):
