@@ -6,8 +6,8 @@ from the index again (a join of `vtext` and `vectors`, each blob on its overflow
 than the scoring: 10k keys, ~1.5 ms an answer. The kept rows are the index's blobs byte for byte
 (float32 little-endian, read as they are), so binding them to the same sqlite-vec functions in one
 statement gives the same numbers. `kept`: semantic._approximate's arrays of the slice
-(vids, first-passage flags, rows, starts, groups, counts, states, parts, keys, {vid: its (part, row)s}),
-sorted by version.
+(vids, first-passage flags, rows, starts, groups, counts, states, parts, keys asked so far, and
+matrix_rank.rows_by_version's look-ups), sorted by version.
 """
 
 from __future__ import annotations
@@ -21,15 +21,18 @@ _CENTRED = centred_cosine_sql("column1", "?", "?")  # the centre, then the centr
 
 def holding(kept: tuple, vids: list[int]) -> list[int]:
     """The versions among `vids` the kept slice holds (each with all its passages that have a vector)."""
-    held = kept[9]
-    return [v for v in vids if v in held]
+    at = kept[9][0]
+    return [v for v in vids if v in at]
 
 
 def cosines(conn, qvec: bytes, vids: list[int], kept: tuple) -> dict[int, list] | None:
     """{vid: [(part, cosine)]} of every passage of `vids` (all held: holding()), in part order,
     by sqlite-vec on `conn` (any connection with it loaded); None past BOUND_MAX passages."""
-    sub, held = kept[2], kept[9]
-    rows = [(vid, part, r) for vid in vids for part, r in held[vid]]
+    sub, (at, starts, count, parts) = kept[2], kept[9]
+    rows = []
+    for vid in vids:
+        g = at[vid]
+        rows += [(vid, parts[r], r) for r in range(starts[g], starts[g] + count[g])]
     if len(rows) > BOUND_MAX:
         return None
     marks = ",".join(f"(?, {i})" for i in range(len(rows)))
@@ -43,10 +46,11 @@ def cosines(conn, qvec: bytes, vids: list[int], kept: tuple) -> dict[int, list] 
 
 def calibrated(conn, centre: tuple[bytes, bytes], picks: list[tuple[int, int]], kept: tuple) -> dict:
     """semantic._calibrated of (vid, part) passages the kept slice holds: {vid: centred cosine}."""
-    sub, held = kept[2], kept[9]
+    sub, (at, starts, count, parts) = kept[2], kept[9]
     bound, marks = [centre[1], centre[0]], []
     for vid, part in picks:
-        r = next((r for p, r in held.get(vid, ()) if p == part), None)
+        g = at.get(vid)
+        r = None if g is None else next((r for r in range(starts[g], starts[g] + count[g]) if parts[r] == part), None)
         if r is not None:
             bound.append(sub[r].tobytes())
             marks.append(f"(?, {int(vid)})")

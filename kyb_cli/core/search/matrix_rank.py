@@ -59,13 +59,11 @@ def several(starts, count):
     return rows, at, np.repeat(np.arange(len(versions)), count[versions]), versions
 
 
-def rows_by_version(picked: list) -> dict:
-    """{vid: ((part, row), ...)} of the kept rows, in part order: kept_rows finds a version's rows by
-    a dict, not by numpy scalars (10k keys: ~0.15 ms a call of an answer's ~7, as Python ints ~0.03)."""
-    out: dict[int, list] = {}
-    for row, (vid, part, _at) in enumerate(picked):
-        out.setdefault(vid, []).append((part, row))
-    return out
+def rows_by_version(uniq, starts, count, parts) -> tuple:
+    """({vid: its version's place}, and as Python lists each version's first row and number of rows,
+    each row's part): kept_rows finds a version's rows by these, not by numpy scalars (10k keys:
+    ~0.15 ms a call of an answer's ~7 against ~0.03), made with the slice in ~1 ms."""
+    return dict(zip(uniq.tolist(), range(len(uniq)))), starts.tolist(), count.tolist(), parts.tolist()
 
 
 def held_at(vids, only: list[int]):

@@ -104,8 +104,8 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
         if len(pool) > n:
             last = sorted([row[3] for row in rows.values()], reverse=True)[n - 1] if n else None
             pool = [v for v, row in rows.items() if last is not None and row[3] >= last]
-        held = copy.keys if copy is not None else _kept_keys(conn, fp) if large else None
-        keys = _keys(conn, pool) if held is None else {v: held[v] for v in pool}
+        keys = {v: copy.keys[v] for v in pool} if copy is not None else _kept_keys(conn, fp, pool) if large \
+            else _keys(conn, pool)
     top = sorted(pool, key=lambda v: (-rows[v][3], keys[v], -v))[:n]
     scores = {}
     if centre and top:
@@ -122,10 +122,19 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
             for vid in top]
 
 
-def _kept_keys(conn, fp: str) -> dict | None:
-    """{vid: key} of the slice this answer just ranked by the matrix (_approximate reads them with it)."""
+def _kept_keys(conn, fp: str, vids: list[int]) -> dict[int, str]:
+    """_keys of versions of the slice this answer just ranked by the matrix, kept with its arrays
+    while the index is unchanged: only those not asked before are read (10k keys, the warm
+    questions: _keys' SQL ~0.1 ms a call, 3 calls an English answer). Read with the slice instead,
+    the join cost its every making ~25 ms more (10k keys: 40 -> 70 ms)."""
     kept = _kept_slices().get((*_db_state(conn), fp))
-    return None if kept is None else kept[8]
+    if kept is None:
+        return _keys(conn, vids)
+    known = kept[8]
+    missing = [v for v in vids if v not in known]
+    if missing:
+        known.update(_keys(conn, missing))  # one dict, several answering threads: update() is atomic
+    return {v: known[v] for v in vids}
 
 
 def _keys(conn, vids: list[int]) -> dict[int, str]:
@@ -248,10 +257,10 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
         where, params = _operators(where, params, require, exclude)
         # each version's key too (nearest's tie-break): read with the slice once per state, not per
         # question (10k keys: _keys' SQL ~0.15 ms a call, 3 calls an English answer)
-        found = conn.execute(f"{with_}SELECT c.vid, c.state, t.part, t.text_sha, v.key FROM cand c "
-                             f"JOIN versions v ON v.id = c.vid "
+        versions = "JOIN versions v ON v.id = c.vid " if where else ""
+        found = conn.execute(f"{with_}SELECT c.vid, c.state, t.part, t.text_sha FROM cand c {versions}"
                              f"JOIN vtext t ON t.version_id = c.vid WHERE 1{where}", params).fetchall()
-        picked = sorted((vid, part, rows[sha]) for vid, _st, part, sha, _k in found if sha in rows)
+        picked = sorted((vid, part, rows[sha]) for vid, _st, part, sha in found if sha in rows)
         vid, part, at = (np.array([p[i] for p in picked], dtype=np.int64) for i in range(3))
         new = np.r_[True, vid[1:] != vid[:-1]] if len(vid) else np.zeros(0, dtype=bool)  # a version's first row
         starts, group = np.flatnonzero(new), np.cumsum(new) - 1
@@ -261,8 +270,8 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
         # each version's length penalty (the same float64 arrays the per-question lines made)
         fixed = ((part == 0) * FIRST_PASSAGE_BONUS, LENGTH_PENALTY * np.log(count), _multi(starts, count))
         known = memo[key] = (state, (vid[starts], fixed, sub, starts, group,
-                                     count, {v: st for v, st, _p, _s, _k in found}, part,
-                                     {v: k for v, _st, _p, sha, k in found if sha in rows}, _rows_by_version(picked)))
+                                     count, {v: st for v, st, _p, _s in found}, part,
+                                     {}, _rows_by_version(vid[starts], starts, count, part)))  # {}: _kept_keys
     uniq, states = known[1][0], known[1][6]
     if not len(uniq):
         return uniq, np.zeros(0), states, known[1]
