@@ -254,10 +254,8 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
     known = memo.get(key)
     if known is None or known[0] != state:
         rows, matrix = _matrix(conn, fp)
-        where, params = _operators(where, params, require, exclude)
-        # each version's key too (nearest's tie-break): read with the slice once per state, not per
-        # question (10k keys: _keys' SQL ~0.15 ms a call, 3 calls an English answer)
         versions = "JOIN versions v ON v.id = c.vid " if where else ""
+        where, params = _operators(where, params, require, exclude)
         found = conn.execute(f"{with_}SELECT c.vid, c.state, t.part, t.text_sha FROM cand c {versions}"
                              f"JOIN vtext t ON t.version_id = c.vid WHERE 1{where}", params).fetchall()
         picked = sorted((vid, part, rows[sha]) for vid, _st, part, sha in found if sha in rows)
