@@ -1,5 +1,5 @@
-"""semantic._by_product reduces only the versions of several passages (most versions have one): its
-ranking must be the very doubles of the reduction over every version it replaced (below, as it was),
+"""semantic._by_product (matrix_rank.by_product) reduces only the versions of several passages (most
+versions have one): its ranking must be the very doubles of the reduction over every version it replaced (below, as it was),
 with ties between a version's passages and versions of one, two and many passages."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kyb_cli.core.search import semantic
+from kyb_cli.core.search import matrix_rank, semantic
 
 
 def _every_version(known, qvec: bytes):
@@ -36,7 +36,7 @@ def _known(rng, counts: list[int]):
     new = np.r_[True, vid[1:] != vid[:-1]]
     starts, group = np.flatnonzero(new), np.cumsum(new) - 1
     fixed = ((part == 0) * semantic.FIRST_PASSAGE_BONUS, semantic.LENGTH_PENALTY * np.log(count),
-             semantic._multi(starts, count))
+             matrix_rank.several(starts, count))
     return ("state", (vid[starts], fixed, sub, starts, group, count, {}, part, {}, {}))
 
 
@@ -54,10 +54,11 @@ def test_several_passages_alone_give_the_same_doubles(counts):
 
 
 def test_only_by_searchsorted_keeps_what_isin_kept():
-    """semantic._held_at: `only`'s versions among the sorted slice as np.isin's mask keeps them."""
+    """matrix_rank.held_at: the versions of `only` (semantic._exact_of_nearest's) among the sorted
+    slice, as np.isin's mask keeps them."""
     rng = np.random.default_rng(11)
     for _ in range(500):
         vids = np.unique(rng.integers(0, 200, size=int(rng.integers(0, 80))))
         only = rng.integers(-5, 210, size=int(rng.integers(0, 30))).tolist()
         want = vids[np.isin(vids, np.array(only, dtype=np.int64))]
-        assert np.array_equal(vids[semantic._held_at(vids, only)], want)
+        assert np.array_equal(vids[matrix_rank.held_at(vids, only)], want)
