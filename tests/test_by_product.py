@@ -1,6 +1,7 @@
 """semantic._by_product (matrix_rank.by_product) reduces only the versions of several passages (most
-versions have one): its ranking must be the very doubles of the reduction over every version it replaced (below, as it was),
-with ties between a version's passages and versions of one, two and many passages."""
+versions have one): its ranking must be the very doubles of the reduction over every version it
+replaced (below, as it was), with ties between a version's passages and versions of one, two and
+many passages."""
 
 from __future__ import annotations
 
