@@ -6,7 +6,8 @@ from the index again (a join of `vtext` and `vectors`, each blob on its overflow
 than the scoring: 10k keys, ~1.5 ms an answer. The kept rows are the index's blobs byte for byte
 (float32 little-endian, read as they are), so binding them to the same sqlite-vec functions in one
 statement gives the same numbers. `kept`: semantic._approximate's arrays of the slice
-(vids, first-passage flags, rows, starts, groups, counts, states, parts), sorted by version.
+(vids, first-passage flags, rows, starts, groups, counts, states, parts, keys asked so far, and
+matrix_rank.rows_by_version's look-ups), sorted by version.
 """
 
 from __future__ import annotations
@@ -20,21 +21,18 @@ _CENTRED = centred_cosine_sql("column1", "?", "?")  # the centre, then the centr
 
 def holding(kept: tuple, vids: list[int]) -> list[int]:
     """The versions among `vids` the kept slice holds (each with all its passages that have a vector)."""
-    import numpy as np
-
-    uniq = kept[0]
-    at = np.searchsorted(uniq, vids).tolist()
-    return [v for v, g in zip(vids, at) if g < len(uniq) and uniq[g] == v]
+    at = kept[9][0]
+    return [v for v in vids if v in at]
 
 
 def cosines(conn, qvec: bytes, vids: list[int], kept: tuple) -> dict[int, list] | None:
     """{vid: [(part, cosine)]} of every passage of `vids` (all held: holding()), in part order,
     by sqlite-vec on `conn` (any connection with it loaded); None past BOUND_MAX passages."""
-    import numpy as np
-
-    uniq, _fixed, sub, starts, _group, count, _states, parts = kept
-    rows = [(int(uniq[g]), int(parts[r]), r) for g in np.searchsorted(uniq, vids).tolist()
-            for r in range(starts[g], starts[g] + count[g])]
+    sub, (at, starts, count, parts) = kept[2], kept[9]
+    rows = []
+    for vid in vids:
+        g = at[vid]
+        rows += [(vid, parts[r], r) for r in range(starts[g], starts[g] + count[g])]
     if len(rows) > BOUND_MAX:
         return None
     marks = ",".join(f"(?, {i})" for i in range(len(rows)))
@@ -48,17 +46,14 @@ def cosines(conn, qvec: bytes, vids: list[int], kept: tuple) -> dict[int, list] 
 
 def calibrated(conn, centre: tuple[bytes, bytes], picks: list[tuple[int, int]], kept: tuple) -> dict:
     """semantic._calibrated of (vid, part) passages the kept slice holds: {vid: centred cosine}."""
-    import numpy as np
-
-    uniq, _fixed, sub, starts, _group, count, _states, parts = kept
-    at = np.searchsorted(uniq, [vid for vid, _p in picks]).tolist()
+    sub, (at, starts, count, parts) = kept[2], kept[9]
     bound, marks = [centre[1], centre[0]], []
-    for (vid, part), g in zip(picks, at):
-        if g < len(uniq) and uniq[g] == vid:
-            r = next((r for r in range(starts[g], starts[g] + count[g]) if parts[r] == part), None)
-            if r is not None:
-                bound.append(sub[r].tobytes())
-                marks.append(f"(?, {int(vid)})")
+    for vid, part in picks:
+        g = at.get(vid)
+        r = None if g is None else next((r for r in range(starts[g], starts[g] + count[g]) if parts[r] == part), None)
+        if r is not None:
+            bound.append(sub[r].tobytes())
+            marks.append(f"(?, {int(vid)})")
     if not marks:
         return {}
     sql = f"SELECT column2, {_CENTRED} FROM (VALUES {','.join(marks)})"

@@ -19,6 +19,9 @@ from kyb_cli.core.index.slice import Slice
 from kyb_cli.core.index.vectors import PASSAGE_VECTOR, centred_cosine_sql, cosine_sql, db_state, load_vec, pending
 from kyb_cli.core.plain import plain
 from kyb_cli.core.search import few_vectors
+from kyb_cli.core.search.matrix_rank import by_product, held_at as _held_at
+from kyb_cli.core.search.matrix_rank import product as _product  # noqa: F401 (the tests')
+from kyb_cli.core.search.matrix_rank import rows_by_version as _rows_by_version, several as _multi
 from kyb_cli.core.search.answer_memo import answer_memo as _answer_memo, approx as _approx
 from kyb_cli.core.search.answer_memo import begin_answer, kept_slices as _kept_slices  # noqa: F401 (begin_answer: the pipeline's)
 
@@ -101,7 +104,8 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
         if len(pool) > n:
             last = sorted([row[3] for row in rows.values()], reverse=True)[n - 1] if n else None
             pool = [v for v, row in rows.items() if last is not None and row[3] >= last]
-        keys = _keys(conn, pool) if copy is None else {v: copy.keys[v] for v in pool}
+        keys = {v: copy.keys[v] for v in pool} if copy is not None else _kept_keys(conn, fp, pool) if large \
+            else _keys(conn, pool)
     top = sorted(pool, key=lambda v: (-rows[v][3], keys[v], -v))[:n]
     scores = {}
     if centre and top:
@@ -116,6 +120,21 @@ def nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, *, require: str | None
                 conn if copy is None else copy.db, fp, centre, picks, copy is not None)
     return [Near(vid, keys[vid], rows[vid][0], rows[vid][2], rows[vid][1], scores.get(vid), rows[vid][3])
             for vid in top]
+
+
+def _kept_keys(conn, fp: str, vids: list[int]) -> dict[int, str]:
+    """_keys of versions of the slice this answer just ranked by the matrix, kept with its arrays
+    while the index is unchanged: only those not asked before are read (10k keys, the warm
+    questions: _keys' SQL ~0.1 ms a call, 3 calls an English answer). Read with the slice instead,
+    the join cost its every making ~25 ms more (10k keys: 40 -> 70 ms)."""
+    kept = _kept_slices().get((*_db_state(conn), fp))
+    if kept is None:
+        return _keys(conn, vids)
+    known = kept[8]
+    missing = [v for v in vids if v not in known]
+    if missing:
+        known.update(_keys(conn, missing))  # one dict, several answering threads: update() is atomic
+    return {v: known[v] for v in vids}
 
 
 def _keys(conn, vids: list[int]) -> dict[int, str]:
@@ -172,8 +191,8 @@ def _exact_of_nearest(conn, qvec: bytes, fp: str, s: Slice, n: int, require, exc
 
     vids, approx, states, kept = _approximate(conn, qvec, fp, s, require, exclude)
     if only is not None:
-        keep = np.isin(vids, np.fromiter((int(v) for v in only), dtype=np.int64))
-        vids, approx = vids[keep], approx[keep]
+        at = _held_at(vids, only)
+        vids, approx = vids[at], approx[at]
     if len(vids) > n:
         nth = np.partition(approx, len(approx) - n)[len(approx) - n] if n else np.inf
         vids = vids[approx >= nth - MARGIN]
@@ -247,9 +266,10 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
         count = np.diff(np.r_[starts, len(vid)])
         # the state's constants, made once, not per question: each passage's first-passage bonus and
         # each version's length penalty (the same float64 arrays the per-question lines made)
-        fixed = ((part == 0) * FIRST_PASSAGE_BONUS, LENGTH_PENALTY * np.log(count))
+        fixed = ((part == 0) * FIRST_PASSAGE_BONUS, LENGTH_PENALTY * np.log(count), _multi(starts, count))
         known = memo[key] = (state, (vid[starts], fixed, sub, starts, group,
-                                     count, {v: st for v, st, _p, _s in found}, part))
+                                     count, {v: st for v, st, _p, _s in found}, part,
+                                     {}, _rows_by_version(vid[starts], starts, count, part)))  # {}: _kept_keys
     uniq, states = known[1][0], known[1][6]
     if not len(uniq):
         return uniq, np.zeros(0), states, known[1]
@@ -270,32 +290,9 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
 
 
 def _by_product(known, qvec: bytes):
-    """_approximate's answer from a slice's kept arrays `known` for one question: one product, then
-    each version's two best passages. Reads `known` only (door_scan.prime: a model's thread)."""
-    import numpy as np
-
-    uniq, (bonus, penalty), sub, starts, group, count, states, _parts = known[1]
-    adj = _product(sub, qvec)  # a new float64 array: added to in place
-    adj += bonus
-    a1 = np.maximum.reduceat(adj, starts)  # each version's best passage
-    best_at = np.flatnonzero(adj == a1[group])
-    best_at = best_at[np.r_[True, group[best_at][1:] != group[best_at][:-1]]]  # one per version
-    rest = adj.copy()
-    rest[best_at] = -np.inf
-    a2 = np.where(count > 1, np.maximum.reduceat(rest, starts), a1)  # its second best
-    return uniq, a1 * BEST_WEIGHT + a2 * (1 - BEST_WEIGHT) - penalty, states, known[1]
-
-
-def _product(sub, qvec: bytes):
-    """Each passage's dot with the question (float64): BLAS on one thread (door_scan.blas_one_thread),
-    else numpy's own loop (einsum), never BLAS on its threads, which spin on the cores the models need
-    (10k keys, 2 cores: CPU an answer 53 -> 26 ms). Either rounding is far inside MARGIN."""
-    import numpy as np
-
-    from kyb_cli.core.search.door_scan import blas_one_thread
-
-    q = np.frombuffer(qvec, dtype="<f4")
-    return (sub @ q if blas_one_thread() else np.einsum("ij,j->i", sub, q)).astype(np.float64)
+    """_approximate's ranking of one question by the kept arrays `known` (matrix_rank.by_product);
+    what door_scan.prime runs on a model's thread."""
+    return by_product(known, qvec, BEST_WEIGHT)
 
 
 def _matrix(conn, fp: str):
