@@ -9,7 +9,9 @@ changed_between, context). Questions that found nothing confident go to `misses`
 first). The labels are what the client says: an audit aid, not identity.
 
 One index, (agent, key, id): the look-up every answer makes. `kyb reads KEY` and `--unread-since`
-scan the table (at most MAX_ROWS rows: about 20 and 40 ms), so that an answer pays for one index.
+scan the table (at most MAX_ROWS rows: about 20 and 40 ms), so that an answer pays for one index. A
+long-lived door's connection keeps the newest reads it has seen (_LAST) and skips that look-up while
+no other connection has committed (PRAGMA data_version): still inside the answer's one transaction.
 
 Bounded by age and rows: every PRUNE_EVERY-th row written, rows older than KEEP_DAYS days are dropped
 and only the newest MAX_ROWS kept (per table), so no write pays for a scan. `KYB_READS=off` or
