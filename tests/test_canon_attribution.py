@@ -122,3 +122,11 @@ def test_workspace_is_the_nearest_project_root(tmp_path, monkeypatch):
     (project / ".kyb.toml").write_text('store = "s"\n')
     monkeypatch.chdir(project / "src" / "deep")
     assert detect(environ={"KYB_AGENT": "x"}).workspace == str(project)
+
+
+def test_whether_proc_is_there_is_asked_once_and_answered_as_the_filesystem_says():
+    import os
+
+    from kyb_cli.core.canon import attribution
+
+    assert attribution._has_proc() is os.path.exists("/proc/self") is attribution._has_proc()

@@ -120,3 +120,21 @@ def test_directory_inside_another_repository_is_not_a_store(store_path, monkeypa
     code, out, err = run("--store", str(sub), "add", "--key", "k", "--title", "t")
     assert (code, out) == (4, "")
     assert "is not a kyb store" in err
+
+
+def test_a_named_store_is_located_the_same_from_the_kept_locations(tmp_path, monkeypatch):
+    """`--store` / KYB_STORE given as an absolute path: its location is made once per process
+    (locate._given) and equals the one made afresh; a relative one still follows the working directory."""
+    from kyb_cli.core.config import locate as where
+
+    monkeypatch.delenv("KYB_STORE", raising=False)
+    for given in (str(tmp_path / "s"), str(tmp_path) + "//s/./", str(tmp_path / "a" / ".." / "s")):
+        for _ in range(2):
+            assert where.locate(given) == where.StoreLocation(where._absolute(given), "--store")
+        monkeypatch.setenv("KYB_STORE", given)
+        assert where.locate() == where.StoreLocation(where._absolute(given), "KYB_STORE")
+        monkeypatch.delenv("KYB_STORE")
+    for sub in ("one", "two"):
+        (tmp_path / sub).mkdir()
+        monkeypatch.chdir(tmp_path / sub)
+        assert where.locate("rel").where == str(tmp_path / sub / "rel")

@@ -70,3 +70,20 @@ def test_a_field_a_compact_hit_may_leave_out_asked_by_name_brings_the_full_hits(
     rows = json.loads(out.stdout)["hits"]
     assert {h["resolution"] for h in rows if h["key"].startswith("task-")} == {""}
     assert {h["hard"] for h in rows if h["key"].startswith("task-")} == {False}
+
+
+def test_compact_drops_what_the_rule_says_for_every_kind_of_value():
+    """compact's quick test (`not v` first) drops exactly the fields the rule names: unset ("", [], {},
+    null, false) outside COMPACT_KEEPS, never 0, 0.0 or an empty tuple; COMPACT_DROPS always."""
+    from kyb_cli.api._query_op import COMPACT_DROPS, COMPACT_KEEPS, compact
+
+    values = [None, False, True, 0, 0.0, 1, "", "x", [], ["a"], {}, {"a": 1}, (), 2.5]
+    for as_of_event in (False, True):
+        keep = COMPACT_KEEPS + (("effective_at",) if as_of_event else ())
+        drop = [f for f in COMPACT_DROPS if not (as_of_event and f == "effective_at")]
+        for value in values:
+            hit = {name: value for name in (*COMPACT_KEEPS, *COMPACT_DROPS, "status", "due", "extra")}
+            expected = {n: v for n, v in hit.items() if n not in drop and (
+                n in keep or not (v is None or v is False or v == "" or v == [] or v == {}))}
+            compact([hit], as_of_event=as_of_event)
+            assert hit == expected and list(hit) == list(expected), (value, as_of_event)

@@ -108,6 +108,8 @@ def test_without_git_kyb_it_says_none_and_a_linked_or_missing_tasks_holds_none(t
     assert undated.not_undated(root, _keep, _undated) == expected(root) == {}  # a link is never followed
     (root / "tasks").unlink()
     assert undated.not_undated(root, _keep, _undated) == expected(root) == {}  # no tasks/: no task
+    (other / "tasks").rmdir()  # tasks/ is looked for first: none is no task, with or without .git/kyb
+    assert undated.not_undated(other, _keep, _undated) == read_files(other, "tasks", _keep, buckets=True) == {}
 
 
 def test_a_temp_file_of_a_killed_save_goes_on_the_next_save(root, aged):

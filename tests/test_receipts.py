@@ -307,3 +307,38 @@ def test_a_running_door_sees_the_config_key_change_at_its_next_answer(kyb, store
 
     anyio.run(session)
     assert counts[1] == counts[0] and counts[2] == counts[1] + 1, counts
+
+
+def test_the_cached_newest_reads_answer_as_the_log_does(store_path, env):
+    """record() keeps each key's newest read per connection (a door asked the same records again skips
+    the look-up): its warnings are the general path's (changed_since without the cache), reads by
+    other sessions and by another connection (another process) included."""
+    import random
+    import threading
+
+    import apsw
+
+    from kyb_cli.core.index import receipts
+
+    receipts.record(store_path, ("a", "", "w", "cli"), [("k0", "s0", "get")])
+    other = apsw.Connection(receipts.log_path(store_path))  # another process's connection to the same log
+    other.set_busy_timeout(2000)
+    rng = random.Random(7)
+    for step in range(300):
+        who = (rng.choice("ab"), rng.choice(["", "s1", "s2"]), "w", "cli")
+        shown = [(f"k{k}", f"s{rng.randrange(3)}") for k in rng.sample(range(6), 3)]
+        conn = receipts._conn(store_path, create=False)
+        expected = receipts.changed_since(conn, who[0], who[1], shown)  # the file, no cache
+        writer = rng.randrange(10)
+        if writer == 0:  # another connection logs first: the cache must not answer for it
+            with other:
+                other.execute("INSERT INTO reads(at, agent, session, workspace, transport, key, sha, mode) "
+                              "VALUES (?,?,?,?,?,?,?,?)", (float(step), *who, shown[0][0], "s9", "get"))
+            expected = receipts.changed_since(conn, who[0], who[1], shown)
+        elif writer == 1:  # another thread of this server (its own connection)
+            t = threading.Thread(target=receipts.record, args=(store_path, who, [(shown[1][0], "s8", "get")]))
+            t.start()
+            t.join()
+            expected = receipts.changed_since(conn, who[0], who[1], shown)
+        got = receipts.record(store_path, who, [(key, sha, "current") for key, sha in shown], shown=shown)
+        assert got == expected, step

@@ -78,3 +78,21 @@ def test_failure_8_http_mcp_a_body_not_sent_as_json_is_the_usage_refusal_every_r
     assert reply.status_code == 400, reply.text
     body = reply.json()
     assert body["exit_code"] == 2 and body["kind"] == "usage" and "application/json" in body["error"], body
+
+
+def test_bad_text_finds_a_surrogate_as_the_per_character_rule_does():
+    """bad_text asks the UTF-8 encoder (C) instead of testing each character: the same answer for
+    ASCII, other scripts, emoji, NUL and every surrogate, alone or paired, anywhere in the text."""
+    from kyb_cli.mcp.frames import bad_text
+
+    def rule(text: str):
+        if "\x00" in text:
+            return "", "a NUL character"
+        if any("\ud800" <= ch <= "\udfff" for ch in text):
+            return "", "a lone surrogate (not Unicode text)"
+        return None
+
+    texts = ["", "plain", "café", "日本語", "🙂 ok", "a\x00b", "\ud800", "x\udfffy", "\ud83d\ude42", "\ud7ff\ue000",
+             "é\ud800", "\x00\ud800"]
+    for text in texts:
+        assert bad_text(text) == rule(text), repr(text)

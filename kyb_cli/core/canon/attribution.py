@@ -97,7 +97,7 @@ def detect(transport: str = "cli", *, environ: dict[str, str] | None = None) -> 
     agent = _label_var(env, "KYB_AGENT")
     session = _label_var(env, "KYB_SESSION")
     found = None if agent else _agent_of_parent()
-    if not agent and found is None and not os.path.exists("/proc/self"):
+    if not agent and found is None and not _has_proc():
         agent = _agent_from_env_markers(env)  # no /proc (macOS): the agents' own markers
     if not agent:
         if found is not None:
@@ -110,6 +110,15 @@ def detect(transport: str = "cli", *, environ: dict[str, str] | None = None) -> 
         session = _session_from_env(agent, env) or ""
     workspace = _label_var(env, "KYB_WORKSPACE") or _workspace()
     return Attribution(_one_line(agent), _one_line(session), _one_line(workspace), transport)
+
+
+_PROC: list[bool] = []  # whether /proc is there, asked once per process (a stat: ~3 µs of each answer's labels)
+
+
+def _has_proc() -> bool:
+    if not _PROC:
+        _PROC.append(os.path.exists("/proc/self"))
+    return _PROC[0]
 
 
 # Variables some agents set for the commands they run; used only where /proc cannot be walked,

@@ -10,7 +10,7 @@ import os
 from kyb_cli.core.plain import plain
 
 from kyb_cli.core.errors import StoreError
-from kyb_cli.core.known import made_path, pure
+from kyb_cli.core.known import made_path, pure, remember
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -69,12 +69,26 @@ def _absolute(given: str | os.PathLike[str]) -> str:
     return pure(given if given.startswith("/") else os.getcwd() + "/" + given)
 
 
+def _given(given: str | os.PathLike[str], source: str) -> StoreLocation:
+    """The location of a store named by `--store` or KYB_STORE; an absolute path's made once per
+    process (a door locates its store three times per answer: ~2 µs each of normalising)."""
+    if not (isinstance(given, str) and given.startswith("/") and os.sep == "/"):
+        return StoreLocation(_absolute(given), source)  # relative: under the working directory of now
+    found = _GIVEN.get((given, source))
+    if found is None:
+        found = remember(_GIVEN, (given, source), StoreLocation(_absolute(given), source))
+    return found
+
+
+_GIVEN: dict[tuple[str, str], StoreLocation] = {}  # (absolute path as given, source) -> its location (frozen)
+
+
 def locate(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None = None) -> StoreLocation:
     if explicit:
-        return StoreLocation(_absolute(explicit), "--store")
+        return _given(explicit, "--store")
     env = os.environ.get("KYB_STORE")
     if env:
-        return StoreLocation(_absolute(env), "KYB_STORE")
+        return _given(env, "KYB_STORE")
     from pathlib import Path  # a .kyb.toml or the default store: not `--store`'s path
 
     try:

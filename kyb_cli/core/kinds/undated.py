@@ -90,6 +90,10 @@ def _not_undated(root, keep, undated, arming: _Arming) -> dict[str, bytes] | Non
     except OSError:
         return None
     try:
+        try:  # tasks/ first: a store without tasks answers {} after one open (3 opens and closes fewer)
+            tfd = os.open("tasks", _DIR, dir_fd=rfd)
+        except OSError as exc:  # absent or a link: no task (as read_files); else read_files says
+            return {} if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR) else None
         try:
             gfd = os.open(".git", _DIR, dir_fd=rfd)
             try:
@@ -97,12 +101,9 @@ def _not_undated(root, keep, undated, arming: _Arming) -> dict[str, bytes] | Non
             finally:
                 os.close(gfd)
         except OSError:
+            os.close(tfd)
             return None  # no memory to keep: not a store with its index here
         try:
-            try:
-                tfd = os.open("tasks", _DIR, dir_fd=rfd)
-            except OSError as exc:  # absent or a link: no task (as read_files); else read_files says
-                return {} if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR) else None
             try:
                 _arm(os.fspath(root), tfd, keep, arming)
                 kept = _KEPT.get(os.fspath(root)) or (None, *_load(kfd))
