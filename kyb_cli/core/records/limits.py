@@ -75,9 +75,10 @@ def _within(fields) -> bool:
         return False
 
 
-def _has_surrogate(text: str) -> bool:
+def has_lone_surrogate(text: str) -> bool:
     """A code point in U+D800-U+DFFF, the only ones strict UTF-8 refuses: found by the codec in C
-    (a character loop was ~0.1 ms of every /mcp frame the guard walks)."""
+    (a character loop was ~0.1 ms of every /mcp frame the guard walks). The one test of it: JSON
+    values here, the MCP frame guard (mcp/frames.py) too."""
     if text.isascii():
         return False
     try:
@@ -93,7 +94,7 @@ def json_depth(value) -> int:
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, str) and _has_surrogate(item):
+        if isinstance(item, str) and has_lone_surrogate(item):
             raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff): not text kyb can store")
         if isinstance(item, dict):
             stack.extend((k, depth) for k in item)
