@@ -136,7 +136,8 @@ def test_every_api_function_is_either_checked_against_core_or_composed_in_the_ap
                 "deadlines_switched_off", "model_status", "semantic_available", "export_media_type",
                 "history_wait_policy", "history_incomplete", "with_history_flag", "reset_history_state", "keep_warm",
                 "trust_of", "today_arg", "reader_day", "deadlines_block",
-                "preload", "internal_error", "answer_text", "argument_shown", "argument_shown_in", "loads_json", "example", "spelled",
+                "preload", "internal_error", "answer_text", "argument_shown", "argument_shown_in", "loads_json", "has_lone_surrogate",
+                "example", "spelled",
                 "check_arguments", "out_of_bounds", "with_deadlines", "as_error", "handle_dated", "answer",
                 "recall", "recall_hook"}
     functions = {f.__name__ for _area, f in ALL_FUNCTIONS}

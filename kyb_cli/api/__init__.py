@@ -46,7 +46,7 @@ from kyb_cli.core.errors import (  # noqa: F401 - re-exported: the doors catch t
 # The other areas' names, imported when first asked for (`api.write_task`, `from kyb_cli.api import handle`).
 _LAZY = {name: area for area, names in {
     "handlers": "handle handle_dated",
-    "limits": "loads_json",
+    "limits": "has_lone_surrogate loads_json",
     "operations": "COMPACT_DROPS COMPACT_KEEPS check_arguments example out_of_bounds spelled",
     "recalls": "recall recall_hook",
     "records": "add_knowledge edit_text history is_store read retract_knowledge save_edit split_list",

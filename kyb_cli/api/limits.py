@@ -12,3 +12,11 @@ def loads_json(raw: bytes | str) -> Any:
 
     text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     return core(text)
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether `text` holds a code point U+D800-U+DFFF (not Unicode text: it cannot be stored or sent
+    as UTF-8): the core's one test, for the doors' guards."""
+    from kyb_cli.core.records.limits import has_lone_surrogate as core
+
+    return core(text)

@@ -25,7 +25,7 @@ import os
 from contextlib import asynccontextmanager
 from typing import Any, Callable
 
-from kyb_cli.core.records.limits import has_lone_surrogate
+from kyb_cli.api.limits import has_lone_surrogate
 
 _NO_ID = object()
 
