@@ -107,20 +107,14 @@ def _first_at(text: str, stem: str) -> int:
 def _held(text: str, stems: list[str]) -> dict[str, int]:
     """The stems of `stems` that some token of `text` (lower case) has (`_stem(token)`), each with
     where its first such token starts (`_first_at`): a full-length stem starts a token, a shorter one
-    is a whole token. Found with str.find (tokens are runs of
-    alphanumerics, `[^\\W_]`, which is what str.isalnum tells), not by splitting every token out
-    (a regex's findall of the tokens of a 1.2 kB runbook was ~50 us, these finds ~5). _first_at's
-    loop inlined: ~150 calls an answer of 10 hits were a third of the snippets' cost (issue 38)."""
+    is a whole token. Found with str.find (tokens are runs of alphanumerics, `[^\\W_]`, which is what
+    str.isalnum tells), not by splitting every token out (a regex's findall of the tokens of a 1.2 kB
+    runbook was ~50 us, these finds ~5)."""
     out = {}
-    end = len(text)
     for stem in stems:
-        n = len(stem)
-        i = text.find(stem)
-        while i >= 0:
-            if (i == 0 or not text[i - 1].isalnum()) and (n >= STEM or i + n == end or not text[i + n].isalnum()):
-                out[stem] = i
-                break
-            i = text.find(stem, i + 1)
+        i = _first_at(text, stem)
+        if i >= 0:
+            out[stem] = i
     return out
 
 
