@@ -317,11 +317,10 @@ def _unmeasured(conn, lex: dict, sem: dict, side) -> set:
 
 def _candidates(mode: str, ranked, side) -> tuple[dict, dict]:
     """Each side's candidates by identity: lexical (vid, hit) and semantic Near, in rank order."""
-    history = mode == "history"  # _ident, inline: ~60 candidates an answer
-    lex = {vid if history else hit["key"]: (vid, hit) for vid, hit in ranked}
+    lex = {_ident(mode, vid, hit["key"]): (vid, hit) for vid, hit in ranked}
     sem: dict = {}
     for near in side.ranked if side is not None else []:
-        sem.setdefault(near.vid if history else near.key, near)
+        sem.setdefault(_ident(mode, near.vid, near.key), near)
     return lex, sem
 
 
@@ -374,8 +373,7 @@ def _fused_order(conn, mode: str, lex: dict, sem: dict, side, cover: dict, first
     from kyb_cli.core.search.semantic import meaning_of
 
     tie = {i: (h["key"], -v) for i, (v, h) in lex.items()}
-    history = mode == "history"  # _ident, inline: ~40 candidates
-    tie.update({n.vid if history else n.key: (n.key, -n.vid) for n in sem.values()})
+    tie.update({_ident(mode, n.vid, n.key): (n.key, -n.vid) for n in sem.values()})
     score = {i: n.meaning for i, n in sem.items()}
     outside = {v: i for i, (v, _h) in lex.items() if i not in sem}
     if outside and side.meanings is not None:  # both vector sides, fused (search/route.py)
