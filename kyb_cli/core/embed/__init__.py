@@ -87,6 +87,11 @@ def resident(on: bool = True) -> None:
 
     global _RESIDENT
     _RESIDENT = on and not env_off("KYB_EMBED_RESIDENT")
+    if _RESIDENT:  # its new question vectors wait in memory (_write_later): the exit writes what is left
+        import atexit
+
+        atexit.unregister(write_pending)  # once, however often a door says so
+        atexit.register(write_pending)
 
 
 def is_resident() -> bool:
@@ -285,19 +290,7 @@ def _write_later(cache, made: list[tuple[str, str, bytes]]) -> None:
     is left. A door killed outright loses them: a later question pays an embedding."""
     if not _PENDING:
         _SINCE[0] = time.monotonic()
-        _at_exit()
     _PENDING.append((cache, made))
-
-
-def _at_exit() -> None:
-    if not _EXIT_HOOKED:
-        import atexit
-
-        atexit.register(write_pending)
-        globals()["_EXIT_HOOKED"] = True
-
-
-_EXIT_HOOKED = False
 
 
 def _pending_hit(fp: str, key: str) -> bytes | None:
