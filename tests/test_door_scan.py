@@ -85,3 +85,18 @@ def test_no_columns_for_odd_vectors_the_sql_scans():
     rows = [(1, "current", 0, b"\0" * 16), (2, "current", 0, b"\0" * 8)]
     assert door_scan._columns(rows) == (None, None, None)
     assert door_scan._columns([(1, "current", 0, None)]) == (None, None, None)
+
+
+def test_run_firsts_marks_where_each_run_of_equal_values_starts():
+    """door_scan.run_firsts, the one "first of each run" every door ranking reads (a copy's versions,
+    the first of tied passages, a slice's versions), against numpy's own spelling of it."""
+    import numpy as np
+
+    from kyb_cli.core.search.door_scan import run_firsts
+
+    rng = np.random.RandomState(3)
+    for values in [np.zeros(0, dtype=np.int64), np.array([7]), np.array([1, 1, 2, 3, 3, 3, 9]),
+                   *(np.sort(rng.randint(0, 6, n)) for n in range(1, 40))]:
+        want = np.r_[True, values[1:] != values[:-1]] if len(values) else np.zeros(0, dtype=bool)
+        got = run_firsts(values)
+        assert got.dtype == bool and got.tolist() == want.tolist()

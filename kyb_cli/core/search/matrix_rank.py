@@ -28,6 +28,8 @@ def by_product(known, qvec: bytes, best: float):
     (door_scan.prime: a model's thread)."""
     import numpy as np
 
+    from kyb_cli.core.search.door_scan import run_firsts
+
     uniq, (bonus, penalty, (rows, at, group, versions)), sub, starts, _group, _count, states, *_rest = known[1]
     adj = product(sub, qvec)  # a new float64 array: added to in place
     adj += bonus
@@ -41,7 +43,7 @@ def by_product(known, qvec: bytes, best: float):
         several = adj[rows]
         m1 = np.maximum.reduceat(several, at)
         best_at = np.flatnonzero(several == m1[group])
-        best_at = best_at[np.r_[True, group[best_at][1:] != group[best_at][:-1]]]  # one per version
+        best_at = best_at[run_firsts(group[best_at])]  # one per version
         several[best_at] = -np.inf
         a1[versions], a2[versions] = m1, np.maximum.reduceat(several, at)
     return uniq, a1 * best + a2 * (1 - best) - penalty, states, known[1]

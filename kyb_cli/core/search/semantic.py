@@ -246,6 +246,7 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
     import numpy as np
 
     from kyb_cli.core.index.vectors import conn_memo
+    from kyb_cli.core.search.door_scan import run_firsts
 
     with_, where, params = s.sql()
     key = ("passages", fp, with_, where, repr(sorted(params.items())), require, exclude)
@@ -260,7 +261,7 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
                              f"JOIN vtext t ON t.version_id = c.vid WHERE 1{where}", params).fetchall()
         picked = sorted((vid, part, rows[sha]) for vid, _st, part, sha in found if sha in rows)
         vid, part, at = (np.array([p[i] for p in picked], dtype=np.int64) for i in range(3))
-        new = np.r_[True, vid[1:] != vid[:-1]] if len(vid) else np.zeros(0, dtype=bool)  # a version's first row
+        new = run_firsts(vid)  # a version's first row
         starts, group = np.flatnonzero(new), np.cumsum(new) - 1
         sub = np.ascontiguousarray(matrix[at]) if len(at) else np.zeros((0, matrix.shape[1]), dtype="<f4")
         count = np.diff(np.r_[starts, len(vid)])
