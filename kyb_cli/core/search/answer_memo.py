@@ -1,7 +1,7 @@
 """One answer's vector scans, kept while it is made (search/semantic.py reads and fills them).
 
 Per thread: a door answers several questions at once, each on its own thread. Moved out of
-semantic.py (its 500 lines), with the state an answer pins (`pinned`).
+semantic.py (its 500 lines); the index state an answer pins is index/kept_state.py's `pinned`.
 """
 
 from __future__ import annotations
