@@ -13,7 +13,8 @@ from kyb_cli.core.search import matrix_rank, semantic
 
 def _every_version(known, qvec: bytes):
     """The reduction as it was: every version's best and second best passage by reduceat."""
-    uniq, (bonus, penalty, _multi), sub, starts, group, count, *_rest = known[1]
+    kept = known[1]
+    (bonus, penalty, _multi), sub, starts, group, count = kept.fixed, kept.sub, kept.starts, kept.group, kept.count
     adj = semantic._product(sub, qvec)
     adj += bonus
     a1 = np.maximum.reduceat(adj, starts)
@@ -38,7 +39,7 @@ def _known(rng, counts: list[int]):
     starts, group = np.flatnonzero(new), np.cumsum(new) - 1
     fixed = ((part == 0) * semantic.FIRST_PASSAGE_BONUS, semantic.LENGTH_PENALTY * np.log(count),
              matrix_rank.several(starts, count))
-    return ("state", (vid[starts], fixed, sub, starts, group, count, {}, part, {}, {}))
+    return ("state", matrix_rank.SliceArrays(vid[starts], fixed, sub, starts, group, count, {}, part, {}, ()))
 
 
 @pytest.mark.parametrize("counts", [[1], [2], [1, 1, 1], [3, 1, 2, 1, 1, 4], "random"])

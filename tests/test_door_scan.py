@@ -100,3 +100,19 @@ def test_run_firsts_marks_where_each_run_of_equal_values_starts():
         want = np.r_[True, values[1:] != values[:-1]] if len(values) else np.zeros(0, dtype=bool)
         got = run_firsts(values)
         assert got.dtype == bool and got.tolist() == want.tolist()
+
+
+def test_run_lengths_counts_each_run_from_where_it_starts():
+    """door_scan.run_lengths, the one "length of each run" of a copy's and a slice's versions, against
+    numpy's own spelling of it (np.diff of the starts and the end)."""
+    import numpy as np
+
+    from kyb_cli.core.search.door_scan import run_firsts, run_lengths
+
+    rng = np.random.RandomState(5)
+    for values in [np.zeros(0, dtype=np.int64), np.array([7]), np.array([1, 1, 2, 3, 3, 3, 9]),
+                   *(np.sort(rng.randint(0, 6, n)) for n in range(1, 40))]:
+        starts = np.flatnonzero(run_firsts(values))
+        got = run_lengths(starts, len(values))
+        assert got.tolist() == np.diff(np.r_[starts, len(values)]).tolist()
+        assert got.sum() == len(values)

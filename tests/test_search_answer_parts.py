@@ -1,4 +1,4 @@
-"""search/answer_parts.one_read: an answer's index reads in one read transaction, never ending a
+"""index/kept_state.one_read: an answer's index reads in one read transaction, never ending a
 transaction it did not begin, ended when the block raises too; the answers are the same."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import apsw
 import pytest
 
-from kyb_cli.core.search.answer_parts import one_read
+from kyb_cli.core.index.kept_state import one_read
 
 
 def test_one_read_holds_one_transaction_and_leaves_a_callers_alone():

@@ -1,5 +1,6 @@
 """What a long-lived door keeps per index connection and state: the state (`db_state`), the memo
-(`conn_memo`, `per_state`), and one answer's state read once (`pinned`). Moved out of vectors.py
+(`conn_memo`, `per_state`), one answer's state read once (`pinned`) and its reads in one read
+transaction (`one_read`). Moved out of vectors.py
 (its 500 lines); vectors.py still names them for its readers.
 """
 
@@ -68,3 +69,31 @@ def pinned(conn):
 def unpinned() -> None:
     """db_state reads the connection again (the end of `pinned`)."""
     _PIN.at = None
+
+
+class one_read:
+    """`with one_read(conn):` the statements inside read in one transaction, when the connection is
+    not in one already. The index is in rollback-journal mode: each statement outside a transaction
+    takes and drops the file's shared lock and checks for a hot journal (~11 us a statement against
+    ~1.3 inside one, 108 runbooks), and a new question's grading reads ~15 (word counts, rows, the
+    newest id): issue 38. Read only, so the end is a COMMIT whether or not the block raised."""
+
+    __slots__ = ("conn", "began")
+
+    def __init__(self, conn) -> None:
+        self.conn, self.began = conn, False
+
+    def __enter__(self) -> None:
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            self.began = True
+
+    def __exit__(self, kind, *_raised) -> None:
+        if not self.began:
+            return
+        self.began = False
+        try:
+            self.conn.execute("COMMIT")
+        except Exception:  # noqa: BLE001 - a damaged index's first error is the one to heal by
+            if kind is None:
+                raise

@@ -1,37 +1,9 @@
-"""An answer's last steps after fusion (search/pipeline.py's `_answer` and `_response`): its index
-reads in one read transaction, the hits graded once kept, their snippets cut from their bodies,
-their `explain`. Pure but for the transaction: no model, no numpy.
+"""An answer's last steps after fusion (search/pipeline.py's `_answer` and `_response`): the hits
+graded once kept, their snippets cut from their bodies, their `explain`. Pure: no index, no model,
+no numpy (their reads run in one transaction: index/kept_state.one_read).
 """
 
 from __future__ import annotations
-
-
-class one_read:
-    """`with one_read(conn):` the statements inside read in one transaction, when the connection is
-    not in one already. The index is in rollback-journal mode: each statement outside a transaction
-    takes and drops the file's shared lock and checks for a hot journal (~11 us a statement against
-    ~1.3 inside one, 108 runbooks), and a new question's grading reads ~15 (word counts, rows, the
-    newest id): issue 38. Read only, so the end is a COMMIT whether or not the block raised."""
-
-    __slots__ = ("conn", "began")
-
-    def __init__(self, conn) -> None:
-        self.conn, self.began = conn, False
-
-    def __enter__(self) -> None:
-        if not self.conn.in_transaction:
-            self.conn.execute("BEGIN")
-            self.began = True
-
-    def __exit__(self, kind, *_raised) -> None:
-        if not self.began:
-            return
-        self.began = False
-        try:
-            self.conn.execute("COMMIT")
-        except Exception:  # noqa: BLE001 - a damaged index's first error is the one to heal by
-            if kind is None:
-                raise
 
 
 class Ungraded(list):

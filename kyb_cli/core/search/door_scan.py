@@ -45,7 +45,7 @@ class Copy:
         new = run_firsts(vid)
         self.starts = np.flatnonzero(new)
         self.group = np.cumsum(new) - 1
-        count = np.diff(np.r_[self.starts, len(vid)])
+        count = run_lengths(self.starts, len(vid))
         self.multi = count > 1
         self.vids = vid[self.starts].tolist()
         self.states = [rows[i][1] for i in self.starts.tolist()]
@@ -152,6 +152,16 @@ def run_firsts(values):
     first[:1] = True
     np.not_equal(values[1:], values[:-1], out=first[1:])
     return first
+
+
+def run_lengths(starts, n: int):
+    """Each run's length, from where each run starts (run_firsts' flatnonzero) among `n` values."""
+    import numpy as np
+
+    count = np.empty(len(starts), dtype=np.int64)
+    np.subtract(starts[1:], starts[:-1], out=count[:-1])
+    count[-1:] = n - starts[-1:]
+    return count
 
 
 def copy_of(conn, fp: str, s) -> Copy:

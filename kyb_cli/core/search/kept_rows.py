@@ -6,8 +6,7 @@ from the index again (a join of `vtext` and `vectors`, each blob on its overflow
 than the scoring: 10k keys, ~1.5 ms an answer. The kept rows are the index's blobs byte for byte
 (float32 little-endian, read as they are), so binding them to the same sqlite-vec functions in one
 statement gives the same numbers. `kept`: semantic._approximate's arrays of the slice
-(vids, first-passage flags, rows, starts, groups, counts, states, parts, keys asked so far, and
-matrix_rank.rows_by_version's look-ups), sorted by version.
+(matrix_rank.SliceArrays), sorted by version.
 """
 
 from __future__ import annotations
@@ -21,14 +20,14 @@ _CENTRED = centred_cosine_sql("column1", "?", "?")  # the centre, then the centr
 
 def holding(kept: tuple, vids: list[int]) -> list[int]:
     """The versions among `vids` the kept slice holds (each with all its passages that have a vector)."""
-    at = kept[9][0]
+    at = kept.by_version[0]
     return [v for v in vids if v in at]
 
 
 def cosines(conn, qvec: bytes, vids: list[int], kept: tuple) -> dict[int, list] | None:
     """{vid: [(part, cosine)]} of every passage of `vids` (all held: holding()), in part order,
     by sqlite-vec on `conn` (any connection with it loaded); None past BOUND_MAX passages."""
-    sub, (at, starts, count, parts) = kept[2], kept[9]
+    sub, (at, starts, count, parts) = kept.sub, kept.by_version
     rows = []
     for vid in vids:
         g = at[vid]
@@ -46,7 +45,7 @@ def cosines(conn, qvec: bytes, vids: list[int], kept: tuple) -> dict[int, list] 
 
 def calibrated(conn, centre: tuple[bytes, bytes], picks: list[tuple[int, int]], kept: tuple) -> dict:
     """semantic._calibrated of (vid, part) passages the kept slice holds: {vid: centred cosine}."""
-    sub, (at, starts, count, parts) = kept[2], kept[9]
+    sub, (at, starts, count, parts) = kept.sub, kept.by_version
     bound, marks = [centre[1], centre[0]], []
     for vid, part in picks:
         g = at.get(vid)

@@ -29,9 +29,9 @@ def lexical(conn, text: str, *, mode: str = "current", as_of: int | None = None,
     """Ranked (version_id, hit) pairs for one question; an empty or wordless text lists newest first.
     `plan`: the text's syntax.query_plan when the caller has it already (parsed once per question).
     `later`: each hit a Later (its key and score only), shaped by the caller once kept. Its reads
-    (a new word's postings, the state, the ranking) run in one read transaction (answer_parts.one_read:
+    (a new word's postings, the state, the ranking) run in one read transaction (index/kept_state.one_read:
     ~11 us a statement saved, ~6 statements of a new question in a door)."""
-    from kyb_cli.core.search.answer_parts import one_read
+    from kyb_cli.core.index.kept_state import one_read
 
     with one_read(conn):
         return _lexical(conn, text, mode, as_of, window, filters, limit, recent, as_of_event, plan, later)

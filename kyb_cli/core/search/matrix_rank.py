@@ -10,6 +10,24 @@ kept arrays are made with for it. numpy only, imported when called (a door holds
 from __future__ import annotations
 
 
+class SliceArrays:
+    """A large slice's kept arrays (semantic._approximate, per model and index state), sorted by
+    version: `versions` (each version's id), `fixed` (each passage's first-passage bonus, each
+    version's length penalty, `several` of the versions of more than one passage), `sub` (each
+    passage's row of the model's matrix), `starts`/`group`/`count` (each version's first passage,
+    each passage's version, each version's passages), `states` ({vid: state}), `parts` (each
+    passage's part), `keys` ({vid: key} asked so far: semantic._kept_keys fills it) and `by_version`
+    (rows_by_version's look-ups, for kept_rows). Read only once made, but for `keys`."""
+
+    __slots__ = ("versions", "fixed", "sub", "starts", "group", "count", "states", "parts", "keys", "by_version")
+
+    def __init__(self, versions, fixed, sub, starts, group, count, states: dict, parts, keys: dict,
+                 by_version: tuple) -> None:
+        self.versions, self.fixed, self.sub = versions, fixed, sub
+        self.starts, self.group, self.count = starts, group, count
+        self.states, self.parts, self.keys, self.by_version = states, parts, keys, by_version
+
+
 def product(sub, qvec: bytes):
     """Each passage's dot with the question (float64): BLAS on one thread (door_scan.blas_one_thread),
     else numpy's own loop (einsum), never BLAS on its threads, which spin on the cores the models need
@@ -30,8 +48,10 @@ def by_product(known, qvec: bytes, best: float):
 
     from kyb_cli.core.search.door_scan import run_firsts
 
-    uniq, (bonus, penalty, (rows, at, group, versions)), sub, starts, _group, _count, states, *_rest = known[1]
-    adj = product(sub, qvec)  # a new float64 array: added to in place
+    kept = known[1]
+    bonus, penalty, (rows, at, group, versions) = kept.fixed
+    starts = kept.starts
+    adj = product(kept.sub, qvec)  # a new float64 array: added to in place
     adj += bonus
     # Each version's best passage and second best (one passage: itself), reduced over the versions
     # of several passages alone: the same maxima of the same doubles (tests/test_by_product.py).
@@ -46,7 +66,7 @@ def by_product(known, qvec: bytes, best: float):
         best_at = best_at[run_firsts(group[best_at])]  # one per version
         several[best_at] = -np.inf
         a1[versions], a2[versions] = m1, np.maximum.reduceat(several, at)
-    return uniq, a1 * best + a2 * (1 - best) - penalty, states, known[1]
+    return kept.versions, a1 * best + a2 * (1 - best) - penalty, kept.states, kept
 
 
 def several(starts, count):

@@ -269,7 +269,7 @@ def _answer(conn, mode: str, text: str, parsed, plan, ranked: list[tuple[int, di
     A lexical hit is reused; a semantic-only one is read from the index (it already passed the same
     slice, filters and operators). `score` is the cosine when the hit has one, else BM25 (as rule "hybrid fusion").
     """
-    from kyb_cli.core.search.answer_parts import one_read
+    from kyb_cli.core.index.kept_state import one_read
 
     with one_read(conn):  # its ~15 index reads in one transaction (~10 us a statement saved)
         return _answered(conn, mode, text, parsed, plan, ranked, side, explain, order_by, head)

@@ -21,7 +21,7 @@ from kyb_cli.core.plain import plain
 from kyb_cli.core.search import few_vectors
 from kyb_cli.core.search.matrix_rank import by_product, held_at as _held_at
 from kyb_cli.core.search.matrix_rank import product as _product  # noqa: F401 (the tests')
-from kyb_cli.core.search.matrix_rank import rows_by_version as _rows_by_version, several as _multi
+from kyb_cli.core.search.matrix_rank import SliceArrays, rows_by_version as _rows_by_version, several as _multi
 from kyb_cli.core.search.answer_memo import answer_memo as _answer_memo, approx as _approx
 from kyb_cli.core.search.answer_memo import begin_answer, kept_slices as _kept_slices  # noqa: F401 (begin_answer: the pipeline's)
 
@@ -130,7 +130,7 @@ def _kept_keys(conn, fp: str, vids: list[int]) -> dict[int, str]:
     kept = _kept_slices().get((*_db_state(conn), fp))
     if kept is None:
         return _keys(conn, vids)
-    known = kept[8]
+    known = kept.keys
     missing = [v for v in vids if v not in known]
     if missing:
         known.update(_keys(conn, missing))  # one dict, several answering threads: update() is atomic
@@ -246,7 +246,7 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
     import numpy as np
 
     from kyb_cli.core.index.vectors import conn_memo
-    from kyb_cli.core.search.door_scan import run_firsts
+    from kyb_cli.core.search.door_scan import run_firsts, run_lengths
 
     with_, where, params = s.sql()
     key = ("passages", fp, with_, where, repr(sorted(params.items())), require, exclude)
@@ -264,14 +264,14 @@ def _approximate(conn, qvec: bytes, fp: str, s: Slice, require, exclude):
         new = run_firsts(vid)  # a version's first row
         starts, group = np.flatnonzero(new), np.cumsum(new) - 1
         sub = np.ascontiguousarray(matrix[at]) if len(at) else np.zeros((0, matrix.shape[1]), dtype="<f4")
-        count = np.diff(np.r_[starts, len(vid)])
+        count = run_lengths(starts, len(vid))
         # the state's constants, made once, not per question: each passage's first-passage bonus and
         # each version's length penalty (the same float64 arrays the per-question lines made)
         fixed = ((part == 0) * FIRST_PASSAGE_BONUS, LENGTH_PENALTY * np.log(count), _multi(starts, count))
-        known = memo[key] = (state, (vid[starts], fixed, sub, starts, group,
-                                     count, {v: st for v, st, _p, _s in found}, part,
-                                     {}, _rows_by_version(vid[starts], starts, count, part)))  # {}: _kept_keys
-    uniq, states = known[1][0], known[1][6]
+        known = memo[key] = (state, SliceArrays(vid[starts], fixed, sub, starts, group, count,
+                                                {v: st for v, st, _p, _s in found}, part, {},
+                                                _rows_by_version(vid[starts], starts, count, part)))
+    uniq, states = known[1].versions, known[1].states
     if not len(uniq):
         return uniq, np.zeros(0), states, known[1]
     kept = _approx()
