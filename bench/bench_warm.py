@@ -28,7 +28,8 @@ runs (with a helper, they were the helper's CPU, outside this figure); its two m
 side on two threads, so a hybrid call's CPU is its wall plus the shorter model's run. Targets
 (issue 27): lexical <= 3 ms, hybrid <= 15 ms at 108 runbooks, <= 2x that at 10k keys; CLI <= 4x.
 First it prints the models' floor: the same hybrid texts embedded in-process by the models alone,
-side by side as a door runs them (model_floor), and at the end each door's hybrid p50 above it.
+side by side as a door runs them (model_floor), and at the end the floor again (a shared host's
+speed moves within a run) and each door's hybrid p50 above the first.
 The doors run with KYB_DEADLINES=off unless --deadlines: a user's doors add the deadlines block to
 every query answer (~1.8 ms at 10k keys, docs/BENCHMARKS.md), the CLI part always has it on.
 """
@@ -479,7 +480,13 @@ def main() -> None:
                   f" {c['bytes_full']} with --full", flush=True)
         result[name] = row
     if "warm" not in a.skip and not a.bytes_only:
+        # the floor again, once the doors are done: the same machine can run the same work ~30% slower
+        # a few minutes later (a shared host: 2026-12-07, three runs at load < 1, a hybrid call's server
+        # CPU 19.9 ms in one and 27.3 in the next); a floor that moved says the run's figures did too
+        after = result["models' floor after"] = model_floor(env, max(a.runs, 30), f"{os.getpid()}-after-")
         floor_ms = result["models' floor"]["both_ms"]
+        print(f"models' floor after the doors: side by side p50 {after['both_ms']:6.2f} ms (before {floor_ms:.2f})",
+              flush=True)
         for name in stores:
             print(f"{name:14s} hybrid p50 above the models' floor: " + ", ".join(
                 f"{door} {r['hybrid_ms'] - floor_ms:+.2f} ms" for door, r in result[name]["warm"].items()))
