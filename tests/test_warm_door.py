@@ -1,6 +1,6 @@
 """What a long-lived door keeps warm (index connections, core/index/warm.py) never answers stale:
-a write from another process, a `git pull`, a `kyb sync`, a rebuilt or deleted index, a model change and a
-config change are all
+a write from another process, a `git pull`, a `kyb sync`, a rebuilt or deleted index, a model import, a
+model change and a config change are all
 seen by the very next answer. In-process through the porcelain, as `kyb mcp` and `kyb serve` run it."""
 
 from __future__ import annotations
@@ -257,3 +257,23 @@ def test_config_change_is_seen_by_the_next_warm_answer(store_path, tmp_path, tin
     config.write_text(f'model = "{tmp_path / "no-model-here"}"\n', encoding="utf-8")
     _p, after = api.query(store_path, "checkout service")
     assert not after["semantic"] and after["semantic_off"]
+
+
+def test_model_import_is_seen_by_the_next_warm_answer(store_path, tiny_dir, monkeypatch, warm_door):
+    """Issue 38: a door that answered without a model answers by meaning once `kyb model import`
+    (api.model_import, another process's or its own) put one in the default place."""
+    from kyb_cli.core import embed
+
+    monkeypatch.delenv("KYB_MODEL", raising=False)
+    monkeypatch.delenv("KYB_MODEL_EN", raising=False)
+    monkeypatch.setenv("KYB_EMBED_HELPER", "0")
+    embed._EMBEDDERS.clear()
+    put(store_path, "svc", "Svc", "checkout service port 8080", T0)
+    _p, before = api.query(store_path, "checkout service")
+    assert not before["semantic"] and before["semantic_off"]
+    api.model_import(tiny_dir)
+    _p, after = api.query(store_path, "checkout service")
+    assert after["semantic"] and after["pending_vectors"] == 1  # the new model's vector of `svc`: not made yet
+    api.embed_all(store_path)
+    _p, done = api.query(store_path, "checkout service")
+    assert done["semantic"] and not done.get("pending_vectors") and [h["key"] for h in done["hits"]] == ["svc"]
