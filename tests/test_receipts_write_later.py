@@ -150,3 +150,29 @@ def test_a_door_warns_as_the_inline_log_does_on_a_random_sequence(tmp_path, monk
         assert {k: v for k, v in got.items() if k not in raced} == {k: v for k, v in want.items() if k not in raced}, step
     assert sum(1 for want, _ in inline if want) > 20  # the sequence does warn
     assert sum(1 for got, raced in deferred for k in got if k not in raced) > 20  # most compared in full
+
+
+def test_a_kyb_mcp_process_leaves_its_reads_in_the_log_when_it_ends(kyb, store_path, monkeypatch):
+    """A real `kyb mcp` on stdio: its answers' rows are written after them, and all of them by the
+    time the process has ended (the client closed its end); the next process reads them."""
+    pytest.importorskip("mcp")
+    import json
+
+    monkeypatch.delenv("KYB_READS", raising=False)
+    res = kyb("add", "--key", "pager-duty", "--title", "Pager duty", "--body", "who holds the pager")
+    assert res.code == 0, res.stderr
+    frames = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+              {"jsonrpc": "2.0", "method": "notifications/initialized"},
+              {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get", "arguments": {"key": "pager-duty"}}},
+              {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "query", "arguments": {"text": "pager", "semantic": False}}}]
+    env = {k: v for k, v in os.environ.items() if k not in ("KYB_STORE", "KYB_MCP_SDK")} | {
+        "KYB_DEADLINES": "off", "KYB_AGENT": "door-agent"}
+    proc = subprocess.run([sys.executable, "-m", "kyb_cli", "mcp", "--store", str(store_path)],
+                          input=b"".join(json.dumps(f).encode() + b"\n" for f in frames),
+                          capture_output=True, env=env, timeout=120)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stdout.splitlines()) == 3
+    assert [(agent, key, mode) for agent, key, _sha, mode in _in_file(str(store_path))] == [
+        ("door-agent", "pager-duty", "get"), ("door-agent", "pager-duty", "current")]
