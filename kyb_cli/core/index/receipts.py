@@ -284,6 +284,7 @@ def write_pending() -> None:
 
 
 def _write(conn, entries: list) -> None:
+    """The kept answers' rows inserted in one transaction on `conn`, its cache told (as record inline)."""
     conn.execute("BEGIN IMMEDIATE")
     due = [False, False]
     try:
@@ -420,9 +421,9 @@ def reads(store_path: Path, key: str, *, agent: str = "", session: str = "", sin
           until: float | None = None, limit: int = 100) -> tuple[list[dict], dict[str, int]]:
     """The reads (newest first, at most `limit`) and the count per agent, under the filters."""
     where, args = _where(agent, session, since, until, key)
-    rows = [dict(zip((*COLUMNS, "key", "sha", "mode"), row)) for row in _fetch(store_path,
-            f"SELECT at, agent, session, workspace, transport, key, sha, mode FROM reads{where} ORDER BY id DESC LIMIT ?",
-            [*args, limit])]
+    found = _fetch(store_path, "SELECT at, agent, session, workspace, transport, key, sha, mode "
+                   f"FROM reads{where} ORDER BY id DESC LIMIT ?", [*args, limit])
+    rows = [dict(zip((*COLUMNS, "key", "sha", "mode"), row)) for row in found]
     counts = dict(_fetch(store_path, f"SELECT agent, count(*) FROM reads{where} GROUP BY agent ORDER BY count(*) DESC",
                          args))
     return rows, counts
