@@ -136,6 +136,8 @@ def _run(store: str, deferred: bool, monkeypatch) -> list[tuple[dict, set]]:
             t.join()
         elif event == 2:  # the writer thread's turn
             receipts.write_pending()
+        elif event == 3:  # a reader of the log in this process (`kyb reads` through the door): written first
+            receipts.reads(store, shown[2][0], limit=1)
         got = receipts.record(store, who, [(key, sha, "current") for key, sha in shown], shown=shown)
         out.append(({k: v[0] for k, v in got.items()}, set(raced)))
     receipts.write_pending()
