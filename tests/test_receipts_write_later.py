@@ -72,6 +72,20 @@ def test_an_unwritten_read_warns_the_next_answer_as_a_written_one(door, tmp_path
     assert _in_file(store) == []
 
 
+def test_the_write_keeps_the_answering_connections_cache_of_newest_reads(door, tmp_path, monkeypatch):
+    """The rows are written on the connection of the thread that answered: its own commit leaves its
+    data_version, so the next answer still skips the look-up (_LAST), told of the rows written."""
+    monkeypatch.setattr(receipts, "WRITE_AFTER_S", 60.0)
+    store = _store(tmp_path, "s")
+    receipts.record(store, WHO, [("k", "a", "get")], shown=[("k", "a")])
+    conn = receipts._conn(store, create=False)
+    kept = receipts._known(conn)
+    assert kept[("agent-a", "")] == {"k": None}  # looked up before this answer's row
+    receipts.write_pending()
+    assert receipts._known(conn) is kept and kept[("agent-a", "")]["k"][0] == "a"
+    assert receipts.record(store, WHO, [("k", "b", "get")], shown=[("k", "b")])["k"][0] == "a"
+
+
 def test_the_writer_thread_writes_several_answers_in_one_commit(door, tmp_path, monkeypatch):
     monkeypatch.setattr(receipts, "WRITE_AFTER_S", 0.3)
     commits = []
