@@ -8,7 +8,8 @@ makes a new inode: the old connection is closed, never read again). Its `meta` i
 every take, so the caller still compares the indexed head with HEAD and catches up a write from
 another process, a `git pull` or a sync before it answers; SQLite itself sees every committed change
 of the file at the start of each read. Without `keep()` (a one-shot CLI process) every release closes. `keep()` also makes the process hold
-its embedding models itself (embed.resident): no hop to the helper per question.
+its embedding models itself (embed.resident): no hop to the helper per question, and writes its
+read log after its answers (receipts.resident).
 A connection is used by one thread at a time: `take` hands it out, `release` gives it back.
 """
 
@@ -38,6 +39,9 @@ def keep(on: bool = True) -> None:
     from kyb_cli.core import embed
 
     embed.resident(on)  # its questions are embedded by models it holds, not through the helper
+    from kyb_cli.core.index import receipts
+
+    receipts.resident(on)  # its reads are logged after its answers (the exit writes what is left)
     if not on:
         clear()
 
