@@ -149,3 +149,46 @@ def test_a_get_without_body_headers_reaches_the_app_with_the_clients_own_receive
     assert seen == [{"type": "http.request", "body": b"", "more_body": False}] * 3
     lines = [json.loads(line) for line in (tmp_path / "kyb" / "audit.jsonl").read_text().splitlines()]
     assert [(r["method"], r["path"], r["status"]) for r in lines] == [("GET", "/x", 200)] * 3
+
+
+class _Wire:
+    """A transport that records each write (one write is one send on a real socket)."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data) -> None:
+        self.writes.append(bytes(data))
+
+    def close(self) -> None:
+        self.closed = True
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def get_extra_info(self, name, default=None):
+        return default
+
+
+def test_a_responses_head_goes_out_with_its_body_in_one_write():
+    from kyb_cli.serve.run import HeadWithBody
+
+    async def run():
+        wire = _Wire()
+        t = HeadWithBody(wire)
+        head = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"
+        t.write(head)
+        assert wire.writes == [] and t.get_write_buffer_size() == len(head)
+        t.write(b"{}")
+        assert wire.writes == [head + b"{}"]
+        t.write(b"HTTP/1.1 100 Continue\r\n\r\n")  # a head with no body at once: sent when the step ends
+        await asyncio.sleep(0)
+        assert wire.writes[-1] == b"HTTP/1.1 100 Continue\r\n\r\n"
+        t.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+        t.close()  # a close sends what is held first
+        assert wire.writes[-1] == b"HTTP/1.1 204 No Content\r\n\r\n" and wire.closed
+        t.write(b"body only")
+        assert wire.writes[-1] == b"body only" and t.get_extra_info("peername", "x") == "x"
+
+    asyncio.run(run())
