@@ -108,7 +108,8 @@ def one_write_protocol():
 class HeadWithBody:
     """A transport that holds a response's head (`HTTP/1.1 …\\r\\n\\r\\n`) until the next write, which
     it goes out with, or until the event loop's step ends (a head whose body is not sent at once:
-    `100 Continue`, a stream). Bytes and their order are the same; any other write passes through."""
+    `100 Continue`, a stream); anything else done to the transport sends the held head first. Bytes and
+    their order are the same; any other write passes through."""
 
     __slots__ = ("_transport", "_head")
 
@@ -141,13 +142,11 @@ class HeadWithBody:
         self.flush()
         self._transport.write_eof()
 
-    def writelines(self, lines) -> None:
-        self.write(b"".join(lines))
-
     def get_write_buffer_size(self) -> int:
         return self._transport.get_write_buffer_size() + len(self._head)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str):  # anything else (writelines, pause_reading, …) after the held head
+        self.flush()
         return getattr(self._transport, name)
 
 
