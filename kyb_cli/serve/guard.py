@@ -234,7 +234,7 @@ class Guard:
 def audit_line(ts: str, method: str, path: str, status: int, ms: float, agent: str) -> str:
     """`json.dumps({ts, method, path, status, ms, agent}, ensure_ascii=False) + "\\n"`, spelled by hand
     with json's own string encoder for the client's method, path and label: json.dumps of the dict
-    was ~5 us of a request, this ~1 (issue 38; tests/test_serve_guard.py holds them equal)."""
+    was ~5 us of a request, this ~1 (issue 38; tests/test_serve_fixed.py holds them equal)."""
     return (f'{{"ts": {_quoted(ts)}, "method": {_quoted(method)}, "path": {_quoted(path)}, "status": {int(status)}, '
             f'"ms": {float(ms)!r}, "agent": {_quoted(agent)}}}\n')
 
