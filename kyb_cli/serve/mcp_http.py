@@ -13,10 +13,15 @@ route gives — never a 500, an empty reply or a pydantic dump.
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 from pathlib import Path
+from urllib.parse import parse_qs
 
 from kyb_cli.serve.door import caller_attribution
+from kyb_cli.serve.guard import Headers, replay_body
 from kyb_cli.serve.mcp_lean import LeanHttp
+from kyb_cli.serve.refusal import json_media_problem, refusal
 
 
 def _mcp_door(store_path: Path, default_workspace: str):
@@ -95,8 +100,6 @@ class McpEndpoint:
             await anyio.sleep_forever()
 
     async def __call__(self, scope, receive, send):
-        from urllib.parse import parse_qs
-
         if not self.servers:
             if self._wanted is None:
                 raise RuntimeError("the /mcp endpoint runs inside the app's lifespan")
@@ -104,8 +107,7 @@ class McpEndpoint:
             await self._ready.wait()
             if self._failed is not None:
                 raise self._failed
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        wants_ro = self.readonly or query.get("readonly", ["0"])[-1].lower() in ("1", "true", "yes")
+        wants_ro = self.readonly or _readonly_asked(scope.get("query_string", b""))
         if scope.get("method") == "POST":
             screened = await _screened(scope, receive, send)
             if screened is None:
@@ -123,16 +125,27 @@ def _import_sdk() -> None:
     import mcp.server.streamable_http_manager  # noqa: F401
 
 
+def _readonly_asked(query: bytes) -> bool:
+    """Whether the URL asks for the read-only server (`?readonly=1|true|yes`, the last one given)."""
+    if not query:  # an agent's every call: no query string to parse
+        return False
+    return parse_qs(query.decode("latin-1")).get("readonly", ["0"])[-1].lower() in ("1", "true", "yes")
+
+
+@functools.cache
+def _frame_guard():
+    """(frames.parse_body, server.argument_error), imported once: kyb_cli.mcp.server loads the SDK, so
+    not at start, and imported inside every request they were ~7 us of it (issue 38)."""
+    from kyb_cli.mcp.frames import parse_body
+    from kyb_cli.mcp.server import argument_error
+
+    return parse_body, argument_error
+
+
 async def _screened(scope, receive, send):
     """(`receive` with the body for the SDK, the frame parsed, the body's size), or None when the
     frame guard answered it already."""
-    import json
-
-    from kyb_cli.mcp.frames import parse_body
-    from kyb_cli.mcp.server import argument_error
-    from kyb_cli.serve.guard import Headers, replay_body
-    from kyb_cli.serve.refusal import json_media_problem, refusal
-
+    parse_body, argument_error = _frame_guard()
     chunks = []
     while True:
         message = await receive()

@@ -14,8 +14,10 @@ compares the two on the same requests). KYB_MCP_SDK=1 turns this path off, as on
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+from types import SimpleNamespace
 from typing import Any
 
 
@@ -32,28 +34,39 @@ class LeanHttp:
     async def reply(self, scope: dict, frame: Any, size: int) -> bytes | None:
         """The response body for `frame` (the POST's JSON, already through the frame guard), or None
         when the SDK must answer it."""
-        from kyb_cli.mcp.lean import call_read, read_call
-
         if not (self.on and isinstance(frame, dict) and size <= self.max_body
                 and set(frame) <= {"jsonrpc", "id", "method", "params"}):
             return None
+        sdk = _sdk()
         version = _plain_headers(scope)
-        if version is None or not read_call(frame, self.reads, version):
+        if version is None or not sdk.read_call(frame, self.reads, version):
             return None
         params = frame["params"]
-        reply = await call_read(self.server, version, frame["id"], params["name"], params.get("arguments") or {})
+        reply = await sdk.call_read(self.server, version, frame["id"], params["name"], params.get("arguments") or {})
         return json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@functools.cache
+def _sdk() -> SimpleNamespace:
+    """The SDK's pieces this path calls, imported once: a LeanHttp exists only once /mcp has loaded
+    the SDK, and the imports inside every call were ~10 us of a request (issue 38)."""
+    from mcp.server.streamable_http import check_accept_headers
+    from mcp_types import DEFAULT_NEGOTIATED_VERSION
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+    from starlette.requests import Request
+
+    from kyb_cli.mcp.lean import call_read, read_call
+
+    return SimpleNamespace(check_accept_headers=check_accept_headers, default_version=DEFAULT_NEGOTIATED_VERSION,
+                           handshake_versions=HANDSHAKE_PROTOCOL_VERSIONS, Request=Request,
+                           call_read=call_read, read_call=read_call)
 
 
 def _plain_headers(scope: dict) -> str | None:
     """The protocol version a stateless SDK server would answer at, when the headers are ones it
     takes without a word (the checks of its manager and transport, held to their strictest
     reading); else None."""
-    from mcp.server.streamable_http import check_accept_headers
-    from mcp_types import DEFAULT_NEGOTIATED_VERSION
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-    from starlette.requests import Request
-
+    sdk = _sdk()
     version = content_type = None
     for name, value in scope.get("headers", ()):
         if name == b"mcp-protocol-version":
@@ -66,8 +79,8 @@ def _plain_headers(scope: dict) -> str | None:
             content_type = value.decode("latin-1")
     if content_type is None or content_type.split(";")[0].strip() != "application/json":
         return None
-    if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+    if version is not None and version not in sdk.handshake_versions:
         return None
-    if not check_accept_headers(Request(scope))[0]:
+    if not sdk.check_accept_headers(sdk.Request(scope))[0]:
         return None
-    return DEFAULT_NEGOTIATED_VERSION if version is None else version
+    return sdk.default_version if version is None else version

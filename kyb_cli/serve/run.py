@@ -7,6 +7,7 @@ socket accepts. A signal finishes the requests in flight (a few seconds at most)
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import socket
@@ -78,7 +79,7 @@ def serve(store_path: Path, *, host: str, port: int, readonly: bool, open_browse
                 self.force_exit = True
             self.should_exit = True
 
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", http=one_write_protocol(),
                             timeout_graceful_shutdown=3, server_header=False, date_header=True)
     server = Server(config)
     try:
@@ -88,6 +89,65 @@ def serve(store_path: Path, *, host: str, port: int, readonly: bool, open_browse
     if not server.started:
         raise StoreError("the server did not start (see the lines above)")
     _say("stopped")
+
+
+def one_write_protocol():
+    """uvicorn's HTTP protocol (httptools, else h11) on a transport that sends a response's head and
+    its body in one write. uvicorn writes the status line and headers when the app sends
+    `http.response.start`, and the body at `http.response.body`: two sends, and with Nagle off (see
+    `bind`) two TCP segments, so a client reads twice for every answer."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    class OneWrite(AutoHTTPProtocol):
+        def connection_made(self, transport) -> None:
+            super().connection_made(HeadWithBody(transport))
+
+    return OneWrite
+
+
+class HeadWithBody:
+    """A transport that holds a response's head (`HTTP/1.1 …\\r\\n\\r\\n`) until the next write, which
+    it goes out with, or until the event loop's step ends (a head whose body is not sent at once:
+    `100 Continue`, a stream); anything else done to the transport sends the held head first. Bytes and
+    their order are the same; any other write passes through."""
+
+    __slots__ = ("_transport", "_head")
+
+    def __init__(self, transport) -> None:
+        self._transport, self._head = transport, b""
+
+    def write(self, data) -> None:
+        if self._head:
+            data, self._head = self._head + data, b""
+        elif data[:9] == b"HTTP/1.1 " and data[-4:] == b"\r\n\r\n":
+            self._head = bytes(data)
+            asyncio.get_running_loop().call_soon(self.flush)
+            return
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        if self._head:
+            head, self._head = self._head, b""
+            self._transport.write(head)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self.flush()
+        self._transport.abort()
+
+    def write_eof(self) -> None:
+        self.flush()
+        self._transport.write_eof()
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + len(self._head)
+
+    def __getattr__(self, name: str):  # anything else (writelines, pause_reading, …) after the held head
+        self.flush()
+        return getattr(self._transport, name)
 
 
 def _open(base: str, token: str | None) -> None:
