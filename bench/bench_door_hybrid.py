@@ -173,7 +173,10 @@ def _follow(log: list, start: list) -> None:
 
     main = threading.main_thread().ident
     for module, attr, label in STEPS:
-        owner = importlib.import_module(module)
+        try:
+            owner = importlib.import_module(module)
+        except ModuleNotFoundError:  # a module an older checkout does not have
+            continue
         *path, name = attr.split(".")
         for part in path:
             owner = getattr(owner, part)
