@@ -117,16 +117,19 @@ class KybServer(MCPServer):
     async def run_stdio_async(self) -> None:
         """The SDK's stdio loop, with fd 0 read through the frame guard (frames.py): a malformed
         frame gets a JSON-RPC error reply, never silence; a read tool's call takes the lean path
-        (lean.py) unless KYB_MCP_SDK=1 asks for the SDK's dispatch (to compare the two)."""
+        (lean.py) unless KYB_MCP_SDK=1 asks for the SDK's dispatch (to compare the two). SIGTERM,
+        SIGHUP and SIGINT end it as the end of stdin does, so the exit writes what the door kept (stop.py)."""
         import os
 
         from kyb_cli.mcp.frames import guarded_stdio
         from kyb_cli.mcp.lean import Lean
+        from kyb_cli.mcp.stop import on_signals
 
         lean = None if os.environ.get("KYB_MCP_SDK") == "1" else (lambda wire: Lean(self, wire))
-        async with guarded_stdio(argument_error, lean) as (read_stream, write_stream):
-            await self._lowlevel_server.run(read_stream, write_stream,
-                                            self._lowlevel_server.create_initialization_options())
+        with on_signals() as stop:
+            async with guarded_stdio(argument_error, lean, stop) as (read_stream, write_stream):
+                await self._lowlevel_server.run(read_stream, write_stream,
+                                                self._lowlevel_server.create_initialization_options())
 
 
 def argument_error(tool: str, argument: str, what: str) -> dict:
