@@ -167,7 +167,7 @@ def test_a_call_in_flight_past_the_grace_period_is_left_and_the_kept_rows_writte
     finally:
         os.close(held)
     assert (code, out) == (0, b""), err.decode()
-    assert b"kyb: stopped without waiting for the call in flight" in err
+    assert b"kyb: stopped without waiting further" in err
     assert 2.5 < took < 6
     assert read_log(store) == [("door-agent", "pager-duty", "get")]
 

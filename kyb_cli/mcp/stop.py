@@ -12,7 +12,9 @@ flight gets GRACE_S to finish (kyb serve's graceful timeout); after that, or at 
 (uvicorn's force_exit), the atexit hooks run at once and the process exits 0 without waiting for it.
 
 A read answered on the loop itself (server.answer_reads_inline, lean.py: milliseconds) is not
-interrupted: the signal is taken once it has returned.
+interrupted: the signal is taken once it has returned. A stdin that is not a pipe (a terminal, a
+file) is read on a worker thread, which a stop cannot interrupt: on a terminal waiting for a line
+the stop takes GRACE_S (before this, Ctrl-C there hung until a line came).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def exit_now() -> None:
     import sys
 
     try:
-        sys.stderr.write("kyb: stopped without waiting for the call in flight\n")
+        sys.stderr.write("kyb: stopped without waiting further (for a call in flight, or a terminal's read)\n")
         sys.stderr.flush()
     except (OSError, ValueError):  # no stderr left: the exit matters, not the note
         pass
