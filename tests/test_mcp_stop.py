@@ -149,6 +149,8 @@ def test_a_call_in_flight_that_ends_within_the_grace_period_is_finished(store, t
     code, out, err, took = door.stopped_by(signal.SIGTERM)
     assert code == 0 and b"without waiting" not in err, err.decode()
     assert 0.8 < took < 2.9
+    answer = json.loads(out)  # the call was answered, and nothing else was said
+    assert answer["id"] == door.next_id and answer["result"]["structuredContent"]["key"] == "rota", answer
     assert read_log(store) == [("door-agent", "pager-duty", "get")]
     got = subprocess.run([sys.executable, "-m", "kyb_cli", "--store", str(store), "get", "rota"],
                          env=world(tmp_path, tiny_dir), capture_output=True, timeout=60)

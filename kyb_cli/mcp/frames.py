@@ -182,7 +182,7 @@ class _GuardedStdin:
                 continue
             if self.lean is not None:
                 if await self.lean.answer(frame):
-                    if self.lean.gone or self.stop.requested:
+                    if self.lean.gone:
                         raise StopAsyncIteration
                     continue
                 self.lean.observe(frame)

@@ -8,7 +8,7 @@ SIGTERM alone; a terminal sends SIGHUP, Ctrl-C SIGINT, which the SDK's loop turn
 error, exit 70). So the door's own loop takes these signals: the first one ends the read of stdin
 as its end would (the session closes, `kyb mcp` returns, the process exits 0 and atexit writes what
 was kept), which is what `kyb serve` does on SIGINT/SIGTERM (serve/run.py: exit 0). A call in
-flight gets GRACE_S to finish (kyb serve's graceful timeout); after that, or at a second signal
+flight gets GRACE_S to finish and be answered (kyb serve's graceful timeout); after that, or at a second signal
 (uvicorn's force_exit), the atexit hooks run at once and the process exits 0 without waiting for it.
 
 A read answered on the loop itself (server.answer_reads_inline, lean.py: milliseconds) is not
@@ -22,34 +22,39 @@ from __future__ import annotations
 import asyncio
 import signal
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 GRACE_S = 3.0  # as `kyb serve`'s timeout_graceful_shutdown (serve/run.py)
 SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
 class Stop:
-    """Whether a stop was asked, and the read of stdin it ends (`readline`)."""
+    """Whether a stop was asked, and the read of stdin it ends (`readline`). `busy()`: whether a
+    tool call is under way (server.KybServer.calls)."""
 
-    def __init__(self) -> None:
+    def __init__(self, busy: Callable[[], bool] = lambda: False) -> None:
         self.requested = False
+        self.busy = busy
         self._reading = None  # the cancel scope of the read of stdin under way, if one is
 
     async def readline(self, raw) -> bytes:
-        """`raw.readline()`, or b"" (the end of stdin) once a stop is asked, before or during the read:
-        a line that has not arrived whole stays unread (a pipe read on the loop gives it up at once;
-        a file read on a worker thread, a terminal, only when its line comes or GRACE_S is over)."""
+        """`raw.readline()`, or b"" (the end of stdin) once a stop is asked, before or during the read,
+        and the calls under way are done: the end of stdin cancels the SDK's handlers, so a call that
+        finishes in time is answered first. A line that has not arrived whole stays unread (a pipe read
+        on the loop gives it up at once; a file or a terminal, read on a worker thread, only when its
+        line comes or GRACE_S is over)."""
         import anyio
 
-        if self.requested:
-            return b""
-        with anyio.CancelScope() as scope:
-            self._reading = scope
-            try:
-                return await raw.readline()
-            finally:
-                self._reading = None
-        return b""  # cancelled by `ask`
+        if not self.requested:
+            with anyio.CancelScope() as scope:
+                self._reading = scope
+                try:
+                    return await raw.readline()
+                finally:
+                    self._reading = None
+        while self.busy():  # only while stopping, GRACE_S at most (`ask`): a poll is enough
+            await anyio.sleep(0.02)
+        return b""
 
     def ask(self, loop: asyncio.AbstractEventLoop) -> None:
         """The first signal: stop reading, and exit anyway if the stop is not over in GRACE_S;
@@ -80,11 +85,11 @@ def exit_now() -> None:
 
 
 @contextmanager
-def on_signals() -> Iterator[Stop]:
+def on_signals(busy: Callable[[], bool] = lambda: False) -> Iterator[Stop]:
     """The running loop takes SIGNALS for the block (the process's defaults again after it: the exit
-    that follows writes what was kept)."""
+    that follows writes what was kept); `busy` says whether a call is under way."""
     loop = asyncio.get_running_loop()
-    stop = Stop()
+    stop = Stop(busy)
     taken = []
     for sig in SIGNALS:
         try:
