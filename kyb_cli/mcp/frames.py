@@ -156,6 +156,7 @@ class _GuardedStdin:
 
         self.raw = raw
         self.stop = stop or Stop()
+        self.stop.interrupt = getattr(raw, "interrupt", None)  # a pipe read on the loop: pipes.LoopLines
         self.tool_error = tool_error
         self.lean = lean
         self.ready = anyio.Event()

@@ -8,8 +8,9 @@ SIGTERM alone; a terminal sends SIGHUP, Ctrl-C SIGINT, which the SDK's loop turn
 error, exit 70). So the door's own loop takes these signals: the first one ends the read of stdin
 as its end would (the session closes, `kyb mcp` returns, the process exits 0 and atexit writes what
 was kept), which is what `kyb serve` does on SIGINT/SIGTERM (serve/run.py: exit 0). A call in
-flight gets GRACE_S to finish and be answered (kyb serve's graceful timeout); after that, or at a second signal
-(uvicorn's force_exit), the atexit hooks run at once and the process exits 0 without waiting for it.
+flight gets GRACE_S to finish and be answered (kyb serve's graceful timeout); after that, or at a
+second signal (uvicorn's force_exit), the atexit hooks run at once and the process exits 0 without
+waiting for it.
 
 A read answered on the loop itself (server.answer_reads_inline, lean.py: milliseconds) is not
 interrupted: the signal is taken once it has returned. A stdin that is not a pipe (a terminal, a
@@ -35,37 +36,34 @@ class Stop:
     def __init__(self, busy: Callable[[], bool] = lambda: False) -> None:
         self.requested = False
         self.busy = busy
-        self._reading = None  # the cancel scope of the read of stdin under way, if one is
+        self.interrupt: Callable[[], None] | None = None  # ends a read of stdin under way (pipes.LoopLines)
 
     async def readline(self, raw) -> bytes:
         """`raw.readline()`, or b"" (the end of stdin) once a stop is asked, before or during the read,
         and the calls under way are done: the end of stdin cancels the SDK's handlers, so a call that
-        finishes in time is answered first. A line that has not arrived whole stays unread (a pipe read
-        on the loop gives it up at once; a file or a terminal, read on a worker thread, only when its
-        line comes or GRACE_S is over)."""
+        finishes in time is answered first. A line read once the stop is asked is left unanswered.
+        Two flag checks a line, no cancel scope (anyio's: ~4.7 us a line, measured)."""
+        if not self.requested:
+            line = await raw.readline()
+            if not self.requested:
+                return line
         import anyio
 
-        if not self.requested:
-            with anyio.CancelScope() as scope:
-                self._reading = scope
-                try:
-                    return await raw.readline()
-                finally:
-                    self._reading = None
         while self.busy():  # only while stopping, GRACE_S at most (`ask`): a poll is enough
             await anyio.sleep(0.02)
         return b""
 
     def ask(self, loop: asyncio.AbstractEventLoop) -> None:
-        """The first signal: stop reading, and exit anyway if the stop is not over in GRACE_S;
-        a second one: exit now."""
+        """The first signal: stop reading (a pipe read on the loop at once; a terminal or a file, read
+        on a worker thread, cannot be interrupted), and exit anyway if the stop is not over in
+        GRACE_S; a second one: exit now."""
         if self.requested:
             exit_now()
             return
         self.requested = True
         loop.call_later(GRACE_S, exit_now)
-        if self._reading is not None:
-            self._reading.cancel()
+        if self.interrupt is not None:
+            self.interrupt()
 
 
 def exit_now() -> None:
