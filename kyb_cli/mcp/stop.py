@@ -39,13 +39,15 @@ class Stop:
         self.interrupt: Callable[[], None] | None = None  # ends a read of stdin under way (pipes.LoopLines)
 
     async def readline(self, raw) -> bytes:
-        """`raw.readline()`, or b"" (the end of stdin) once a stop is asked, before or during the read,
-        and the calls under way are done: the end of stdin cancels the SDK's handlers, so a call that
-        finishes in time is answered first. A line read once the stop is asked is left unanswered.
+        """`raw.readline()`, or b"" (the end of stdin) once a stop is asked, before or during the read;
+        either end only once the calls under way are done: the end of stdin cancels the SDK's
+        handlers (a write on its thread was finished anyway, its answer dropped), so a call that
+        finishes in time is answered first — a client may close stdin right after its last request,
+        or just before the signal. A line read once the stop is asked is left unanswered.
         Two flag checks a line, no cancel scope (anyio's: ~4.7 us a line, measured)."""
         if not self.requested:
             line = await raw.readline()
-            if not self.requested:
+            if line and not self.requested:
                 return line
         import anyio
 
