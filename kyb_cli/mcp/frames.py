@@ -146,12 +146,17 @@ def argument_message(tool: str, argument: str, what: str) -> str:
 
 class _GuardedStdin:
     """The lines of fd 0 that the SDK can take; the others are answered on `out` (set once the
-    SDK's streams exist: `ready`), or by `lean` (lean.py) when it takes them."""
+    SDK's streams exist: `ready`), or by `lean` (lean.py) when it takes them. A stop asked by a
+    signal (stop.py) ends the lines as the end of fd 0 does."""
 
-    def __init__(self, raw, tool_error: ToolError, lean=None) -> None:
+    def __init__(self, raw, tool_error: ToolError, lean=None, stop=None) -> None:
         import anyio
 
+        from kyb_cli.mcp.stop import Stop
+
         self.raw = raw
+        self.stop = stop or Stop()
+        self.stop.interrupt = getattr(raw, "interrupt", None)  # a pipe read on the loop: pipes.LoopLines
         self.tool_error = tool_error
         self.lean = lean
         self.ready = anyio.Event()
@@ -167,7 +172,7 @@ class _GuardedStdin:
 
         await self.ready.wait()
         while True:
-            raw = await self.raw.readline()
+            raw = await self.stop.readline(self.raw)
             if not raw:
                 raise StopAsyncIteration
             line = raw.decode("utf-8", errors="replace")
@@ -186,10 +191,11 @@ class _GuardedStdin:
 
 
 @asynccontextmanager
-async def guarded_stdio(tool_error: ToolError, lean: Callable[[Any], Any] | None = None):
+async def guarded_stdio(tool_error: ToolError, lean: Callable[[Any], Any] | None = None, stop=None):
     """The SDK's stdio transport with fd 0 read through the guard; fd 0 itself points at the null
     device meanwhile (as the SDK does), so no child process reads the protocol. `lean(wire)` makes
-    the lean path (lean.py) when fd 1 is a pipe written on the loop (its replies share that writer)."""
+    the lean path (lean.py) when fd 1 is a pipe written on the loop (its replies share that writer);
+    `stop` (stop.py), once asked, ends the reading of fd 0."""
     import fcntl
 
     import anyio
@@ -209,7 +215,7 @@ async def guarded_stdio(tool_error: ToolError, lean: Callable[[Any], Any] | None
     lines = await pipes.LoopLines.open(stream) if pipes.pipe_like(stream.fileno()) else anyio.wrap_file(stream)
     out_fd = pipes.divert_stdout()  # a pipe: written on the loop (pipes.py); else the SDK claims fd 1
     out = await pipes.LoopWriter.open(os.fdopen(out_fd, "wb", closefd=False)) if out_fd is not None else None
-    guard = _GuardedStdin(lines, tool_error, lean(out) if lean is not None and out is not None else None)
+    guard = _GuardedStdin(lines, tool_error, lean(out) if lean is not None and out is not None else None, stop)
     try:
         async with stdio_server(stdin=guard, stdout=out) as (read_stream, write_stream):
             guard.out = write_stream

@@ -58,15 +58,24 @@ def restore(fd: int, private: int) -> None:
 class LoopLines:
     """`await readline()` of a pipe read on the event loop; b"" at the end, as a file's readline."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self.reader = reader
+    def __init__(self, reader: asyncio.StreamReader, transport=None) -> None:
+        self.reader, self.transport = reader, transport
 
     @classmethod
     async def open(cls, fileobj) -> "LoopLines":
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), fileobj)
-        return cls(reader)
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader, loop=loop), fileobj)
+        return cls(reader, transport)
+
+    def interrupt(self) -> None:
+        """End the reading here, as the pipe's end would (a stop by a signal: stop.py): the read
+        under way returns what it has, the next ones b"". Nothing more is read (no bytes fed
+        after the end)."""
+        if self.transport is not None:
+            self.transport.pause_reading()
+        self.reader.feed_eof()
 
     async def readline(self) -> bytes:
         try:

@@ -85,7 +85,10 @@ def error_result(exc: KybError) -> CallToolResult:
 
 class KybServer(MCPServer):
     """MCPServer whose argument errors read like every other kyb error: `kyb: … (exit 2: usage)`
-    with the structured `error`, instead of a pydantic dump under `Error executing tool …`."""
+    with the structured `error`, instead of a pydantic dump under `Error executing tool …`.
+    `calls`: the tool calls under way, which a stop by a signal lets finish and answer (stop.py)."""
+
+    calls = 0
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -103,6 +106,7 @@ class KybServer(MCPServer):
                 check_arguments(name, arguments or {}, tool.parameters.get("properties", {}))
             except UsageError as exc:
                 return error_result(exc)
+        self.calls += 1
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -113,20 +117,25 @@ class KybServer(MCPServer):
             if self._tool_manager.get_tool(name) is None:
                 return error_result(UsageError(f"unknown tool '{name}'; tools/list names them"))
             raise
+        finally:
+            self.calls -= 1
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio loop, with fd 0 read through the frame guard (frames.py): a malformed
         frame gets a JSON-RPC error reply, never silence; a read tool's call takes the lean path
-        (lean.py) unless KYB_MCP_SDK=1 asks for the SDK's dispatch (to compare the two)."""
+        (lean.py) unless KYB_MCP_SDK=1 asks for the SDK's dispatch (to compare the two). SIGTERM,
+        SIGHUP and SIGINT end it as the end of stdin does, so the exit writes what the door kept (stop.py)."""
         import os
 
         from kyb_cli.mcp.frames import guarded_stdio
         from kyb_cli.mcp.lean import Lean
+        from kyb_cli.mcp.stop import on_signals
 
         lean = None if os.environ.get("KYB_MCP_SDK") == "1" else (lambda wire: Lean(self, wire))
-        async with guarded_stdio(argument_error, lean) as (read_stream, write_stream):
-            await self._lowlevel_server.run(read_stream, write_stream,
-                                            self._lowlevel_server.create_initialization_options())
+        with on_signals(lambda: self.calls > 0) as stop:
+            async with guarded_stdio(argument_error, lean, stop) as (read_stream, write_stream):
+                await self._lowlevel_server.run(read_stream, write_stream,
+                                                self._lowlevel_server.create_initialization_options())
 
 
 def argument_error(tool: str, argument: str, what: str) -> dict:

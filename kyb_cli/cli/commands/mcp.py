@@ -24,6 +24,10 @@ def _help() -> str:
 
     The tools: {", ".join(tools)}, and add_many (`kyb import`'s records as a list).
 
+    It stops when stdin ends, or on SIGTERM, SIGHUP or SIGINT (Ctrl-C): a call in flight gets 3 s
+    to finish, what the server kept to write later (the read log, new questions' vectors) is
+    written, and it exits 0; a second signal stops it at once (what was kept is still written).
+
     The store is the one the CLI would use (--store, KYB_STORE, .kyb.toml, default), resolved on
     every call. Writes are attributed with transport `mcp`. Needs kyb's `mcp` extra (the MCP SDK):
     from a clone of the kyb repository, `pipx install --force '.[mcp]'` or `./dev setup`.
