@@ -55,7 +55,7 @@ complete -c kyb -n "test (__kyb_path) = 'kyb'" -a context -d 'The session-start 
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a recall -d 'What the store holds that bears on TEXT, only when the...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a reads -d 'Who read record KEY, which version and how, newest first,...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a mcp -d 'Serve kyb\'s tools to an agent over MCP on stdin/stdout,...'
-complete -c kyb -n "test (__kyb_path) = 'kyb'" -a serve -d 'Serve the store over HTTP until SIGINT or SIGTERM.'
+complete -c kyb -n "test (__kyb_path) = 'kyb'" -a serve -d 'Serve the store over HTTP until SIGINT, SIGTERM or SIGHUP.'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a help -d 'Show the help of kyb, or of COMMAND (`kyb help add` =...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a completion -d 'Print the shell completion script for SHELL: `eval "$(kyb...'
 complete -c kyb -n "test (__kyb_path) = 'kyb'" -a man -d 'Show the man page of kyb, or of COMMAND (`kyb man add`,...'

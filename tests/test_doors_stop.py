@@ -203,7 +203,8 @@ def test_a_second_signal_exits_at_once(store, tmp_path, tiny_dir):
     assert read_log(store) == [("door-agent", "pager-duty", "get")]
 
 
-def test_kyb_serve_stopped_by_sigterm_writes_its_reads_and_its_question_vector(store, tmp_path, tiny_dir):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_kyb_serve_stopped_by_a_signal_writes_its_reads_and_its_question_vector(store, tmp_path, tiny_dir, sig):
     from urllib.parse import quote
 
     from tests.support.serve_proc import Served
@@ -214,7 +215,7 @@ def test_kyb_serve_stopped_by_sigterm_writes_its_reads_and_its_question_vector(s
         assert reply.status == 200 and reply.json["hits"][0]["key"] == "pager-duty"
         assert read_log(store) == [] and question_vectors(tmp_path) == 0
     finally:
-        code = server.stop(signal.SIGTERM)
+        code = server.stop(sig)
     assert code == 0 and server.lines[-1] == "kyb: stopped", server.lines
     assert read_log(store) == [("door-agent", "pager-duty", "current")]
     assert question_vectors(tmp_path) == 1

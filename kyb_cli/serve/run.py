@@ -1,4 +1,4 @@
-"""Start `kyb serve`: bind, say where on stderr, serve until SIGINT/SIGTERM, stop cleanly.
+"""Start `kyb serve`: bind, say where on stderr, serve until SIGINT/SIGTERM/SIGHUP, stop cleanly.
 
 The socket is bound here (not by uvicorn) so `--port 0` works and the ready line names the real
 port; the line `kyb: listening on http://HOST:PORT` is printed once the app has started and the
@@ -8,10 +8,13 @@ socket accepts. A signal finishes the requests in flight (a few seconds at most)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
+import signal
 import socket
 import sys
+import threading
 from pathlib import Path
 
 from kyb_cli.api import StoreError, UsageError
@@ -73,6 +76,20 @@ def serve(store_path: Path, *, host: str, port: int, readonly: bool, open_browse
             _say(f"listening on {base}")
             if open_browser:
                 _open(base, token)
+
+        @contextlib.contextmanager
+        def capture_signals(self):
+            """uvicorn's SIGINT and SIGTERM, and SIGHUP too (a closed terminal): a stop that writes what
+            the door kept for later (its read log, its question vectors: atexit), not a death."""
+            hup = getattr(signal, "SIGHUP", None)
+            own = hup is not None and threading.current_thread() is threading.main_thread()
+            before = signal.signal(hup, self.handle_exit) if own else None
+            try:
+                with super().capture_signals():
+                    yield
+            finally:
+                if own:
+                    signal.signal(hup, before)
 
         def handle_exit(self, sig, frame):  # stop; do not re-raise the signal afterwards
             if self.should_exit:

@@ -19,7 +19,7 @@ from kyb_cli.api import KybError
 @click.option("--open", "open_browser", is_flag=True, help="Open the console in a browser once listening.")
 @common_options
 def serve_cmd(host: str, port: int, readonly: bool, open_browser: bool) -> None:
-    """Serve the store over HTTP until SIGINT or SIGTERM.
+    """Serve the store over HTTP until SIGINT, SIGTERM or SIGHUP.
 
     \b
     /            the web console (deadlines, search in the four time modes, records,
