@@ -171,17 +171,23 @@ def test_a_call_sent_just_before_stdin_ends_is_answered(store, tmp_path, tiny_di
     assert answer["id"] == door.next_id and answer["result"]["structuredContent"]["key"] == "rota", answer
 
 
-@pytest.mark.slow  # the grace period is waited out: ~5 s of wall time (little CPU)
-def test_a_call_in_flight_past_the_grace_period_is_left_and_the_kept_rows_written(store, tmp_path, tiny_dir):
+def stopped_with_a_write_waiting(store, tmp_path, tiny_dir, *signals, gap: float = 0.0):
+    """A door that answered a `get`, stopped by `signals` while its `add` waits on a held store lock:
+    (exit code, stdout, stderr, seconds the stop took)."""
     door = Stdio(store, world(tmp_path, tiny_dir))
     door.call("get", {"key": "pager-duty"})
     held = hold_write_lock(store)
     try:
         door.call("add", {"key": "rota", "title": "Rota", "body": "the rota"}, reply=False)
         time.sleep(0.3)
-        code, out, err, took = door.stopped_by(signal.SIGTERM)
+        return door.stopped_by(*signals, gap=gap)
     finally:
         os.close(held)
+
+
+@pytest.mark.slow  # the grace period is waited out: ~5 s of wall time (little CPU)
+def test_a_call_in_flight_past_the_grace_period_is_left_and_the_kept_rows_written(store, tmp_path, tiny_dir):
+    code, out, err, took = stopped_with_a_write_waiting(store, tmp_path, tiny_dir, signal.SIGTERM)
     assert (code, out) == (0, b""), err.decode()
     assert b"kyb: stopped without waiting further" in err
     assert 2.5 < took < 6
@@ -189,15 +195,8 @@ def test_a_call_in_flight_past_the_grace_period_is_left_and_the_kept_rows_writte
 
 
 def test_a_second_signal_exits_at_once(store, tmp_path, tiny_dir):
-    door = Stdio(store, world(tmp_path, tiny_dir))
-    door.call("get", {"key": "pager-duty"})
-    held = hold_write_lock(store)
-    try:
-        door.call("add", {"key": "rota", "title": "Rota", "body": "the rota"}, reply=False)
-        time.sleep(0.3)
-        code, out, err, took = door.stopped_by(signal.SIGTERM, signal.SIGTERM, gap=0.3)
-    finally:
-        os.close(held)
+    code, out, err, took = stopped_with_a_write_waiting(store, tmp_path, tiny_dir, signal.SIGTERM, signal.SIGTERM,
+                                                        gap=0.3)
     assert (code, out) == (0, b""), err.decode()
     assert took < 2.0
     assert read_log(store) == [("door-agent", "pager-duty", "get")]
