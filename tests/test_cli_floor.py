@@ -4,6 +4,7 @@ never follows a link or waits on a FIFO."""
 
 from __future__ import annotations
 
+import json
 import os
 
 from kyb_cli import api
@@ -75,3 +76,27 @@ def test_a_lexical_query_on_an_indexed_store_loads_no_model_registry_hashlib_thr
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=store_path).stdout
     assert out.strip() == "[]"
+
+
+def test_a_one_shot_query_with_hits_loads_no_door_memo(store):
+    """A one-shot lexical query whose hits are graded (relevance.term_hits asks bm25.Held whether a
+    door kept postings) imports neither index/vectors.py nor weakref for a memo it never keeps, and
+    answers as before (issue 38)."""
+    import subprocess
+    import sys
+
+    from kyb_cli.core.kinds.knowledge import add_knowledge
+
+    who = api.attribution("script")
+    for i in range(3):
+        add_knowledge(store, key=f"k{i}", title=f"Postgres replica {i}", body="postgres replica lag", tags=[],
+                      refs=[], attribution=who)
+    first = api.query(store.path, "postgres replica", semantic=False)  # builds the index
+    code = (f"import sys, json\nfrom kyb_cli import api\n"
+            f"hits = api.query({str(store.path)!r}, 'postgres replica', semantic=False)[1]['hits']\n"
+            "print(json.dumps([h['key'] for h in hits]))\n"
+            "print(sorted(m for m in ('kyb_cli.core.index.vectors', 'weakref') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=store.path).stdout.splitlines()
+    assert out[0] == json.dumps([h["key"] for h in first[1]["hits"]]) and len(first[1]["hits"]) == 3
+    assert out[1] == "[]"
