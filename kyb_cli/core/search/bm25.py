@@ -147,11 +147,13 @@ class Held:
     @classmethod
     def of(cls, conn, vids: list[int]) -> Held | None:
         """None unless this connection keeps postings of the index's present state."""
-        from kyb_cli.core.index.kept_state import db_state, memo_if_any  # not vectors.py: its import and
-        # weakref's (an empty memo) were ~1 ms of a one-shot 10k-key query (issue 38)
+        from kyb_cli.core.index.kept_state import memo_if_any
 
-        memo = memo_if_any(conn)
-        kept = memo.get("bm25") if memo is not None else None
+        if memo_if_any(conn) is None:  # no memo made: a one-shot process (it keeps none), which then
+            return None  # imports neither vectors.py nor weakref (~1 ms of a 10k-key query, issue 38)
+        from kyb_cli.core.index.vectors import conn_memo, db_state
+
+        kept = conn_memo(conn).get("bm25")
         if kept is None or kept[1] is None or kept[0] != db_state(conn) or not kept[1].rows:
             return None
         return cls(kept[1], vids)
@@ -209,7 +211,7 @@ def _postings(conn) -> _Postings | None:
     word at 10k keys), and any write makes a new state: an agent that writes then asks once would pay
     it every time. A state is kept from its second answer on, so alternating writes and questions
     cost what they cost without it, and a run of questions pays it once."""
-    from kyb_cli.core.index.kept_state import conn_memo, db_state
+    from kyb_cli.core.index.vectors import conn_memo, db_state
 
     memo = conn_memo(conn)
     state = db_state(conn)

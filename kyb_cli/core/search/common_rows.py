@@ -119,7 +119,7 @@ def kept_here(conn, phrases: list[str], weights: str) -> dict[str, Rows]:
     """kept()'s {phrase: Rows} over `fts` in a door (index/warm.keeping), in this connection's memo
     by index state instead of the file (a door never opens it): a phrase's count the first time it
     is asked at a state, its parts the second; at most MOST_FTS_WORDS words' parts, then afresh."""
-    from kyb_cli.core.index.kept_state import conn_memo, db_state
+    from kyb_cli.core.index.vectors import conn_memo, db_state
 
     memo = conn_memo(conn)
     state = db_state(conn)
