@@ -78,10 +78,11 @@ def test_a_lexical_query_on_an_indexed_store_loads_no_model_registry_hashlib_thr
     assert out.strip() == "[]"
 
 
-def test_a_one_shot_query_with_hits_loads_no_door_memo(store):
-    """A one-shot lexical query whose hits are graded (relevance.term_hits asks bm25.Held whether a
-    door kept postings) imports neither index/vectors.py nor weakref for a memo it never keeps, and
-    answers as before (issue 38)."""
+def test_a_one_shot_query_with_hits_loads_no_door_memo_nor_the_write_areas(store):
+    """A one-shot `kyb query` (the CLI's fast path) whose hits are graded (relevance.term_hits asks
+    bm25.Held whether a door kept postings) imports neither index/vectors.py nor weakref for a memo
+    it never keeps, nor api/records.py or api/trust.py (a write's, a dated read's), and answers as
+    api.query does (issue 38)."""
     import subprocess
     import sys
 
@@ -92,11 +93,13 @@ def test_a_one_shot_query_with_hits_loads_no_door_memo(store):
         add_knowledge(store, key=f"k{i}", title=f"Postgres replica {i}", body="postgres replica lag", tags=[],
                       refs=[], attribution=who)
     first = api.query(store.path, "postgres replica", semantic=False)  # builds the index
-    code = (f"import sys, json\nfrom kyb_cli import api\n"
-            f"hits = api.query({str(store.path)!r}, 'postgres replica', semantic=False)[1]['hits']\n"
-            "print(json.dumps([h['key'] for h in hits]))\n"
-            "print(sorted(m for m in ('kyb_cli.core.index.vectors', 'weakref') if m in sys.modules))\n")
+    unloaded = ("kyb_cli.core.index.vectors", "weakref", "kyb_cli.api.records", "kyb_cli.api.trust")
+    code = ("import sys\nfrom kyb_cli.cli import fast\n"
+            f"sys.argv = ['kyb', '--store', {str(store.path)!r}, 'query', 'postgres replica', '--no-semantic']\n"
+            "try:\n    fast.main(own_process=False)\nexcept SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {unloaded!r} if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=store.path).stdout.splitlines()
-    assert out[0] == json.dumps([h["key"] for h in first[1]["hits"]]) and len(first[1]["hits"]) == 3
+    assert [h["key"] for h in json.loads(out[0])["hits"]] == [h["key"] for h in first[1]["hits"]]
+    assert len(first[1]["hits"]) == 3
     assert out[1] == "[]"
