@@ -7,7 +7,7 @@ the core functions' (kyb_cli.core.kinds.*), so `help()` shows what a call takes;
 
 from __future__ import annotations
 
-from datetime import date
+from kyb_cli.core.timestamps import date  # not datetime.py (core/timestamps.py)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:
