@@ -81,7 +81,7 @@ def test_a_lexical_query_on_an_indexed_store_loads_no_model_registry_hashlib_thr
 def test_a_one_shot_query_with_hits_loads_no_door_memo_nor_the_write_areas(store):
     """A one-shot `kyb query` (the CLI's fast path) whose hits are graded (relevance.term_hits asks
     bm25.Held whether a door kept postings) imports neither index/vectors.py nor weakref for a memo
-    it never keeps, nor api/records.py or api/trust.py (a write's, a dated read's), nor datetime.py,
+    it never keeps, nor api/records.py, api/_writes.py or api/trust.py (a write's, a dated read's), nor datetime.py,
     contextvars.py or bisect.py (their C modules' names), and answers as api.query does (issue 38)."""
     import subprocess
     import sys
@@ -93,7 +93,7 @@ def test_a_one_shot_query_with_hits_loads_no_door_memo_nor_the_write_areas(store
         add_knowledge(store, key=f"k{i}", title=f"Postgres replica {i}", body="postgres replica lag", tags=[],
                       refs=[], attribution=who)
     first = api.query(store.path, "postgres replica", semantic=False)  # builds the index
-    unloaded = ("kyb_cli.core.index.vectors", "weakref", "kyb_cli.api.records", "kyb_cli.api.trust",
+    unloaded = ("kyb_cli.core.index.vectors", "weakref", "kyb_cli.api.records", "kyb_cli.api.trust", "kyb_cli.api._writes",
                 "datetime", "contextvars", "bisect")  # their C halves instead (core/timestamps.py)
     code = ("import sys\nfrom kyb_cli.cli import fast\n"
             f"sys.argv = ['kyb', '--store', {str(store.path)!r}, 'query', 'postgres replica', '--no-semantic']\n"
