@@ -4,6 +4,7 @@ never follows a link or waits on a FIFO."""
 
 from __future__ import annotations
 
+import json
 import os
 
 from kyb_cli import api
@@ -75,3 +76,31 @@ def test_a_lexical_query_on_an_indexed_store_loads_no_model_registry_hashlib_thr
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=store_path).stdout
     assert out.strip() == "[]"
+
+
+def test_a_one_shot_query_with_hits_loads_no_door_memo_nor_the_write_areas(store):
+    """A one-shot `kyb query` (the CLI's fast path) whose hits are graded (relevance.term_hits asks
+    bm25.Held whether a door kept postings) imports neither index/vectors.py nor weakref for a memo
+    it never keeps, nor api/records.py, api/_writes.py or api/trust.py (a write's, a dated read's), nor datetime.py,
+    contextvars.py or bisect.py (their C modules' names), and answers as api.query does (issue 38)."""
+    import subprocess
+    import sys
+
+    from kyb_cli.core.kinds.knowledge import add_knowledge
+
+    who = api.attribution("script")
+    for i in range(3):
+        add_knowledge(store, key=f"k{i}", title=f"Postgres replica {i}", body="postgres replica lag", tags=[],
+                      refs=[], attribution=who)
+    first = api.query(store.path, "postgres replica", semantic=False)  # builds the index
+    unloaded = ("kyb_cli.core.index.vectors", "weakref", "kyb_cli.api.records", "kyb_cli.api.trust", "kyb_cli.api._writes",
+                "datetime", "contextvars", "bisect")  # their C halves instead (core/timestamps.py)
+    code = ("import sys\nfrom kyb_cli.cli import fast\n"
+            f"sys.argv = ['kyb', '--store', {str(store.path)!r}, 'query', 'postgres replica', '--no-semantic']\n"
+            "try:\n    fast.main(own_process=False)\nexcept SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {unloaded!r} if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=store.path).stdout.splitlines()
+    assert [h["key"] for h in json.loads(out[0])["hits"]] == [h["key"] for h in first[1]["hits"]]
+    assert len(first[1]["hits"]) == 3
+    assert out[1] == "[]"

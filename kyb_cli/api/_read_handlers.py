@@ -13,7 +13,13 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-from kyb_cli.api.trust import reader_day
+
+def _reader_day(today: str | None):
+    """api.trust.reader_day, imported when a handler asks for the day: a query never does, and
+    api/trust.py was one module more on every `kyb query`'s imports (issue 38)."""
+    from kyb_cli.api.trust import reader_day as day
+
+    return day(today)
 
 
 def _tasks(door, a: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +123,7 @@ def _export(door, a: dict[str, Any]) -> dict[str, Any]:
 def _deadlines(door, a: dict[str, Any]) -> dict[str, Any]:
     from kyb_cli.core.kinds.deadlines import dated_tasks, deadlines
 
-    day = reader_day(a["today"])
+    day = _reader_day(a["today"])
     items = deadlines(dated_tasks(door.path()), day)
     return {"today": day.isoformat(), "count": len(items), "deadlines": items}
 
@@ -127,7 +133,7 @@ def _context(door, a: dict[str, Any]) -> dict[str, Any]:
     `{text, brief}`, about 50 tokens (brief in every format). One shape in every door."""
     from kyb_cli.core.tools.context import gather, render, render_brief
 
-    data = gather(door.path(), days=a["days"], today=reader_day(a["today"]))
+    data = gather(door.path(), days=a["days"], today=_reader_day(a["today"]))
     if a["brief"]:
         return {"text": render_brief(data), "brief": True}
     return {"text": render(data), "brief": False, "digest": data}

@@ -8,7 +8,6 @@ functions and the lexical path never loads pygit2, numpy, onnxruntime, rich or p
 from __future__ import annotations
 
 import os
-from datetime import date
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:

@@ -7,13 +7,14 @@ the core functions' (kyb_cli.core.kinds.*), so `help()` shows what a call takes;
 
 from __future__ import annotations
 
-from datetime import date
+try:  # datetime's C half, not datetime.py (~1.2 ms of a `kyb query`: core/timestamps.py says why)
+    from _datetime import date
+except ImportError:
+    from datetime import date
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:
     from typing import Any
-
-from kyb_cli.api._writes import writes
 
 # The most rows `kyb tasks` / `kyb incidents` answer; more is a usage error in every door
 # (the core's rule, kyb_cli.core.kinds.lifecycle.LISTING_MAX_LIMIT; a test keeps them equal).
@@ -37,6 +38,7 @@ def write_incident(store, attribution, *, key: str, title: str, body: str = "", 
     `sha`, and as they apply `archived`, `archive_sha`, `unknown_knowledge`, `hints`, `open_followups`,
     `warning`. Raises Rejected (exit 3: a bad key, status, severity or timeline; nothing written),
     StoreError / LockTimeout (exit 4)."""
+    from kyb_cli.api._writes import writes  # not at import: one module fewer on a `kyb query` (issue 38)
     from kyb_cli.core.kinds.incidents import write_incident as core
 
     given = {"tags": tags}
@@ -54,6 +56,7 @@ def resolve_incident(store, attribution, key: str, *, status: str = "resolved",
     A blank `resolution` keeps the stored one; a closing status archives the report. Returns the
     write reply (as `write_incident`). Raises NotFound (exit 1: no such incident), Rejected (exit 3:
     not an incident, a bad status, no resolution to close with), StoreError / LockTimeout (exit 4)."""
+    from kyb_cli.api._writes import writes  # not at import: one module fewer on a `kyb query` (issue 38)
     from kyb_cli.core.kinds.incidents import resolve_incident as core
 
     with writes(store):
@@ -81,6 +84,7 @@ def write_task(store, attribution, *, key: str, title: str, body: str = "", stat
     warning. Returns the write reply (as `write_incident`) plus, as they apply, `unknown_blockers` and
     a `warning` for a due date already past. Raises Rejected (exit 3: a bad key, status, priority, date, a parent or
     blocker cycle; nothing written), StoreError / LockTimeout (exit 4)."""
+    from kyb_cli.api._writes import writes  # not at import: one module fewer on a `kyb query` (issue 38)
     from kyb_cli.core.kinds.tasks import write_task as core
 
     given = {"tags": tags, "due": due, "hard": hard, "remind_days": remind_days,
@@ -100,6 +104,7 @@ def transition_task(store, attribution, key: str, *, status: str, assignee: str 
     Returns the write reply (as `write_incident`) with `status` and `assignee` when changed. Raises
     NotFound (exit 1: no such task), Rejected (exit 3: a closing or unknown status, not a task),
     StoreError / LockTimeout (exit 4)."""
+    from kyb_cli.api._writes import writes  # not at import: one module fewer on a `kyb query` (issue 38)
     from kyb_cli.core.kinds.tasks import transition_task as core
 
     with writes(store):
@@ -113,6 +118,7 @@ def close_task(store, attribution, key: str, *, status: str = "done", resolution
 
     Returns the write reply (as `write_incident`). Raises NotFound (exit 1: no such task), Rejected
     (exit 3: not a task, no resolution), StoreError / LockTimeout (exit 4)."""
+    from kyb_cli.api._writes import writes  # not at import: one module fewer on a `kyb query` (issue 38)
     from kyb_cli.core.kinds.tasks import close_task as core
 
     with writes(store):

@@ -13,7 +13,7 @@ time needs git); formatting a time is timestamps.py, a room near the bottom ever
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time, timezone
+from kyb_cli.core.timestamps import date, datetime, time, timezone  # not datetime.py (timestamps.py)
 
 from kyb_cli.core.errors import UsageError
 

@@ -17,7 +17,10 @@ import os
 import re
 import sys
 import time
-from contextvars import ContextVar
+try:  # contextvars.py only re-exports its C module's names (index/call.py: issue 38)
+    from _contextvars import ContextVar
+except ImportError:
+    from contextvars import ContextVar
 from kyb_cli.core.plain import Factory, plain
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)

@@ -13,7 +13,7 @@ Computed at read time from the key's versions in the index, so the schema keeps 
 from __future__ import annotations
 
 import os
-from datetime import date, datetime, timezone
+from kyb_cli.core.timestamps import date, datetime, timezone  # not datetime.py (timestamps.py)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:

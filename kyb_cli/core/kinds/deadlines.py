@@ -12,7 +12,7 @@ query costs a directory listing and no Git: it never imports pygit2.
 from __future__ import annotations
 
 import re
-from datetime import date
+from kyb_cli.core.timestamps import date  # not datetime.py (timestamps.py)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of every `kyb query`)
 if TYPE_CHECKING:

@@ -34,7 +34,9 @@ B = 0.75
 FEW_RARE = 8
 MAX_POSTINGS = 4_000_000  # (row, word) entries kept per connection; past it the words start afresh
 _WORD = re.compile(r'"([^"\s*]+)"')
-_TERM = re.compile(r'"[^"*]+"')  # a quoted word or phrase (top: a phrase no row holds is left out)
+# a quoted word or phrase (top: a phrase no row holds is left out); a door's only (top, Held): compiled
+# by re's cache on its first use, not by every one-shot `kyb query` (~0.1 ms, issue 38)
+_TERM = r'"[^"*]+"'
 
 
 def words_of(match: str) -> list[str] | None:
@@ -147,6 +149,10 @@ class Held:
     @classmethod
     def of(cls, conn, vids: list[int]) -> Held | None:
         """None unless this connection keeps postings of the index's present state."""
+        from kyb_cli.core.index.kept_state import memo_if_any
+
+        if memo_if_any(conn) is None:  # no memo made: a one-shot process (it keeps none), which then
+            return None  # imports neither vectors.py nor weakref (~1 ms of a 10k-key query, issue 38)
         from kyb_cli.core.index.vectors import conn_memo, db_state
 
         kept = conn_memo(conn).get("bm25")
@@ -159,7 +165,7 @@ class Held:
         it is not one word whose postings are kept (the caller asks FTS5)."""
         import numpy as np
 
-        if not _TERM.fullmatch(term):
+        if not re.fullmatch(_TERM, term):
             return None
         token = token_of(self.p.tokenize, term[1:-1])
         got = self.p.words.get(token) if token is not None else None
@@ -227,7 +233,7 @@ def top(conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     import numpy as np
 
     terms = match.split(" OR ")
-    if not all(_TERM.fullmatch(t) for t in terms):
+    if not all(re.fullmatch(_TERM, t) for t in terms):
         return None
     p = _postings(conn)
     if p is None or not p.rows:
